@@ -1,0 +1,36 @@
+//! The command line: one file per subcommand, each with clap derive `Args` and a `run`.
+//! `main.rs` parses, calls [`run`], and maps the error to the exit code.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::Result;
+
+/// splice: carry software work through a declared pipeline, one deterministic pass at a time.
+#[derive(Parser, Debug)]
+#[command(name = "splice", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand takes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Global {
+    /// The state directory (`.splice`) or the directory holding it. Default: $SPLICE_DIR, else the
+    /// nearest ancestor of the working directory that holds `.splice/`.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {}
+
+/// Run the parsed command; the returned code is the process exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    let _ = cli.global;
+    match cli.command {}
+}

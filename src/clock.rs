@@ -1,0 +1,25 @@
+//! The one place splice reads the wall clock. `SPLICE_NOW` (RFC 3339) fixes it for tests and
+//! replays; `decide` never calls this: time reaches it inside the snapshot.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+use crate::error::{Error, Result};
+
+/// The current time, from `SPLICE_NOW` when set.
+pub fn now() -> Result<DateTime<Utc>> {
+    match std::env::var("SPLICE_NOW") {
+        Ok(text) if !text.is_empty() => DateTime::parse_from_rfc3339(&text)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|e| Error::Invalid(format!("SPLICE_NOW={text:?} is not RFC 3339: {e}"))),
+        _ => Ok(Utc::now()),
+    }
+}
+
+/// The current time as the RFC 3339 string stored in beads.
+pub fn now_string() -> Result<String> {
+    Ok(format(now()?))
+}
+
+pub fn format(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}

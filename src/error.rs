@@ -1,0 +1,66 @@
+//! Library errors, categorised once for the exit code (DESIGN §5): a refusal or escalation is 1,
+//! a machinery fault is 2.
+
+use std::path::{Path, PathBuf};
+
+#[derive(thiserror::Error, Debug)]
+pub enum Error {
+    /// A precondition or a floor said no. Nothing about the machinery is wrong.
+    #[error("refused: {0}")]
+    Refused(String),
+    /// A floor could not check (e.g. unset configuration).
+    #[error("escalated: {0}")]
+    Escalated(String),
+    /// An I/O error on a named file.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file that exists but cannot be understood.
+    #[error("{}: {msg}", path.display())]
+    BadFile { path: PathBuf, msg: String },
+    /// Bad input on the command line or in a state file that is not one file's fault.
+    #[error("{0}")]
+    Invalid(String),
+    /// A git operation failed.
+    #[error("git: {0}")]
+    Git(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// The process exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Refused(_) | Error::Escalated(_) => 1,
+            _ => 2,
+        }
+    }
+
+    pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
+    }
+
+    pub fn bad_file(path: impl AsRef<Path>, msg: impl Into<String>) -> Error {
+        Error::BadFile {
+            path: path.as_ref().to_path_buf(),
+            msg: msg.into(),
+        }
+    }
+
+    pub fn refused(msg: impl Into<String>) -> Error {
+        Error::Refused(msg.into())
+    }
+}
+
+impl From<git2::Error> for Error {
+    fn from(e: git2::Error) -> Self {
+        Error::Git(e.message().to_string())
+    }
+}

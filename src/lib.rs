@@ -1,0 +1,11 @@
+//! splice: a deterministic state-machine driver that carries software work through a declared
+//! pipeline. Three parts (DESIGN §1): the pure [`decide`] core, the single writer
+//! ([`transition`]), and the runner ([`driver`]). Everything else is called by one of these.
+
+pub mod cli;
+pub mod clock;
+pub mod error;
+pub mod model;
+pub mod store;
+
+pub use error::{Error, Result};

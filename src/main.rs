@@ -1,0 +1,15 @@
+//! The `splice` binary: parse, run, map the error to the exit code (DESIGN §5).
+
+use clap::Parser;
+
+fn main() {
+    let cli = splice::cli::Cli::parse();
+    let code = match splice::cli::run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("splice: {e}");
+            e.exit_code()
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,488 @@
+//! A bead: one work item, one pretty-printed JSON file under `.splice/beads/`.
+//!
+//! The top-level fields follow bd's issue format where bd has the field. `pipeline` is splice's
+//! reserved metadata: only the writer (`src/transition/`) changes it. Fields this version does not
+//! know, at the top level and inside `pipeline`, are kept in `extra` and written back untouched.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::manifest::Autonomy;
+
+/// Lifecycle status, as bd spells it.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    #[default]
+    Open,
+    InProgress,
+    Blocked,
+    Closed,
+}
+
+/// Which route family a node walks.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Root,
+    Compound,
+    #[default]
+    Leaf,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Root => "root",
+            Kind::Compound => "compound",
+            Kind::Leaf => "leaf",
+        }
+    }
+}
+
+/// Where a node's work lands and how.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryMethod {
+    Pr,
+    Direct,
+}
+
+impl DeliveryMethod {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "pr" => Some(Self::Pr),
+            "direct" => Some(Self::Direct),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pr => "pr",
+            Self::Direct => "direct",
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Dependency {
+    pub depends_on_id: String,
+    #[serde(rename = "type", default = "blocks")]
+    pub dep_type: String,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn blocks() -> String {
+    "blocks".into()
+}
+
+/// A claim on a node. It never expires: only its holder or a person removes it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub holder: String,
+    pub since: String,
+}
+
+/// Work submitted for acceptance on a step.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Proposal {
+    pub step: String,
+    pub seq: u64,
+    pub artifact: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<String>,
+    pub at: String,
+}
+
+/// Outcome of running a step's floors (or of a person's rejection).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    Refuse,
+    Escalate,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Refuse => "refuse",
+            Verdict::Escalate => "escalate",
+        }
+    }
+}
+
+/// The last check of the node's current (or just-left) step.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Check {
+    pub step: String,
+    pub seq: u64,
+    pub verdict: Verdict,
+    pub reason: String,
+    #[serde(default)]
+    pub evidence: Value,
+    /// Who made it: a run id, `person`, or a holder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// Set when the refusal means "a PR is open and not yet merged" (DESIGN §5 rule 12).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub awaiting_merge: bool,
+    pub at: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum GateState {
+    Pending,
+    Approved,
+}
+
+/// A human gate on a step: pending until a person approves, or relaxed by autonomy.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Gate {
+    pub step: String,
+    pub state: GateState,
+    pub seq: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// The autonomy level that relaxed it, when no person approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autonomy: Option<Autonomy>,
+    /// The node whose autonomy setting supplied that level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supplied_by: Option<String>,
+    pub at: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct DeadLetter {
+    pub step: String,
+    pub reason: String,
+    pub seq: u64,
+    pub at: String,
+}
+
+/// A dispatch started on a step (one attempt).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Dispatch {
+    pub step: String,
+    pub attempt: u32,
+    pub seq: u64,
+    pub holder: String,
+    pub at: String,
+}
+
+/// How a dispatch ended.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitKind {
+    /// The command exited 0.
+    Ok,
+    /// The command exited non-zero.
+    Failed,
+    /// The command ran past the step's timeout and was killed.
+    Timeout,
+    /// The command could not be started, or died by a signal.
+    Error,
+}
+
+impl ExitKind {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "ok" => Some(Self::Ok),
+            "failed" => Some(Self::Failed),
+            "timeout" => Some(Self::Timeout),
+            "error" => Some(Self::Error),
+            _ => None,
+        }
+    }
+}
+
+/// A typed dispatch exit, recorded by `record-exit`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ExitRecord {
+    pub step: String,
+    pub attempt: u32,
+    pub seq: u64,
+    pub exit: ExitKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    /// Whether a proposal was recorded on the step during this dispatch.
+    pub proposed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
+    pub at: String,
+}
+
+/// Which node's split created this one.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Provenance {
+    pub split_by: String,
+    pub seq: u64,
+    pub index: usize,
+}
+
+/// On a parent: the children its split sanctioned.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct SplitRecord {
+    pub children: Vec<String>,
+    pub seq: u64,
+}
+
+/// When the node entered a step.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StepEntry {
+    pub step: String,
+    pub seq: u64,
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+}
+
+/// splice's reserved metadata on a bead. Only the writer changes it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Pipeline {
+    /// Incremented by the writer on every transition of this bead.
+    pub seq: u64,
+    pub kind: Kind,
+    pub route: String,
+    pub step: String,
+    /// The `seq` at which the node entered `step`; "since entry" means a seq above this.
+    #[serde(default)]
+    pub entered: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autonomy: Option<Autonomy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<DeliveryMethod>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<Lease>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attempts: BTreeMap<String, u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_dispatch: Option<Dispatch>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exits: Vec<ExitRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<Proposal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_check: Option<Check>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<Gate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dead_letter: Option<DeadLetter>,
+    /// Revision guidance for the next dispatch: a review's text or a person's rejection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guidance: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trajectory: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewed_sha: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitRecord>,
+    /// The spec's verdict: `leaf` or `compound`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<StepEntry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_cmd: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub test_paths: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_last: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One work item.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Bead {
+    pub id: String,
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub status: Status,
+    #[serde(default = "default_priority")]
+    pub priority: i64,
+    #[serde(default = "default_issue_type")]
+    pub issue_type: String,
+    #[serde(default)]
+    pub labels: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    #[serde(default)]
+    pub dependencies: Vec<Dependency>,
+    #[serde(default)]
+    pub created_at: String,
+    #[serde(default)]
+    pub updated_at: String,
+    #[serde(default)]
+    pub closed_at: Option<String>,
+    #[serde(default)]
+    pub close_reason: Option<String>,
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+    #[serde(default)]
+    pub pipeline: Pipeline,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn default_priority() -> i64 {
+    2
+}
+
+fn default_issue_type() -> String {
+    "task".into()
+}
+
+/// How many typed exits a bead keeps; older ones live on in the journal.
+pub const MAX_EXITS: usize = 20;
+
+impl Bead {
+    pub fn new(id: String, title: String, description: String, now: &str) -> Bead {
+        Bead {
+            id,
+            title,
+            description,
+            status: Status::Open,
+            priority: default_priority(),
+            issue_type: default_issue_type(),
+            labels: Vec::new(),
+            parent: None,
+            dependencies: Vec::new(),
+            created_at: now.to_string(),
+            updated_at: now.to_string(),
+            closed_at: None,
+            close_reason: None,
+            metadata: Map::new(),
+            pipeline: Pipeline::default(),
+            extra: Map::new(),
+        }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.status == Status::Closed
+    }
+
+    /// Advance `seq` for a transition and stamp `updated_at`; returns the new seq.
+    pub fn bump(&mut self, now: &str) -> u64 {
+        self.pipeline.seq += 1;
+        self.updated_at = now.to_string();
+        self.pipeline.seq
+    }
+
+    /// Move the node to `step` (a new entry: attempts, proposal and checks of the old step no
+    /// longer count). `seq` must be the seq of the transition doing it.
+    pub fn enter_step(&mut self, step: &str, seq: u64, now: &str) {
+        self.pipeline.step = step.to_string();
+        self.pipeline.entered = seq;
+        self.pipeline.gate = None;
+        self.pipeline.history.push(StepEntry {
+            step: step.to_string(),
+            seq,
+            at: now.to_string(),
+            head: None,
+        });
+    }
+
+    /// Close the bead (the last step of its route passed).
+    pub fn close(&mut self, reason: &str, now: &str) {
+        self.status = Status::Closed;
+        self.closed_at = Some(now.to_string());
+        self.close_reason = Some(reason.to_string());
+        self.pipeline.lease = None;
+    }
+
+    /// The blocking dependencies' ids.
+    pub fn blockers(&self) -> impl Iterator<Item = &str> {
+        self.dependencies
+            .iter()
+            .filter(|d| d.dep_type == "blocks")
+            .map(|d| d.depends_on_id.as_str())
+    }
+
+    /// Attempts spent on `step` since the last unpark.
+    pub fn attempts_on(&self, step: &str) -> u32 {
+        self.pipeline.attempts.get(step).copied().unwrap_or(0)
+    }
+
+    /// The proposal on the current step made since entry, if any.
+    pub fn proposal_since_entry(&self) -> Option<&Proposal> {
+        let p = &self.pipeline;
+        p.proposal
+            .as_ref()
+            .filter(|pr| pr.step == p.step && pr.seq > p.entered)
+    }
+
+    /// The last check of the current step made since entry, if any.
+    pub fn check_since_entry(&self) -> Option<&Check> {
+        let p = &self.pipeline;
+        p.last_check
+            .as_ref()
+            .filter(|c| c.step == p.step && c.seq > p.entered)
+    }
+
+    /// The last dispatch on the current step made since entry, if any.
+    pub fn dispatch_since_entry(&self) -> Option<&Dispatch> {
+        let p = &self.pipeline;
+        p.last_dispatch
+            .as_ref()
+            .filter(|d| d.step == p.step && d.seq > p.entered)
+    }
+
+    /// The last typed exit on the current step since entry, if any.
+    pub fn exit_since_entry(&self) -> Option<&ExitRecord> {
+        let p = &self.pipeline;
+        p.exits
+            .last()
+            .filter(|e| e.step == p.step && e.seq > p.entered)
+    }
+
+    /// The gate on the current step, if any.
+    pub fn gate_on_step(&self) -> Option<&Gate> {
+        let p = &self.pipeline;
+        p.gate.as_ref().filter(|g| g.step == p.step)
+    }
+
+    pub fn push_exit(&mut self, exit: ExitRecord) {
+        let exits = &mut self.pipeline.exits;
+        exits.push(exit);
+        if exits.len() > MAX_EXITS {
+            let drop = exits.len() - MAX_EXITS;
+            exits.drain(..drop);
+        }
+    }
+
+    /// Serialize as the on-disk form: pretty JSON with a trailing newline.
+    pub fn to_file_bytes(&self) -> Vec<u8> {
+        let mut out = serde_json::to_vec_pretty(self).expect("a bead always serializes");
+        out.push(b'\n');
+        out
+    }
+}

@@ -1,0 +1,194 @@
+//! The write-ahead journal, `.splice/journal.jsonl`: one line per transition record holding the
+//! after-image of every bead it changes, then one commit-marker line once those images are in
+//! place. Recovery only ever looks at the tail, so its cost does not grow with the journal.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::model::Bead;
+
+/// One bead's step before and after a transition.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Change {
+    pub bead: String,
+    pub from: Option<String>,
+    pub to: String,
+    pub seq: u64,
+}
+
+/// A transition record: what changed, who did it, and the after-images.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Record {
+    /// The byte offset at which this record starts: unique and increasing.
+    pub tx: u64,
+    pub verb: String,
+    pub actor: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub at: String,
+    pub changes: Vec<Change>,
+    pub beads: Vec<Bead>,
+}
+
+/// The line that commits record `tx`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Marker {
+    pub commit: u64,
+}
+
+/// A parsed journal line.
+#[derive(Debug)]
+pub enum Line {
+    Record(Box<Record>),
+    Marker(Marker),
+}
+
+impl Line {
+    pub fn parse(text: &str) -> Option<Line> {
+        let value: Value = serde_json::from_str(text).ok()?;
+        if value.get("commit").is_some() {
+            serde_json::from_value(value).ok().map(Line::Marker)
+        } else {
+            serde_json::from_value(value)
+                .ok()
+                .map(|r| Line::Record(Box::new(r)))
+        }
+    }
+}
+
+/// Append `record` (its `tx` set to the current end of the file) and sync. Returns the tx.
+pub fn append_record(path: &Path, record: &mut Record) -> Result<u64> {
+    let mut file = crate::store::atomic::open_append(path)?;
+    let end = file.seek(SeekFrom::End(0)).map_err(|e| Error::io(path, e))?;
+    record.tx = end;
+    let mut line = serde_json::to_vec(record).expect("a record always serializes");
+    line.push(b'\n');
+    file.write_all(&line).map_err(|e| Error::io(path, e))?;
+    file.sync_data().map_err(|e| Error::io(path, e))?;
+    Ok(end)
+}
+
+/// Append the commit marker for `tx`. Not synced on its own: a lost marker only means the record
+/// is rolled forward again with the same images, and the next record's sync covers it.
+pub fn append_marker(path: &Path, tx: u64) -> Result<()> {
+    let mut file = crate::store::atomic::open_append(path)?;
+    let mut line = serde_json::to_vec(&Marker { commit: tx }).expect("a marker serializes");
+    line.push(b'\n');
+    file.write_all(&line).map_err(|e| Error::io(path, e))
+}
+
+/// The state of the journal's end.
+#[derive(Debug)]
+pub enum Tail {
+    /// No journal, or it ends with a commit marker.
+    Clean,
+    /// The last line is a record with no marker after it.
+    Uncommitted(Box<Record>),
+    /// The last line is torn (no newline, or not JSON): truncate at `keep` bytes.
+    Torn { keep: u64, dropped: u64 },
+}
+
+/// Read the journal's last line without reading the whole file.
+pub fn read_tail(path: &Path) -> Result<Tail> {
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Tail::Clean),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len == 0 {
+        return Ok(Tail::Clean);
+    }
+    // Find the start of the last line by reading backwards in growing chunks.
+    let mut chunk = 64 * 1024u64;
+    loop {
+        let start = len.saturating_sub(chunk);
+        file.seek(SeekFrom::Start(start))
+            .map_err(|e| Error::io(path, e))?;
+        let mut buf = Vec::with_capacity((len - start) as usize);
+        Read::by_ref(&mut file)
+            .take(len - start)
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io(path, e))?;
+        let ends_clean = buf.last() == Some(&b'\n');
+        let body = if ends_clean {
+            &buf[..buf.len() - 1]
+        } else {
+            &buf[..]
+        };
+        let newline = body.iter().rposition(|b| *b == b'\n');
+        if newline.is_none() && start > 0 {
+            chunk *= 4;
+            continue;
+        }
+        let line_start = newline.map_or(0, |i| i + 1);
+        let keep = start + line_start as u64;
+        let text = String::from_utf8_lossy(&body[line_start..]);
+        if !ends_clean {
+            return Ok(Tail::Torn {
+                keep,
+                dropped: len - keep,
+            });
+        }
+        return Ok(match Line::parse(&text) {
+            None => Tail::Torn {
+                keep,
+                dropped: len - keep,
+            },
+            Some(Line::Marker(_)) => Tail::Clean,
+            Some(Line::Record(r)) => Tail::Uncommitted(r),
+        });
+    }
+}
+
+/// Cut the journal back to `keep` bytes (dropping a torn last line).
+pub fn truncate(path: &Path, keep: u64) -> Result<()> {
+    let file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    file.set_len(keep).map_err(|e| Error::io(path, e))?;
+    file.sync_all().map_err(|e| Error::io(path, e))
+}
+
+/// Every committed record in order (for replay checks and the runner's change feed), starting
+/// at byte `from`. Returns the records and the offset after the last complete line read.
+pub fn read_committed(path: &Path, from: u64) -> Result<(Vec<Record>, u64)> {
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    file.seek(SeekFrom::Start(from))
+        .map_err(|e| Error::io(path, e))?;
+    let mut buf = Vec::new();
+    file.read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
+    let mut pending: Option<Record> = None;
+    let mut out = Vec::new();
+    let mut offset = from;
+    let mut consumed = from;
+    for line in buf.split_inclusive(|b| *b == b'\n') {
+        if line.last() != Some(&b'\n') {
+            break;
+        }
+        offset += line.len() as u64;
+        match Line::parse(&String::from_utf8_lossy(line)) {
+            Some(Line::Record(r)) => pending = Some(*r),
+            Some(Line::Marker(m)) => {
+                if let Some(r) = pending.take()
+                    && r.tx == m.commit
+                {
+                    out.push(r);
+                }
+                consumed = offset;
+            }
+            None => {}
+        }
+    }
+    Ok((out, consumed))
+}
