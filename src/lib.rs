@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod clock;
+pub mod decide;
 pub mod error;
 pub mod model;
 pub mod store;
