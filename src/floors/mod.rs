@@ -1,0 +1,190 @@
+//! Deterministic checks ("floors") on the evidence a step leaves.
+//!
+//! A floor answers one question about files, git or a command's result: pass, refuse (the work is
+//! incomplete, with the reason and the evidence) or escalate (it cannot check, e.g. unset
+//! configuration). Floors run before the writer takes its lock; what they want recorded on the
+//! bead travels back as [`Effect`]s the writer applies under the lock.
+//!
+//! One floor per file; [`floor_for`] maps a manifest kind to its implementation.
+
+pub mod command;
+pub mod file_exists;
+pub mod headings;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::model::bead::Verdict;
+use crate::model::manifest::FloorSpec;
+use crate::model::{Bead, Config, Manifest, Step};
+use crate::store::Store;
+
+/// What a floor asks the writer to record when the check is committed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    /// Scenario ids the PRP declares, recorded on the campaign root.
+    SetScenarios(Vec<String>),
+    /// The spec's verdict (`leaf` or `compound`).
+    SetVerdict(String),
+    /// The spec's declared file scope.
+    SetFiles(Vec<String>),
+    /// The commit a passing review was made against.
+    SetReviewedSha(String),
+    /// A delivered pull request's URL.
+    SetPrUrl(String),
+    /// A review said FAIL: send the node back to `step` with `guidance` for the next dispatch.
+    SendBack { step: String, guidance: String },
+}
+
+/// One floor's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub kind: String,
+    pub verdict: Verdict,
+    pub reason: String,
+    pub evidence: Value,
+    pub effects: Vec<Effect>,
+    /// The refusal means "a pull request is open and not merged yet".
+    pub awaiting_merge: bool,
+}
+
+impl Outcome {
+    pub fn pass(kind: &str, reason: impl Into<String>, evidence: Value) -> Outcome {
+        Outcome::new(kind, Verdict::Pass, reason, evidence)
+    }
+    pub fn refuse(kind: &str, reason: impl Into<String>, evidence: Value) -> Outcome {
+        Outcome::new(kind, Verdict::Refuse, reason, evidence)
+    }
+    pub fn escalate(kind: &str, reason: impl Into<String>, evidence: Value) -> Outcome {
+        Outcome::new(kind, Verdict::Escalate, reason, evidence)
+    }
+    fn new(kind: &str, verdict: Verdict, reason: impl Into<String>, evidence: Value) -> Outcome {
+        Outcome {
+            kind: kind.to_string(),
+            verdict,
+            reason: reason.into(),
+            evidence,
+            effects: Vec::new(),
+            awaiting_merge: false,
+        }
+    }
+    pub fn with_effect(mut self, effect: Effect) -> Outcome {
+        self.effects.push(effect);
+        self
+    }
+}
+
+/// What a floor may look at.
+pub struct Ctx<'a> {
+    pub store: &'a Store,
+    pub manifest: &'a Manifest,
+    pub config: &'a Config,
+    /// The node being checked.
+    pub bead: &'a Bead,
+    /// Its campaign root (the node itself when it has no parent).
+    pub root: &'a Bead,
+    /// The step being checked.
+    pub step: &'a Step,
+    /// Where the floor reads: the node's worktree when it has one, else the repository root.
+    pub workdir: PathBuf,
+    /// The proposal's artifact, result text and PR URL, when one was made on this step.
+    pub proposal: Option<&'a crate::model::bead::Proposal>,
+}
+
+impl Ctx<'_> {
+    /// Expand `{{bead.id}}`, `{{root.id}}`, `{{parent.id}}` and `{{step}}` in a template.
+    pub fn render(&self, template: &str) -> String {
+        template
+            .replace("{{bead.id}}", &self.bead.id)
+            .replace("{{root.id}}", &self.root.id)
+            .replace(
+                "{{parent.id}}",
+                self.bead.parent.as_deref().unwrap_or(&self.root.id),
+            )
+            .replace("{{step}}", &self.step.name)
+    }
+
+    /// A floor's `path` parameter rendered and resolved against the workdir.
+    pub fn path_param(&self, spec: &FloorSpec) -> Option<(String, PathBuf)> {
+        let rel = self.render(spec.str_param("path")?);
+        let abs = self.workdir.join(&rel);
+        Some((rel, abs))
+    }
+}
+
+/// A deterministic check of one kind.
+pub trait Floor {
+    fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome;
+}
+
+/// The implementation of a manifest floor kind, or `None` when this build has none yet.
+pub fn floor_for(kind: &str) -> Option<Box<dyn Floor>> {
+    Some(match kind {
+        "file_exists" => Box::new(file_exists::FileExists),
+        "headings" => Box::new(headings::Headings),
+        "command" => Box::new(command::Command),
+        _ => return None,
+    })
+}
+
+/// Run every floor of `ctx.step` in order.
+pub fn run_all(ctx: &Ctx) -> Vec<Outcome> {
+    ctx.step
+        .floors
+        .iter()
+        .map(|spec| match floor_for(&spec.kind) {
+            Some(floor) => floor.check(spec, ctx),
+            None => Outcome::escalate(
+                &spec.kind,
+                format!(
+                    "floor kind `{}` is declared by the manifest but not implemented in this build",
+                    spec.kind
+                ),
+                json!({}),
+            ),
+        })
+        .collect()
+}
+
+/// The combined verdict: any escalation escalates, else any refusal refuses, else pass.
+pub fn combine(outcomes: &[Outcome]) -> Verdict {
+    if outcomes.iter().any(|o| o.verdict == Verdict::Escalate) {
+        Verdict::Escalate
+    } else if outcomes.iter().any(|o| o.verdict == Verdict::Refuse) {
+        Verdict::Refuse
+    } else {
+        Verdict::Pass
+    }
+}
+
+/// Where floors read for `bead`: its worktree when one exists, else the repository root.
+pub fn workdir_for(store: &Store, bead: &Bead) -> PathBuf {
+    let wt = store.worktrees_dir().join(&bead.id);
+    if wt.is_dir() {
+        wt
+    } else {
+        store.repo().to_path_buf()
+    }
+}
+
+/// The last `max` bytes of `text`, on a char boundary, for evidence.
+pub fn tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text[start..].to_string()
+}
+
+/// Is `rel` a safe repository-relative path (no absolute path, no `..`)?
+pub fn is_relative_inside(rel: &str) -> bool {
+    let p = Path::new(rel);
+    !rel.is_empty()
+        && p.is_relative()
+        && p.components()
+            .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
+}
