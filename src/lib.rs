@@ -9,5 +9,6 @@ pub mod error;
 pub mod floors;
 pub mod model;
 pub mod store;
+pub mod transition;
 
 pub use error::{Error, Result};

@@ -7,6 +7,11 @@ use clap::{Parser, Subcommand};
 
 use crate::error::Result;
 
+pub mod init;
+pub mod init_task;
+pub mod output;
+pub mod transition;
+
 /// splice: carry software work through a declared pipeline, one deterministic pass at a time.
 #[derive(Parser, Debug)]
 #[command(name = "splice", version, about, long_about = None)]
@@ -27,10 +32,21 @@ pub struct Global {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    /// Create a campaign root (and `.splice/` when missing).
+    Init(init::Args),
+    /// Create a lone task: a leaf at generate-spec (and `.splice/` when missing).
+    InitTask(init_task::Args),
+    /// Change or read pipeline state: the writer's verbs.
+    Transition(transition::Args),
+}
 
 /// Run the parsed command; the returned code is the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
-    let _ = cli.global;
-    match cli.command {}
+    let global = &cli.global;
+    match cli.command {
+        Command::Init(args) => init::run(args, global),
+        Command::InitTask(args) => init_task::run(args, global),
+        Command::Transition(args) => transition::run(args, global),
+    }
 }

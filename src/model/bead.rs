@@ -402,7 +402,6 @@ impl Bead {
     pub fn enter_step(&mut self, step: &str, seq: u64, now: &str) {
         self.pipeline.step = step.to_string();
         self.pipeline.entered = seq;
-        self.pipeline.gate = None;
         self.pipeline.history.push(StepEntry {
             step: step.to_string(),
             seq,
@@ -464,10 +463,12 @@ impl Bead {
             .filter(|e| e.step == p.step && e.seq > p.entered)
     }
 
-    /// The gate on the current step, if any.
+    /// The gate on the current step since entry, if any.
     pub fn gate_on_step(&self) -> Option<&Gate> {
         let p = &self.pipeline;
-        p.gate.as_ref().filter(|g| g.step == p.step)
+        p.gate
+            .as_ref()
+            .filter(|g| g.step == p.step && g.seq > p.entered)
     }
 
     pub fn push_exit(&mut self, exit: ExitRecord) {

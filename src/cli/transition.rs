@@ -1,0 +1,337 @@
+//! `splice transition <verb>`: the writer's verbs, one subcommand each.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use clap::Subcommand;
+use serde_json::Value;
+
+use super::init::{parse_autonomy, parse_delivery};
+use super::{Global, output};
+use crate::error::{Error, Result};
+use crate::model::bead::ExitKind;
+use crate::store::Store;
+use crate::transition::read::Query;
+use crate::transition::{
+    Ctx, claim, complete, gate, park, propose, read, record, settings, split,
+};
+
+/// Change (or read) a bead's pipeline state. Only these verbs write `.splice/`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub verb: Verb,
+}
+
+/// Options every writing verb takes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Common {
+    /// The bead to act on.
+    #[arg(long)]
+    pub bead: String,
+    /// Who is acting: a runner or dispatched session's holder identity.
+    #[arg(long, env = "SPLICE_HOLDER")]
+    pub holder: Option<String>,
+    /// Refuse unless the bead's `pipeline.seq` is N (compare-and-swap).
+    #[arg(long, value_name = "N")]
+    pub expect_seq: Option<u64>,
+    /// The run id making this call (recorded on checks).
+    #[arg(long, env = "SPLICE_RUN")]
+    pub run: Option<String>,
+}
+
+/// Options of the read-only verbs.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BeadOnly {
+    #[arg(long)]
+    pub bead: String,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Verb {
+    /// Record the artifact a step produced, awaiting `complete`.
+    Propose {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        step: String,
+        /// The artifact's path (or another handle such as a commit).
+        #[arg(long)]
+        artifact: String,
+        /// The step's result text (e.g. a spec verdict or a summary).
+        #[arg(long)]
+        result: Option<String>,
+        /// The pull request opened for delivery.
+        #[arg(long)]
+        pr_url: Option<String>,
+    },
+    /// Run the step's floors; advance (through its gate) or close when they pass.
+    Complete {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        step: String,
+    },
+    /// A person approves the pending gate on a step (floors are not re-run).
+    Approve {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        step: String,
+    },
+    /// A person rejects a step's result; the next dispatch gets the reason as guidance.
+    Reject {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        step: String,
+        #[arg(long)]
+        reason: String,
+    },
+    /// `complete` for the integrate step: closes a container when its floors pass.
+    Integrate {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// `complete` for the deliver step: proves landing and closes a leaf.
+    Deliver {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        pr_url: Option<String>,
+    },
+    /// Create the node's children from a JSON file, in one transition.
+    Split {
+        #[command(flatten)]
+        common: Common,
+        /// JSON array of {title, description, scenarios, files, depends_on}.
+        #[arg(long, value_name = "FILE")]
+        children: PathBuf,
+    },
+    /// Claim a bead for a holder. With --dispatch, counts one attempt on the current step.
+    Claim {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        dispatch: bool,
+    },
+    /// Release the holder's claim; a person clears a dead holder's with --clear --reason.
+    Release {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long, requires = "reason")]
+        clear: bool,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Park the node for a person (dead letter).
+    Park {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Put a parked node back in play: resets the step's attempts, re-checks it.
+    Unpark {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Record the suite command and test paths on the campaign root.
+    SetConfig {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        suite_cmd: Option<String>,
+        /// Comma-separated directories, relative to the repository root.
+        #[arg(long, value_name = "A,B")]
+        test_paths: Option<String>,
+    },
+    /// Set a node's autonomy level (hitl, wave, deep).
+    SetAutonomy {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        level: String,
+    },
+    /// Set where a node's work lands, and how (pr or direct).
+    SetTarget {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        target: String,
+        #[arg(long)]
+        delivery: Option<String>,
+    },
+    /// Record a dispatch's typed exit (by the holder that dispatched).
+    RecordExit {
+        #[command(flatten)]
+        common: Common,
+        /// ok, failed, timeout or error.
+        #[arg(long)]
+        exit: String,
+        #[arg(long)]
+        code: Option<i32>,
+        #[arg(long)]
+        log: Option<String>,
+        /// Usage JSON (tokens, latency, cost).
+        #[arg(long)]
+        usage: Option<String>,
+    },
+    /// Record a pass envelope on the scope root (`-` reads stdin).
+    RecordRun {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long, value_name = "FILE")]
+        envelope: PathBuf,
+    },
+    /// Move a node to another route, at its entry step or --at STEP.
+    Route {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        to: String,
+        #[arg(long)]
+        at: Option<String>,
+    },
+    /// Print the bead's JSON.
+    Show(BeadOnly),
+    /// Print the bead's current step.
+    Step(BeadOnly),
+    /// Print the bead's kind (root, compound, leaf).
+    Kind(BeadOnly),
+    /// Print the bead's resolved autonomy and where it comes from.
+    Autonomy(BeadOnly),
+    /// Print the bead's resolved target and delivery method.
+    Target(BeadOnly),
+    /// Print the bead's resolved delivery method and target.
+    Delivery(BeadOnly),
+}
+
+fn ctx<'a>(store: &'a Store, common: &Common) -> Ctx<'a> {
+    Ctx {
+        store,
+        holder: common.holder.clone().filter(|h| !h.is_empty()),
+        dispatched: std::env::var("SPLICE_DISPATCHED").is_ok_and(|v| v == "1"),
+        run: common.run.clone().filter(|r| !r.is_empty()),
+        expect_seq: common.expect_seq,
+    }
+}
+
+fn require_holder(common: &Common) -> Result<String> {
+    common
+        .holder
+        .clone()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| Error::Invalid("this verb needs --holder (or SPLICE_HOLDER)".into()))
+}
+
+fn read_json_arg(path: &PathBuf) -> Result<Value> {
+    let text = if path.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| Error::io("<stdin>", e))?;
+        s
+    } else {
+        std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?
+    };
+    serde_json::from_str(&text).map_err(|e| Error::bad_file(path, format!("not JSON: {e}")))
+}
+
+pub fn run(args: Args, global: &Global) -> Result<i32> {
+    let store = Store::discover(global.dir.as_deref())?;
+    let outcome = match args.verb {
+        Verb::Show(b) => return query(&store, &b, Query::Show),
+        Verb::Step(b) => return query(&store, &b, Query::Step),
+        Verb::Kind(b) => return query(&store, &b, Query::Kind),
+        Verb::Autonomy(b) => return query(&store, &b, Query::Autonomy),
+        Verb::Target(b) => return query(&store, &b, Query::Target),
+        Verb::Delivery(b) => return query(&store, &b, Query::Delivery),
+        Verb::Propose { common, step, artifact, result, pr_url } => propose::propose(
+            &ctx(&store, &common),
+            &common.bead,
+            propose::ProposeArgs { step, artifact, result, pr_url },
+        )?,
+        Verb::Complete { common, step } => {
+            complete::complete(&ctx(&store, &common), &common.bead, &step, None, "complete")?
+        }
+        Verb::Approve { common, step } => gate::approve(&ctx(&store, &common), &common.bead, &step)?,
+        Verb::Reject { common, step, reason } => {
+            gate::reject(&ctx(&store, &common), &common.bead, &step, &reason)?
+        }
+        Verb::Integrate { common } => {
+            complete::complete(&ctx(&store, &common), &common.bead, "integrate", None, "integrate")?
+        }
+        Verb::Deliver { common, pr_url } => {
+            complete::complete(&ctx(&store, &common), &common.bead, "deliver", pr_url, "deliver")?
+        }
+        Verb::Split { common, children } => {
+            let children = split::read_children(&children)?;
+            split::split(&ctx(&store, &common), &common.bead, &children)?
+        }
+        Verb::Claim { common, dispatch } => {
+            let holder = require_holder(&common)?;
+            claim::claim(&ctx(&store, &common), &common.bead, &holder, dispatch)?
+        }
+        Verb::Release { common, clear, reason } => {
+            if clear {
+                claim::clear(&ctx(&store, &common), &common.bead, reason.as_deref().unwrap_or(""))?
+            } else {
+                let holder = require_holder(&common)?;
+                claim::release(&ctx(&store, &common), &common.bead, &holder)?
+            }
+        }
+        Verb::Park { common, reason } => park::park(&ctx(&store, &common), &common.bead, &reason)?,
+        Verb::Unpark { common, reason } => {
+            park::unpark(&ctx(&store, &common), &common.bead, &reason)?
+        }
+        Verb::SetConfig { common, suite_cmd, test_paths } => settings::set_config(
+            &ctx(&store, &common),
+            &common.bead,
+            suite_cmd,
+            test_paths.as_deref().map(output::comma_list),
+        )?,
+        Verb::SetAutonomy { common, level } => {
+            let level = parse_autonomy(Some(&level))?.expect("parsed from Some");
+            settings::set_autonomy(&ctx(&store, &common), &common.bead, level)?
+        }
+        Verb::SetTarget { common, target, delivery } => settings::set_target(
+            &ctx(&store, &common),
+            &common.bead,
+            &target,
+            parse_delivery(delivery.as_deref())?,
+        )?,
+        Verb::RecordExit { common, exit, code, log, usage } => {
+            let exit = ExitKind::parse(&exit).ok_or_else(|| {
+                Error::Invalid(format!("--exit {exit:?}: expected ok, failed, timeout or error"))
+            })?;
+            let usage = usage
+                .map(|u| {
+                    serde_json::from_str(&u)
+                        .map_err(|e| Error::Invalid(format!("--usage is not JSON: {e}")))
+                })
+                .transpose()?;
+            record::record_exit(
+                &ctx(&store, &common),
+                &common.bead,
+                record::ExitArgs { exit, code, log, usage },
+            )?
+        }
+        Verb::RecordRun { common, envelope } => {
+            let envelope = read_json_arg(&envelope)?;
+            record::record_run(&ctx(&store, &common), &common.bead, envelope)?
+        }
+        Verb::Route { common, to, at } => {
+            settings::route(&ctx(&store, &common), &common.bead, &to, at.as_deref())?
+        }
+    };
+    Ok(output::emit(&outcome))
+}
+
+fn query(store: &Store, b: &BeadOnly, what: Query) -> Result<i32> {
+    let value = read::query(&Ctx::person(store), &b.bead, what)?;
+    output::print_json(&value);
+    Ok(0)
+}
