@@ -31,9 +31,8 @@ pub struct Args {
 
 pub fn parse_autonomy(s: Option<&str>) -> Result<Option<Autonomy>> {
     s.map(|l| {
-        Autonomy::parse(l).ok_or_else(|| {
-            Error::Invalid(format!("--autonomy {l:?}: expected hitl, wave or deep"))
-        })
+        Autonomy::parse(l)
+            .ok_or_else(|| Error::Invalid(format!("--autonomy {l:?}: expected hitl, wave or deep")))
     })
     .transpose()
 }
@@ -50,7 +49,11 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let node = create::NewNode {
         title: args.title,
         description: args.description,
-        scenarios: args.scenarios.as_deref().map(output::comma_list).unwrap_or_default(),
+        scenarios: args
+            .scenarios
+            .as_deref()
+            .map(output::comma_list)
+            .unwrap_or_default(),
         autonomy: parse_autonomy(args.autonomy.as_deref())?,
         target: args.target,
         delivery: parse_delivery(args.delivery.as_deref())?,

@@ -46,5 +46,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         tier: Some(args.tier),
     };
     let store = Store::open_or_create(global.dir.as_deref())?;
-    Ok(output::emit(&create::init_task(&Ctx::person(&store), node)?))
+    Ok(output::emit(&create::init_task(
+        &Ctx::person(&store),
+        node,
+    )?))
 }

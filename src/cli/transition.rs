@@ -12,9 +12,7 @@ use crate::error::{Error, Result};
 use crate::model::bead::ExitKind;
 use crate::store::Store;
 use crate::transition::read::Query;
-use crate::transition::{
-    Ctx, claim, complete, gate, park, propose, read, record, settings, split,
-};
+use crate::transition::{Ctx, claim, complete, gate, park, propose, read, record, settings, split};
 
 /// Change (or read) a bead's pipeline state. Only these verbs write `.splice/`.
 #[derive(clap::Args, Debug)]
@@ -249,24 +247,47 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         Verb::Autonomy(b) => return query(&store, &b, Query::Autonomy),
         Verb::Target(b) => return query(&store, &b, Query::Target),
         Verb::Delivery(b) => return query(&store, &b, Query::Delivery),
-        Verb::Propose { common, step, artifact, result, pr_url } => propose::propose(
+        Verb::Propose {
+            common,
+            step,
+            artifact,
+            result,
+            pr_url,
+        } => propose::propose(
             &ctx(&store, &common),
             &common.bead,
-            propose::ProposeArgs { step, artifact, result, pr_url },
+            propose::ProposeArgs {
+                step,
+                artifact,
+                result,
+                pr_url,
+            },
         )?,
         Verb::Complete { common, step } => {
             complete::complete(&ctx(&store, &common), &common.bead, &step, None, "complete")?
         }
-        Verb::Approve { common, step } => gate::approve(&ctx(&store, &common), &common.bead, &step)?,
-        Verb::Reject { common, step, reason } => {
-            gate::reject(&ctx(&store, &common), &common.bead, &step, &reason)?
+        Verb::Approve { common, step } => {
+            gate::approve(&ctx(&store, &common), &common.bead, &step)?
         }
-        Verb::Integrate { common } => {
-            complete::complete(&ctx(&store, &common), &common.bead, "integrate", None, "integrate")?
-        }
-        Verb::Deliver { common, pr_url } => {
-            complete::complete(&ctx(&store, &common), &common.bead, "deliver", pr_url, "deliver")?
-        }
+        Verb::Reject {
+            common,
+            step,
+            reason,
+        } => gate::reject(&ctx(&store, &common), &common.bead, &step, &reason)?,
+        Verb::Integrate { common } => complete::complete(
+            &ctx(&store, &common),
+            &common.bead,
+            "integrate",
+            None,
+            "integrate",
+        )?,
+        Verb::Deliver { common, pr_url } => complete::complete(
+            &ctx(&store, &common),
+            &common.bead,
+            "deliver",
+            pr_url,
+            "deliver",
+        )?,
         Verb::Split { common, children } => {
             let children = split::read_children(&children)?;
             split::split(&ctx(&store, &common), &common.bead, &children)?
@@ -275,9 +296,17 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             let holder = require_holder(&common)?;
             claim::claim(&ctx(&store, &common), &common.bead, &holder, dispatch)?
         }
-        Verb::Release { common, clear, reason } => {
+        Verb::Release {
+            common,
+            clear,
+            reason,
+        } => {
             if clear {
-                claim::clear(&ctx(&store, &common), &common.bead, reason.as_deref().unwrap_or(""))?
+                claim::clear(
+                    &ctx(&store, &common),
+                    &common.bead,
+                    reason.as_deref().unwrap_or(""),
+                )?
             } else {
                 let holder = require_holder(&common)?;
                 claim::release(&ctx(&store, &common), &common.bead, &holder)?
@@ -287,7 +316,11 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         Verb::Unpark { common, reason } => {
             park::unpark(&ctx(&store, &common), &common.bead, &reason)?
         }
-        Verb::SetConfig { common, suite_cmd, test_paths } => settings::set_config(
+        Verb::SetConfig {
+            common,
+            suite_cmd,
+            test_paths,
+        } => settings::set_config(
             &ctx(&store, &common),
             &common.bead,
             suite_cmd,
@@ -297,15 +330,27 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             let level = parse_autonomy(Some(&level))?.expect("parsed from Some");
             settings::set_autonomy(&ctx(&store, &common), &common.bead, level)?
         }
-        Verb::SetTarget { common, target, delivery } => settings::set_target(
+        Verb::SetTarget {
+            common,
+            target,
+            delivery,
+        } => settings::set_target(
             &ctx(&store, &common),
             &common.bead,
             &target,
             parse_delivery(delivery.as_deref())?,
         )?,
-        Verb::RecordExit { common, exit, code, log, usage } => {
+        Verb::RecordExit {
+            common,
+            exit,
+            code,
+            log,
+            usage,
+        } => {
             let exit = ExitKind::parse(&exit).ok_or_else(|| {
-                Error::Invalid(format!("--exit {exit:?}: expected ok, failed, timeout or error"))
+                Error::Invalid(format!(
+                    "--exit {exit:?}: expected ok, failed, timeout or error"
+                ))
             })?;
             let usage = usage
                 .map(|u| {
@@ -316,7 +361,12 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             record::record_exit(
                 &ctx(&store, &common),
                 &common.bead,
-                record::ExitArgs { exit, code, log, usage },
+                record::ExitArgs {
+                    exit,
+                    code,
+                    log,
+                    usage,
+                },
             )?
         }
         Verb::RecordRun { common, envelope } => {

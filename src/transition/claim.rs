@@ -101,7 +101,9 @@ pub fn release(ctx: &Ctx, id: &str, holder: &str) -> Result<Outcome> {
 pub fn clear(ctx: &Ctx, id: &str, reason: &str) -> Result<Outcome> {
     ctx.person_only("release --clear")?;
     if reason.trim().is_empty() {
-        return Err(Error::Invalid("--reason must say why the claim is cleared".into()));
+        return Err(Error::Invalid(
+            "--reason must say why the claim is cleared".into(),
+        ));
     }
     ctx.store.transact("release-clear", &ctx.actor(), |tx| {
         let mut bead = tx.read(id)?;
@@ -120,6 +122,8 @@ pub fn clear(ctx: &Ctx, id: &str, reason: &str) -> Result<Outcome> {
         }
         tx.set_reason(format!("cleared claim of {}: {reason}", lease.holder));
         tx.put(bead);
-        Ok(Outcome::ok(json!({ "bead": id, "cleared": lease.holder, "reason": reason })))
+        Ok(Outcome::ok(
+            json!({ "bead": id, "cleared": lease.holder, "reason": reason }),
+        ))
     })
 }

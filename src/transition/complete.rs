@@ -192,7 +192,12 @@ fn summary(verdict: Verdict, outcomes: &[floors::Outcome], step: &str) -> String
 }
 
 /// Record what a passing floor asked for.
-fn apply_effect(tx: &mut crate::store::Tx, bead: &mut Bead, effect: &Effect, seq: u64) -> Result<()> {
+fn apply_effect(
+    tx: &mut crate::store::Tx,
+    bead: &mut Bead,
+    effect: &Effect,
+    seq: u64,
+) -> Result<()> {
     match effect {
         Effect::SetScenarios(ids) => {
             if bead.pipeline.kind == Kind::Root || bead.parent.is_none() {

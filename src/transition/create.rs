@@ -106,7 +106,10 @@ fn create(ctx: &Ctx, node: NewNode, kind: Kind, route: &str, verb: &str) -> Resu
 pub fn normalize_scenarios(ids: &[String]) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for id in ids.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-        if !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        if !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
             return Err(Error::Invalid(format!(
                 "scenario id {id:?} may hold only letters, digits, '-' and '_'"
             )));

@@ -79,6 +79,8 @@ pub fn reject(ctx: &Ctx, id: &str, step: &str, reason: &str) -> Result<Outcome> 
         bead.pipeline.guidance = Some(reason.to_string());
         tx.set_reason(format!("{step} rejected: {reason}"));
         tx.put(bead);
-        Ok(Outcome::ok(json!({ "bead": id, "step": step, "rejected": true, "reason": reason })))
+        Ok(Outcome::ok(
+            json!({ "bead": id, "step": step, "rejected": true, "reason": reason }),
+        ))
     })
 }

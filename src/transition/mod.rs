@@ -191,11 +191,7 @@ pub fn resolve_autonomy(
     ancestors: &[Bead],
     default: Option<Autonomy>,
 ) -> (Autonomy, Source) {
-    autonomy::resolve(
-        bead,
-        |id| ancestors.iter().find(|a| a.id == id),
-        default,
-    )
+    autonomy::resolve(bead, |id| ancestors.iter().find(|a| a.id == id), default)
 }
 
 /// The first `Some` of a field on the node, then its ancestors.
@@ -238,7 +234,10 @@ pub fn advance(bead: &mut Bead, manifest: &Manifest, seq: u64, now: &str) -> Opt
             Some(next)
         }
         None => {
-            bead.close(&format!("{step} passed: route {} complete", bead.pipeline.route), now);
+            bead.close(
+                &format!("{step} passed: route {} complete", bead.pipeline.route),
+                now,
+            );
             None
         }
     }

@@ -9,7 +9,9 @@ use crate::model::bead::DeadLetter;
 /// Park the node at its current step with `reason`.
 pub fn park(ctx: &Ctx, id: &str, reason: &str) -> Result<Outcome> {
     if reason.trim().is_empty() {
-        return Err(Error::Invalid("--reason must say why the node is parked".into()));
+        return Err(Error::Invalid(
+            "--reason must say why the node is parked".into(),
+        ));
     }
     ctx.store.transact("park", &ctx.actor(), |tx| {
         let mut bead = tx.read(id)?;
@@ -17,7 +19,10 @@ pub fn park(ctx: &Ctx, id: &str, reason: &str) -> Result<Outcome> {
         require_seq(&bead, ctx.expect_seq)?;
         require_not_foreign(&bead, ctx.holder.as_deref())?;
         if let Some(dl) = &bead.pipeline.dead_letter {
-            return Err(Error::refused(format!("bead {id} is already parked: {}", dl.reason)));
+            return Err(Error::refused(format!(
+                "bead {id} is already parked: {}",
+                dl.reason
+            )));
         }
         let now = tx.now.clone();
         let seq = bead.bump(&now);
@@ -30,7 +35,9 @@ pub fn park(ctx: &Ctx, id: &str, reason: &str) -> Result<Outcome> {
         tx.set_reason(reason.to_string());
         let step = bead.pipeline.step.clone();
         tx.put(bead);
-        Ok(Outcome::ok(json!({ "bead": id, "parked": true, "step": step, "reason": reason })))
+        Ok(Outcome::ok(
+            json!({ "bead": id, "parked": true, "step": step, "reason": reason }),
+        ))
     })
 }
 
@@ -38,7 +45,9 @@ pub fn park(ctx: &Ctx, id: &str, reason: &str) -> Result<Outcome> {
 pub fn unpark(ctx: &Ctx, id: &str, reason: &str) -> Result<Outcome> {
     ctx.person_only("unpark")?;
     if reason.trim().is_empty() {
-        return Err(Error::Invalid("--reason must say why the node may go on".into()));
+        return Err(Error::Invalid(
+            "--reason must say why the node may go on".into(),
+        ));
     }
     ctx.store.transact("unpark", &ctx.actor(), |tx| {
         let mut bead = tx.read(id)?;
@@ -55,6 +64,8 @@ pub fn unpark(ctx: &Ctx, id: &str, reason: &str) -> Result<Outcome> {
         bead.pipeline.last_check = None;
         tx.set_reason(reason.to_string());
         tx.put(bead);
-        Ok(Outcome::ok(json!({ "bead": id, "unparked": true, "step": step })))
+        Ok(Outcome::ok(
+            json!({ "bead": id, "unparked": true, "step": step }),
+        ))
     })
 }

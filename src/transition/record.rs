@@ -19,7 +19,9 @@ pub struct ExitArgs {
 /// Record how the holder's dispatch on the current step ended.
 pub fn record_exit(ctx: &Ctx, id: &str, args: ExitArgs) -> Result<Outcome> {
     let Some(holder) = ctx.holder.clone() else {
-        return Err(Error::Invalid("record-exit needs --holder (or SPLICE_HOLDER)".into()));
+        return Err(Error::Invalid(
+            "record-exit needs --holder (or SPLICE_HOLDER)".into(),
+        ));
     };
     ctx.store.transact("record-exit", &holder, |tx| {
         let mut bead = tx.read(id)?;
@@ -105,7 +107,9 @@ pub fn record_run(ctx: &Ctx, id: &str, envelope: Value) -> Result<Outcome> {
         bead.pipeline.driver_last = Some(envelope.clone());
         tx.set_reason(format!("run status {status}"));
         tx.put(bead);
-        Ok(Outcome::ok(json!({ "bead": id, "recorded": true, "status": status })))
+        Ok(Outcome::ok(
+            json!({ "bead": id, "recorded": true, "status": status }),
+        ))
     })
 }
 

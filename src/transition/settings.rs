@@ -5,11 +5,14 @@ use std::collections::HashMap;
 
 use serde_json::json;
 
-use super::{Ctx, Outcome, ancestors, ancestors_unlocked, inherited, require_open, require_seq, resolve_autonomy};
+use super::{
+    Ctx, Outcome, ancestors, ancestors_unlocked, inherited, require_open, require_seq,
+    resolve_autonomy,
+};
 use crate::decide::autonomy::is_mainline;
 use crate::error::{Error, Result};
-use crate::model::bead::{DeliveryMethod, Kind, Verdict};
 use crate::model::Autonomy;
+use crate::model::bead::{DeliveryMethod, Kind, Verdict};
 
 /// Record `suite_cmd` and `test_paths` on the campaign root of `id`, and clear the last check of
 /// every escalated node under that root so it is checked again.
@@ -21,7 +24,9 @@ pub fn set_config(
 ) -> Result<Outcome> {
     ctx.person_only("set-config")?;
     if suite_cmd.is_none() && test_paths.is_none() {
-        return Err(Error::Invalid("give --suite-cmd, --test-paths, or both".into()));
+        return Err(Error::Invalid(
+            "give --suite-cmd, --test-paths, or both".into(),
+        ));
     }
     if let Some(paths) = &test_paths {
         for p in paths {
@@ -40,8 +45,10 @@ pub fn set_config(
     let root_id = ancestors_unlocked(ctx.store, &target)?
         .last()
         .map_or(target.id.clone(), |r| r.id.clone());
-    let parents: HashMap<&str, Option<&str>> =
-        all.iter().map(|b| (b.id.as_str(), b.parent.as_deref())).collect();
+    let parents: HashMap<&str, Option<&str>> = all
+        .iter()
+        .map(|b| (b.id.as_str(), b.parent.as_deref()))
+        .collect();
     let in_tree = |start: &str| {
         let mut node = Some(start);
         for _ in 0..1024 {
@@ -148,7 +155,9 @@ pub fn set_target(
         }
         tx.set_reason(format!("target {target}"));
         tx.put(bead);
-        Ok(Outcome::ok(json!({ "bead": id, "target": target, "delivery": delivery })))
+        Ok(Outcome::ok(
+            json!({ "bead": id, "target": target, "delivery": delivery }),
+        ))
     })
 }
 
@@ -158,7 +167,12 @@ pub fn route(ctx: &Ctx, id: &str, to: &str, at: Option<&str>) -> Result<Outcome>
     let Some(steps) = manifest.route(to) else {
         return Err(Error::refused(format!(
             "unknown route {to:?} (the manifest has: {})",
-            manifest.routes.keys().cloned().collect::<Vec<_>>().join(", ")
+            manifest
+                .routes
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
         )));
     };
     let step = match at {
@@ -183,7 +197,9 @@ pub fn route(ctx: &Ctx, id: &str, to: &str, at: Option<&str>) -> Result<Outcome>
         bead.enter_step(&step, seq, &now);
         tx.set_reason(format!("routed to {to} at {step}"));
         tx.put(bead);
-        Ok(Outcome::ok(json!({ "bead": id, "route": to, "step": step })))
+        Ok(Outcome::ok(
+            json!({ "bead": id, "route": to, "step": step }),
+        ))
     })
 }
 

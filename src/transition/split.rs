@@ -6,10 +6,12 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Ctx, Outcome, create::normalize_scenarios, require_lease_free_for, require_open, require_seq};
+use super::{
+    Ctx, Outcome, create::normalize_scenarios, require_lease_free_for, require_open, require_seq,
+};
 use crate::error::{Error, Result};
-use crate::model::bead::{Dependency, Kind, Provenance, SplitRecord};
 use crate::model::Bead;
+use crate::model::bead::{Dependency, Kind, Provenance, SplitRecord};
 use crate::store::ids;
 
 /// One child in the `--children` file.
@@ -36,7 +38,9 @@ pub fn read_children(path: &Path) -> Result<Vec<ChildSpec>> {
     let children: Vec<ChildSpec> = serde_json::from_str(&text).map_err(|e| {
         Error::bad_file(
             path,
-            format!("expected a JSON array of {{title, description, scenarios, files, depends_on}}: {e}"),
+            format!(
+                "expected a JSON array of {{title, description, scenarios, files, depends_on}}: {e}"
+            ),
         )
     })?;
     if children.is_empty() {
@@ -52,7 +56,11 @@ pub fn read_children(path: &Path) -> Result<Vec<ChildSpec>> {
                 format!("[{i}].depends_on: {bad} is not an earlier child (indexes are 0-based)"),
             ));
         }
-        if let Some(bad) = child.files.iter().find(|f| !crate::floors::is_relative_inside(f)) {
+        if let Some(bad) = child
+            .files
+            .iter()
+            .find(|f| !crate::floors::is_relative_inside(f))
+        {
             return Err(Error::bad_file(
                 path,
                 format!("[{i}].files: {bad:?} must be a repository-relative path without `..`"),
@@ -97,7 +105,12 @@ pub fn split(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<Outcome> {
             if tx.exists(&child_id) {
                 return Err(Error::refused(format!("bead {child_id} already exists")));
             }
-            let mut child = Bead::new(child_id.clone(), spec.title.clone(), spec.description.clone(), &now);
+            let mut child = Bead::new(
+                child_id.clone(),
+                spec.title.clone(),
+                spec.description.clone(),
+                &now,
+            );
             child.parent = Some(id.to_string());
             child.priority = spec.priority.unwrap_or(parent.priority);
             child.dependencies = spec

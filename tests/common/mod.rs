@@ -1,0 +1,156 @@
+//! Shared helpers for integration tests: a temporary git repository, the built `splice` binary
+//! run with a clean environment and a fixed clock, and JSON parsing of its output.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub const NOW: &str = "2026-01-01T00:00:00Z";
+
+/// A temporary git repository with one commit on `main`.
+pub struct Repo {
+    pub dir: tempfile::TempDir,
+}
+
+impl Repo {
+    pub fn new() -> Repo {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = Repo { dir };
+        repo.git(&["init", "-q", "-b", "main"]);
+        std::fs::write(repo.path().join("README.md"), "test repo\n").unwrap();
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "initial"]);
+        repo
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(self.path())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// A `splice` command in this repository with a clean environment and the fixed clock.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_splice"));
+        c.args(args)
+            .current_dir(self.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path())
+            .env("SPLICE_NOW", NOW);
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("splice runs")
+    }
+
+    /// Run and require exit 0; returns the stdout JSON.
+    pub fn ok(&self, args: &[&str]) -> Value {
+        let out = self.run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "splice {args:?} failed\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        no_panic(&out);
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "splice {args:?}: stdout is not JSON ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        })
+    }
+
+    /// Run and require exit `code`; returns stderr.
+    pub fn fails(&self, code: i32, args: &[&str]) -> String {
+        let out = self.run(args);
+        no_panic(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "splice {args:?}: expected exit {code}\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    pub fn state(&self) -> PathBuf {
+        self.path().join(".splice")
+    }
+
+    /// The bead's file, parsed.
+    pub fn bead(&self, id: &str) -> Value {
+        let path = self.state().join("beads").join(format!("{id}.json"));
+        serde_json::from_slice(&std::fs::read(&path).expect("bead file")).expect("bead JSON")
+    }
+
+    /// Every file under `.splice/beads` with its bytes, for "state unchanged" assertions.
+    pub fn beads_bytes(&self) -> Vec<(String, Vec<u8>)> {
+        let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(self.state().join("beads"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| {
+                        (
+                            e.file_name().to_string_lossy().into_owned(),
+                            std::fs::read(e.path()).unwrap(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out
+    }
+
+    pub fn journal(&self) -> String {
+        std::fs::read_to_string(self.state().join("journal.jsonl")).unwrap_or_default()
+    }
+
+    /// `splice init` a campaign; returns its id.
+    pub fn init(&self, extra: &[&str]) -> String {
+        let mut args = vec!["init", "--title", "Campaign"];
+        args.extend_from_slice(extra);
+        self.ok(&args)["id"].as_str().unwrap().to_string()
+    }
+
+    /// `splice init-task`; returns its id.
+    pub fn task(&self, title: &str, extra: &[&str]) -> String {
+        let mut args = vec!["init-task", "--title", title];
+        args.extend_from_slice(extra);
+        self.ok(&args)["id"].as_str().unwrap().to_string()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let path = self.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+/// No command may ever panic.
+pub fn no_panic(out: &Output) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked at"), "splice panicked: {stderr}");
+}
