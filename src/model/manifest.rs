@@ -188,8 +188,11 @@ impl std::fmt::Display for ManifestProblems {
 impl Manifest {
     /// Parse and validate manifest JSON.
     pub fn parse(text: &str) -> Result<Manifest, ManifestProblems> {
-        let manifest: Manifest =
-            serde_json::from_str(text).map_err(|e| ManifestProblems(vec![e.to_string()]))?;
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let manifest: Manifest = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            ManifestProblems(vec![format!("{path}: {}", e.inner())])
+        })?;
         let problems = manifest.problems();
         if problems.is_empty() {
             Ok(manifest)

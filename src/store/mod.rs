@@ -276,8 +276,12 @@ impl Store {
 }
 
 fn parse_bead(path: &Path, bytes: &[u8]) -> Result<Bead> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| Error::bad_file(path, format!("not a valid bead: {e}")))
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        let at = if field == "." { String::new() } else { format!(" (at {field})") };
+        Error::bad_file(path, format!("not a valid bead{at}: {}", e.inner()))
+    })
 }
 
 /// Read and parse files on every available core.

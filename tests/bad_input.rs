@@ -1,0 +1,136 @@
+//! Bad input gets a clear message naming the file or field, exit 2, no panic, and no change.
+
+mod common;
+
+use common::Repo;
+
+#[test]
+fn a_bead_with_broken_json_is_named() {
+    let r = Repo::new();
+    let id = r.task("T", &[]);
+    let path = r.state().join("beads").join(format!("{id}.json"));
+    std::fs::write(&path, "{\"id\": \"x\", ").unwrap();
+    let before = r.beads_bytes();
+    let journal = r.journal();
+    for args in [
+        vec!["transition", "show", "--bead", id.as_str()],
+        vec!["transition", "claim", "--bead", id.as_str(), "--holder", "a"],
+    ] {
+        let err = r.fails(2, &args);
+        assert!(err.contains(&format!("{id}.json")) && err.contains("not a valid bead"), "{err}");
+    }
+    assert_eq!(r.beads_bytes(), before);
+    assert_eq!(r.journal(), journal);
+}
+
+#[test]
+fn a_manifest_with_an_unknown_step_is_named_with_its_json_path() {
+    let r = Repo::new();
+    let id = r.task("T", &[]);
+    let manifest = splice::model::manifest::DEFAULT_MANIFEST.replace(
+        "\"leaf\": [\"generate-spec\", \"implement\"",
+        "\"leaf\": [\"generate-spec\", \"implemnt\"",
+    );
+    r.write(".splice/manifest.json", &manifest);
+    let before = r.beads_bytes();
+    let err = r.fails(2, &["transition", "claim", "--bead", &id, "--holder", "a", "--dispatch"]);
+    assert!(err.contains("manifest.json"), "{err}");
+    assert!(err.contains("routes.leaf[1]: unknown step \"implemnt\""), "{err}");
+    assert_eq!(r.beads_bytes(), before);
+}
+
+#[test]
+fn manifest_validation_names_every_problem() {
+    let text = r#"{
+      "routes": {"root": ["a"], "compound": [], "leaf": ["a", "b"]},
+      "steps": [
+        {"name": "a", "floors": [{"kind": "vibes"}], "relax": ["yolo"]},
+        {"name": "a"}
+      ]
+    }"#;
+    let problems = splice::model::Manifest::parse(text).unwrap_err().0;
+    let expect = [
+        "steps[0].floors[0].kind: unknown floor kind \"vibes\"",
+        "steps[0].relax[0]: bad autonomy level \"yolo\"",
+        "steps[1].name: duplicate step \"a\"",
+        "routes.compound: route without steps",
+        "routes.leaf[1]: unknown step \"b\"",
+    ];
+    for e in expect {
+        assert!(problems.iter().any(|p| p.starts_with(e)), "missing {e:?} in {problems:#?}");
+    }
+    let err = splice::model::Manifest::parse("{\"routes\": 3}").unwrap_err();
+    assert!(err.to_string().contains("routes"), "{err}");
+}
+
+#[test]
+fn the_default_manifest_is_valid() {
+    let m = splice::model::Manifest::default_manifest();
+    assert_eq!(m.entry_step("root"), Some("create-prp"));
+    assert_eq!(m.entry_step("leaf"), Some("generate-spec"));
+    assert!(m.step("generate-design").unwrap().optional);
+    assert!(m.step("create-prp").unwrap().planning);
+    assert!(m.step("delegate").unwrap().run.is_none());
+}
+
+#[test]
+fn a_missing_state_dir_is_explained() {
+    let r = Repo::new();
+    let err = r.fails(2, &["transition", "show", "--bead", "sp-1234"]);
+    assert!(err.contains(".splice") && err.contains("splice init"), "{err}");
+    let err = r.fails(2, &["transition", "claim", "--bead", "sp-1234", "--holder", "a", "--dir", "elsewhere"]);
+    assert!(err.contains("elsewhere"), "{err}");
+    assert!(!r.state().exists());
+}
+
+#[test]
+fn a_bad_config_is_named() {
+    let r = Repo::new();
+    let id = r.task("T", &[]);
+    r.write(".splice/config.toml", "[limits]\njobs = \"many\"\n");
+    let err = r.fails(2, &["transition", "autonomy", "--bead", &id]);
+    assert!(err.contains("config.toml"), "{err}");
+}
+
+#[test]
+fn bad_ids_and_arguments_never_panic() {
+    let r = Repo::new();
+    r.task("T", &[]);
+    for args in [
+        vec!["transition", "show", "--bead", "../../etc/passwd"],
+        vec!["transition", "claim", "--bead", "", "--holder", "a"],
+        vec!["transition", "record-exit", "--bead", "x", "--holder", "a", "--exit", "ok", "--usage", "{"],
+        vec!["transition", "complete", "--bead", "sp-zzzz", "--step", "x"],
+        vec!["transition", "nonsense"],
+    ] {
+        let out = r.run(&args);
+        common::no_panic(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn splice_dir_env_and_dir_flag_find_the_store() {
+    let r = Repo::new();
+    let id = r.task("T", &[]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_splice"))
+        .args(["transition", "step", "--bead", &id])
+        .current_dir(elsewhere.path())
+        .env("SPLICE_DIR", r.state())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_splice"))
+        .args(["transition", "step", "--bead", &id, "--dir"])
+        .arg(r.path())
+        .current_dir(elsewhere.path())
+        .env_remove("SPLICE_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // From a subdirectory, the nearest ancestor holding .splice/ is found.
+    std::fs::create_dir_all(r.path().join("a/b")).unwrap();
+    let out = r.cmd(&["transition", "step", "--bead", &id]).current_dir(r.path().join("a/b")).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}

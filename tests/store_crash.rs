@@ -1,0 +1,109 @@
+//! Crash safety: the writer aborted at each failpoint leaves a transition that is either fully
+//! visible after the next writing verb's recovery or not at all, and every transition that exited
+//! 0 before it is intact.
+
+mod common;
+
+use common::Repo;
+use serde_json::Value;
+
+const FAILPOINTS: [&str; 3] = ["after-journal", "after-tmp", "after-rename"];
+
+/// Build some acknowledged history, then crash a split (a multi-bead transition).
+fn crash_split(r: &Repo, failpoint: &str) -> (String, Vec<(String, Vec<u8>)>) {
+    let root = r.init(&["--scenarios", "S1,S2"]);
+    let other = r.task("bystander", &[]);
+    r.ok(&["transition", "claim", "--bead", &other, "--holder", "h"]);
+    r.ok(&["transition", "release", "--bead", &other, "--holder", "h"]);
+    let acknowledged = r.beads_bytes();
+    r.write("children.json", r#"[{"title": "A", "scenarios": ["S1"]}, {"title": "B", "scenarios": ["S2"]}]"#);
+    let out = r
+        .cmd(&["transition", "split", "--bead", &root, "--children", "children.json"])
+        .env("SPLICE_FAILPOINT", failpoint)
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0), "{failpoint}: the writer must have aborted");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(failpoint));
+    (root, acknowledged)
+}
+
+#[test]
+fn an_aborted_transition_is_rolled_forward_whole_by_the_next_writer() {
+    for fp in FAILPOINTS {
+        let r = Repo::new();
+        let (root, acknowledged) = crash_split(&r, fp);
+        // A read-only verb neither recovers nor locks.
+        r.ok(&["transition", "show", "--bead", &root]);
+        // The next writing verb recovers first.
+        let out = r.run(&["transition", "claim", "--bead", &root, "--holder", "next"]);
+        assert_eq!(out.status.code(), Some(0), "{fp}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("rolled forward"), "{fp}");
+        // The journal record was durable, so the split is fully visible: parent and children.
+        let parent = r.bead(&root);
+        assert_eq!(parent["pipeline"]["split"]["children"].as_array().unwrap().len(), 2, "{fp}");
+        for n in 1..=2 {
+            assert_eq!(r.bead(&format!("{root}.{n}"))["parent"], root.as_str(), "{fp}");
+        }
+        assert_eq!(parent["pipeline"]["lease"]["holder"], "next", "{fp}: the new verb ran after recovery");
+        // Nothing acknowledged was lost.
+        for (name, bytes) in &acknowledged {
+            if !name.starts_with(&root) {
+                assert_eq!(&std::fs::read(r.state().join("beads").join(name)).unwrap(), bytes, "{fp}: {name}");
+            }
+        }
+        // No temp file is left, and every record is committed.
+        let leftovers: Vec<String> = std::fs::read_dir(r.state().join("beads"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{fp}: {leftovers:?}");
+        assert_committed(&r);
+    }
+}
+
+#[test]
+fn a_torn_last_journal_line_is_truncated_and_reported() {
+    let r = Repo::new();
+    let id = r.task("T", &[]);
+    r.ok(&["transition", "claim", "--bead", &id, "--holder", "a"]);
+    let acknowledged = r.beads_bytes();
+    let journal = r.state().join("journal.jsonl");
+    let mut text = std::fs::read(&journal).unwrap();
+    text.extend_from_slice(br#"{"tx": 99999, "verb": "claim", "beads": [{"id": "#);
+    std::fs::write(&journal, &text).unwrap();
+    let out = r.run(&["transition", "release", "--bead", &id, "--holder", "a"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("torn"));
+    assert_committed(&r);
+    assert_ne!(r.beads_bytes(), acknowledged, "the release itself landed");
+    assert!(r.bead(&id)["pipeline"]["lease"].is_null());
+}
+
+#[test]
+fn a_committed_record_is_never_replayed_over_later_edits() {
+    let r = Repo::new();
+    let id = r.task("T", &[]);
+    r.ok(&["transition", "claim", "--bead", &id, "--holder", "a"]);
+    r.ok(&["transition", "release", "--bead", &id, "--holder", "a"]);
+    r.ok(&["transition", "set-autonomy", "--bead", &id, "--level", "wave"]);
+    let b = r.bead(&id);
+    assert!(b["pipeline"]["lease"].is_null());
+    assert_eq!(b["pipeline"]["autonomy"], "wave");
+    assert_eq!(b["pipeline"]["seq"], 4);
+}
+
+fn assert_committed(r: &Repo) {
+    let lines: Vec<Value> = r.journal().lines().map(|l| serde_json::from_str(l).expect("journal line parses")).collect();
+    let mut open: Option<u64> = None;
+    for v in &lines {
+        if let Some(tx) = v.get("tx") {
+            assert!(open.is_none(), "a record without a marker before another record");
+            open = tx.as_u64();
+        } else {
+            assert_eq!(v["commit"].as_u64(), open.take(), "marker matches its record");
+        }
+    }
+    assert!(open.is_none(), "the last record is committed");
+}
