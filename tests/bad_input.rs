@@ -14,10 +14,20 @@ fn a_bead_with_broken_json_is_named() {
     let journal = r.journal();
     for args in [
         vec!["transition", "show", "--bead", id.as_str()],
-        vec!["transition", "claim", "--bead", id.as_str(), "--holder", "a"],
+        vec![
+            "transition",
+            "claim",
+            "--bead",
+            id.as_str(),
+            "--holder",
+            "a",
+        ],
     ] {
         let err = r.fails(2, &args);
-        assert!(err.contains(&format!("{id}.json")) && err.contains("not a valid bead"), "{err}");
+        assert!(
+            err.contains(&format!("{id}.json")) && err.contains("not a valid bead"),
+            "{err}"
+        );
     }
     assert_eq!(r.beads_bytes(), before);
     assert_eq!(r.journal(), journal);
@@ -33,9 +43,23 @@ fn a_manifest_with_an_unknown_step_is_named_with_its_json_path() {
     );
     r.write(".splice/manifest.json", &manifest);
     let before = r.beads_bytes();
-    let err = r.fails(2, &["transition", "claim", "--bead", &id, "--holder", "a", "--dispatch"]);
+    let err = r.fails(
+        2,
+        &[
+            "transition",
+            "claim",
+            "--bead",
+            &id,
+            "--holder",
+            "a",
+            "--dispatch",
+        ],
+    );
     assert!(err.contains("manifest.json"), "{err}");
-    assert!(err.contains("routes.leaf[1]: unknown step \"implemnt\""), "{err}");
+    assert!(
+        err.contains("routes.leaf[1]: unknown step \"implemnt\""),
+        "{err}"
+    );
     assert_eq!(r.beads_bytes(), before);
 }
 
@@ -57,7 +81,10 @@ fn manifest_validation_names_every_problem() {
         "routes.leaf[1]: unknown step \"b\"",
     ];
     for e in expect {
-        assert!(problems.iter().any(|p| p.starts_with(e)), "missing {e:?} in {problems:#?}");
+        assert!(
+            problems.iter().any(|p| p.starts_with(e)),
+            "missing {e:?} in {problems:#?}"
+        );
     }
     let err = splice::model::Manifest::parse("{\"routes\": 3}").unwrap_err();
     assert!(err.to_string().contains("routes"), "{err}");
@@ -77,8 +104,23 @@ fn the_default_manifest_is_valid() {
 fn a_missing_state_dir_is_explained() {
     let r = Repo::new();
     let err = r.fails(2, &["transition", "show", "--bead", "sp-1234"]);
-    assert!(err.contains(".splice") && err.contains("splice init"), "{err}");
-    let err = r.fails(2, &["transition", "claim", "--bead", "sp-1234", "--holder", "a", "--dir", "elsewhere"]);
+    assert!(
+        err.contains(".splice") && err.contains("splice init"),
+        "{err}"
+    );
+    let err = r.fails(
+        2,
+        &[
+            "transition",
+            "claim",
+            "--bead",
+            "sp-1234",
+            "--holder",
+            "a",
+            "--dir",
+            "elsewhere",
+        ],
+    );
     assert!(err.contains("elsewhere"), "{err}");
     assert!(!r.state().exists());
 }
@@ -99,13 +141,29 @@ fn bad_ids_and_arguments_never_panic() {
     for args in [
         vec!["transition", "show", "--bead", "../../etc/passwd"],
         vec!["transition", "claim", "--bead", "", "--holder", "a"],
-        vec!["transition", "record-exit", "--bead", "x", "--holder", "a", "--exit", "ok", "--usage", "{"],
+        vec![
+            "transition",
+            "record-exit",
+            "--bead",
+            "x",
+            "--holder",
+            "a",
+            "--exit",
+            "ok",
+            "--usage",
+            "{",
+        ],
         vec!["transition", "complete", "--bead", "sp-zzzz", "--step", "x"],
         vec!["transition", "nonsense"],
     ] {
         let out = r.run(&args);
         common::no_panic(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 
@@ -120,7 +178,12 @@ fn splice_dir_env_and_dir_flag_find_the_store() {
         .env("SPLICE_DIR", r.state())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_splice"))
         .args(["transition", "step", "--bead", &id, "--dir"])
         .arg(r.path())
@@ -128,9 +191,18 @@ fn splice_dir_env_and_dir_flag_find_the_store() {
         .env_remove("SPLICE_DIR")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // From a subdirectory, the nearest ancestor holding .splice/ is found.
     std::fs::create_dir_all(r.path().join("a/b")).unwrap();
-    let out = r.cmd(&["transition", "step", "--bead", &id]).current_dir(r.path().join("a/b")).output().unwrap();
+    let out = r
+        .cmd(&["transition", "step", "--bead", &id])
+        .current_dir(r.path().join("a/b"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
 }

@@ -21,7 +21,19 @@ fn sixteen_processes_race_one_claim_and_exactly_one_wins() {
     for round in 0..50 {
         let id = r.task(&format!("round {round}"), &[]);
         let children: Vec<Child> = (0..16)
-            .map(|p| spawn(&r, &["transition", "claim", "--bead", &id, "--holder", &format!("runner-{p}")]))
+            .map(|p| {
+                spawn(
+                    &r,
+                    &[
+                        "transition",
+                        "claim",
+                        "--bead",
+                        &id,
+                        "--holder",
+                        &format!("runner-{p}"),
+                    ],
+                )
+            })
             .collect();
         let mut winners = Vec::new();
         for (p, child) in children.into_iter().enumerate() {
@@ -30,7 +42,10 @@ fn sixteen_processes_race_one_claim_and_exactly_one_wins() {
             match out.status.code() {
                 Some(0) => winners.push(p),
                 Some(1) => {}
-                other => panic!("round {round}: runner-{p} exited {other:?}: {}", String::from_utf8_lossy(&out.stderr)),
+                other => panic!(
+                    "round {round}: runner-{p} exited {other:?}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ),
             }
         }
         assert_eq!(winners.len(), 1, "round {round}: winners {winners:?}");
@@ -42,7 +57,9 @@ fn sixteen_processes_race_one_claim_and_exactly_one_wins() {
 #[test]
 fn eight_writers_times_two_hundred_transitions_all_land() {
     let r = Repo::new();
-    let ids: Vec<String> = (0..8).map(|w| r.task(&format!("writer {w}"), &[])).collect();
+    let ids: Vec<String> = (0..8)
+        .map(|w| r.task(&format!("writer {w}"), &[]))
+        .collect();
     let workers: Vec<std::thread::JoinHandle<()>> = ids
         .iter()
         .enumerate()
@@ -60,7 +77,12 @@ fn eight_writers_times_two_hundred_transitions_all_land() {
                         .env("SPLICE_NOW", common::NOW)
                         .output()
                         .unwrap();
-                    assert_eq!(out.status.code(), Some(0), "{verb} {i}: {}", String::from_utf8_lossy(&out.stderr));
+                    assert_eq!(
+                        out.status.code(),
+                        Some(0),
+                        "{verb} {i}: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
                 }
             })
         })
@@ -73,13 +95,20 @@ fn eight_writers_times_two_hundred_transitions_all_land() {
         assert_eq!(r.bead(id)["pipeline"]["seq"], 201, "{id}");
     }
     // The journal holds all 1,600 committed records, each followed by its marker.
-    let lines: Vec<Value> = r.journal().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = r
+        .journal()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let records: Vec<&Value> = lines.iter().filter(|v| v.get("verb").is_some()).collect();
     let markers = lines.iter().filter(|v| v.get("commit").is_some()).count();
     let transitions = records.iter().filter(|v| v["verb"] != "init-task").count();
     assert_eq!(transitions, 1600);
     assert_eq!(markers, records.len());
     for pair in lines.chunks(2) {
-        assert_eq!(pair[0]["tx"], pair[1]["commit"], "each record is followed by its own marker");
+        assert_eq!(
+            pair[0]["tx"], pair[1]["commit"],
+            "each record is followed by its own marker"
+        );
     }
 }

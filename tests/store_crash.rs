@@ -16,13 +16,27 @@ fn crash_split(r: &Repo, failpoint: &str) -> (String, Vec<(String, Vec<u8>)>) {
     r.ok(&["transition", "claim", "--bead", &other, "--holder", "h"]);
     r.ok(&["transition", "release", "--bead", &other, "--holder", "h"]);
     let acknowledged = r.beads_bytes();
-    r.write("children.json", r#"[{"title": "A", "scenarios": ["S1"]}, {"title": "B", "scenarios": ["S2"]}]"#);
+    r.write(
+        "children.json",
+        r#"[{"title": "A", "scenarios": ["S1"]}, {"title": "B", "scenarios": ["S2"]}]"#,
+    );
     let out = r
-        .cmd(&["transition", "split", "--bead", &root, "--children", "children.json"])
+        .cmd(&[
+            "transition",
+            "split",
+            "--bead",
+            &root,
+            "--children",
+            "children.json",
+        ])
         .env("SPLICE_FAILPOINT", failpoint)
         .output()
         .unwrap();
-    assert_ne!(out.status.code(), Some(0), "{failpoint}: the writer must have aborted");
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "{failpoint}: the writer must have aborted"
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains(failpoint));
     (root, acknowledged)
 }
@@ -36,19 +50,45 @@ fn an_aborted_transition_is_rolled_forward_whole_by_the_next_writer() {
         r.ok(&["transition", "show", "--bead", &root]);
         // The next writing verb recovers first.
         let out = r.run(&["transition", "claim", "--bead", &root, "--holder", "next"]);
-        assert_eq!(out.status.code(), Some(0), "{fp}: {}", String::from_utf8_lossy(&out.stderr));
-        assert!(String::from_utf8_lossy(&out.stderr).contains("rolled forward"), "{fp}");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{fp}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("rolled forward"),
+            "{fp}"
+        );
         // The journal record was durable, so the split is fully visible: parent and children.
         let parent = r.bead(&root);
-        assert_eq!(parent["pipeline"]["split"]["children"].as_array().unwrap().len(), 2, "{fp}");
+        assert_eq!(
+            parent["pipeline"]["split"]["children"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2,
+            "{fp}"
+        );
         for n in 1..=2 {
-            assert_eq!(r.bead(&format!("{root}.{n}"))["parent"], root.as_str(), "{fp}");
+            assert_eq!(
+                r.bead(&format!("{root}.{n}"))["parent"],
+                root.as_str(),
+                "{fp}"
+            );
         }
-        assert_eq!(parent["pipeline"]["lease"]["holder"], "next", "{fp}: the new verb ran after recovery");
+        assert_eq!(
+            parent["pipeline"]["lease"]["holder"], "next",
+            "{fp}: the new verb ran after recovery"
+        );
         // Nothing acknowledged was lost.
         for (name, bytes) in &acknowledged {
             if !name.starts_with(&root) {
-                assert_eq!(&std::fs::read(r.state().join("beads").join(name)).unwrap(), bytes, "{fp}: {name}");
+                assert_eq!(
+                    &std::fs::read(r.state().join("beads").join(name)).unwrap(),
+                    bytes,
+                    "{fp}: {name}"
+                );
             }
         }
         // No temp file is left, and every record is committed.
@@ -74,7 +114,12 @@ fn a_torn_last_journal_line_is_truncated_and_reported() {
     text.extend_from_slice(br#"{"tx": 99999, "verb": "claim", "beads": [{"id": "#);
     std::fs::write(&journal, &text).unwrap();
     let out = r.run(&["transition", "release", "--bead", &id, "--holder", "a"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("torn"));
     assert_committed(&r);
     assert_ne!(r.beads_bytes(), acknowledged, "the release itself landed");
@@ -87,7 +132,14 @@ fn a_committed_record_is_never_replayed_over_later_edits() {
     let id = r.task("T", &[]);
     r.ok(&["transition", "claim", "--bead", &id, "--holder", "a"]);
     r.ok(&["transition", "release", "--bead", &id, "--holder", "a"]);
-    r.ok(&["transition", "set-autonomy", "--bead", &id, "--level", "wave"]);
+    r.ok(&[
+        "transition",
+        "set-autonomy",
+        "--bead",
+        &id,
+        "--level",
+        "wave",
+    ]);
     let b = r.bead(&id);
     assert!(b["pipeline"]["lease"].is_null());
     assert_eq!(b["pipeline"]["autonomy"], "wave");
@@ -95,14 +147,25 @@ fn a_committed_record_is_never_replayed_over_later_edits() {
 }
 
 fn assert_committed(r: &Repo) {
-    let lines: Vec<Value> = r.journal().lines().map(|l| serde_json::from_str(l).expect("journal line parses")).collect();
+    let lines: Vec<Value> = r
+        .journal()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("journal line parses"))
+        .collect();
     let mut open: Option<u64> = None;
     for v in &lines {
         if let Some(tx) = v.get("tx") {
-            assert!(open.is_none(), "a record without a marker before another record");
+            assert!(
+                open.is_none(),
+                "a record without a marker before another record"
+            );
             open = tx.as_u64();
         } else {
-            assert_eq!(v["commit"].as_u64(), open.take(), "marker matches its record");
+            assert_eq!(
+                v["commit"].as_u64(),
+                open.take(),
+                "marker matches its record"
+            );
         }
     }
     assert!(open.is_none(), "the last record is committed");

@@ -279,7 +279,11 @@ fn parse_bead(path: &Path, bytes: &[u8]) -> Result<Bead> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let field = e.path().to_string();
-        let at = if field == "." { String::new() } else { format!(" (at {field})") };
+        let at = if field == "." {
+            String::new()
+        } else {
+            format!(" (at {field})")
+        };
         Error::bad_file(path, format!("not a valid bead{at}: {}", e.inner()))
     })
 }
