@@ -50,7 +50,7 @@ pub fn write_tmp(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let tmp = tmp_path(path);
     let mut file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
     file.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
-    file.sync_all().map_err(|e| Error::io(&tmp, e))?;
+    file.sync_data().map_err(|e| Error::io(&tmp, e))?;
     Ok(tmp)
 }
 
