@@ -1,0 +1,1 @@
+//! Arithmetic (to be written by the campaign).

@@ -1,0 +1,1 @@
+//! Formatting (to be written by the campaign).

@@ -1,0 +1,1 @@
+//! Parsing (to be written by the campaign).
