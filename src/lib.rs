@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod clock;
 pub mod decide;
+pub mod demo;
 pub mod error;
 pub mod floors;
 pub mod model;

@@ -39,6 +39,9 @@ pub enum Command {
     InitTask(init_task::Args),
     /// Change or read pipeline state: the writer's verbs.
     Transition(transition::Args),
+    /// The demo and test agent: does a step's real work in its worktree, then proposes.
+    #[command(hide = true)]
+    SimAgent(crate::demo::agent::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -48,5 +51,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Init(args) => init::run(args, global),
         Command::InitTask(args) => init_task::run(args, global),
         Command::Transition(args) => transition::run(args, global),
+        Command::SimAgent(args) => crate::demo::agent::run(&args),
     }
 }

@@ -1,0 +1,255 @@
+//! `splice sim-agent`: the demo and test agent.
+//!
+//! A stand-in for Claude Code that does each step's real work in the worktree it is dispatched
+//! into, in exactly the formats the floors check, and then signals completion the way a real
+//! agent does: by running `splice transition propose` (and `split` at to-issues). It reads the
+//! `SPLICE_*` environment the executor sets. `--fail` makes it exit 1 without proposing (an agent
+//! that always fails); `--sleep-ms` makes it slow (for timeout and crash tests).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::json;
+
+use super::{files, git, plan::Plan};
+use crate::error::{Error, Result};
+use crate::model::Bead;
+use crate::store::Store;
+
+/// Options of `splice sim-agent`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Args {
+    /// Exit 1 without doing anything (an agent that always fails).
+    #[arg(long)]
+    pub fail: bool,
+    /// Sleep this long before working.
+    #[arg(long, default_value_t = 0)]
+    pub sleep_ms: u64,
+    /// Write the artifact but do not propose it.
+    #[arg(long)]
+    pub no_propose: bool,
+    /// The rendered prompt, passed by the executor as the last argument (ignored).
+    #[arg(trailing_var_arg = true, hide = true)]
+    pub prompt: Vec<String>,
+}
+
+/// The dispatch this agent was started for.
+struct Job {
+    store: Store,
+    bead: Bead,
+    root: Bead,
+    step: String,
+    worktree: PathBuf,
+}
+
+fn env(name: &str) -> Result<String> {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| Error::Invalid(format!("sim-agent: {name} is not set; it runs under the executor")))
+}
+
+pub fn run(args: &Args) -> Result<i32> {
+    if args.sleep_ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(args.sleep_ms));
+    }
+    if args.fail {
+        eprintln!("sim-agent: failing on purpose (--fail)");
+        return Ok(1);
+    }
+    let store = Store::discover(Some(Path::new(&env("SPLICE_DIR")?)))?;
+    let bead = store.read_bead(&env("SPLICE_BEAD")?)?;
+    let root = match crate::transition::ancestors_unlocked(&store, &bead)?.pop() {
+        Some(r) => r,
+        None => bead.clone(),
+    };
+    let step = env("SPLICE_STEP")?;
+    let worktree = PathBuf::from(env("SPLICE_WORKTREE")?);
+    let job = Job { store, bead, root, step, worktree };
+    let plan = Plan::embedded()?;
+    let artifact = match job.step.as_str() {
+        "generate-design" => design(&job, &plan)?,
+        "create-prp" => prp(&job, &plan)?,
+        "refine-design" => format!("docs/prp/{}.md", job.root.id),
+        "to-issues" => to_issues(&job, &plan)?,
+        "generate-spec" => spec(&job, &plan)?,
+        "implement" => implement(&job)?,
+        "review" => review(&job)?,
+        "deliver" => deliver(&job)?,
+        "integrate" => reconcile(&job, &plan)?,
+        other => return Err(Error::Invalid(format!("sim-agent: no simulated work for step {other}"))),
+    };
+    write_usage(&job)?;
+    if !args.no_propose {
+        splice(&["transition", "propose", "--bead", &job.bead.id, "--step", &job.step, "--artifact", &artifact])?;
+    }
+    println!("sim-agent: {} {} → {artifact}", job.bead.id, job.step);
+    Ok(0)
+}
+
+/// Run this same binary as `splice …`, as a real agent would run the splice on its PATH.
+fn splice(args: &[&str]) -> Result<()> {
+    let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
+    let out = Command::new(exe).args(args).output().map_err(|e| Error::io("splice", e))?;
+    if !out.status.success() {
+        return Err(Error::Invalid(format!(
+            "sim-agent: `splice {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+fn write(job: &Job, rel: &str, text: &str) -> Result<()> {
+    let path = job.worktree.join(rel);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    std::fs::write(&path, text).map_err(|e| Error::io(&path, e))
+}
+
+fn commit(job: &Job, message: &str) -> Result<String> {
+    let repo = git::open(&job.worktree)?;
+    Ok(git::commit_all(&repo, &format!("{}: {message}", job.bead.id))?.to_string())
+}
+
+fn design(job: &Job, plan: &Plan) -> Result<String> {
+    let rel = format!("docs/design/{}.md", job.root.id);
+    let text = format!(
+        "# Design: {}\n\n## Problem\n\n{}\n\n## Approach\n\nOne module per behaviour, each a leaf.\n\n\
+         ## Risks\n\nParsing depends on arithmetic; the split orders them.\n",
+        plan.title, plan.description
+    );
+    write(job, &rel, &text)?;
+    commit(job, "design")?;
+    Ok(rel)
+}
+
+fn prp(job: &Job, plan: &Plan) -> Result<String> {
+    let rel = format!("docs/prp/{}.md", job.root.id);
+    let mut text = format!("# PRP: {}\n\n{}\n\n## Scenarios\n\n```gherkin\nFeature: calc\n\n", plan.title, plan.description);
+    for s in &plan.scenarios {
+        text.push_str(&plan.gherkin(&s.id));
+        text.push('\n');
+    }
+    text.push_str("```\n");
+    write(job, &rel, &text)?;
+    commit(job, "PRP")?;
+    Ok(rel)
+}
+
+fn to_issues(job: &Job, plan: &Plan) -> Result<String> {
+    if job.bead.id != job.root.id {
+        return Err(Error::Invalid("sim-agent: the demo plan splits only the campaign root".into()));
+    }
+    let children: Vec<serde_json::Value> = plan
+        .children
+        .iter()
+        .map(|c| {
+            json!({
+                "title": c.title, "description": c.description, "scenarios": c.scenarios,
+                "files": c.files, "depends_on": c.depends_on,
+            })
+        })
+        .collect();
+    let path = std::env::temp_dir().join(format!("splice-children-{}-{}.json", job.bead.id, std::process::id()));
+    std::fs::write(&path, serde_json::to_vec_pretty(&children).unwrap_or_default())
+        .map_err(|e| Error::io(&path, e))?;
+    let result = splice(&["transition", "split", "--bead", &job.bead.id, "--children", &path.to_string_lossy()]);
+    let _ = std::fs::remove_file(&path);
+    result?;
+    Ok("split".into())
+}
+
+fn spec(job: &Job, plan: &Plan) -> Result<String> {
+    let rel = format!("specs/{}.md", job.bead.id);
+    let base = git::head(&git::open(&job.worktree)?)?;
+    let p = &job.bead.pipeline;
+    let files: String = p.files.iter().map(|f| format!("  - {f}\n")).collect();
+    let mut text = format!(
+        "---\nbead: {}\nbase_commit: {base}\nfiles:\n{files}verdict: leaf\n---\n\n# {}\n\n{}\n\n```gherkin\nFeature: {}\n\n",
+        job.bead.id, job.bead.title, job.bead.description, job.bead.title
+    );
+    for id in &p.scenarios {
+        text.push_str(&plan.gherkin(id));
+    }
+    text.push_str("```\n");
+    write(job, &rel, &text)?;
+    commit(job, "spec")?;
+    Ok(rel)
+}
+
+/// The child's index in its parent's split (`<parent>.N`).
+fn child_index(bead: &Bead) -> Option<usize> {
+    bead.pipeline.provenance.as_ref().map(|p| p.index)
+}
+
+fn implement(job: &Job) -> Result<String> {
+    let n = child_index(&job.bead)
+        .ok_or_else(|| Error::Invalid(format!("sim-agent: {} is not a child of the demo split", job.bead.id)))?;
+    let mut wrote = 0;
+    for (_, path, text) in files::WORK.iter().filter(|(i, _, _)| *i == n) {
+        write(job, path, text)?;
+        wrote += 1;
+    }
+    if wrote == 0 {
+        return Err(Error::Invalid(format!("sim-agent: the demo has no work for child {n}")));
+    }
+    commit(job, "implement")
+}
+
+fn review(job: &Job) -> Result<String> {
+    let rel = format!("reviews/{}.md", job.bead.id);
+    let head = git::head(&git::open(&job.worktree)?)?;
+    // The review is left uncommitted: committing it would move HEAD past the reviewed commit.
+    let text = format!(
+        "# Review of {}\n\n## Review\n\nReviewed-SHA: {head}\nStandards: PASS\nSpec: PASS — every owned scenario has a test named with its id\n\
+         Architecture: PASS\nEvidence: PASS — tests added beside the code\n",
+        job.bead.id
+    );
+    write(job, &rel, &text)?;
+    Ok(rel)
+}
+
+fn deliver(job: &Job) -> Result<String> {
+    let ctx = crate::transition::Ctx::person(&job.store);
+    let resolved = crate::transition::read::query(&ctx, &job.bead.id, crate::transition::read::Query::Target)?;
+    let target = resolved["target"]
+        .as_str()
+        .ok_or_else(|| Error::Invalid(format!("sim-agent: {} has no delivery target", job.bead.id)))?
+        .to_string();
+    let repo = git::open(&job.worktree)?;
+    Ok(git::deliver(&repo, &target)?.to_string())
+}
+
+fn reconcile(job: &Job, plan: &Plan) -> Result<String> {
+    let rel = format!("docs/reconcile/{}.md", job.bead.id);
+    let mut text = format!("# Reconciliation: {}\n\n## Summary\n\nEvery child delivered into the campaign branch.\n\n## Scenarios\n\n", plan.title);
+    for id in &job.bead.pipeline.scenarios {
+        let title = plan.scenario(id).map_or("", |s| s.title.as_str());
+        text.push_str(&format!("- {id}: {title} — covered by a test named `{}_…`\n", id.to_lowercase()));
+    }
+    text.push_str("\n## Deviations\n\nNone.\n");
+    write(job, &rel, &text)?;
+    commit(job, "reconcile")?;
+    Ok(rel)
+}
+
+/// Simulated usage, deterministic per step, in the usage-file format the executor reads.
+fn write_usage(job: &Job) -> Result<()> {
+    let Ok(path) = std::env::var("SPLICE_USAGE_FILE") else { return Ok(()) };
+    if path.is_empty() {
+        return Ok(());
+    }
+    let weight = 1000 + 37 * job.step.len() as u64 + 11 * job.bead.description.len() as u64;
+    let usage = json!({
+        "model": "sim-1",
+        "input_tokens": weight * 3,
+        "output_tokens": weight / 2,
+        "cache_read_tokens": weight,
+        "cache_write_tokens": 0,
+        "reasoning_tokens": 0,
+    });
+    std::fs::write(&path, serde_json::to_vec(&usage).unwrap_or_default()).map_err(|e| Error::io(&path, e))
+}
