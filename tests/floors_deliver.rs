@@ -15,7 +15,10 @@ const PR: &str = "https://forge.example/acme/calc/pull/7";
 fn with_feature() -> (Repo, String) {
     let repo = Repo::new();
     repo.git(&["checkout", "-q", "-b", "feature"]);
-    repo.write("src/add.rs", "pub fn add(a: i32, b: i32) -> i32 { a + b }\n");
+    repo.write(
+        "src/add.rs",
+        "pub fn add(a: i32, b: i32) -> i32 { a + b }\n",
+    );
     let reviewed = repo.commit("add");
     repo.git(&["checkout", "-q", "main"]);
     (repo, reviewed)
@@ -36,11 +39,19 @@ fn check(repo: &Repo, b: &Bead, proposal: Option<&Proposal>) -> Outcome {
 fn forge(repo: &mut Repo, answer: &str) {
     let script = repo.path().join(".splice/forge.sh");
     std::fs::write(&script, format!("#!/bin/sh\n[ \"$1\" = \"{PR}\" ] || exit 9\necho 'asking the forge…' >&2\necho '{answer}'\n")).unwrap();
-    repo.config.delivery.forge_command = Some(vec!["sh".into(), script.to_string_lossy().into_owned()]);
+    repo.config.delivery.forge_command =
+        Some(vec!["sh".into(), script.to_string_lossy().into_owned()]);
 }
 
 fn proposal() -> Proposal {
-    Proposal { step: "deliver".into(), seq: 3, artifact: String::new(), pr_url: Some(PR.into()), at: "2026-01-01T00:00:00Z".into(), ..Proposal::default() }
+    Proposal {
+        step: "deliver".into(),
+        seq: 3,
+        artifact: String::new(),
+        pr_url: Some(PR.into()),
+        at: "2026-01-01T00:00:00Z".into(),
+        ..Proposal::default()
+    }
 }
 
 #[test]
@@ -87,7 +98,10 @@ fn a_squash_merged_pr_confirmed_by_the_forge_passes() {
     let (mut repo, reviewed) = with_feature();
     repo.git(&["merge", "-q", "--squash", "feature"]);
     let squash = repo.commit("add (#7)");
-    forge(&mut repo, &format!(r#"{{"merged": true, "merge_commit": "{squash}"}}"#));
+    forge(
+        &mut repo,
+        &format!(r#"{{"merged": true, "merge_commit": "{squash}"}}"#),
+    );
     // The PR recorded on the bead (not the proposal) is used as well.
     let mut b = leaf(Some(&reviewed));
     b.pipeline.pr_url = Some(PR.into());
@@ -104,7 +118,10 @@ fn a_merge_commit_off_the_target_refuses() {
     repo.write("x.txt", "x\n");
     let off = repo.commit("not on main");
     repo.git(&["checkout", "-q", "main"]);
-    forge(&mut repo, &format!(r#"{{"merged": true, "merge_commit": "{off}"}}"#));
+    forge(
+        &mut repo,
+        &format!(r#"{{"merged": true, "merge_commit": "{off}"}}"#),
+    );
     let o = check(&repo, &leaf(Some(&reviewed)), Some(&proposal()));
     assert_verdict(&o, "refuse");
     assert!(!o.awaiting_merge);
@@ -122,7 +139,10 @@ fn a_pr_without_a_forge_command_escalates() {
 fn a_forge_without_an_answer_escalates() {
     let (mut repo, reviewed) = with_feature();
     forge(&mut repo, "rate limited");
-    assert_verdict(&check(&repo, &leaf(Some(&reviewed)), Some(&proposal())), "escalate");
+    assert_verdict(
+        &check(&repo, &leaf(Some(&reviewed)), Some(&proposal())),
+        "escalate",
+    );
 }
 
 #[test]
@@ -136,11 +156,18 @@ fn deep_autonomy_never_delivers_to_main() {
     b.parent = Some("sp-p".into());
     let o = repo.check(json!({"kind": "delivered"}), &b, &parent, "deliver", None);
     assert_verdict(&o, "escalate");
-    assert!(o.reason.contains("sp-p"), "the level's source is named: {}", o.reason);
+    assert!(
+        o.reason.contains("sp-p"),
+        "the level's source is named: {}",
+        o.reason
+    );
     // On a campaign branch, deep delivery is proven like any other.
     repo.git(&["branch", "campaign"]);
     b.pipeline.target = Some("campaign".into());
-    assert_verdict(&repo.check(json!({"kind": "delivered"}), &b, &parent, "deliver", None), "pass");
+    assert_verdict(
+        &repo.check(json!({"kind": "delivered"}), &b, &parent, "deliver", None),
+        "pass",
+    );
 }
 
 #[test]

@@ -11,8 +11,14 @@ use splice::model::{Bead, Kind};
 fn campaign() -> (Repo, Bead) {
     let repo = Repo::new();
     repo.git(&["checkout", "-q", "-b", "campaign"]);
-    repo.write("tests/add.rs", "#[test]\nfn s1_adds_two_numbers() {}\n\n#[test]\nfn s10_edge() {}\n");
-    repo.write("tests/test_sub.py", "# S3 is future work\ndef test_s2_subtracts():\n    pass\n");
+    repo.write(
+        "tests/add.rs",
+        "#[test]\nfn s1_adds_two_numbers() {}\n\n#[test]\nfn s10_edge() {}\n",
+    );
+    repo.write(
+        "tests/test_sub.py",
+        "# S3 is future work\ndef test_s2_subtracts():\n    pass\n",
+    );
     repo.write("src/lib.rs", "#[test]\nfn s3_inline() {}\n");
     repo.commit("children's work");
     repo.git(&["checkout", "-q", "main"]);
@@ -41,10 +47,24 @@ fn coverage_reads_the_targets_tip() {
     assert_eq!(o.evidence["found"]["S2"], json!(["tests/test_sub.py:2"]));
     assert_eq!(o.evidence["target"], json!("campaign"));
     let checkout = repo.path().join(".splice/worktrees/sp-root@target");
-    assert_eq!(git_in(&checkout, &["rev-parse", "--abbrev-ref", "HEAD"]), "HEAD", "detached");
-    assert_eq!(git_in(&checkout, &["rev-parse", "HEAD"]), repo.git(&["rev-parse", "campaign"]));
-    assert_eq!(repo.git(&["branch", "--list", "sp-root@target"]), "", "no helper branch left behind");
-    assert!(!repo.path().join("tests").exists(), "the repository's own checkout is untouched");
+    assert_eq!(
+        git_in(&checkout, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "HEAD",
+        "detached"
+    );
+    assert_eq!(
+        git_in(&checkout, &["rev-parse", "HEAD"]),
+        repo.git(&["rev-parse", "campaign"])
+    );
+    assert_eq!(
+        repo.git(&["branch", "--list", "sp-root@target"]),
+        "",
+        "no helper branch left behind"
+    );
+    assert!(
+        !repo.path().join("tests").exists(),
+        "the repository's own checkout is untouched"
+    );
 }
 
 #[test]
@@ -57,7 +77,10 @@ fn coverage_refuses_missing_ids_then_sees_a_new_tip() {
     assert!(o.reason.contains("S3"), "{}", o.reason);
 
     repo.git(&["checkout", "-q", "campaign"]);
-    repo.write("tests/add.rs", "#[test]\nfn s1_adds_two_numbers() {}\n#[test]\n#[ignore]\nfn s3_later() {}\n");
+    repo.write(
+        "tests/add.rs",
+        "#[test]\nfn s1_adds_two_numbers() {}\n#[test]\n#[ignore]\nfn s3_later() {}\n",
+    );
     repo.commit("S3");
     repo.git(&["checkout", "-q", "main"]);
     let o = coverage(&repo, &r, &r);
@@ -78,8 +101,16 @@ fn a_compound_node_covers_its_own_ids_with_the_roots_config() {
     c.pipeline.scenarios = vec!["S2".into()];
     let o = coverage(&repo, &c, &r);
     assert_verdict(&o, "pass");
-    assert_eq!(o.evidence["target"], json!("campaign"), "the target comes from the ancestor");
-    assert!(repo.path().join(".splice/worktrees/sp-root.1@target").is_dir());
+    assert_eq!(
+        o.evidence["target"],
+        json!("campaign"),
+        "the target comes from the ancestor"
+    );
+    assert!(
+        repo.path()
+            .join(".splice/worktrees/sp-root.1@target")
+            .is_dir()
+    );
 }
 
 #[test]
@@ -91,7 +122,12 @@ fn unset_test_paths_escalate() {
     assert!(o.reason.contains("set-config"), "{}", o.reason);
     let o = suite(&repo, &r);
     assert_verdict(&o, "escalate");
-    assert!(o.reason.contains("missing configuration is not incomplete work"), "{}", o.reason);
+    assert!(
+        o.reason
+            .contains("missing configuration is not incomplete work"),
+        "{}",
+        o.reason
+    );
 }
 
 #[test]
@@ -99,13 +135,23 @@ fn suite_runs_on_the_targets_tip() {
     let (repo, mut r) = campaign();
     let o = suite(&repo, &r);
     assert_verdict(&o, "pass");
-    assert!(o.evidence["output_tail"].as_str().unwrap_or_default().contains("suite ok"));
+    assert!(
+        o.evidence["output_tail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("suite ok")
+    );
 
     r.pipeline.suite_cmd = Some("echo two failed; exit 3".into());
     let o = suite(&repo, &r);
     assert_verdict(&o, "refuse");
     assert!(o.reason.contains("exited 3"), "{}", o.reason);
-    assert!(o.evidence["output_tail"].as_str().unwrap_or_default().contains("two failed"));
+    assert!(
+        o.evidence["output_tail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("two failed")
+    );
 
     r.pipeline.suite_cmd = None;
     let o = suite(&repo, &r);

@@ -27,7 +27,11 @@ fn default_spec() -> serde_json::Value {
 fn passes_against_head_and_lists_warnings() {
     let repo = Repo::new();
     let head = repo.head();
-    let o = check(&repo, default_spec(), &review(&head, ["PASS", "WARNING naming is loose", "PASS", "PASS"]));
+    let o = check(
+        &repo,
+        default_spec(),
+        &review(&head, ["PASS", "WARNING naming is loose", "PASS", "PASS"]),
+    );
     assert_verdict(&o, "pass");
     assert_eq!(o.evidence["warnings"], json!(["Spec"]));
     assert_eq!(o.effects, vec![Effect::SetReviewedSha(head)]);
@@ -37,7 +41,11 @@ fn passes_against_head_and_lists_warnings() {
 fn the_latest_review_decides() {
     let repo = Repo::new();
     let head = repo.head();
-    let text = format!("{}\n{}", review(&head, ["FAIL", "PASS", "PASS", "PASS"]), review(&head, ["PASS"; 4]));
+    let text = format!(
+        "{}\n{}",
+        review(&head, ["FAIL", "PASS", "PASS", "PASS"]),
+        review(&head, ["PASS"; 4])
+    );
     assert_verdict(&check(&repo, default_spec(), &text), "pass");
 }
 
@@ -45,7 +53,10 @@ fn the_latest_review_decides() {
 fn fail_sends_back_with_the_review_as_guidance() {
     let repo = Repo::new();
     let head = repo.head();
-    let text = review(&head, ["PASS", "FAIL: S2 is not implemented", "PASS", "PASS"]);
+    let text = review(
+        &head,
+        ["PASS", "FAIL: S2 is not implemented", "PASS", "PASS"],
+    );
     let o = check(&repo, default_spec(), &text);
     assert_verdict(&o, "refuse");
     match o.effects.as_slice() {
@@ -55,17 +66,26 @@ fn fail_sends_back_with_the_review_as_guidance() {
         }
         other => panic!("expected one send-back, got {other:?}"),
     }
-    let spec = json!({"kind": "review", "path": "reviews/{{bead.id}}.md", "back_to": "generate-spec"});
+    let spec =
+        json!({"kind": "review", "path": "reviews/{{bead.id}}.md", "back_to": "generate-spec"});
     let o = check(&repo, spec, &text);
-    assert!(matches!(o.effects.as_slice(), [Effect::SendBack { step, .. }] if step == "generate-spec"));
+    assert!(
+        matches!(o.effects.as_slice(), [Effect::SendBack { step, .. }] if step == "generate-spec")
+    );
 }
 
 #[test]
 fn a_long_failing_review_is_truncated_as_guidance() {
     let repo = Repo::new();
-    let text = format!("{}{}", review(&repo.head(), ["FAIL", "PASS", "PASS", "PASS"]), "detail line\n".repeat(2000));
+    let text = format!(
+        "{}{}",
+        review(&repo.head(), ["FAIL", "PASS", "PASS", "PASS"]),
+        "detail line\n".repeat(2000)
+    );
     let o = check(&repo, default_spec(), &text);
-    let [Effect::SendBack { guidance, .. }] = o.effects.as_slice() else { panic!("{o:?}") };
+    let [Effect::SendBack { guidance, .. }] = o.effects.as_slice() else {
+        panic!("{o:?}")
+    };
     assert!(guidance.len() < 4200, "{}", guidance.len());
 }
 
@@ -73,13 +93,27 @@ fn a_long_failing_review_is_truncated_as_guidance() {
 fn missing_or_bad_verdicts_refuse_without_send_back() {
     let repo = Repo::new();
     let head = repo.head();
-    let o = check(&repo, default_spec(), &format!("## Review\nReviewed-SHA: {head}\nStandards: PASS\nSpec: PASS\nArchitecture: PASS\n"));
+    let o = check(
+        &repo,
+        default_spec(),
+        &format!(
+            "## Review\nReviewed-SHA: {head}\nStandards: PASS\nSpec: PASS\nArchitecture: PASS\n"
+        ),
+    );
     assert_verdict(&o, "refuse");
     assert!(o.reason.contains("Evidence"), "{}", o.reason);
     assert!(o.effects.is_empty());
-    let o = check(&repo, default_spec(), &review(&head, ["PASS", "OK", "PASS", "PASS"]));
+    let o = check(
+        &repo,
+        default_spec(),
+        &review(&head, ["PASS", "OK", "PASS", "PASS"]),
+    );
     assert_verdict(&o, "refuse");
-    assert!(o.reason.contains("not PASS, WARNING or FAIL"), "{}", o.reason);
+    assert!(
+        o.reason.contains("not PASS, WARNING or FAIL"),
+        "{}",
+        o.reason
+    );
     let o = check(&repo, default_spec(), "# Notes only\n");
     assert_verdict(&o, "refuse");
 }
@@ -94,8 +128,16 @@ fn a_review_of_an_older_commit_is_refused_after_a_new_commit_lands() {
     let new_head = repo.commit("more work");
     let o = check(&repo, default_spec(), &text);
     assert_verdict(&o, "refuse");
-    assert!(o.reason.contains(&new_head) && o.reason.contains(&reviewed), "{}", o.reason);
-    assert!(o.effects.is_empty(), "a stale sha only refuses: {:?}", o.effects);
+    assert!(
+        o.reason.contains(&new_head) && o.reason.contains(&reviewed),
+        "{}",
+        o.reason
+    );
+    assert!(
+        o.effects.is_empty(),
+        "a stale sha only refuses: {:?}",
+        o.effects
+    );
 }
 
 #[test]

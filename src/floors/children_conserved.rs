@@ -30,8 +30,16 @@ pub fn conservation(
             claims.entry(id).or_default().push(child.clone());
         }
     }
-    let missing = owned.iter().filter(|id| !claims.contains_key(*id)).cloned().collect();
-    let extra = claims.keys().filter(|id| !owned.contains(*id)).cloned().collect();
+    let missing = owned
+        .iter()
+        .filter(|id| !claims.contains_key(*id))
+        .cloned()
+        .collect();
+    let extra = claims
+        .keys()
+        .filter(|id| !owned.contains(*id))
+        .cloned()
+        .collect();
     let shared = claims.into_iter().filter(|(_, by)| by.len() > 1).collect();
     (missing, extra, shared)
 }
@@ -59,7 +67,11 @@ impl Floor for ChildrenConserved {
             match all.iter().find(|b| &b.id == id) {
                 None => problems.push(format!("sanctioned child {id} does not exist")),
                 Some(child) => {
-                    let by = child.pipeline.provenance.as_ref().map(|p| p.split_by.as_str());
+                    let by = child
+                        .pipeline
+                        .provenance
+                        .as_ref()
+                        .map(|p| p.split_by.as_str());
                     if by != Some(node.as_str()) {
                         problems.push(format!(
                             "child {id} was not created by {node}'s split (provenance: {})",
@@ -74,20 +86,32 @@ impl Floor for ChildrenConserved {
             .iter()
             .filter(|b| !listed.contains(b.id.as_str()) && &b.id != node)
             .filter(|b| {
-                b.pipeline.provenance.as_ref().is_some_and(|p| &p.split_by == node)
+                b.pipeline
+                    .provenance
+                    .as_ref()
+                    .is_some_and(|p| &p.split_by == node)
                     || b.parent.as_deref() == Some(node.as_str())
             })
             .map(|b| b.id.as_str())
             .collect();
         if !strays.is_empty() {
-            problems.push(format!("unsanctioned children of {node}: {}", strays.join(", ")));
+            problems.push(format!(
+                "unsanctioned children of {node}: {}",
+                strays.join(", ")
+            ));
         }
         let (missing, extra, shared) = conservation(&ctx.bead.pipeline.scenarios, &claims);
         if !missing.is_empty() {
-            problems.push(format!("scenario(s) no child claims: {}", missing.join(", ")));
+            problems.push(format!(
+                "scenario(s) no child claims: {}",
+                missing.join(", ")
+            ));
         }
         if !extra.is_empty() {
-            problems.push(format!("scenario(s) claimed but not owned by {node}: {}", extra.join(", ")));
+            problems.push(format!(
+                "scenario(s) claimed but not owned by {node}: {}",
+                extra.join(", ")
+            ));
         }
         let evidence = json!({
             "children": split.children,
@@ -100,7 +124,12 @@ impl Floor for ChildrenConserved {
         if problems.is_empty() {
             Outcome::pass(
                 KIND,
-                format!("{} children conserve {}'s {} scenario(s)", split.children.len(), node, ctx.bead.pipeline.scenarios.len()),
+                format!(
+                    "{} children conserve {}'s {} scenario(s)",
+                    split.children.len(),
+                    node,
+                    ctx.bead.pipeline.scenarios.len()
+                ),
                 evidence,
             )
         } else {

@@ -28,15 +28,26 @@ impl Floor for ChildrenFinished {
                 Err(e) => unreadable.push(json!({ "id": id, "error": e.to_string() })),
             }
         }
-        let evidence = json!({ "children": split.children, "open": open, "unreadable": unreadable });
+        let evidence =
+            json!({ "children": split.children, "open": open, "unreadable": unreadable });
         if open.is_empty() && unreadable.is_empty() {
-            return Outcome::pass(KIND, format!("all {} children are closed", split.children.len()), evidence);
+            return Outcome::pass(
+                KIND,
+                format!("all {} children are closed", split.children.len()),
+                evidence,
+            );
         }
         let mut parts = Vec::new();
         if !open.is_empty() {
             let names: Vec<String> = open
                 .iter()
-                .map(|o| format!("{} (at {})", o["id"].as_str().unwrap_or("?"), o["step"].as_str().unwrap_or("?")))
+                .map(|o| {
+                    format!(
+                        "{} (at {})",
+                        o["id"].as_str().unwrap_or("?"),
+                        o["step"].as_str().unwrap_or("?")
+                    )
+                })
                 .collect();
             parts.push(format!("open children: {}", names.join(", ")));
         }

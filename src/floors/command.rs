@@ -55,7 +55,11 @@ impl Floor for Command {
             "output_tail": tail(&text, TAIL_BYTES),
         });
         if code.map(i64::from) == Some(expect) {
-            Outcome::pass(KIND, format!("`{}` exited {expect}", argv.join(" ")), evidence)
+            Outcome::pass(
+                KIND,
+                format!("`{}` exited {expect}", argv.join(" ")),
+                evidence,
+            )
         } else {
             let got = code.map_or("by a signal".to_string(), |c| c.to_string());
             Outcome::refuse(

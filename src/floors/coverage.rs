@@ -23,9 +23,8 @@ const KIND: &str = "coverage";
 /// Does the file's name or a directory on its path mark it as a test?
 pub fn is_test_file(rel: &Path) -> bool {
     let in_test_dir = rel.parent().is_some_and(|dir| {
-        dir.components().any(|c| {
-            matches!(c.as_os_str().to_str(), Some("tests" | "test" | "__tests__"))
-        })
+        dir.components()
+            .any(|c| matches!(c.as_os_str().to_str(), Some("tests" | "test" | "__tests__")))
     });
     let Some(name) = rel.file_name().and_then(|n| n.to_str()) else {
         return false;
@@ -51,7 +50,11 @@ fn is_test_attribute(attr: &str) -> bool {
         .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
         .collect();
     let last = path.rsplit("::").next().unwrap_or_default();
-    last == "test" || last.starts_with("test_") || last == "rstest" || last == "quickcheck" || last == "proptest"
+    last == "test"
+        || last.starts_with("test_")
+        || last == "rstest"
+        || last == "quickcheck"
+        || last == "proptest"
 }
 
 fn is_rust_fn(line: &str) -> bool {
@@ -60,7 +63,8 @@ fn is_rust_fn(line: &str) -> bool {
         if w == "fn" {
             return words.peek().is_some();
         }
-        let modifier = w.starts_with("pub") || matches!(w, "async" | "unsafe" | "const" | "extern" | "\"C\"");
+        let modifier =
+            w.starts_with("pub") || matches!(w, "async" | "unsafe" | "const" | "extern" | "\"C\"");
         if !modifier {
             return false;
         }
@@ -118,13 +122,28 @@ pub fn declarations(name: &str, text: &str) -> Vec<(usize, String)> {
             let mut armed = false;
             for (i, line) in lines.iter().enumerate() {
                 let t = line.trim();
-                if t.starts_with('@') {
-                    let ann: String = t[1..].chars().take_while(|c| c.is_alphanumeric() || *c == '.').collect();
+                if let Some(after_at) = t.strip_prefix('@') {
+                    let ann: String = after_at
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '.')
+                        .collect();
                     let last = ann.rsplit('.').next().unwrap_or_default();
-                    armed |= matches!(last, "Test" | "ParameterizedTest" | "RepeatedTest" | "TestFactory" | "TestTemplate");
+                    armed |= matches!(
+                        last,
+                        "Test"
+                            | "ParameterizedTest"
+                            | "RepeatedTest"
+                            | "TestFactory"
+                            | "TestTemplate"
+                    );
                     continue;
                 }
-                if !armed || t.is_empty() || t.starts_with("//") || t.starts_with("/*") || t.starts_with('*') {
+                if !armed
+                    || t.is_empty()
+                    || t.starts_with("//")
+                    || t.starts_with("/*")
+                    || t.starts_with('*')
+                {
                     continue;
                 }
                 if t.contains('(') {
@@ -150,7 +169,8 @@ fn declares(ext: &str, t: &str) -> bool {
         names.iter().any(|n| {
             t.strip_prefix(n).is_some_and(|rest| {
                 // `it(`, `it.skip(`, `test.each([...])(`, `it "..." do`
-                let rest = rest.trim_start_matches(|c: char| c.is_alphanumeric() || c == '.' || c == '_');
+                let rest =
+                    rest.trim_start_matches(|c: char| c.is_alphanumeric() || c == '.' || c == '_');
                 let word_ok = !t[n.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_');
                 word_ok && rest.trim_start().starts_with(['(', '`', '"', '\''])
             })
@@ -181,13 +201,21 @@ impl Floor for Coverage {
         if let Some(bad) = test_paths.iter().find(|p| !is_relative_inside(p)) {
             return Outcome::escalate(
                 KIND,
-                format!("test path `{bad}` is not repository-relative; fix it with `splice transition set-config`"),
+                format!(
+                    "test path `{bad}` is not repository-relative; fix it with `splice transition set-config`"
+                ),
                 json!({ "test_paths": test_paths }),
             );
         }
         let checkout = match prepare(ctx) {
             Ok(c) => c,
-            Err(reason) => return Outcome::escalate(KIND, format!("cannot check out the integration target: {reason}"), json!({})),
+            Err(reason) => {
+                return Outcome::escalate(
+                    KIND,
+                    format!("cannot check out the integration target: {reason}"),
+                    json!({}),
+                );
+            }
         };
         let owned = &ctx.bead.pipeline.scenarios;
         let mut found: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -199,17 +227,34 @@ impl Floor for Coverage {
                 absent_paths.push(tp.clone());
                 continue;
             }
-            for entry in WalkDir::new(&base).sort_by_file_name().into_iter().filter_map(Result::ok) {
-                let Ok(rel) = entry.path().strip_prefix(&checkout.path) else { continue };
-                if !entry.file_type().is_file() || rel.components().any(|c| c.as_os_str() == ".git") || !is_test_file(rel) {
+            for entry in WalkDir::new(&base)
+                .sort_by_file_name()
+                .into_iter()
+                .filter_map(Result::ok)
+            {
+                let Ok(rel) = entry.path().strip_prefix(&checkout.path) else {
+                    continue;
+                };
+                if !entry.file_type().is_file()
+                    || rel.components().any(|c| c.as_os_str() == ".git")
+                    || !is_test_file(rel)
+                {
                     continue;
                 }
-                let Ok(text) = std::fs::read_to_string(entry.path()) else { continue };
+                let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                    continue;
+                };
                 files_scanned += 1;
-                let name = rel.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let name = rel
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 for (line_no, line) in declarations(&name, &text) {
                     for id in owned.iter().filter(|id| carries_id(&line, id)) {
-                        found.entry(id.clone()).or_default().push(format!("{}:{line_no}", rel.display()));
+                        found
+                            .entry(id.clone())
+                            .or_default()
+                            .push(format!("{}:{line_no}", rel.display()));
                     }
                 }
             }
@@ -226,13 +271,33 @@ impl Floor for Coverage {
             "missing": missing,
         });
         if owned.is_empty() {
-            return Outcome::pass(KIND, format!("{} owns no scenario ids; nothing to cover", ctx.bead.id), evidence);
+            return Outcome::pass(
+                KIND,
+                format!("{} owns no scenario ids; nothing to cover", ctx.bead.id),
+                evidence,
+            );
         }
         if missing.is_empty() {
-            Outcome::pass(KIND, format!("all {} scenario id(s) are on test declarations at {}", owned.len(), checkout.target), evidence)
+            Outcome::pass(
+                KIND,
+                format!(
+                    "all {} scenario id(s) are on test declarations at {}",
+                    owned.len(),
+                    checkout.target
+                ),
+                evidence,
+            )
         } else {
             let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
-            Outcome::refuse(KIND, format!("no test declaration carries scenario id(s) {} on {}", names.join(", "), checkout.target), evidence)
+            Outcome::refuse(
+                KIND,
+                format!(
+                    "no test declaration carries scenario id(s) {} on {}",
+                    names.join(", "),
+                    checkout.target
+                ),
+                evidence,
+            )
         }
     }
 }

@@ -7,7 +7,9 @@ use crate::floors::gherkin::carries_id;
 
 /// Does some declaring line of the file carry `id`?
 fn covers(name: &str, text: &str, id: &str) -> bool {
-    declarations(name, text).iter().any(|(_, l)| carries_id(l, id))
+    declarations(name, text)
+        .iter()
+        .any(|(_, l)| carries_id(l, id))
 }
 
 #[test]
@@ -25,7 +27,13 @@ fn test_files_by_name_or_directory() {
     ] {
         assert!(is_test_file(Path::new(yes)), "{yes}");
     }
-    for no in ["src/lib.rs", "testing/x.rs", "src/test_helpers.rs", "contest.py", "latest.js"] {
+    for no in [
+        "src/lib.rs",
+        "testing/x.rs",
+        "src/test_helpers.rs",
+        "contest.py",
+        "latest.js",
+    ] {
         assert!(!is_test_file(Path::new(no)), "{no}");
     }
 }
@@ -50,7 +58,15 @@ fn s6_not_a_test() {}
 /// doc comment between
 pub(crate) fn s7_pub() {}
 ";
-    for (id, want) in [("S1", true), ("S2", true), ("S3", false), ("S4", false), ("S5", true), ("S6", false), ("S7", true)] {
+    for (id, want) in [
+        ("S1", true),
+        ("S2", true),
+        ("S3", false),
+        ("S4", false),
+        ("S5", true),
+        ("S6", false),
+        ("S7", true),
+    ] {
         assert_eq!(covers("add.rs", text, id), want, "{id}");
     }
     assert!(!covers("add.rs", text, "S10"));
@@ -67,14 +83,23 @@ fn other_languages() {
     assert!(!covers("a.test.ts", js, "S3") && !covers("a.test.ts", js, "S9"));
 
     let go = "func helperS3() {}\nfunc TestS1Adds(t *testing.T) {\n\tt.Run(\"S2 sub\", nil)\n}\n";
-    assert!(!covers("a_test.go", go, "S1"), "TestS1Adds: the id is not delimited");
-    let go = "func Test_S1_adds(t *testing.T) {\n\tt.Run(\"S2 sub\", nil)\n}\nfunc helper_S3() {}\n";
-    assert!(covers("a_test.go", go, "S1") && covers("a_test.go", go, "S2") && !covers("a_test.go", go, "S3"));
+    assert!(
+        !covers("a_test.go", go, "S1"),
+        "TestS1Adds: the id is not delimited"
+    );
+    let go =
+        "func Test_S1_adds(t *testing.T) {\n\tt.Run(\"S2 sub\", nil)\n}\nfunc helper_S3() {}\n";
+    assert!(
+        covers("a_test.go", go, "S1")
+            && covers("a_test.go", go, "S2")
+            && !covers("a_test.go", go, "S3")
+    );
 
     let java = "@Test\n@DisplayName(\"x\")\nvoid s1_adds() {}\nvoid s2_helper() {}\n";
     assert!(covers("AddTest.java", java, "S1") && !covers("AddTest.java", java, "S2"));
 
-    let feature = "Feature: add\n  Scenario: S1 adds\n  @S2\n  Scenario: subtracts\n  # S3 comment\n";
+    let feature =
+        "Feature: add\n  Scenario: S1 adds\n  @S2\n  Scenario: subtracts\n  # S3 comment\n";
     assert!(covers("add.feature", feature, "S1") && covers("add.feature", feature, "S2"));
     assert!(!covers("add.feature", feature, "S3"));
 
@@ -92,15 +117,35 @@ fn limit_a_trivial_test_counts() {
 /// Limit (seed): a skipped test still carries its identifier.
 #[test]
 fn limit_a_skipped_test_counts() {
-    assert!(covers("t.rs", "#[test]\n#[ignore]\nfn s1_later() {}\n", "S1"));
-    assert!(covers("test_t.py", "@pytest.mark.skip\ndef test_s1():\n", "S1"));
-    assert!(covers("t.test.js", "it.skip('S1 later', () => {});\n", "S1"));
+    assert!(covers(
+        "t.rs",
+        "#[test]\n#[ignore]\nfn s1_later() {}\n",
+        "S1"
+    ));
+    assert!(covers(
+        "test_t.py",
+        "@pytest.mark.skip\ndef test_s1():\n",
+        "S1"
+    ));
+    assert!(covers(
+        "t.test.js",
+        "it.skip('S1 later', () => {});\n",
+        "S1"
+    ));
     assert!(covers("T.java", "@Disabled\n@Test\nvoid s1() {}\n", "S1"));
 }
 
 /// Limit (seed): the id counts anywhere on the declaring line, not only in the test's name.
 #[test]
 fn limit_the_id_anywhere_on_the_declaring_line_counts() {
-    assert!(covers("t.rs", "#[test]\nfn unrelated() { assert!(true) } // S1\n", "S1"));
-    assert!(covers("t.test.js", "it('adds', () => check('S1'));\n", "S1"));
+    assert!(covers(
+        "t.rs",
+        "#[test]\nfn unrelated() { assert!(true) } // S1\n",
+        "S1"
+    ));
+    assert!(covers(
+        "t.test.js",
+        "it('adds', () => check('S1'));\n",
+        "S1"
+    ));
 }

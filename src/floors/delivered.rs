@@ -36,11 +36,18 @@ pub struct ForgeAnswer {
 /// Parse the forge command's stdout (one JSON object, possibly after log lines).
 pub fn parse_forge(stdout: &str) -> Option<ForgeAnswer> {
     let value: Value = serde_json::from_str(stdout.trim()).ok().or_else(|| {
-        stdout.lines().rev().find_map(|l| serde_json::from_str::<Value>(l.trim()).ok().filter(Value::is_object))
+        stdout.lines().rev().find_map(|l| {
+            serde_json::from_str::<Value>(l.trim())
+                .ok()
+                .filter(Value::is_object)
+        })
     })?;
     Some(ForgeAnswer {
         merged: value.get("merged")?.as_bool()?,
-        merge_commit: value.get("merge_commit").and_then(Value::as_str).map(str::to_string),
+        merge_commit: value
+            .get("merge_commit")
+            .and_then(Value::as_str)
+            .map(str::to_string),
     })
 }
 
@@ -54,17 +61,29 @@ impl Floor for Delivered {
             );
         };
         let lineage = ancestors(ctx);
-        let by_id: HashMap<&str, &crate::model::Bead> = lineage.iter().map(|b| (b.id.as_str(), b)).collect();
-        let (level, source) = resolve(ctx.bead, |id| by_id.get(id).copied(), ctx.config.autonomy.default);
+        let by_id: HashMap<&str, &crate::model::Bead> =
+            lineage.iter().map(|b| (b.id.as_str(), b)).collect();
+        let (level, source) = resolve(
+            ctx.bead,
+            |id| by_id.get(id).copied(),
+            ctx.config.autonomy.default,
+        );
         if level == Autonomy::Deep && is_mainline(&target) {
             return Outcome::escalate(
                 KIND,
-                format!("deep autonomy (from {}) may not deliver to `{target}`: the merge to mainline is a person's job", source.label()),
+                format!(
+                    "deep autonomy (from {}) may not deliver to `{target}`: the merge to mainline is a person's job",
+                    source.label()
+                ),
                 json!({ "target": target, "autonomy": level.as_str() }),
             );
         }
         let Some(reviewed) = ctx.bead.pipeline.reviewed_sha.clone() else {
-            return Outcome::refuse(KIND, "no reviewed commit is recorded: the review step must pass first", json!({ "target": target }));
+            return Outcome::refuse(
+                KIND,
+                "no reviewed commit is recorded: the review step must pass first",
+                json!({ "target": target }),
+            );
         };
         let pr_url = ctx
             .proposal
@@ -73,7 +92,13 @@ impl Floor for Delivered {
         let mut evidence = json!({ "target": target, "reviewed_sha": reviewed, "pr_url": pr_url });
         let repo = match Repository::discover(ctx.store.repo()) {
             Ok(r) => r,
-            Err(e) => return Outcome::escalate(KIND, format!("cannot open the repository: {}", e.message()), evidence),
+            Err(e) => {
+                return Outcome::escalate(
+                    KIND,
+                    format!("cannot open the repository: {}", e.message()),
+                    evidence,
+                );
+            }
         };
         let tip = match target_tip(&repo, &target) {
             Ok(t) => t,
@@ -90,7 +115,11 @@ impl Floor for Delivered {
             match is_on(&repo, oid, tip) {
                 Ok(true) => {
                     evidence["proof"] = json!("ancestry");
-                    return with_pr(Outcome::pass(KIND, format!("reviewed commit {reviewed} is on {target}"), evidence));
+                    return with_pr(Outcome::pass(
+                        KIND,
+                        format!("reviewed commit {reviewed} is on {target}"),
+                        evidence,
+                    ));
                 }
                 Ok(false) => {}
                 Err(reason) => return Outcome::escalate(KIND, reason, evidence),
@@ -99,14 +128,24 @@ impl Floor for Delivered {
         let Some(url) = pr_url.clone() else {
             return Outcome::refuse(
                 KIND,
-                format!("reviewed commit {reviewed} is not on {target} and no pull request is recorded"),
+                format!(
+                    "reviewed commit {reviewed} is not on {target} and no pull request is recorded"
+                ),
                 evidence,
             );
         };
-        let Some(forge) = ctx.config.delivery.forge_command.clone().filter(|f| !f.is_empty()) else {
+        let Some(forge) = ctx
+            .config
+            .delivery
+            .forge_command
+            .clone()
+            .filter(|f| !f.is_empty())
+        else {
             return Outcome::escalate(
                 KIND,
-                format!("a pull request ({url}) is recorded but no `[delivery] forge_command` is configured to confirm its merge"),
+                format!(
+                    "a pull request ({url}) is recorded but no `[delivery] forge_command` is configured to confirm its merge"
+                ),
                 evidence,
             );
         };
@@ -114,7 +153,13 @@ impl Floor for Delivered {
         argv.push(url.clone());
         let ran = match run(&argv, ctx.store.repo(), &[], FORGE_TIMEOUT) {
             Ok(r) => r,
-            Err(e) => return Outcome::escalate(KIND, format!("cannot run the forge command `{}`: {e}", argv[0]), evidence),
+            Err(e) => {
+                return Outcome::escalate(
+                    KIND,
+                    format!("cannot run the forge command `{}`: {e}", argv[0]),
+                    evidence,
+                );
+            }
         };
         evidence["forge_output"] = json!(tail(&ran.combined(), 2000));
         let answer = match (ran.code, parse_forge(&ran.stdout)) {
@@ -122,18 +167,28 @@ impl Floor for Delivered {
             (code, _) => {
                 return Outcome::escalate(
                     KIND,
-                    format!("the forge command gave no answer (exit {code:?}); it must print {{\"merged\": bool, \"merge_commit\": sha}}"),
+                    format!(
+                        "the forge command gave no answer (exit {code:?}); it must print {{\"merged\": bool, \"merge_commit\": sha}}"
+                    ),
                     evidence,
                 );
             }
         };
         if !answer.merged {
-            let mut o = Outcome::refuse(KIND, format!("awaiting merge: {url} is not merged yet"), evidence);
+            let mut o = Outcome::refuse(
+                KIND,
+                format!("awaiting merge: {url} is not merged yet"),
+                evidence,
+            );
             o.awaiting_merge = true;
             return o;
         }
         let Some(merge) = answer.merge_commit.clone() else {
-            return Outcome::refuse(KIND, format!("the forge says {url} is merged but names no merge commit"), evidence);
+            return Outcome::refuse(
+                KIND,
+                format!("the forge says {url} is merged but names no merge commit"),
+                evidence,
+            );
         };
         evidence["merge_commit"] = json!(merge);
         let on_target = Oid::from_str(&merge)
@@ -143,12 +198,18 @@ impl Floor for Delivered {
         match on_target {
             Some(Ok(true)) => {
                 evidence["proof"] = json!("forge");
-                with_pr(Outcome::pass(KIND, format!("{url} is merged as {merge} on {target}"), evidence))
+                with_pr(Outcome::pass(
+                    KIND,
+                    format!("{url} is merged as {merge} on {target}"),
+                    evidence,
+                ))
             }
             Some(Err(reason)) => Outcome::escalate(KIND, reason, evidence),
             _ => Outcome::refuse(
                 KIND,
-                format!("{url} is merged as {merge}, which is not on {target} here (fetch the target?)"),
+                format!(
+                    "{url} is merged as {merge}, which is not on {target} here (fetch the target?)"
+                ),
                 evidence,
             ),
         }

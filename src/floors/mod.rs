@@ -208,8 +208,12 @@ pub fn is_relative_inside(rel: &str) -> bool {
     let p = Path::new(rel);
     !rel.is_empty()
         && p.is_relative()
-        && p.components()
-            .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
+        && p.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        })
 }
 
 /// The node's ancestors, nearest first, read from the store (a missing or unreadable ancestor, or

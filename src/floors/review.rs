@@ -35,13 +35,17 @@ fn is_review_heading(line: &str) -> bool {
         return false;
     };
     let rest = rest.trim_start();
-    rest.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("review"))
+    rest.get(..6)
+        .is_some_and(|w| w.eq_ignore_ascii_case("review"))
         && !rest[6..].starts_with(|c: char| c.is_alphanumeric())
 }
 
 /// `key: value` on a line, tolerating list markers and bold (`- **Spec:** PASS`).
 fn field<'l>(line: &'l str, key: &str) -> Option<&'l str> {
-    let l = line.trim().trim_start_matches(['-', '*', '>', ' ']).trim_start();
+    let l = line
+        .trim()
+        .trim_start_matches(['-', '*', '>', ' '])
+        .trim_start();
     let (k, v) = l.split_once(':')?;
     if !k.trim().trim_matches('*').trim().eq_ignore_ascii_case(key) {
         return None;
@@ -99,7 +103,11 @@ impl Floor for Review {
         };
         let all = sections(&text);
         let Some(latest) = all.last() else {
-            return Outcome::refuse(KIND, format!("{rel} has no `## Review` section"), json!({ "path": rel }));
+            return Outcome::refuse(
+                KIND,
+                format!("{rel} has no `## Review` section"),
+                json!({ "path": rel }),
+            );
         };
         let verdicts: serde_json::Map<String, serde_json::Value> = latest
             .verdicts
@@ -131,38 +139,69 @@ impl Floor for Review {
                 parts.push(format!("missing verdict line(s) {}", missing.join(", ")));
             }
             if !invalid.is_empty() {
-                parts.push(format!("verdict(s) not PASS, WARNING or FAIL: {}", invalid.join(", ")));
+                parts.push(format!(
+                    "verdict(s) not PASS, WARNING or FAIL: {}",
+                    invalid.join(", ")
+                ));
             }
-            return Outcome::refuse(KIND, format!("{rel}: the latest review has {}", parts.join("; ")), evidence);
+            return Outcome::refuse(
+                KIND,
+                format!("{rel}: the latest review has {}", parts.join("; ")),
+                evidence,
+            );
         }
-        let failed: Vec<&str> = latest.verdicts.iter().filter(|(_, v)| v == "FAIL").map(|(n, _)| n.as_str()).collect();
+        let failed: Vec<&str> = latest
+            .verdicts
+            .iter()
+            .filter(|(_, v)| v == "FAIL")
+            .map(|(n, _)| n.as_str())
+            .collect();
         if !failed.is_empty() {
             let step = spec.str_param("back_to").unwrap_or("implement").to_string();
             evidence["failed"] = json!(failed);
             return Outcome::refuse(
                 KIND,
-                format!("{rel}: the review says FAIL on {}; back to {step}", failed.join(", ")),
+                format!(
+                    "{rel}: the review says FAIL on {}; back to {step}",
+                    failed.join(", ")
+                ),
                 evidence,
             )
-            .with_effect(Effect::SendBack { step, guidance: head(&latest.text, GUIDANCE_BYTES) });
+            .with_effect(Effect::SendBack {
+                step,
+                guidance: head(&latest.text, GUIDANCE_BYTES),
+            });
         }
-        let warnings: Vec<&str> = latest.verdicts.iter().filter(|(_, v)| v == "WARNING").map(|(n, _)| n.as_str()).collect();
+        let warnings: Vec<&str> = latest
+            .verdicts
+            .iter()
+            .filter(|(_, v)| v == "WARNING")
+            .map(|(n, _)| n.as_str())
+            .collect();
         evidence["warnings"] = json!(warnings);
         let Some(sha) = latest.sha.clone().filter(|s| is_full_sha(s)) else {
             return Outcome::refuse(
                 KIND,
-                format!("{rel}: the latest review has no `Reviewed-SHA:` with a full 40-hex commit sha"),
+                format!(
+                    "{rel}: the latest review has no `Reviewed-SHA:` with a full 40-hex commit sha"
+                ),
                 evidence,
             );
         };
-        let head_sha = match git2::Repository::discover(&ctx.workdir)
-            .and_then(|r| r.head().and_then(|h| h.peel_to_commit()).map(|c| c.id().to_string()))
-        {
+        let head_sha = match git2::Repository::discover(&ctx.workdir).and_then(|r| {
+            r.head()
+                .and_then(|h| h.peel_to_commit())
+                .map(|c| c.id().to_string())
+        }) {
             Ok(h) => h,
             Err(e) => {
                 return Outcome::escalate(
                     KIND,
-                    format!("cannot read HEAD at {}: {}", ctx.workdir.display(), e.message()),
+                    format!(
+                        "cannot read HEAD at {}: {}",
+                        ctx.workdir.display(),
+                        e.message()
+                    ),
                     evidence,
                 );
             }
@@ -171,14 +210,19 @@ impl Floor for Review {
         if sha != head_sha {
             return Outcome::refuse(
                 KIND,
-                format!("{rel}: the review was made against {sha}, but HEAD is {head_sha}; review the current code"),
+                format!(
+                    "{rel}: the review was made against {sha}, but HEAD is {head_sha}; review the current code"
+                ),
                 evidence,
             );
         }
         let reason = if warnings.is_empty() {
             format!("{rel}: four verdicts pass against HEAD {head_sha}")
         } else {
-            format!("{rel}: passes against HEAD {head_sha} with WARNING on {}", warnings.join(", "))
+            format!(
+                "{rel}: passes against HEAD {head_sha} with WARNING on {}",
+                warnings.join(", ")
+            )
         };
         Outcome::pass(KIND, reason, evidence).with_effect(Effect::SetReviewedSha(sha))
     }
@@ -211,6 +255,9 @@ mod tests {
     #[test]
     fn repeated_line_keeps_fail() {
         let s = sections("## Review\nSpec: FAIL\nSpec: PASS\n");
-        assert_eq!(s[0].verdicts, vec![("Spec".to_string(), "FAIL".to_string())]);
+        assert_eq!(
+            s[0].verdicts,
+            vec![("Spec".to_string(), "FAIL".to_string())]
+        );
     }
 }

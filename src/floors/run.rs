@@ -115,7 +115,13 @@ mod tests {
 
     #[test]
     fn captures_output_and_code() {
-        let ran = run(&sh("echo out; echo err >&2; exit 3"), Path::new("."), &[], Duration::from_secs(10)).unwrap();
+        let ran = run(
+            &sh("echo out; echo err >&2; exit 3"),
+            Path::new("."),
+            &[],
+            Duration::from_secs(10),
+        )
+        .unwrap();
         assert_eq!(ran.code, Some(3));
         assert_eq!(ran.stdout, "out\n");
         assert_eq!(ran.stderr, "err\n");
@@ -123,13 +129,27 @@ mod tests {
 
     #[test]
     fn timeout_kills_the_group() {
-        let ran = run(&sh("sleep 30 & sleep 30"), Path::new("."), &[], Duration::from_millis(300)).unwrap();
+        let ran = run(
+            &sh("sleep 30 & sleep 30"),
+            Path::new("."),
+            &[],
+            Duration::from_millis(300),
+        )
+        .unwrap();
         assert!(ran.timed_out);
         assert_eq!(ran.code, None);
     }
 
     #[test]
     fn missing_program_is_an_error() {
-        assert!(run(&["/nonexistent/prog".into()], Path::new("."), &[], Duration::from_secs(1)).is_err());
+        assert!(
+            run(
+                &["/nonexistent/prog".into()],
+                Path::new("."),
+                &[],
+                Duration::from_secs(1)
+            )
+            .is_err()
+        );
     }
 }

@@ -22,7 +22,11 @@ pub fn judge(text: &str) -> Result<Vec<String>, (String, serde_json::Value)> {
             json!({ "scenarios": 0 }),
         ));
     }
-    let without: Vec<usize> = found.iter().filter(|s| s.id.is_none()).map(|s| s.line).collect();
+    let without: Vec<usize> = found
+        .iter()
+        .filter(|s| s.id.is_none())
+        .map(|s| s.line)
+        .collect();
     if !without.is_empty() {
         let lines: Vec<String> = without.iter().map(usize::to_string).collect();
         return Err((
@@ -89,10 +93,18 @@ mod tests {
 
     #[test]
     fn refuses_missing_id_duplicates_and_none() {
-        assert!(judge("no scenarios here").unwrap_err().0.contains("no Gherkin"));
+        assert!(
+            judge("no scenarios here")
+                .unwrap_err()
+                .0
+                .contains("no Gherkin")
+        );
         let (reason, _) = judge("Scenario: S1 a\nScenario: adds things\n").unwrap_err();
         assert!(reason.contains("line(s) 2"), "{reason}");
         let (reason, _) = judge("Scenario: S1 a\nScenario: s1 b\n").unwrap_err();
-        assert!(reason.contains("duplicate") && reason.contains("S1"), "{reason}");
+        assert!(
+            reason.contains("duplicate") && reason.contains("S1"),
+            "{reason}"
+        );
     }
 }

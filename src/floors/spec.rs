@@ -29,7 +29,11 @@ fn unquote(s: &str) -> String {
     let s = s.trim();
     let quoted = s.len() >= 2
         && ((s.starts_with('"') && s.ends_with('"')) || (s.starts_with('\'') && s.ends_with('\'')));
-    if quoted { s[1..s.len() - 1].to_string() } else { s.to_string() }
+    if quoted {
+        s[1..s.len() - 1].to_string()
+    } else {
+        s.to_string()
+    }
 }
 
 /// Split `text` into its front matter and body; `None` when it does not open with `---`.
@@ -51,7 +55,10 @@ pub fn front_matter(text: &str) -> Option<(BTreeMap<String, Value>, String)> {
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
-        if let Some(item) = trimmed.strip_prefix("- ").or(trimmed.strip_prefix('-').filter(|r| r.is_empty())) {
+        if let Some(item) = trimmed
+            .strip_prefix("- ")
+            .or(trimmed.strip_prefix('-').filter(|r| r.is_empty()))
+        {
             if let Some(key) = &current {
                 let entry = map.entry(key.clone()).or_insert(Value::List(Vec::new()));
                 match entry {
@@ -67,7 +74,11 @@ pub fn front_matter(text: &str) -> Option<(BTreeMap<String, Value>, String)> {
             if value.is_empty() {
                 map.insert(key.clone(), Value::List(Vec::new()));
             } else if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
-                let items = inner.split(',').map(unquote).filter(|s| !s.is_empty()).collect();
+                let items = inner
+                    .split(',')
+                    .map(unquote)
+                    .filter(|s| !s.is_empty())
+                    .collect();
                 map.insert(key.clone(), Value::List(items));
             } else {
                 map.insert(key.clone(), Value::Scalar(unquote(value)));
@@ -98,7 +109,9 @@ pub struct Declared {
 /// caller's (it needs the repository). `Err` holds every problem found.
 pub fn judge(text: &str, node: &str, stem: &str) -> Result<Declared, Vec<String>> {
     let Some((fm, body)) = front_matter(text) else {
-        return Err(vec!["no front matter: the file must open with a `---` block".into()]);
+        return Err(vec![
+            "no front matter: the file must open with a `---` block".into(),
+        ]);
     };
     let scalar = |k: &str| match fm.get(k) {
         Some(Value::Scalar(s)) => Some(s.clone()),
@@ -110,10 +123,14 @@ pub fn judge(text: &str, node: &str, stem: &str) -> Result<Declared, Vec<String>
         problems.push("front matter has no `bead:`".to_string());
     } else {
         if bead != node {
-            problems.push(format!("front matter says bead `{bead}`, the node is `{node}`"));
+            problems.push(format!(
+                "front matter says bead `{bead}`, the node is `{node}`"
+            ));
         }
         if bead != stem {
-            problems.push(format!("front matter says bead `{bead}`, the file is named `{stem}`"));
+            problems.push(format!(
+                "front matter says bead `{bead}`, the file is named `{stem}`"
+            ));
         }
     }
     let base_commit = scalar("base_commit").unwrap_or_default();
@@ -132,7 +149,9 @@ pub fn judge(text: &str, node: &str, stem: &str) -> Result<Declared, Vec<String>
     }
     for f in &files {
         if !is_relative_inside(f) {
-            problems.push(format!("file `{f}` is not a repository-relative path (absolute or `..`)"));
+            problems.push(format!(
+                "file `{f}` is not a repository-relative path (absolute or `..`)"
+            ));
         }
     }
     let verdict = scalar("verdict");
@@ -146,7 +165,12 @@ pub fn judge(text: &str, node: &str, stem: &str) -> Result<Declared, Vec<String>
         problems.push("no Gherkin `Scenario:` in the body".into());
     }
     if problems.is_empty() {
-        Ok(Declared { bead, base_commit: base_commit.to_ascii_lowercase(), files, verdict })
+        Ok(Declared {
+            bead,
+            base_commit: base_commit.to_ascii_lowercase(),
+            files,
+            verdict,
+        })
     } else {
         Err(problems)
     }
@@ -183,7 +207,11 @@ impl Floor for Spec {
             Err(e) => {
                 return Outcome::escalate(
                     KIND,
-                    format!("cannot open the repository at {}: {}", ctx.workdir.display(), e.message()),
+                    format!(
+                        "cannot open the repository at {}: {}",
+                        ctx.workdir.display(),
+                        e.message()
+                    ),
                     json!({ "path": rel }),
                 );
             }
@@ -201,7 +229,10 @@ impl Floor for Spec {
         if !exists {
             return Outcome::refuse(
                 KIND,
-                format!("{rel}: base_commit {} is not a commit in this repository", declared.base_commit),
+                format!(
+                    "{rel}: base_commit {} is not a commit in this repository",
+                    declared.base_commit
+                ),
                 evidence,
             );
         }
@@ -221,7 +252,9 @@ mod tests {
     const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 
     fn spec(extra: &str, body: &str) -> String {
-        format!("---\nbead: sp-1\nbase_commit: {SHA}\nfiles:\n  - src/a.rs\n  - \"src/b.rs\"\n{extra}---\n# Spec\n{body}")
+        format!(
+            "---\nbead: sp-1\nbase_commit: {SHA}\nfiles:\n  - src/a.rs\n  - \"src/b.rs\"\n{extra}---\n# Spec\n{body}"
+        )
     }
 
     #[test]
@@ -229,8 +262,13 @@ mod tests {
         let d = judge(&spec("verdict: leaf\n", "Scenario: S1 x\n"), "sp-1", "sp-1").unwrap();
         assert_eq!(d.files, vec!["src/a.rs", "src/b.rs"]);
         assert_eq!(d.verdict.as_deref(), Some("leaf"));
-        let inline = format!("---\nbead: sp-1\nbase_commit: {SHA}\nfiles: [a.rs, 'b.rs']\n---\nScenario: x\n");
-        assert_eq!(judge(&inline, "sp-1", "sp-1").unwrap().files, vec!["a.rs", "b.rs"]);
+        let inline = format!(
+            "---\nbead: sp-1\nbase_commit: {SHA}\nfiles: [a.rs, 'b.rs']\n---\nScenario: x\n"
+        );
+        assert_eq!(
+            judge(&inline, "sp-1", "sp-1").unwrap().files,
+            vec!["a.rs", "b.rs"]
+        );
     }
 
     #[test]

@@ -21,7 +21,11 @@ impl Floor for Suite {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
         let root = &ctx.root.pipeline;
         let mut unset = Vec::new();
-        if root.suite_cmd.as_deref().is_none_or(|c| c.trim().is_empty()) {
+        if root
+            .suite_cmd
+            .as_deref()
+            .is_none_or(|c| c.trim().is_empty())
+        {
             unset.push("suite_cmd");
         }
         if root.test_paths.is_empty() {
@@ -42,15 +46,28 @@ impl Floor for Suite {
         let checkout = match prepare(ctx) {
             Ok(c) => c,
             Err(reason) => {
-                return Outcome::escalate(KIND, format!("cannot check out the integration target: {reason}"), json!({ "suite_cmd": cmd }));
+                return Outcome::escalate(
+                    KIND,
+                    format!("cannot check out the integration target: {reason}"),
+                    json!({ "suite_cmd": cmd }),
+                );
             }
         };
         let argv = vec!["sh".to_string(), "-c".to_string(), cmd.clone()];
         let timeout = timeout_for(spec, ctx.step.timeout_s);
-        let ran = match run(&argv, &checkout.path, &[("SPLICE_BEAD", &ctx.bead.id)], timeout) {
+        let ran = match run(
+            &argv,
+            &checkout.path,
+            &[("SPLICE_BEAD", &ctx.bead.id)],
+            timeout,
+        ) {
             Ok(r) => r,
             Err(e) => {
-                return Outcome::escalate(KIND, format!("cannot run the suite: {e}"), json!({ "suite_cmd": cmd }));
+                return Outcome::escalate(
+                    KIND,
+                    format!("cannot run the suite: {e}"),
+                    json!({ "suite_cmd": cmd }),
+                );
             }
         };
         let evidence = json!({
@@ -63,9 +80,21 @@ impl Floor for Suite {
             "output_tail": tail(&ran.combined(), TAIL_BYTES),
         });
         match ran.code {
-            Some(0) => Outcome::pass(KIND, format!("`{cmd}` passed on {} at {}", checkout.target, checkout.tip), evidence),
-            _ if ran.timed_out => Outcome::refuse(KIND, format!("`{cmd}` ran past {}s and was killed", timeout.as_secs()), evidence),
-            Some(code) => Outcome::refuse(KIND, format!("`{cmd}` exited {code} on {}", checkout.target), evidence),
+            Some(0) => Outcome::pass(
+                KIND,
+                format!("`{cmd}` passed on {} at {}", checkout.target, checkout.tip),
+                evidence,
+            ),
+            _ if ran.timed_out => Outcome::refuse(
+                KIND,
+                format!("`{cmd}` ran past {}s and was killed", timeout.as_secs()),
+                evidence,
+            ),
+            Some(code) => Outcome::refuse(
+                KIND,
+                format!("`{cmd}` exited {code} on {}", checkout.target),
+                evidence,
+            ),
             None => Outcome::refuse(KIND, format!("`{cmd}` was killed by a signal"), evidence),
         }
     }

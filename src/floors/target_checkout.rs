@@ -46,7 +46,12 @@ pub fn target_tip(repo: &Repository, target: &str) -> Result<Oid, String> {
     repo.revparse_single(target)
         .and_then(|o| o.peel_to_commit())
         .map(|c| c.id())
-        .map_err(|e| format!("target `{target}` does not resolve to a commit: {}", e.message()))
+        .map_err(|e| {
+            format!(
+                "target `{target}` does not resolve to a commit: {}",
+                e.message()
+            )
+        })
 }
 
 /// Is `commit` the tip of, or reachable from, `tip`?
@@ -72,8 +77,13 @@ pub fn prepare(ctx: &Ctx) -> Result<TargetCheckout, String> {
     let target = resolve_target(ctx).ok_or_else(|| {
         "no integration target: set one with `splice transition set-target`, or `[delivery] target` in config.toml".to_string()
     })?;
-    let repo = Repository::discover(ctx.store.repo())
-        .map_err(|e| format!("no git repository at {}: {}", ctx.store.repo().display(), e.message()))?;
+    let repo = Repository::discover(ctx.store.repo()).map_err(|e| {
+        format!(
+            "no git repository at {}: {}",
+            ctx.store.repo().display(),
+            e.message()
+        )
+    })?;
     let tip = target_tip(&repo, &target)?;
     let name = format!("{}@target", ctx.bead.id);
     let path = ctx.store.worktrees_dir().join(&name);
@@ -127,7 +137,9 @@ fn checkout_detached(repo: &Repository, name: &str, path: &Path, tip: Oid) -> Re
     };
     wt_repo.set_head_detached(tip).map_err(git)?;
     wt_repo
-        .checkout_head(Some(build::CheckoutBuilder::new().force().remove_untracked(true)))
+        .checkout_head(Some(
+            build::CheckoutBuilder::new().force().remove_untracked(true),
+        ))
         .map_err(git)?;
     if let Ok(mut branch) = repo.find_branch(name, BranchType::Local) {
         branch.delete().map_err(git)?;

@@ -35,7 +35,12 @@ impl Results {
         self.tests.iter().filter(|(_, x)| *x == r).count()
     }
     fn names(&self, r: TestResult) -> Vec<&str> {
-        self.tests.iter().filter(|(_, x)| *x == r).map(|(n, _)| n.as_str()).take(MAX_NAMES).collect()
+        self.tests
+            .iter()
+            .filter(|(_, x)| *x == r)
+            .map(|(n, _)| n.as_str())
+            .take(MAX_NAMES)
+            .collect()
     }
 }
 
@@ -43,8 +48,12 @@ impl Results {
 pub fn parse_libtest(output: &str) -> Results {
     let mut out = Results::default();
     for line in output.lines() {
-        let Some(rest) = line.strip_prefix("test ") else { continue };
-        let Some((name, status)) = rest.rsplit_once(" ... ") else { continue };
+        let Some(rest) = line.strip_prefix("test ") else {
+            continue;
+        };
+        let Some((name, status)) = rest.rsplit_once(" ... ") else {
+            continue;
+        };
         let result = match status.trim() {
             "ok" => TestResult::Passed,
             "FAILED" => TestResult::Failed,
@@ -59,7 +68,10 @@ pub fn parse_libtest(output: &str) -> Results {
 fn attr(tag: &str, name: &str) -> Option<String> {
     let key = format!(" {name}=");
     let start = tag.find(&key)? + key.len();
-    let quote = tag[start..].chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let quote = tag[start..]
+        .chars()
+        .next()
+        .filter(|c| *c == '"' || *c == '\'')?;
     let value_start = start + 1;
     let end = tag[value_start..].find(quote)? + value_start;
     Some(
@@ -95,7 +107,10 @@ pub fn parse_junit(xml: &str) -> Results {
             ("", &rest[tag_end + 1..])
         } else {
             match rest[tag_end..].find("</testcase>") {
-                Some(close) => (&rest[tag_end + 1..tag_end + close], &rest[tag_end + close..]),
+                Some(close) => (
+                    &rest[tag_end + 1..tag_end + close],
+                    &rest[tag_end + close..],
+                ),
                 None => (&rest[tag_end + 1..], ""),
             }
         };
@@ -118,16 +133,33 @@ impl Floor for Tests {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
         let argv: Vec<String> = match spec.str_param("cmd") {
             Some(cmd) => vec!["sh".into(), "-c".into(), ctx.render(cmd)],
-            None => spec.list_param("argv").iter().map(|a| ctx.render(a)).collect(),
+            None => spec
+                .list_param("argv")
+                .iter()
+                .map(|a| ctx.render(a))
+                .collect(),
         };
         if argv.is_empty() {
-            return Outcome::escalate(KIND, "the floor declares neither `argv` nor `cmd`", json!({}));
+            return Outcome::escalate(
+                KIND,
+                "the floor declares neither `argv` nor `cmd`",
+                json!({}),
+            );
         }
         let timeout = timeout_for(spec, ctx.step.timeout_s);
-        let ran = match run(&argv, &ctx.workdir, &[("SPLICE_BEAD", &ctx.bead.id)], timeout) {
+        let ran = match run(
+            &argv,
+            &ctx.workdir,
+            &[("SPLICE_BEAD", &ctx.bead.id)],
+            timeout,
+        ) {
             Ok(r) => r,
             Err(e) => {
-                return Outcome::escalate(KIND, format!("cannot run `{}`: {e}", argv.join(" ")), json!({ "argv": argv }));
+                return Outcome::escalate(
+                    KIND,
+                    format!("cannot run `{}`: {e}", argv.join(" ")),
+                    json!({ "argv": argv }),
+                );
             }
         };
         let mut results = parse_libtest(&ran.combined());
@@ -162,18 +194,38 @@ impl Floor for Tests {
         });
         let cmd = argv.join(" ");
         if failed + errored > 0 {
-            return Outcome::refuse(KIND, format!("`{cmd}`: {failed} failed, {errored} errored, {passed} passed"), evidence);
+            return Outcome::refuse(
+                KIND,
+                format!("`{cmd}`: {failed} failed, {errored} errored, {passed} passed"),
+                evidence,
+            );
         }
         if ran.timed_out {
-            return Outcome::refuse(KIND, format!("`{cmd}` ran past {}s and was killed", timeout.as_secs()), evidence);
+            return Outcome::refuse(
+                KIND,
+                format!("`{cmd}` ran past {}s and was killed", timeout.as_secs()),
+                evidence,
+            );
         }
         if ran.code != Some(0) {
-            return Outcome::refuse(KIND, format!("`{cmd}` exited {:?} ({passed} passed)", ran.code), evidence);
+            return Outcome::refuse(
+                KIND,
+                format!("`{cmd}` exited {:?} ({passed} passed)", ran.code),
+                evidence,
+            );
         }
         if passed + skipped == 0 {
-            return Outcome::escalate(KIND, format!("`{cmd}` exited 0 but no test result could be read"), evidence);
+            return Outcome::escalate(
+                KIND,
+                format!("`{cmd}` exited 0 but no test result could be read"),
+                evidence,
+            );
         }
-        Outcome::pass(KIND, format!("`{cmd}`: {passed} passed, {skipped} skipped"), evidence)
+        Outcome::pass(
+            KIND,
+            format!("`{cmd}`: {passed} passed, {skipped} skipped"),
+            evidence,
+        )
     }
 }
 
@@ -185,7 +237,14 @@ mod tests {
     fn libtest_lines() {
         let out = "running 3 tests\ntest a::b ... ok\ntest c ... FAILED\ntest d ... ignored, slow\ntest result: FAILED. 1 passed; 1 failed\n";
         let r = parse_libtest(out);
-        assert_eq!((r.count(TestResult::Passed), r.count(TestResult::Failed), r.count(TestResult::Skipped)), (1, 1, 1));
+        assert_eq!(
+            (
+                r.count(TestResult::Passed),
+                r.count(TestResult::Failed),
+                r.count(TestResult::Skipped)
+            ),
+            (1, 1, 1)
+        );
         assert_eq!(r.names(TestResult::Failed), vec!["c"]);
     }
 

@@ -20,7 +20,14 @@ pub struct Repo {
 
 pub fn git_in(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
-        .args(["-c", "user.name=Test", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .current_dir(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -46,7 +53,12 @@ impl Repo {
         git_in(dir.path(), &["add", "-A"]);
         git_in(dir.path(), &["commit", "-qm", "initial"]);
         let store = Store::discover(Some(dir.path())).expect("store");
-        Repo { dir, store, manifest: Manifest::default_manifest(), config: Config::default() }
+        Repo {
+            dir,
+            store,
+            manifest: Manifest::default_manifest(),
+            config: Config::default(),
+        }
     }
 
     pub fn path(&self) -> PathBuf {
@@ -79,7 +91,14 @@ impl Repo {
     }
 
     /// Run one floor (`spec` is the manifest's floor JSON) for `bead` at `step`.
-    pub fn check(&self, spec: Value, bead: &Bead, root: &Bead, step: &str, proposal: Option<&Proposal>) -> Outcome {
+    pub fn check(
+        &self,
+        spec: Value,
+        bead: &Bead,
+        root: &Bead,
+        step: &str,
+        proposal: Option<&Proposal>,
+    ) -> Outcome {
         let spec: FloorSpec = serde_json::from_value(spec).expect("floor spec");
         let step = self.manifest.step(step).expect("manifest step");
         let ctx = Ctx {
@@ -92,13 +111,20 @@ impl Repo {
             workdir: workdir_for(&self.store, bead),
             proposal,
         };
-        floor_for(&spec.kind).expect("floor implemented").check(&spec, &ctx)
+        floor_for(&spec.kind)
+            .expect("floor implemented")
+            .check(&spec, &ctx)
     }
 }
 
 /// A bead at `step`.
 pub fn bead(id: &str, step: &str) -> Bead {
-    let mut b = Bead::new(id.into(), format!("bead {id}"), String::new(), "2026-01-01T00:00:00Z");
+    let mut b = Bead::new(
+        id.into(),
+        format!("bead {id}"),
+        String::new(),
+        "2026-01-01T00:00:00Z",
+    );
     b.pipeline.step = step.into();
     b.pipeline.route = "leaf".into();
     b
@@ -119,11 +145,18 @@ pub fn split(parent: &mut Bead, claims: &[&[&str]]) -> Vec<Bead> {
     for (i, ids) in claims.iter().enumerate() {
         let mut c = bead(&format!("{}.{}", parent.id, i + 1), "generate-spec");
         c.parent = Some(parent.id.clone());
-        c.pipeline.provenance = Some(splice::model::bead::Provenance { split_by: parent.id.clone(), seq: 1, index: i + 1 });
+        c.pipeline.provenance = Some(splice::model::bead::Provenance {
+            split_by: parent.id.clone(),
+            seq: 1,
+            index: i + 1,
+        });
         c.pipeline.scenarios = ids.iter().map(|s| s.to_string()).collect();
         children.push(c);
     }
-    parent.pipeline.split = Some(SplitRecord { children: children.iter().map(|c| c.id.clone()).collect(), seq: 1 });
+    parent.pipeline.split = Some(SplitRecord {
+        children: children.iter().map(|c| c.id.clone()).collect(),
+        seq: 1,
+    });
     children
 }
 
