@@ -255,3 +255,24 @@ pub fn head(text: &str, max: usize) -> String {
 pub fn is_full_sha(s: &str) -> bool {
     s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::manifest::FLOOR_KINDS;
+
+    #[test]
+    fn every_manifest_floor_kind_is_implemented() {
+        for kind in FLOOR_KINDS {
+            assert!(floor_for(kind).is_some(), "{kind}");
+        }
+    }
+
+    #[test]
+    fn head_and_sha_helpers() {
+        assert_eq!(head("abc", 10), "abc");
+        assert!(head("ééé", 3).starts_with('é'));
+        assert!(is_full_sha("0123456789abcdef0123456789ABCDEF01234567"));
+        assert!(!is_full_sha("0123456"));
+    }
+}
