@@ -7,9 +7,22 @@
 //!
 //! One floor per file; [`floor_for`] maps a manifest kind to its implementation.
 
+pub mod children_conserved;
+pub mod children_finished;
 pub mod command;
+pub mod coverage;
+pub mod delivered;
 pub mod file_exists;
+pub mod gherkin;
 pub mod headings;
+pub mod review;
+pub mod run;
+pub mod sarif;
+pub mod scenarios_declared;
+pub mod spec;
+pub mod suite;
+pub mod target_checkout;
+pub mod test_results;
 
 use std::path::{Path, PathBuf};
 
@@ -124,6 +137,16 @@ pub fn floor_for(kind: &str) -> Option<Box<dyn Floor>> {
         "file_exists" => Box::new(file_exists::FileExists),
         "headings" => Box::new(headings::Headings),
         "command" => Box::new(command::Command),
+        "scenarios_declared" => Box::new(scenarios_declared::ScenariosDeclared),
+        "spec" => Box::new(spec::Spec),
+        "review" => Box::new(review::Review),
+        "children_conserved" => Box::new(children_conserved::ChildrenConserved),
+        "children_finished" => Box::new(children_finished::ChildrenFinished),
+        "coverage" => Box::new(coverage::Coverage),
+        "suite" => Box::new(suite::Suite),
+        "delivered" => Box::new(delivered::Delivered),
+        "tests" => Box::new(test_results::Tests),
+        "sarif" => Box::new(sarif::Sarif),
         _ => return None,
     })
 }
@@ -191,4 +214,65 @@ pub fn is_relative_inside(rel: &str) -> bool {
                 std::path::Component::Normal(_) | std::path::Component::CurDir
             )
         })
+}
+
+/// The node's ancestors, nearest first, read from the store (a missing or unreadable ancestor, or
+/// a parent cycle in hand-edited files, ends the walk).
+pub fn ancestors(ctx: &Ctx) -> Vec<Bead> {
+    let mut out: Vec<Bead> = Vec::new();
+    let mut next = ctx.bead.parent.clone();
+    while let Some(id) = next {
+        if id == ctx.bead.id || out.iter().any(|b| b.id == id) || out.len() >= 1024 {
+            break;
+        }
+        let bead = if id == ctx.root.id {
+            ctx.root.clone()
+        } else {
+            match ctx.store.read_bead(&id) {
+                Ok(b) => b,
+                Err(_) => break,
+            }
+        };
+        next = bead.parent.clone();
+        out.push(bead);
+    }
+    out
+}
+
+/// The first `max` bytes of `text`, on a char boundary, marked when cut.
+pub fn head(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n[… truncated]", &text[..end])
+}
+
+/// Is `s` a full 40-hex commit sha?
+pub fn is_full_sha(s: &str) -> bool {
+    s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::manifest::FLOOR_KINDS;
+
+    #[test]
+    fn every_manifest_floor_kind_is_implemented() {
+        for kind in FLOOR_KINDS {
+            assert!(floor_for(kind).is_some(), "{kind}");
+        }
+    }
+
+    #[test]
+    fn head_and_sha_helpers() {
+        assert_eq!(head("abc", 10), "abc");
+        assert!(head("ééé", 3).starts_with('é'));
+        assert!(is_full_sha("0123456789abcdef0123456789ABCDEF01234567"));
+        assert!(!is_full_sha("0123456"));
+    }
 }

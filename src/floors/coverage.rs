@@ -1,0 +1,307 @@
+//! `coverage`: the coverage ledger at integrate. Every scenario id the node owns appears on a
+//! line that declares a test, inside a test file under the root's `test_paths`, in a detached
+//! checkout of the integration target's tip.
+//!
+//! Known limits, by design (the seed's, asserted in this file's tests): a trivial test counts, a
+//! skipped test still carries its id, and the id counts anywhere on the declaring line.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::json;
+use walkdir::WalkDir;
+
+use super::gherkin::{carries_id, scenarios};
+use super::target_checkout::prepare;
+use super::{Ctx, Floor, Outcome, is_relative_inside};
+use crate::model::manifest::FloorSpec;
+
+pub struct Coverage;
+
+const KIND: &str = "coverage";
+
+/// Does the file's name or a directory on its path mark it as a test?
+pub fn is_test_file(rel: &Path) -> bool {
+    let in_test_dir = rel.parent().is_some_and(|dir| {
+        dir.components()
+            .any(|c| matches!(c.as_os_str().to_str(), Some("tests" | "test" | "__tests__")))
+    });
+    let Some(name) = rel.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let stem = name.split('.').next().unwrap_or_default();
+    in_test_dir
+        || (stem.ends_with("_test") && name.contains('.'))
+        || (name.starts_with("test_") && name.ends_with(".py"))
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || name.ends_with("_spec.rb")
+        || name.ends_with(".feature")
+}
+
+/// Is `attr` (a trimmed `#[…]` line) a test attribute: `#[test]`, `#[tokio::test]`, `#[rstest]`,
+/// `#[test_case(…)]`, `#[test_log::test]`, …?
+fn is_test_attribute(attr: &str) -> bool {
+    let Some(inner) = attr.strip_prefix("#[") else {
+        return false;
+    };
+    let path: String = inner
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+        .collect();
+    let last = path.rsplit("::").next().unwrap_or_default();
+    last == "test"
+        || last.starts_with("test_")
+        || last == "rstest"
+        || last == "quickcheck"
+        || last == "proptest"
+}
+
+fn is_rust_fn(line: &str) -> bool {
+    let mut words = line.split_whitespace().peekable();
+    while let Some(w) = words.next() {
+        if w == "fn" {
+            return words.peek().is_some();
+        }
+        let modifier =
+            w.starts_with("pub") || matches!(w, "async" | "unsafe" | "const" | "extern" | "\"C\"");
+        if !modifier {
+            return false;
+        }
+    }
+    false
+}
+
+/// Lines (1-based number, text) of `text` that declare a test, by the file's language.
+pub fn declarations(name: &str, text: &str) -> Vec<(usize, String)> {
+    let ext = name.rsplit('.').next().unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    match ext {
+        "feature" | "md" => {
+            for s in scenarios(text) {
+                // The id may sit on the tag line just before the scenario.
+                let tags = lines[..s.line - 1]
+                    .iter()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .filter(|l| l.trim_start().starts_with('@'))
+                    .map_or(String::new(), |l| format!("{} ", l.trim()));
+                out.push((s.line, format!("{tags}{}", lines[s.line - 1].trim())));
+            }
+        }
+        "rs" => {
+            // A test attribute arms the next `fn` line; other attributes, comments and multi-line
+            // attribute arguments may sit between; a line of code disarms.
+            let mut armed = false;
+            for (i, line) in lines.iter().enumerate() {
+                let t = line.trim();
+                if t.starts_with("#[") {
+                    armed |= is_test_attribute(t);
+                    if let Some(end) = t.find(']') {
+                        let rest = t[end + 1..].trim();
+                        if armed && is_rust_fn(rest) {
+                            out.push((i + 1, (*line).to_string()));
+                            armed = false;
+                        }
+                    }
+                    continue;
+                }
+                if !armed || t.is_empty() || t.starts_with("//") {
+                    continue;
+                }
+                if is_rust_fn(t) {
+                    out.push((i + 1, (*line).to_string()));
+                    armed = false;
+                } else if t.contains(['{', '}', ';']) {
+                    armed = false;
+                }
+            }
+        }
+        "java" | "kt" | "kts" | "groovy" | "scala" => {
+            let mut armed = false;
+            for (i, line) in lines.iter().enumerate() {
+                let t = line.trim();
+                if let Some(after_at) = t.strip_prefix('@') {
+                    let ann: String = after_at
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '.')
+                        .collect();
+                    let last = ann.rsplit('.').next().unwrap_or_default();
+                    armed |= matches!(
+                        last,
+                        "Test"
+                            | "ParameterizedTest"
+                            | "RepeatedTest"
+                            | "TestFactory"
+                            | "TestTemplate"
+                    );
+                    continue;
+                }
+                if !armed
+                    || t.is_empty()
+                    || t.starts_with("//")
+                    || t.starts_with("/*")
+                    || t.starts_with('*')
+                {
+                    continue;
+                }
+                if t.contains('(') {
+                    out.push((i + 1, (*line).to_string()));
+                }
+                armed = false;
+            }
+        }
+        _ => {
+            for (i, line) in lines.iter().enumerate() {
+                if declares(ext, line.trim()) {
+                    out.push((i + 1, (*line).to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One-line test declarations: Python, JS/TS, Go, Ruby.
+fn declares(ext: &str, t: &str) -> bool {
+    let call = |names: &[&str]| {
+        names.iter().any(|n| {
+            t.strip_prefix(n).is_some_and(|rest| {
+                // `it(`, `it.skip(`, `test.each([...])(`, `it "..." do`
+                let rest =
+                    rest.trim_start_matches(|c: char| c.is_alphanumeric() || c == '.' || c == '_');
+                let word_ok = !t[n.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_');
+                word_ok && rest.trim_start().starts_with(['(', '`', '"', '\''])
+            })
+        })
+    };
+    match ext {
+        "py" => {
+            let t = t.strip_prefix("async ").unwrap_or(t);
+            t.starts_with("def test")
+        }
+        "js" | "jsx" | "ts" | "tsx" | "mjs" | "cjs" | "mts" | "cts" => call(&["it", "test"]),
+        "go" => t.starts_with("func Test") || t.contains("t.Run("),
+        "rb" => t.starts_with("def test_") || call(&["it", "specify", "example", "scenario"]),
+        _ => false,
+    }
+}
+
+impl Floor for Coverage {
+    fn check(&self, _spec: &FloorSpec, ctx: &Ctx) -> Outcome {
+        let test_paths = &ctx.root.pipeline.test_paths;
+        if test_paths.is_empty() {
+            return Outcome::escalate(
+                KIND,
+                "test_paths is unset on the campaign root: missing configuration is not incomplete work; run `splice transition set-config`",
+                json!({ "root": ctx.root.id }),
+            );
+        }
+        if let Some(bad) = test_paths.iter().find(|p| !is_relative_inside(p)) {
+            return Outcome::escalate(
+                KIND,
+                format!(
+                    "test path `{bad}` is not repository-relative; fix it with `splice transition set-config`"
+                ),
+                json!({ "test_paths": test_paths }),
+            );
+        }
+        let checkout = match prepare(ctx) {
+            Ok(c) => c,
+            Err(reason) => {
+                return Outcome::escalate(
+                    KIND,
+                    format!("cannot check out the integration target: {reason}"),
+                    json!({}),
+                );
+            }
+        };
+        let owned = &ctx.bead.pipeline.scenarios;
+        let mut found: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut absent_paths = Vec::new();
+        let mut files_scanned = 0usize;
+        for tp in test_paths {
+            let base = checkout.path.join(tp);
+            if !base.exists() {
+                absent_paths.push(tp.clone());
+                continue;
+            }
+            for entry in WalkDir::new(&base)
+                .sort_by_file_name()
+                .into_iter()
+                .filter_map(Result::ok)
+            {
+                let Ok(rel) = entry.path().strip_prefix(&checkout.path) else {
+                    continue;
+                };
+                if !entry.file_type().is_file()
+                    || rel.components().any(|c| c.as_os_str() == ".git")
+                    || !is_test_file(rel)
+                {
+                    continue;
+                }
+                let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                    continue;
+                };
+                files_scanned += 1;
+                let name = rel
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                for (line_no, line) in declarations(&name, &text) {
+                    for id in owned.iter().filter(|id| carries_id(&line, id)) {
+                        found
+                            .entry(id.clone())
+                            .or_default()
+                            .push(format!("{}:{line_no}", rel.display()));
+                    }
+                }
+            }
+        }
+        let missing: Vec<&String> = owned.iter().filter(|id| !found.contains_key(*id)).collect();
+        let evidence = json!({
+            "read_in": checkout.path,
+            "target": checkout.target,
+            "tip": checkout.tip,
+            "test_paths": test_paths,
+            "absent_test_paths": absent_paths,
+            "files_scanned": files_scanned,
+            "found": found,
+            "missing": missing,
+        });
+        if owned.is_empty() {
+            return Outcome::pass(
+                KIND,
+                format!("{} owns no scenario ids; nothing to cover", ctx.bead.id),
+                evidence,
+            );
+        }
+        if missing.is_empty() {
+            Outcome::pass(
+                KIND,
+                format!(
+                    "all {} scenario id(s) are on test declarations at {}",
+                    owned.len(),
+                    checkout.target
+                ),
+                evidence,
+            )
+        } else {
+            let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+            Outcome::refuse(
+                KIND,
+                format!(
+                    "no test declaration carries scenario id(s) {} on {}",
+                    names.join(", "),
+                    checkout.target
+                ),
+                evidence,
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "coverage_tests.rs"]
+mod tests;

@@ -1,0 +1,232 @@
+//! `delivered`: the reviewed commit has reached the integration target, proven by ancestry (it is
+//! the target's tip or an ancestor of it) or by a forge confirming a merged pull request whose
+//! merge commit is on the target (squash merges leave the reviewed commit off the target).
+//!
+//! The forge is asked through `[delivery] forge_command`, run with the PR URL appended; it prints
+//! `{"merged": bool, "merge_commit": "<sha>"}`. An open PR refuses as "awaiting merge". Deep
+//! autonomy never delivers to `main`/`master`: that escalates to a person.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use git2::{Oid, Repository};
+use serde_json::{Value, json};
+
+use super::run::run;
+use super::target_checkout::{is_on, resolve_target, target_tip};
+use super::{Ctx, Effect, Floor, Outcome, ancestors, tail};
+use crate::decide::autonomy::{is_mainline, resolve};
+use crate::model::Autonomy;
+use crate::model::manifest::FloorSpec;
+
+pub struct Delivered;
+
+const KIND: &str = "delivered";
+
+/// How long the forge may take to answer.
+const FORGE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What the forge said about a PR.
+#[derive(Debug, PartialEq)]
+pub struct ForgeAnswer {
+    pub merged: bool,
+    pub merge_commit: Option<String>,
+}
+
+/// Parse the forge command's stdout (one JSON object, possibly after log lines).
+pub fn parse_forge(stdout: &str) -> Option<ForgeAnswer> {
+    let value: Value = serde_json::from_str(stdout.trim()).ok().or_else(|| {
+        stdout.lines().rev().find_map(|l| {
+            serde_json::from_str::<Value>(l.trim())
+                .ok()
+                .filter(Value::is_object)
+        })
+    })?;
+    Some(ForgeAnswer {
+        merged: value.get("merged")?.as_bool()?,
+        merge_commit: value
+            .get("merge_commit")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    })
+}
+
+impl Floor for Delivered {
+    fn check(&self, _spec: &FloorSpec, ctx: &Ctx) -> Outcome {
+        let Some(target) = resolve_target(ctx) else {
+            return Outcome::escalate(
+                KIND,
+                "no integration target: set one with `splice transition set-target`, or `[delivery] target` in config.toml",
+                json!({}),
+            );
+        };
+        let lineage = ancestors(ctx);
+        let by_id: HashMap<&str, &crate::model::Bead> =
+            lineage.iter().map(|b| (b.id.as_str(), b)).collect();
+        let (level, source) = resolve(
+            ctx.bead,
+            |id| by_id.get(id).copied(),
+            ctx.config.autonomy.default,
+        );
+        if level == Autonomy::Deep && is_mainline(&target) {
+            return Outcome::escalate(
+                KIND,
+                format!(
+                    "deep autonomy (from {}) may not deliver to `{target}`: the merge to mainline is a person's job",
+                    source.label()
+                ),
+                json!({ "target": target, "autonomy": level.as_str() }),
+            );
+        }
+        let Some(reviewed) = ctx.bead.pipeline.reviewed_sha.clone() else {
+            return Outcome::refuse(
+                KIND,
+                "no reviewed commit is recorded: the review step must pass first",
+                json!({ "target": target }),
+            );
+        };
+        let pr_url = ctx
+            .proposal
+            .and_then(|p| p.pr_url.clone())
+            .or_else(|| ctx.bead.pipeline.pr_url.clone());
+        let mut evidence = json!({ "target": target, "reviewed_sha": reviewed, "pr_url": pr_url });
+        let repo = match Repository::discover(ctx.store.repo()) {
+            Ok(r) => r,
+            Err(e) => {
+                return Outcome::escalate(
+                    KIND,
+                    format!("cannot open the repository: {}", e.message()),
+                    evidence,
+                );
+            }
+        };
+        let tip = match target_tip(&repo, &target) {
+            Ok(t) => t,
+            Err(reason) => return Outcome::escalate(KIND, reason, evidence),
+        };
+        evidence["tip"] = json!(tip.to_string());
+        let with_pr = |o: Outcome| match &pr_url {
+            Some(url) => o.with_effect(Effect::SetPrUrl(url.clone())),
+            None => o,
+        };
+        if let Ok(oid) = Oid::from_str(&reviewed)
+            && repo.find_commit(oid).is_ok()
+        {
+            match is_on(&repo, oid, tip) {
+                Ok(true) => {
+                    evidence["proof"] = json!("ancestry");
+                    return with_pr(Outcome::pass(
+                        KIND,
+                        format!("reviewed commit {reviewed} is on {target}"),
+                        evidence,
+                    ));
+                }
+                Ok(false) => {}
+                Err(reason) => return Outcome::escalate(KIND, reason, evidence),
+            }
+        }
+        let Some(url) = pr_url.clone() else {
+            return Outcome::refuse(
+                KIND,
+                format!(
+                    "reviewed commit {reviewed} is not on {target} and no pull request is recorded"
+                ),
+                evidence,
+            );
+        };
+        let Some(forge) = ctx
+            .config
+            .delivery
+            .forge_command
+            .clone()
+            .filter(|f| !f.is_empty())
+        else {
+            return Outcome::escalate(
+                KIND,
+                format!(
+                    "a pull request ({url}) is recorded but no `[delivery] forge_command` is configured to confirm its merge"
+                ),
+                evidence,
+            );
+        };
+        let mut argv = forge;
+        argv.push(url.clone());
+        let ran = match run(&argv, ctx.store.repo(), &[], FORGE_TIMEOUT) {
+            Ok(r) => r,
+            Err(e) => {
+                return Outcome::escalate(
+                    KIND,
+                    format!("cannot run the forge command `{}`: {e}", argv[0]),
+                    evidence,
+                );
+            }
+        };
+        evidence["forge_output"] = json!(tail(&ran.combined(), 2000));
+        let answer = match (ran.code, parse_forge(&ran.stdout)) {
+            (Some(0), Some(a)) => a,
+            (code, _) => {
+                return Outcome::escalate(
+                    KIND,
+                    format!(
+                        "the forge command gave no answer (exit {code:?}); it must print {{\"merged\": bool, \"merge_commit\": sha}}"
+                    ),
+                    evidence,
+                );
+            }
+        };
+        if !answer.merged {
+            let mut o = Outcome::refuse(
+                KIND,
+                format!("awaiting merge: {url} is not merged yet"),
+                evidence,
+            );
+            o.awaiting_merge = true;
+            return o;
+        }
+        let Some(merge) = answer.merge_commit.clone() else {
+            return Outcome::refuse(
+                KIND,
+                format!("the forge says {url} is merged but names no merge commit"),
+                evidence,
+            );
+        };
+        evidence["merge_commit"] = json!(merge);
+        let on_target = Oid::from_str(&merge)
+            .ok()
+            .filter(|oid| repo.find_commit(*oid).is_ok())
+            .map(|oid| is_on(&repo, oid, tip));
+        match on_target {
+            Some(Ok(true)) => {
+                evidence["proof"] = json!("forge");
+                with_pr(Outcome::pass(
+                    KIND,
+                    format!("{url} is merged as {merge} on {target}"),
+                    evidence,
+                ))
+            }
+            Some(Err(reason)) => Outcome::escalate(KIND, reason, evidence),
+            _ => Outcome::refuse(
+                KIND,
+                format!(
+                    "{url} is merged as {merge}, which is not on {target} here (fetch the target?)"
+                ),
+                evidence,
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forge_answers() {
+        let a = parse_forge("{\"merged\": true, \"merge_commit\": \"abc\"}\n").unwrap();
+        assert!(a.merged && a.merge_commit.as_deref() == Some("abc"));
+        let a = parse_forge("fetching…\n{\"merged\": false}\n").unwrap();
+        assert!(!a.merged && a.merge_commit.is_none());
+        assert!(parse_forge("not json").is_none());
+        assert!(parse_forge("{\"state\": \"open\"}").is_none());
+    }
+}

@@ -1,0 +1,263 @@
+//! `review`: the latest `## Review` section of the review at `path` has the four verdicts
+//! (Standards, Spec, Architecture, Evidence), none FAIL, and was made against the current HEAD.
+//!
+//! WARNING passes and is reported. A FAIL sends the node back (to `back_to`, default
+//! `implement`) with the section's text as guidance; a stale `Reviewed-SHA` only refuses, so the
+//! review is redone against the new code.
+
+use serde_json::json;
+
+use super::{Ctx, Effect, Floor, Outcome, head, is_full_sha};
+use crate::model::manifest::FloorSpec;
+
+pub struct Review;
+
+const KIND: &str = "review";
+
+/// The verdict lines every review must carry.
+pub const VERDICTS: &[&str] = &["Standards", "Spec", "Architecture", "Evidence"];
+
+/// How much of a failing review travels back as guidance.
+const GUIDANCE_BYTES: usize = 4096;
+
+/// One `## Review` section.
+#[derive(Debug, Default, PartialEq)]
+pub struct Section {
+    pub text: String,
+    pub sha: Option<String>,
+    /// (name, verdict word as written, e.g. `PASS`) in `VERDICTS` order; missing ones absent.
+    pub verdicts: Vec<(String, String)>,
+}
+
+/// Is this line a level-2 `Review` heading (`## Review`, `## Review 2`, `## Review — round 2`)?
+fn is_review_heading(line: &str) -> bool {
+    let Some(rest) = line.trim_end().strip_prefix("## ") else {
+        return false;
+    };
+    let rest = rest.trim_start();
+    rest.get(..6)
+        .is_some_and(|w| w.eq_ignore_ascii_case("review"))
+        && !rest[6..].starts_with(|c: char| c.is_alphanumeric())
+}
+
+/// `key: value` on a line, tolerating list markers and bold (`- **Spec:** PASS`).
+fn field<'l>(line: &'l str, key: &str) -> Option<&'l str> {
+    let l = line
+        .trim()
+        .trim_start_matches(['-', '*', '>', ' '])
+        .trim_start();
+    let (k, v) = l.split_once(':')?;
+    if !k.trim().trim_matches('*').trim().eq_ignore_ascii_case(key) {
+        return None;
+    }
+    Some(v.trim().trim_start_matches(['*', '`', ' ']))
+}
+
+/// Every `## Review` section, in order; the latest is the last.
+pub fn sections(text: &str) -> Vec<Section> {
+    let mut out: Vec<Section> = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if is_review_heading(line) {
+            out.push(Section::default());
+            inside = true;
+        } else if line.starts_with("# ") || line.starts_with("## ") {
+            inside = false;
+        }
+        let Some(section) = out.last_mut().filter(|_| inside) else {
+            continue;
+        };
+        section.text.push_str(line);
+        section.text.push('\n');
+        if let Some(v) = field(line, "Reviewed-SHA") {
+            let sha = v.split_whitespace().next().unwrap_or_default();
+            section.sha = Some(sha.trim_matches(['`', '*']).to_ascii_lowercase());
+        }
+        for name in VERDICTS {
+            if let Some(v) = field(line, name) {
+                let word: String = v.chars().take_while(char::is_ascii_alphabetic).collect();
+                let word = word.to_ascii_uppercase();
+                // A repeated line keeps the worst verdict.
+                match section.verdicts.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, old)) if old.as_str() == "FAIL" => {}
+                    Some((_, old)) => *old = word,
+                    None => section.verdicts.push(((*name).to_string(), word)),
+                }
+            }
+        }
+    }
+    out
+}
+
+impl Floor for Review {
+    fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
+        let Some((rel, abs)) = ctx.path_param(spec) else {
+            return Outcome::escalate(KIND, "the floor declares no `path`", json!({}));
+        };
+        let Ok(text) = std::fs::read_to_string(&abs) else {
+            return Outcome::refuse(
+                KIND,
+                format!("{rel} does not exist or is not readable text"),
+                json!({ "path": rel }),
+            );
+        };
+        let all = sections(&text);
+        let Some(latest) = all.last() else {
+            return Outcome::refuse(
+                KIND,
+                format!("{rel} has no `## Review` section"),
+                json!({ "path": rel }),
+            );
+        };
+        let verdicts: serde_json::Map<String, serde_json::Value> = latest
+            .verdicts
+            .iter()
+            .map(|(n, v)| (n.clone(), json!(v)))
+            .collect();
+        let mut evidence = json!({
+            "path": rel,
+            "reviews": all.len(),
+            "verdicts": verdicts,
+            "reviewed_sha": latest.sha,
+        });
+        let missing: Vec<&str> = VERDICTS
+            .iter()
+            .copied()
+            .filter(|n| !latest.verdicts.iter().any(|(m, _)| m == n))
+            .collect();
+        let invalid: Vec<String> = latest
+            .verdicts
+            .iter()
+            .filter(|(_, v)| !matches!(v.as_str(), "PASS" | "WARNING" | "FAIL"))
+            .map(|(n, v)| format!("{n}: {v:?}"))
+            .collect();
+        if !missing.is_empty() || !invalid.is_empty() {
+            evidence["missing"] = json!(missing);
+            evidence["invalid"] = json!(invalid);
+            let mut parts = Vec::new();
+            if !missing.is_empty() {
+                parts.push(format!("missing verdict line(s) {}", missing.join(", ")));
+            }
+            if !invalid.is_empty() {
+                parts.push(format!(
+                    "verdict(s) not PASS, WARNING or FAIL: {}",
+                    invalid.join(", ")
+                ));
+            }
+            return Outcome::refuse(
+                KIND,
+                format!("{rel}: the latest review has {}", parts.join("; ")),
+                evidence,
+            );
+        }
+        let failed: Vec<&str> = latest
+            .verdicts
+            .iter()
+            .filter(|(_, v)| v == "FAIL")
+            .map(|(n, _)| n.as_str())
+            .collect();
+        if !failed.is_empty() {
+            let step = spec.str_param("back_to").unwrap_or("implement").to_string();
+            evidence["failed"] = json!(failed);
+            return Outcome::refuse(
+                KIND,
+                format!(
+                    "{rel}: the review says FAIL on {}; back to {step}",
+                    failed.join(", ")
+                ),
+                evidence,
+            )
+            .with_effect(Effect::SendBack {
+                step,
+                guidance: head(&latest.text, GUIDANCE_BYTES),
+            });
+        }
+        let warnings: Vec<&str> = latest
+            .verdicts
+            .iter()
+            .filter(|(_, v)| v == "WARNING")
+            .map(|(n, _)| n.as_str())
+            .collect();
+        evidence["warnings"] = json!(warnings);
+        let Some(sha) = latest.sha.clone().filter(|s| is_full_sha(s)) else {
+            return Outcome::refuse(
+                KIND,
+                format!(
+                    "{rel}: the latest review has no `Reviewed-SHA:` with a full 40-hex commit sha"
+                ),
+                evidence,
+            );
+        };
+        let head_sha = match git2::Repository::discover(&ctx.workdir).and_then(|r| {
+            r.head()
+                .and_then(|h| h.peel_to_commit())
+                .map(|c| c.id().to_string())
+        }) {
+            Ok(h) => h,
+            Err(e) => {
+                return Outcome::escalate(
+                    KIND,
+                    format!(
+                        "cannot read HEAD at {}: {}",
+                        ctx.workdir.display(),
+                        e.message()
+                    ),
+                    evidence,
+                );
+            }
+        };
+        evidence["head"] = json!(head_sha);
+        if sha != head_sha {
+            return Outcome::refuse(
+                KIND,
+                format!(
+                    "{rel}: the review was made against {sha}, but HEAD is {head_sha}; review the current code"
+                ),
+                evidence,
+            );
+        }
+        let reason = if warnings.is_empty() {
+            format!("{rel}: four verdicts pass against HEAD {head_sha}")
+        } else {
+            format!(
+                "{rel}: passes against HEAD {head_sha} with WARNING on {}",
+                warnings.join(", ")
+            )
+        };
+        Outcome::pass(KIND, reason, evidence).with_effect(Effect::SetReviewedSha(sha))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latest_section_wins_and_formats_are_tolerated() {
+        let text = "# Reviews\n## Review 1\nReviewed-SHA: AAA\nStandards: FAIL bad\n## Reviewed files\nSpec: FAIL\n## Review — round 2\n- **Reviewed-SHA:** `BBB`\n- **Standards:** PASS\n- Spec: WARNING naming\nArchitecture: pass\n### Notes\nEvidence: PASS\n";
+        let all = sections(text);
+        assert_eq!(all.len(), 2);
+        let last = all.last().unwrap();
+        assert_eq!(last.sha.as_deref(), Some("bbb"));
+        assert_eq!(
+            last.verdicts,
+            vec![
+                ("Standards".to_string(), "PASS".to_string()),
+                ("Spec".to_string(), "WARNING".to_string()),
+                ("Architecture".to_string(), "PASS".to_string()),
+                ("Evidence".to_string(), "PASS".to_string()),
+            ]
+        );
+        // The text between sections ("## Reviewed files") belongs to no review.
+        assert_eq!(all[0].verdicts.len(), 1);
+    }
+
+    #[test]
+    fn repeated_line_keeps_fail() {
+        let s = sections("## Review\nSpec: FAIL\nSpec: PASS\n");
+        assert_eq!(
+            s[0].verdicts,
+            vec![("Spec".to_string(), "FAIL".to_string())]
+        );
+    }
+}

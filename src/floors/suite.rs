@@ -1,0 +1,101 @@
+//! `suite`: one green run of the root's `suite_cmd` (via `sh -c`) in a detached checkout of the
+//! integration target's tip, where the children's work landed. Exit 0 passes; the output's tail
+//! is the evidence. Unset `suite_cmd` or `test_paths` escalates: missing configuration is not
+//! incomplete work.
+
+use serde_json::json;
+
+use super::run::{run, timeout_for};
+use super::target_checkout::prepare;
+use super::{Ctx, Floor, Outcome, tail};
+use crate::model::manifest::FloorSpec;
+
+pub struct Suite;
+
+const KIND: &str = "suite";
+
+/// How much of the suite's output is kept as evidence.
+const TAIL_BYTES: usize = 4000;
+
+impl Floor for Suite {
+    fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
+        let root = &ctx.root.pipeline;
+        let mut unset = Vec::new();
+        if root
+            .suite_cmd
+            .as_deref()
+            .is_none_or(|c| c.trim().is_empty())
+        {
+            unset.push("suite_cmd");
+        }
+        if root.test_paths.is_empty() {
+            unset.push("test_paths");
+        }
+        if !unset.is_empty() {
+            return Outcome::escalate(
+                KIND,
+                format!(
+                    "{} unset on the campaign root {}: missing configuration is not incomplete work; run `splice transition set-config`",
+                    unset.join(" and "),
+                    ctx.root.id
+                ),
+                json!({ "unset": unset }),
+            );
+        }
+        let cmd = root.suite_cmd.clone().unwrap_or_default();
+        let checkout = match prepare(ctx) {
+            Ok(c) => c,
+            Err(reason) => {
+                return Outcome::escalate(
+                    KIND,
+                    format!("cannot check out the integration target: {reason}"),
+                    json!({ "suite_cmd": cmd }),
+                );
+            }
+        };
+        let argv = vec!["sh".to_string(), "-c".to_string(), cmd.clone()];
+        let timeout = timeout_for(spec, ctx.step.timeout_s);
+        let ran = match run(
+            &argv,
+            &checkout.path,
+            &[("SPLICE_BEAD", &ctx.bead.id)],
+            timeout,
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                return Outcome::escalate(
+                    KIND,
+                    format!("cannot run the suite: {e}"),
+                    json!({ "suite_cmd": cmd }),
+                );
+            }
+        };
+        let evidence = json!({
+            "suite_cmd": cmd,
+            "read_in": checkout.path,
+            "target": checkout.target,
+            "tip": checkout.tip,
+            "exit_code": ran.code,
+            "timed_out": ran.timed_out,
+            "output_tail": tail(&ran.combined(), TAIL_BYTES),
+        });
+        match ran.code {
+            Some(0) => Outcome::pass(
+                KIND,
+                format!("`{cmd}` passed on {} at {}", checkout.target, checkout.tip),
+                evidence,
+            ),
+            _ if ran.timed_out => Outcome::refuse(
+                KIND,
+                format!("`{cmd}` ran past {}s and was killed", timeout.as_secs()),
+                evidence,
+            ),
+            Some(code) => Outcome::refuse(
+                KIND,
+                format!("`{cmd}` exited {code} on {}", checkout.target),
+                evidence,
+            ),
+            None => Outcome::refuse(KIND, format!("`{cmd}` was killed by a signal"), evidence),
+        }
+    }
+}

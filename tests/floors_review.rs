@@ -1,0 +1,151 @@
+//! The review floor against a real repository: four verdicts, the reviewed commit against HEAD.
+
+#[path = "floors_common/mod.rs"]
+mod common;
+
+use common::{Repo, assert_verdict, bead};
+use serde_json::json;
+use splice::floors::{Effect, Outcome};
+
+fn review(sha: &str, verdicts: [&str; 4]) -> String {
+    format!(
+        "## Review\nReviewed-SHA: {sha}\nStandards: {}\nSpec: {}\nArchitecture: {}\nEvidence: {}\n",
+        verdicts[0], verdicts[1], verdicts[2], verdicts[3]
+    )
+}
+
+fn check(repo: &Repo, spec: serde_json::Value, text: &str) -> Outcome {
+    repo.write("reviews/sp-a.md", text);
+    let b = bead("sp-a", "review");
+    repo.check(spec, &b, &b, "review", None)
+}
+
+fn default_spec() -> serde_json::Value {
+    json!({"kind": "review", "path": "reviews/{{bead.id}}.md"})
+}
+
+#[test]
+fn passes_against_head_and_lists_warnings() {
+    let repo = Repo::new();
+    let head = repo.head();
+    let o = check(
+        &repo,
+        default_spec(),
+        &review(&head, ["PASS", "WARNING naming is loose", "PASS", "PASS"]),
+    );
+    assert_verdict(&o, "pass");
+    assert_eq!(o.evidence["warnings"], json!(["Spec"]));
+    assert_eq!(o.effects, vec![Effect::SetReviewedSha(head)]);
+}
+
+#[test]
+fn the_latest_review_decides() {
+    let repo = Repo::new();
+    let head = repo.head();
+    let text = format!(
+        "{}\n{}",
+        review(&head, ["FAIL", "PASS", "PASS", "PASS"]),
+        review(&head, ["PASS"; 4])
+    );
+    assert_verdict(&check(&repo, default_spec(), &text), "pass");
+}
+
+#[test]
+fn fail_sends_back_with_the_review_as_guidance() {
+    let repo = Repo::new();
+    let head = repo.head();
+    let text = review(
+        &head,
+        ["PASS", "FAIL: S2 is not implemented", "PASS", "PASS"],
+    );
+    let o = check(&repo, default_spec(), &text);
+    assert_verdict(&o, "refuse");
+    match o.effects.as_slice() {
+        [Effect::SendBack { step, guidance }] => {
+            assert_eq!(step, "implement");
+            assert!(guidance.contains("S2 is not implemented"));
+        }
+        other => panic!("expected one send-back, got {other:?}"),
+    }
+    let spec =
+        json!({"kind": "review", "path": "reviews/{{bead.id}}.md", "back_to": "generate-spec"});
+    let o = check(&repo, spec, &text);
+    assert!(
+        matches!(o.effects.as_slice(), [Effect::SendBack { step, .. }] if step == "generate-spec")
+    );
+}
+
+#[test]
+fn a_long_failing_review_is_truncated_as_guidance() {
+    let repo = Repo::new();
+    let text = format!(
+        "{}{}",
+        review(&repo.head(), ["FAIL", "PASS", "PASS", "PASS"]),
+        "detail line\n".repeat(2000)
+    );
+    let o = check(&repo, default_spec(), &text);
+    let [Effect::SendBack { guidance, .. }] = o.effects.as_slice() else {
+        panic!("{o:?}")
+    };
+    assert!(guidance.len() < 4200, "{}", guidance.len());
+}
+
+#[test]
+fn missing_or_bad_verdicts_refuse_without_send_back() {
+    let repo = Repo::new();
+    let head = repo.head();
+    let o = check(
+        &repo,
+        default_spec(),
+        &format!(
+            "## Review\nReviewed-SHA: {head}\nStandards: PASS\nSpec: PASS\nArchitecture: PASS\n"
+        ),
+    );
+    assert_verdict(&o, "refuse");
+    assert!(o.reason.contains("Evidence"), "{}", o.reason);
+    assert!(o.effects.is_empty());
+    let o = check(
+        &repo,
+        default_spec(),
+        &review(&head, ["PASS", "OK", "PASS", "PASS"]),
+    );
+    assert_verdict(&o, "refuse");
+    assert!(
+        o.reason.contains("not PASS, WARNING or FAIL"),
+        "{}",
+        o.reason
+    );
+    let o = check(&repo, default_spec(), "# Notes only\n");
+    assert_verdict(&o, "refuse");
+}
+
+#[test]
+fn a_review_of_an_older_commit_is_refused_after_a_new_commit_lands() {
+    let repo = Repo::new();
+    let reviewed = repo.head();
+    let text = review(&reviewed, ["PASS"; 4]);
+    assert_verdict(&check(&repo, default_spec(), &text), "pass");
+    repo.write("src/add.rs", "pub fn add() {}\n");
+    let new_head = repo.commit("more work");
+    let o = check(&repo, default_spec(), &text);
+    assert_verdict(&o, "refuse");
+    assert!(
+        o.reason.contains(&new_head) && o.reason.contains(&reviewed),
+        "{}",
+        o.reason
+    );
+    assert!(
+        o.effects.is_empty(),
+        "a stale sha only refuses: {:?}",
+        o.effects
+    );
+}
+
+#[test]
+fn a_short_sha_refuses() {
+    let repo = Repo::new();
+    let head = repo.head();
+    let o = check(&repo, default_spec(), &review(&head[..10], ["PASS"; 4]));
+    assert_verdict(&o, "refuse");
+    assert!(o.reason.contains("full 40-hex"), "{}", o.reason);
+}

@@ -1,0 +1,162 @@
+//! The `tests` and `sarif` floors: test results from libtest output and JUnit XML, findings
+//! from SARIF by severity.
+
+#[path = "floors_common/mod.rs"]
+mod common;
+
+use common::{Repo, assert_verdict, bead};
+use serde_json::{Value, json};
+use splice::floors::Outcome;
+
+fn check(repo: &Repo, spec: Value) -> Outcome {
+    let b = bead("sp-a", "implement");
+    repo.check(spec, &b, &b, "implement", None)
+}
+
+const LIBTEST_OK: &str =
+    "printf 'running 2 tests\\ntest a ... ok\\ntest b ... ignored\\n\\ntest result: ok.\\n'";
+
+#[test]
+fn tests_pass_with_counts() {
+    let repo = Repo::new();
+    let o = check(&repo, json!({"kind": "tests", "cmd": LIBTEST_OK}));
+    assert_verdict(&o, "pass");
+    assert_eq!(
+        (o.evidence["passed"].clone(), o.evidence["skipped"].clone()),
+        (json!(1), json!(1))
+    );
+}
+
+#[test]
+fn tests_refuse_on_a_failure_from_libtest_or_junit() {
+    let repo = Repo::new();
+    let o = check(
+        &repo,
+        json!({"kind": "tests", "cmd": "echo 'test s1_adds ... FAILED'; exit 101"}),
+    );
+    assert_verdict(&o, "refuse");
+    assert_eq!(o.evidence["failed_tests"], json!(["s1_adds"]));
+
+    repo.write(
+        "out/junit.xml",
+        "<testsuite><testcase name=\"ok\"/><testcase name=\"bad\"><error message=\"x\"/></testcase></testsuite>",
+    );
+    // The command itself succeeds; the report says a test errored.
+    let o = check(
+        &repo,
+        json!({"kind": "tests", "argv": ["true"], "junit": "out/junit.xml"}),
+    );
+    assert_verdict(&o, "refuse");
+    assert_eq!(
+        (o.evidence["passed"].clone(), o.evidence["errored"].clone()),
+        (json!(1), json!(1))
+    );
+}
+
+#[test]
+fn tests_junit_pass_and_non_zero_exit() {
+    let repo = Repo::new();
+    repo.write(
+        "junit-sp-a.xml",
+        "<testsuite><testcase name=\"ok\"></testcase></testsuite>",
+    );
+    assert_verdict(
+        &check(
+            &repo,
+            json!({"kind": "tests", "argv": ["true"], "junit": "junit-{{bead.id}}.xml"}),
+        ),
+        "pass",
+    );
+    // No failing test parsed, but the command failed (e.g. it did not compile).
+    assert_verdict(
+        &check(
+            &repo,
+            json!({"kind": "tests", "cmd": "echo error: cannot compile; exit 101"}),
+        ),
+        "refuse",
+    );
+}
+
+#[test]
+fn tests_escalate_when_they_cannot_check() {
+    let repo = Repo::new();
+    let o = check(
+        &repo,
+        json!({"kind": "tests", "argv": ["/nonexistent/runner"]}),
+    );
+    assert_verdict(&o, "escalate");
+    assert_verdict(
+        &check(&repo, json!({"kind": "tests", "argv": ["true"]})),
+        "escalate",
+    );
+    assert_verdict(&check(&repo, json!({"kind": "tests"})), "escalate");
+}
+
+fn sarif(results: Value) -> String {
+    json!({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": results}]}).to_string()
+}
+
+#[test]
+fn sarif_counts_and_fail_on() {
+    let repo = Repo::new();
+    repo.write(
+        "lint.sarif",
+        &sarif(json!([{"ruleId": "W1", "level": "warning"}, {"ruleId": "N1", "level": "note"}])),
+    );
+    let o = check(&repo, json!({"kind": "sarif", "file": "lint.sarif"}));
+    assert_verdict(&o, "pass");
+    assert_eq!(o.evidence["counts"]["warning"], json!(1));
+    assert_eq!(o.evidence["status"], json!("complete"));
+
+    let o = check(
+        &repo,
+        json!({"kind": "sarif", "file": "lint.sarif", "fail_on": ["warning"]}),
+    );
+    assert_verdict(&o, "refuse");
+
+    repo.write("sec.sarif", &sarif(json!([{"ruleId": "S1", "level": "warning", "properties": {"security-severity": "7.5"}}])));
+    let o = check(&repo, json!({"kind": "sarif", "file": "sec.sarif"}));
+    assert_verdict(&o, "refuse");
+    assert!(o.reason.contains("1 high"), "{}", o.reason);
+}
+
+#[test]
+fn sarif_from_a_tools_stdout() {
+    let repo = Repo::new();
+    repo.write(
+        "report.json",
+        &sarif(json!([{"ruleId": "E1", "level": "error"}])),
+    );
+    // Linters exit non-zero when they find something; the findings decide.
+    let o = check(
+        &repo,
+        json!({"kind": "sarif", "argv": ["sh", "-c", "cat report.json; exit 1"]}),
+    );
+    assert_verdict(&o, "refuse");
+    assert_eq!(o.evidence["counts"]["error"], json!(1));
+}
+
+#[test]
+fn sarif_missing_is_never_a_silent_pass() {
+    let repo = Repo::new();
+    let o = check(&repo, json!({"kind": "sarif", "file": "absent.sarif"}));
+    assert_verdict(&o, "escalate");
+    assert_eq!(o.evidence["status"], json!("incomplete"));
+    let o = check(
+        &repo,
+        json!({"kind": "sarif", "argv": ["/nonexistent/linter"]}),
+    );
+    assert_verdict(&o, "escalate");
+    assert_eq!(o.evidence["status"], json!("incomplete"));
+    let o = check(
+        &repo,
+        json!({"kind": "sarif", "file": "absent.sarif", "optional": true}),
+    );
+    assert_verdict(&o, "pass");
+    assert_eq!(o.evidence["status"], json!("not-applicable"));
+    repo.write("broken.sarif", "{ not json");
+    assert_verdict(
+        &check(&repo, json!({"kind": "sarif", "file": "broken.sarif"})),
+        "escalate",
+    );
+}
