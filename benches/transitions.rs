@@ -17,7 +17,12 @@ fn store_with(dir: &Path, n: usize) -> (Store, Vec<String>) {
     let mut ids = Vec::with_capacity(n);
     for i in 0..n {
         let id = format!("sp-b{i:06}");
-        let mut bead = Bead::new(id.clone(), format!("bead {i}"), "x".repeat(400), "2026-01-01T00:00:00Z");
+        let mut bead = Bead::new(
+            id.clone(),
+            format!("bead {i}"),
+            "x".repeat(400),
+            "2026-01-01T00:00:00Z",
+        );
         bead.pipeline.route = "leaf".into();
         bead.pipeline.step = "generate-spec".into();
         bead.pipeline.seq = 1;
@@ -40,7 +45,9 @@ fn toggle(store: &Store, id: &str, holder: &str, claimed: &mut bool) {
 
 fn one_writer(c: &mut Criterion) {
     let mut group = c.benchmark_group("transition");
-    group.sample_size(50).measurement_time(Duration::from_secs(5));
+    group
+        .sample_size(50)
+        .measurement_time(Duration::from_secs(5));
     for n in [10usize, 10_000] {
         let dir = tempfile::tempdir().unwrap();
         let (store, ids) = store_with(dir.path(), n);
@@ -54,7 +61,9 @@ fn one_writer(c: &mut Criterion) {
 
 fn four_writers(c: &mut Criterion) {
     let mut group = c.benchmark_group("transition");
-    group.sample_size(10).measurement_time(Duration::from_secs(5));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(5));
     for n in [10usize, 10_000] {
         let dir = tempfile::tempdir().unwrap();
         let (store, ids) = store_with(dir.path(), n);

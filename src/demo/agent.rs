@@ -46,7 +46,11 @@ fn env(name: &str) -> Result<String> {
     std::env::var(name)
         .ok()
         .filter(|v| !v.is_empty())
-        .ok_or_else(|| Error::Invalid(format!("sim-agent: {name} is not set; it runs under the executor")))
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "sim-agent: {name} is not set; it runs under the executor"
+            ))
+        })
 }
 
 pub fn run(args: &Args) -> Result<i32> {
@@ -65,7 +69,13 @@ pub fn run(args: &Args) -> Result<i32> {
     };
     let step = env("SPLICE_STEP")?;
     let worktree = PathBuf::from(env("SPLICE_WORKTREE")?);
-    let job = Job { store, bead, root, step, worktree };
+    let job = Job {
+        store,
+        bead,
+        root,
+        step,
+        worktree,
+    };
     let plan = Plan::embedded()?;
     let artifact = match job.step.as_str() {
         "generate-design" => design(&job, &plan)?,
@@ -77,11 +87,24 @@ pub fn run(args: &Args) -> Result<i32> {
         "review" => review(&job)?,
         "deliver" => deliver(&job)?,
         "integrate" => reconcile(&job, &plan)?,
-        other => return Err(Error::Invalid(format!("sim-agent: no simulated work for step {other}"))),
+        other => {
+            return Err(Error::Invalid(format!(
+                "sim-agent: no simulated work for step {other}"
+            )));
+        }
     };
     write_usage(&job)?;
     if !args.no_propose {
-        splice(&["transition", "propose", "--bead", &job.bead.id, "--step", &job.step, "--artifact", &artifact])?;
+        splice(&[
+            "transition",
+            "propose",
+            "--bead",
+            &job.bead.id,
+            "--step",
+            &job.step,
+            "--artifact",
+            &artifact,
+        ])?;
     }
     println!("sim-agent: {} {} → {artifact}", job.bead.id, job.step);
     Ok(0)
@@ -90,7 +113,10 @@ pub fn run(args: &Args) -> Result<i32> {
 /// Run this same binary as `splice …`, as a real agent would run the splice on its PATH.
 fn splice(args: &[&str]) -> Result<()> {
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
-    let out = Command::new(exe).args(args).output().map_err(|e| Error::io("splice", e))?;
+    let out = Command::new(exe)
+        .args(args)
+        .output()
+        .map_err(|e| Error::io("splice", e))?;
     if !out.status.success() {
         return Err(Error::Invalid(format!(
             "sim-agent: `splice {}` failed: {}",
@@ -128,7 +154,10 @@ fn design(job: &Job, plan: &Plan) -> Result<String> {
 
 fn prp(job: &Job, plan: &Plan) -> Result<String> {
     let rel = format!("docs/prp/{}.md", job.root.id);
-    let mut text = format!("# PRP: {}\n\n{}\n\n## Scenarios\n\n```gherkin\nFeature: calc\n\n", plan.title, plan.description);
+    let mut text = format!(
+        "# PRP: {}\n\n{}\n\n## Scenarios\n\n```gherkin\nFeature: calc\n\n",
+        plan.title, plan.description
+    );
     for s in &plan.scenarios {
         text.push_str(&plan.gherkin(&s.id));
         text.push('\n');
@@ -141,7 +170,9 @@ fn prp(job: &Job, plan: &Plan) -> Result<String> {
 
 fn to_issues(job: &Job, plan: &Plan) -> Result<String> {
     if job.bead.id != job.root.id {
-        return Err(Error::Invalid("sim-agent: the demo plan splits only the campaign root".into()));
+        return Err(Error::Invalid(
+            "sim-agent: the demo plan splits only the campaign root".into(),
+        ));
     }
     let children: Vec<serde_json::Value> = plan
         .children
@@ -153,10 +184,24 @@ fn to_issues(job: &Job, plan: &Plan) -> Result<String> {
             })
         })
         .collect();
-    let path = std::env::temp_dir().join(format!("splice-children-{}-{}.json", job.bead.id, std::process::id()));
-    std::fs::write(&path, serde_json::to_vec_pretty(&children).unwrap_or_default())
-        .map_err(|e| Error::io(&path, e))?;
-    let result = splice(&["transition", "split", "--bead", &job.bead.id, "--children", &path.to_string_lossy()]);
+    let path = std::env::temp_dir().join(format!(
+        "splice-children-{}-{}.json",
+        job.bead.id,
+        std::process::id()
+    ));
+    std::fs::write(
+        &path,
+        serde_json::to_vec_pretty(&children).unwrap_or_default(),
+    )
+    .map_err(|e| Error::io(&path, e))?;
+    let result = splice(&[
+        "transition",
+        "split",
+        "--bead",
+        &job.bead.id,
+        "--children",
+        &path.to_string_lossy(),
+    ]);
     let _ = std::fs::remove_file(&path);
     result?;
     Ok("split".into())
@@ -186,15 +231,21 @@ fn child_index(bead: &Bead) -> Option<usize> {
 }
 
 fn implement(job: &Job) -> Result<String> {
-    let n = child_index(&job.bead)
-        .ok_or_else(|| Error::Invalid(format!("sim-agent: {} is not a child of the demo split", job.bead.id)))?;
+    let n = child_index(&job.bead).ok_or_else(|| {
+        Error::Invalid(format!(
+            "sim-agent: {} is not a child of the demo split",
+            job.bead.id
+        ))
+    })?;
     let mut wrote = 0;
     for (_, path, text) in files::WORK.iter().filter(|(i, _, _)| *i == n) {
         write(job, path, text)?;
         wrote += 1;
     }
     if wrote == 0 {
-        return Err(Error::Invalid(format!("sim-agent: the demo has no work for child {n}")));
+        return Err(Error::Invalid(format!(
+            "sim-agent: the demo has no work for child {n}"
+        )));
     }
     commit(job, "implement")
 }
@@ -214,10 +265,13 @@ fn review(job: &Job) -> Result<String> {
 
 fn deliver(job: &Job) -> Result<String> {
     let ctx = crate::transition::Ctx::person(&job.store);
-    let resolved = crate::transition::read::query(&ctx, &job.bead.id, crate::transition::read::Query::Target)?;
+    let resolved =
+        crate::transition::read::query(&ctx, &job.bead.id, crate::transition::read::Query::Target)?;
     let target = resolved["target"]
         .as_str()
-        .ok_or_else(|| Error::Invalid(format!("sim-agent: {} has no delivery target", job.bead.id)))?
+        .ok_or_else(|| {
+            Error::Invalid(format!("sim-agent: {} has no delivery target", job.bead.id))
+        })?
         .to_string();
     let repo = git::open(&job.worktree)?;
     Ok(git::deliver(&repo, &target)?.to_string())
@@ -225,10 +279,16 @@ fn deliver(job: &Job) -> Result<String> {
 
 fn reconcile(job: &Job, plan: &Plan) -> Result<String> {
     let rel = format!("docs/reconcile/{}.md", job.bead.id);
-    let mut text = format!("# Reconciliation: {}\n\n## Summary\n\nEvery child delivered into the campaign branch.\n\n## Scenarios\n\n", plan.title);
+    let mut text = format!(
+        "# Reconciliation: {}\n\n## Summary\n\nEvery child delivered into the campaign branch.\n\n## Scenarios\n\n",
+        plan.title
+    );
     for id in &job.bead.pipeline.scenarios {
         let title = plan.scenario(id).map_or("", |s| s.title.as_str());
-        text.push_str(&format!("- {id}: {title} — covered by a test named `{}_…`\n", id.to_lowercase()));
+        text.push_str(&format!(
+            "- {id}: {title} — covered by a test named `{}_…`\n",
+            id.to_lowercase()
+        ));
     }
     text.push_str("\n## Deviations\n\nNone.\n");
     write(job, &rel, &text)?;
@@ -238,7 +298,9 @@ fn reconcile(job: &Job, plan: &Plan) -> Result<String> {
 
 /// Simulated usage, deterministic per step, in the usage-file format the executor reads.
 fn write_usage(job: &Job) -> Result<()> {
-    let Ok(path) = std::env::var("SPLICE_USAGE_FILE") else { return Ok(()) };
+    let Ok(path) = std::env::var("SPLICE_USAGE_FILE") else {
+        return Ok(());
+    };
     if path.is_empty() {
         return Ok(());
     }
@@ -251,5 +313,6 @@ fn write_usage(job: &Job) -> Result<()> {
         "cache_write_tokens": 0,
         "reasoning_tokens": 0,
     });
-    std::fs::write(&path, serde_json::to_vec(&usage).unwrap_or_default()).map_err(|e| Error::io(&path, e))
+    std::fs::write(&path, serde_json::to_vec(&usage).unwrap_or_default())
+        .map_err(|e| Error::io(&path, e))
 }

@@ -9,7 +9,11 @@ use crate::error::{Error, Result};
 fn signature() -> Result<Signature<'static>> {
     // A fixed time keeps the demo's commits reproducible under SPLICE_NOW.
     let secs = crate::clock::now()?.timestamp();
-    Ok(Signature::new("splice sim-agent", "sim-agent@splice.invalid", &git2::Time::new(secs, 0))?)
+    Ok(Signature::new(
+        "splice sim-agent",
+        "sim-agent@splice.invalid",
+        &git2::Time::new(secs, 0),
+    )?)
 }
 
 pub fn open(dir: &Path) -> Result<Repository> {

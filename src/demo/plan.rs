@@ -41,7 +41,9 @@ impl Plan {
     }
 
     pub fn scenario(&self, id: &str) -> Option<&Scenario> {
-        self.scenarios.iter().find(|s| s.id.eq_ignore_ascii_case(id))
+        self.scenarios
+            .iter()
+            .find(|s| s.id.eq_ignore_ascii_case(id))
     }
 
     /// A Gherkin scenario block for `id`.
