@@ -73,9 +73,8 @@ fn four_writers(c: &mut Criterion) {
                 let start = Instant::now();
                 for _ in 0..iters {
                     std::thread::scope(|s| {
-                        for w in 0..4 {
+                        for (w, id) in ids.iter().take(4).enumerate() {
                             let store = &store;
-                            let id = &ids[w];
                             s.spawn(move || {
                                 let mut claimed = false;
                                 for _ in 0..26 {
