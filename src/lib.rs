@@ -6,6 +6,7 @@ pub mod cli;
 pub mod clock;
 pub mod decide;
 pub mod error;
+pub mod exec;
 pub mod floors;
 pub mod model;
 pub mod store;
