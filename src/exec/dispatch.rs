@@ -22,7 +22,6 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 use crate::model::bead::ExitKind;
 use crate::model::config::Price;
-use crate::store::ids;
 
 use super::log::{BoundedLog, DEFAULT_CAP};
 use super::usage::{self, Adapter, Usage};
@@ -54,7 +53,7 @@ impl DispatchPaths {
         attempt: u32,
     ) -> Result<DispatchPaths> {
         for (what, part) in [("run id", run_id), ("bead id", bead), ("step", step)] {
-            if !ids::is_valid(part) {
+            if !plain_component(part) {
                 return Err(Error::Invalid(format!(
                     "{what} {part:?} cannot name a file under {}",
                     runs_dir.display()
@@ -70,6 +69,11 @@ impl DispatchPaths {
             run_dir,
         })
     }
+}
+
+/// Can `s` name a file inside a directory (no separator, not hidden, not `..`)?
+fn plain_component(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 200 && !s.starts_with('.') && !s.contains(['/', '\\', '\0'])
 }
 
 /// Everything one dispatch needs.
@@ -354,4 +358,56 @@ fn exit_kind(status: ExitStatus, log: &mut BoundedLog) -> Result<(ExitKind, Opti
             (ExitKind::Error, None)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_named_after_the_dispatch() {
+        let p = DispatchPaths::new(
+            Path::new("/s/runs"),
+            "2025-01-02T03:04:05Z-ab",
+            "sp-1.2",
+            "review",
+            3,
+        )
+        .unwrap();
+        assert_eq!(p.run_dir, Path::new("/s/runs/2025-01-02T03:04:05Z-ab"));
+        assert_eq!(p.log, p.run_dir.join("sp-1.2-review-3.log"));
+        assert_eq!(p.usage_file, p.run_dir.join("sp-1.2-review-3.usage.json"));
+        assert_eq!(p.prompt_file, p.run_dir.join("sp-1.2-review-3.prompt.md"));
+        for bad in ["", "..", "../x", "a/b", ".hidden"] {
+            assert!(
+                DispatchPaths::new(Path::new("/s"), bad, "sp-1", "s", 1).is_err(),
+                "{bad}"
+            );
+            assert!(
+                DispatchPaths::new(Path::new("/s"), "r", "sp-1", bad, 1).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_empty_argv_is_an_error_exit() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = DispatchPaths::new(&dir.path().join("runs"), "r", "sp-1", "s", 1).unwrap();
+        let spec = DispatchSpec::new(
+            "sp-1",
+            "s",
+            1,
+            "h",
+            "r",
+            dir.path(),
+            dir.path(),
+            &paths,
+            &[],
+        );
+        let r = dispatch(&spec).unwrap();
+        assert_eq!((r.exit, r.code), (ExitKind::Error, None));
+        let log = std::fs::read_to_string(&r.log).unwrap();
+        assert!(log.contains("argv is empty"), "{log}");
+    }
 }

@@ -11,7 +11,7 @@
 //! | `{{scenarios}}` | owned scenario ids, comma-separated (`none` when empty) | 600 bytes |
 //! | `{{files}}` | declared file scope, one per line as `- path` (`none` when empty) | 1200 bytes |
 //! | `{{parent.summary}}` | the parent's title and the start of its description (empty without a parent) | 800 bytes |
-//! | `{{retry}}` | on a retry: the last refusal's reason and evidence and the revision guidance; empty on a first attempt | 2500 bytes |
+//! | `{{retry}}` | on a retry: how the last attempt ended, the last refusal's reason and evidence (since the node entered the step) and the revision guidance; empty on a first attempt | 2500 bytes |
 //! | `{{step}}` | the step name | — |
 //! | `{{artifact}}` | the path the step is expected to produce (empty when none) | — |
 //!
@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::model::Bead;
-use crate::model::bead::Verdict;
+use crate::model::bead::{ExitKind, ExitRecord, Verdict};
 
 use super::template::substitute;
 
@@ -50,6 +50,9 @@ pub struct RetryContext {
     pub evidence: Option<String>,
     /// `pipeline.guidance`: a review's text or a person's rejection.
     pub guidance: Option<String>,
+    /// How the last dispatch on the step ended, when it ended without passing
+    /// (e.g. `timeout`, `failed with code 2, no proposal`).
+    pub last_exit: Option<String>,
 }
 
 /// The context a step prompt is rendered with.
@@ -81,16 +84,16 @@ impl PromptVars {
     ) -> PromptVars {
         let p = &bead.pipeline;
         let retry = (attempt > 1).then(|| {
-            let refusal = p
-                .last_check
-                .as_ref()
-                .filter(|c| c.step == p.step && c.verdict == Verdict::Refuse);
+            let refusal = bead
+                .check_since_entry()
+                .filter(|c| c.verdict == Verdict::Refuse);
             RetryContext {
                 reason: refusal.map(|c| c.reason.clone()),
                 evidence: refusal
                     .filter(|c| !c.evidence.is_null())
                     .map(|c| compact(&c.evidence)),
                 guidance: p.guidance.clone(),
+                last_exit: bead.exit_since_entry().and_then(describe_exit),
             }
         });
         PromptVars {
@@ -105,6 +108,22 @@ impl PromptVars {
             step: p.step.clone(),
             artifact: artifact.to_string(),
         }
+    }
+}
+
+/// A dispatch exit worth telling the next attempt about: anything but a clean exit that proposed.
+fn describe_exit(e: &ExitRecord) -> Option<String> {
+    let how = match (e.exit, e.code) {
+        (ExitKind::Ok, _) => "exited 0".to_string(),
+        (ExitKind::Failed, Some(code)) => format!("failed with code {code}"),
+        (ExitKind::Failed, None) => "failed".to_string(),
+        (ExitKind::Timeout, _) => "ran past the step's timeout and was killed".to_string(),
+        (ExitKind::Error, _) => "could not run to completion (start failure or signal)".to_string(),
+    };
+    match (e.exit, e.proposed) {
+        (ExitKind::Ok, true) => None,
+        (_, true) => Some(how),
+        (_, false) => Some(format!("{how}, without proposing its work")),
     }
 }
 
@@ -140,6 +159,9 @@ fn list_or_none(items: &[String], render: impl Fn(&str) -> String, sep: &str) ->
 
 fn retry_text(retry: &RetryContext) -> String {
     let mut out = String::from("This is a retry. The last attempt did not pass.\n");
+    if let Some(exit) = &retry.last_exit {
+        out.push_str(&format!("The last attempt {exit}.\n"));
+    }
     if let Some(reason) = &retry.reason {
         out.push_str(&format!(
             "Refused because: {}\n",
@@ -252,6 +274,27 @@ mod tests {
         assert!(out.contains("Refused because: tests fail"), "{out}");
         assert!(out.contains(r#"{"failed":["s1_adds"]}"#), "{out}");
         assert!(out.contains("handle overflow"), "{out}");
+
+        // A refusal from an earlier entry of the step is stale; a timeout is told.
+        b.pipeline.entered = 5;
+        b.push_exit(ExitRecord {
+            step: "implement".into(),
+            attempt: 1,
+            seq: 6,
+            exit: ExitKind::Timeout,
+            code: None,
+            proposed: false,
+            log: None,
+            usage: None,
+            at: "t".into(),
+        });
+        let vars = PromptVars::for_dispatch(&b, None, "sp-1.2", 2, "");
+        let out = render("{{retry}}", &vars).unwrap();
+        assert!(!out.contains("tests fail"), "{out}");
+        assert!(
+            out.contains("timeout and was killed, without proposing"),
+            "{out}"
+        );
     }
 
     #[test]
