@@ -250,6 +250,44 @@ fn a_timeout_kills_the_whole_group() {
 }
 
 #[test]
+fn a_cancelled_dispatch_kills_its_group() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let f = fixture();
+    let p = paths(&f, 1);
+    let argv = sh("sleep 60 & echo $! > pids; wait");
+    let cancel = AtomicBool::new(false);
+    let pids = f.worktree.join("pids");
+    let r = std::thread::scope(|s| {
+        let run = s.spawn(|| {
+            dispatch(&DispatchSpec {
+                cancel: Some(&cancel),
+                ..DispatchSpec::new(
+                    "sp-1",
+                    "implement",
+                    1,
+                    "h",
+                    "run-1",
+                    &f.splice,
+                    &f.worktree,
+                    &p,
+                    &argv,
+                )
+            })
+        });
+        let ready = eventually(Duration::from_secs(5), || {
+            fs::read_to_string(&pids).is_ok_and(|t| t.ends_with('\n'))
+        });
+        cancel.store(true, Ordering::Relaxed);
+        assert!(ready, "the command never started");
+        run.join().unwrap().unwrap()
+    });
+    assert_eq!((r.exit, r.code), (ExitKind::Error, None));
+    let pid: i32 = fs::read_to_string(&pids).unwrap().trim().parse().unwrap();
+    assert!(eventually(Duration::from_secs(5), || !alive(pid)));
+    assert!(fs::read_to_string(&r.log).unwrap().contains("cancelled"));
+}
+
+#[test]
 fn leftover_children_die_when_the_leader_exits() {
     let f = fixture();
     let p = paths(&f, 1);

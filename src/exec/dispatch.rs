@@ -16,6 +16,7 @@ use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -99,6 +100,9 @@ pub struct DispatchSpec<'a> {
     pub prices: &'a BTreeMap<String, Price>,
     /// The directory put first on `PATH`; `None`: the running splice binary's directory.
     pub splice_bin_dir: Option<&'a Path>,
+    /// Set by another thread (e.g. on Ctrl-C) to kill the process group at the next poll; the
+    /// dispatch then ends as [`ExitKind::Error`] with a note in the log.
+    pub cancel: Option<&'a AtomicBool>,
 }
 
 impl<'a> DispatchSpec<'a> {
@@ -131,6 +135,7 @@ impl<'a> DispatchSpec<'a> {
             usage: Adapter::Auto,
             prices: &NO_PRICES,
             splice_bin_dir: None,
+            cancel: None,
         }
     }
 }
@@ -193,7 +198,7 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
     let (exit, code) = match spawn(spec) {
         Ok((child, reader)) => {
             let drained = start_reader(reader, Arc::clone(&log));
-            let outcome = wait(child, spec.timeout);
+            let outcome = wait(child, spec.timeout, spec.cancel);
             // Drain what the group wrote; a process that left the group may hold the pipe.
             let drained = drained.recv_timeout(DRAIN_GRACE).is_ok();
             let mut log = lock(&log);
@@ -209,6 +214,10 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
                         "timed out after {limit}s; killed the process group"
                     ))?;
                     (ExitKind::Timeout, None)
+                }
+                Waited::Cancelled => {
+                    log.note("cancelled; killed the process group")?;
+                    (ExitKind::Error, None)
                 }
                 Waited::Lost(e) => {
                     log.note(&format!(
@@ -306,11 +315,12 @@ fn start_reader(
 enum Waited {
     Exited(ExitStatus),
     TimedOut,
+    Cancelled,
     Lost(std::io::Error),
 }
 
 /// Wait for the child without spinning; kill its group at the deadline, and its leftovers after.
-fn wait(mut child: Child, timeout: Option<Duration>) -> Waited {
+fn wait(mut child: Child, timeout: Option<Duration>, cancel: Option<&AtomicBool>) -> Waited {
     let pgid = child.id() as libc::pid_t;
     let deadline = timeout.map(|t| Instant::now() + t);
     let outcome = loop {
@@ -322,6 +332,11 @@ fn wait(mut child: Child, timeout: Option<Duration>) -> Waited {
                 let _ = child.wait();
                 break Waited::Lost(e);
             }
+        }
+        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            kill_group(pgid);
+            let _ = child.wait();
+            break Waited::Cancelled;
         }
         let now = Instant::now();
         match deadline {
