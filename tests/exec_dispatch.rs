@@ -189,6 +189,27 @@ fn failures_and_unstartable_commands_are_typed() {
         "{log}"
     );
 
+    let gone = f.worktree.join("gone");
+    let argv = sh("true");
+    let r = dispatch(&DispatchSpec::new(
+        "sp-1",
+        "implement",
+        1,
+        "h",
+        "run-1",
+        &f.splice,
+        &gone,
+        &p,
+        &argv,
+    ))
+    .unwrap();
+    assert_eq!(r.exit, ExitKind::Error);
+    let log = fs::read_to_string(&r.log).unwrap();
+    assert!(
+        log.contains("is not a directory") && log.contains("gone"),
+        "{log}"
+    );
+
     let argv = sh("kill -TERM $$");
     let r = dispatch(&DispatchSpec::new(
         "sp-1",

@@ -96,6 +96,13 @@ fn a_deleted_directory_is_recreated() {
     let again = worktree::ensure(root, &wts, "sp-9", "main").unwrap();
     assert!(again.created);
     assert!(again.path.join("README.md").exists());
+
+    // Only node worktrees are listed: not `<id>@target` checkouts, files or hidden entries.
+    fs::create_dir_all(wts.join("sp-9@target")).unwrap();
+    fs::create_dir_all(wts.join(".tmp")).unwrap();
+    fs::write(wts.join("stray-file"), "x").unwrap();
+    assert_eq!(worktree::list(&wts), vec!["sp-9".to_string()]);
+    assert!(worktree::list(&root.join("missing")).is_empty());
 }
 
 #[test]

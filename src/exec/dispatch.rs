@@ -267,6 +267,12 @@ fn spawn(spec: &DispatchSpec) -> std::result::Result<(Child, std::io::PipeReader
     let Some((program, args)) = spec.argv.split_first() else {
         return Err("cannot start the command: the argv is empty".into());
     };
+    if !spec.worktree.is_dir() {
+        return Err(format!(
+            "cannot start {program:?}: the worktree {} is not a directory",
+            spec.worktree.display()
+        ));
+    }
     let (reader, writer) =
         std::io::pipe().map_err(|e| format!("cannot create the output pipe: {e}"))?;
     let writer2 = writer

@@ -12,7 +12,12 @@
 //! log holds a result event, else none.
 //!
 //! Cost: the provider's figure when reported, else the `[prices.<model>]` table (per million
-//! tokens), else `null`. An unknown cost is never 0.
+//! tokens), else `null`. An unknown cost is never 0. A price table prices all of a dispatch's
+//! tokens at its main model (the init event's, else the one with the most output in
+//! `modelUsage`); Claude Code reports its own cost, so this matters only for other agents.
+//!
+//! Limit: the log keeps its last half-cap (512 KiB by default), so a result event line longer
+//! than that is cut and its usage is not read.
 
 use std::collections::BTreeMap;
 use std::path::Path;
