@@ -223,14 +223,15 @@ pub fn list(worktrees_dir: &Path) -> Vec<String> {
     ids
 }
 
-/// The commit the node's current step started from: the HEAD recorded when it entered the step.
+/// The commit the node's current step started from: the HEAD recorded on the history entry of
+/// the current entry into the step. An earlier entry's head is never used: resetting to it could
+/// discard work made since.
 pub fn step_base(bead: &Bead) -> Option<&str> {
     let p = &bead.pipeline;
     p.history
         .iter()
         .rev()
         .find(|e| e.step == p.step && e.seq == p.entered)
-        .or_else(|| p.history.iter().rev().find(|e| e.step == p.step))
         .and_then(|e| e.head.as_deref())
 }
 
@@ -259,5 +260,41 @@ pub fn prepare_for_attempt(
             reset_hard_clean(path, sha)?;
             Ok(Prepared::Reset(sha.to_string()))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::bead::StepEntry;
+
+    fn entry(step: &str, seq: u64, head: Option<&str>) -> StepEntry {
+        StepEntry {
+            step: step.into(),
+            seq,
+            at: "t".into(),
+            head: head.map(String::from),
+        }
+    }
+
+    #[test]
+    fn step_base_is_the_head_recorded_on_entry() {
+        let mut b = Bead::new("sp-1".into(), "t".into(), String::new(), "t");
+        assert_eq!(step_base(&b), None);
+        b.pipeline.step = "implement".into();
+        b.pipeline.entered = 7;
+        b.pipeline.history = vec![
+            entry("implement", 3, Some("old")),
+            entry("review", 5, Some("rev")),
+            entry("implement", 7, Some("new")),
+        ];
+        assert_eq!(step_base(&b), Some("new"));
+        b.pipeline.history[2].head = None;
+        assert_eq!(step_base(&b), None);
+    }
+
+    #[test]
+    fn branch_names() {
+        assert_eq!(branch_name("sp-1.2"), "splice/sp-1.2");
     }
 }
