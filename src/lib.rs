@@ -7,6 +7,7 @@ pub mod clock;
 pub mod decide;
 pub mod demo;
 pub mod error;
+pub mod exec;
 pub mod floors;
 pub mod model;
 pub mod store;

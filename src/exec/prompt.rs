@@ -1,0 +1,318 @@
+//! Step prompts: a template (`manifest/prompts/*.md`) rendered with a bounded context.
+//!
+//! Variables (an unknown one is an error naming it):
+//!
+//! | variable | value | cap |
+//! |---|---|---|
+//! | `{{bead.id}}` | the node's id | — |
+//! | `{{bead.title}}` | its title | 300 bytes |
+//! | `{{bead.description}}` | its description | 3000 bytes |
+//! | `{{root.id}}` | the campaign root's id (the node itself when it has no parent) | — |
+//! | `{{scenarios}}` | owned scenario ids, comma-separated (`none` when empty) | 600 bytes |
+//! | `{{files}}` | declared file scope, one per line as `- path` (`none` when empty) | 1200 bytes |
+//! | `{{parent.summary}}` | the parent's title and the start of its description (empty without a parent) | 800 bytes |
+//! | `{{retry}}` | on a retry: how the last attempt ended, the last refusal's reason and evidence (since the node entered the step) and the revision guidance; empty on a first attempt | 2500 bytes |
+//! | `{{step}}` | the step name | — |
+//! | `{{artifact}}` | the path the step is expected to produce (empty when none) | — |
+//!
+//! Each field is truncated at a character boundary with a marker, and the whole prompt is held
+//! to [`MAX_PROMPT`] bytes. Logs never go into a prompt: only reasons, evidence and guidance.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::model::Bead;
+use crate::model::bead::{ExitKind, ExitRecord, Verdict};
+
+use super::template::substitute;
+
+/// The most a rendered prompt may hold, in bytes.
+pub const MAX_PROMPT: usize = 8 * 1024;
+
+const TITLE_CAP: usize = 300;
+const DESCRIPTION_CAP: usize = 3000;
+const SCENARIOS_CAP: usize = 600;
+const FILES_CAP: usize = 1200;
+const PARENT_CAP: usize = 800;
+const RETRY_CAP: usize = 2500;
+const REASON_CAP: usize = 800;
+const EVIDENCE_CAP: usize = 800;
+const GUIDANCE_CAP: usize = 1500;
+
+/// Why the last attempt did not pass: what a retry's prompt is told.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RetryContext {
+    /// The last refusal's reason (a floor's or a person's).
+    pub reason: Option<String>,
+    /// The last refusal's evidence, as compact JSON.
+    pub evidence: Option<String>,
+    /// `pipeline.guidance`: a review's text or a person's rejection.
+    pub guidance: Option<String>,
+    /// How the last dispatch on the step ended, when it ended without passing
+    /// (e.g. `timeout`, `failed with code 2, no proposal`).
+    pub last_exit: Option<String>,
+}
+
+/// The context a step prompt is rendered with.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PromptVars {
+    pub bead_id: String,
+    pub bead_title: String,
+    pub bead_description: String,
+    pub root_id: String,
+    pub scenarios: Vec<String>,
+    pub files: Vec<String>,
+    /// The parent's title and description.
+    pub parent: Option<(String, String)>,
+    /// `None` on a first attempt.
+    pub retry: Option<RetryContext>,
+    pub step: String,
+    pub artifact: String,
+}
+
+impl PromptVars {
+    /// The context for dispatching `attempt` of the node's current step. `root_id` is the
+    /// campaign root (the node's own id for a lone task); `artifact` what the step produces.
+    pub fn for_dispatch(
+        bead: &Bead,
+        parent: Option<&Bead>,
+        root_id: &str,
+        attempt: u32,
+        artifact: &str,
+    ) -> PromptVars {
+        let p = &bead.pipeline;
+        let retry = (attempt > 1).then(|| {
+            let refusal = bead
+                .check_since_entry()
+                .filter(|c| c.verdict == Verdict::Refuse);
+            RetryContext {
+                reason: refusal.map(|c| c.reason.clone()),
+                evidence: refusal
+                    .filter(|c| !c.evidence.is_null())
+                    .map(|c| compact(&c.evidence)),
+                guidance: p.guidance.clone(),
+                last_exit: bead.exit_since_entry().and_then(describe_exit),
+            }
+        });
+        PromptVars {
+            bead_id: bead.id.clone(),
+            bead_title: bead.title.clone(),
+            bead_description: bead.description.clone(),
+            root_id: root_id.to_string(),
+            scenarios: p.scenarios.clone(),
+            files: p.files.clone(),
+            parent: parent.map(|b| (b.title.clone(), b.description.clone())),
+            retry,
+            step: p.step.clone(),
+            artifact: artifact.to_string(),
+        }
+    }
+}
+
+/// A dispatch exit worth telling the next attempt about: anything but a clean exit that proposed.
+fn describe_exit(e: &ExitRecord) -> Option<String> {
+    let how = match (e.exit, e.code) {
+        (ExitKind::Ok, _) => "exited 0".to_string(),
+        (ExitKind::Failed, Some(code)) => format!("failed with code {code}"),
+        (ExitKind::Failed, None) => "failed".to_string(),
+        (ExitKind::Timeout, _) => "ran past the step's timeout and was killed".to_string(),
+        (ExitKind::Error, _) => "could not run to completion (start failure or signal)".to_string(),
+    };
+    match (e.exit, e.proposed) {
+        (ExitKind::Ok, true) => None,
+        (_, true) => Some(how),
+        (_, false) => Some(format!("{how}, without proposing its work")),
+    }
+}
+
+fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// Cut `text` to at most `cap` bytes at a character boundary, saying how much was cut.
+pub fn truncate(text: &str, cap: usize) -> Cow<'_, str> {
+    if text.len() <= cap {
+        return Cow::Borrowed(text);
+    }
+    let marker_room = 40.min(cap);
+    let mut end = cap - marker_room;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = text.len() - end;
+    Cow::Owned(format!("{}… [{cut} bytes cut]", &text[..end]))
+}
+
+fn list_or_none(items: &[String], render: impl Fn(&str) -> String, sep: &str) -> String {
+    if items.is_empty() {
+        "none".to_string()
+    } else {
+        items
+            .iter()
+            .map(|s| render(s))
+            .collect::<Vec<_>>()
+            .join(sep)
+    }
+}
+
+fn retry_text(retry: &RetryContext) -> String {
+    let mut out = String::from("This is a retry. The last attempt did not pass.\n");
+    if let Some(exit) = &retry.last_exit {
+        out.push_str(&format!("The last attempt {exit}.\n"));
+    }
+    if let Some(reason) = &retry.reason {
+        out.push_str(&format!(
+            "Refused because: {}\n",
+            truncate(reason, REASON_CAP)
+        ));
+    }
+    if let Some(evidence) = &retry.evidence {
+        out.push_str(&format!("Evidence: {}\n", truncate(evidence, EVIDENCE_CAP)));
+    }
+    if let Some(guidance) = &retry.guidance {
+        out.push_str(&format!(
+            "Revision guidance:\n{}\n",
+            truncate(guidance, GUIDANCE_CAP)
+        ));
+    }
+    out
+}
+
+/// Render a step prompt template.
+pub fn render(template: &str, vars: &PromptVars) -> Result<String> {
+    let scenarios = list_or_none(&vars.scenarios, str::to_string, ", ");
+    let files = list_or_none(&vars.files, |f| format!("- {f}"), "\n");
+    let parent = vars
+        .parent
+        .as_ref()
+        .map(|(title, description)| {
+            if description.trim().is_empty() {
+                title.clone()
+            } else {
+                format!("{title}: {description}")
+            }
+        })
+        .unwrap_or_default();
+    let retry = vars.retry.as_ref().map(retry_text).unwrap_or_default();
+    let out = substitute(template, "prompt template", |name| {
+        Some(match name {
+            "bead.id" => Cow::Borrowed(vars.bead_id.as_str()),
+            "bead.title" => truncate(&vars.bead_title, TITLE_CAP),
+            "bead.description" => truncate(&vars.bead_description, DESCRIPTION_CAP),
+            "root.id" => Cow::Borrowed(vars.root_id.as_str()),
+            "scenarios" => Cow::Owned(truncate(&scenarios, SCENARIOS_CAP).into_owned()),
+            "files" => Cow::Owned(truncate(&files, FILES_CAP).into_owned()),
+            "parent.summary" => Cow::Owned(truncate(&parent, PARENT_CAP).into_owned()),
+            "retry" => Cow::Owned(truncate(&retry, RETRY_CAP).into_owned()),
+            "step" => Cow::Borrowed(vars.step.as_str()),
+            "artifact" => Cow::Borrowed(vars.artifact.as_str()),
+            _ => return None,
+        })
+    })?;
+    Ok(truncate(&out, MAX_PROMPT).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::bead::Check;
+
+    fn bead() -> Bead {
+        let mut b = Bead::new(
+            "sp-1.2".into(),
+            "Add two".into(),
+            "Sum numbers.".into(),
+            "t",
+        );
+        b.pipeline.step = "implement".into();
+        b.pipeline.scenarios = vec!["S1".into(), "S2".into()];
+        b.pipeline.files = vec!["src/add.rs".into()];
+        b
+    }
+
+    const T: &str = "# {{step}} {{bead.id}} ({{root.id}})\n{{bead.title}}\n{{bead.description}}\n\
+        Scenarios: {{scenarios}}\nFiles:\n{{files}}\nParent: {{parent.summary}}\n{{retry}}Write {{artifact}}.";
+
+    #[test]
+    fn first_attempt_has_no_retry_text() {
+        let parent = Bead::new(
+            "sp-1".into(),
+            "Calculator".into(),
+            "A CLI calc.".into(),
+            "t",
+        );
+        let vars = PromptVars::for_dispatch(&bead(), Some(&parent), "sp-1", 1, "specs/sp-1.2.md");
+        let out = render(T, &vars).unwrap();
+        assert_eq!(
+            out,
+            "# implement sp-1.2 (sp-1)\nAdd two\nSum numbers.\nScenarios: S1, S2\nFiles:\n\
+             - src/add.rs\nParent: Calculator: A CLI calc.\nWrite specs/sp-1.2.md."
+        );
+    }
+
+    #[test]
+    fn retry_carries_refusal_and_guidance() {
+        let mut b = bead();
+        b.pipeline.last_check = Some(Check {
+            step: "implement".into(),
+            seq: 4,
+            verdict: Verdict::Refuse,
+            reason: "tests fail".into(),
+            evidence: serde_json::json!({"failed": ["s1_adds"]}),
+            run: None,
+            awaiting_merge: false,
+            at: "t".into(),
+        });
+        b.pipeline.guidance = Some("handle overflow".into());
+        let out = render(
+            "{{retry}}",
+            &PromptVars::for_dispatch(&b, None, "sp-1.2", 2, ""),
+        )
+        .unwrap();
+        assert!(out.contains("Refused because: tests fail"), "{out}");
+        assert!(out.contains(r#"{"failed":["s1_adds"]}"#), "{out}");
+        assert!(out.contains("handle overflow"), "{out}");
+
+        // A refusal from an earlier entry of the step is stale; a timeout is told.
+        b.pipeline.entered = 5;
+        b.push_exit(ExitRecord {
+            step: "implement".into(),
+            attempt: 1,
+            seq: 6,
+            exit: ExitKind::Timeout,
+            code: None,
+            proposed: false,
+            log: None,
+            usage: None,
+            at: "t".into(),
+        });
+        let vars = PromptVars::for_dispatch(&b, None, "sp-1.2", 2, "");
+        let out = render("{{retry}}", &vars).unwrap();
+        assert!(!out.contains("tests fail"), "{out}");
+        assert!(
+            out.contains("timeout and was killed, without proposing"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn fields_and_whole_prompt_are_capped() {
+        let mut b = bead();
+        b.description = "é".repeat(10_000);
+        b.pipeline.guidance = Some("g".repeat(100_000));
+        let vars = PromptVars::for_dispatch(&b, None, "sp-1", 3, "");
+        let out = render("{{bead.description}}", &vars).unwrap();
+        assert!(out.len() <= DESCRIPTION_CAP && out.contains("bytes cut"));
+        let big = "{{retry}}{{bead.description}}".repeat(10);
+        let out = render(&big, &vars).unwrap();
+        assert!(out.len() <= MAX_PROMPT, "{}", out.len());
+    }
+
+    #[test]
+    fn unknown_variable_is_named() {
+        let err = render("{{bead.owner}}", &PromptVars::default()).unwrap_err();
+        assert!(err.to_string().contains("{{bead.owner}}"), "{err}");
+    }
+}

@@ -1,0 +1,300 @@
+//! One git worktree per node: `.splice/worktrees/<id>` on branch `splice/<id>`, created from the
+//! node's delivery target with git2, reset with git2 for resume `redo` (DESIGN §7).
+//!
+//! Resume policy ([`prepare_for_attempt`]):
+//!
+//! | dispatch | `redo` | `continue` |
+//! |---|---|---|
+//! | first attempt on the step | keep the tree | keep the tree |
+//! | a retry (attempt > 1) | reset to the step's base and remove untracked files | keep the tree |
+//!
+//! The base is the node's HEAD when it entered the step ([`step_base`]). Ignored files (build
+//! caches) survive a redo, as with `git clean -fd`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use git2::{BranchType, Repository, ResetType, StatusOptions, WorktreeAddOptions};
+
+use crate::error::{Error, Result};
+use crate::model::Bead;
+use crate::model::manifest::Resume;
+use crate::store::ids;
+
+/// A node's worktree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Worktree {
+    pub path: PathBuf,
+    /// `splice/<id>`.
+    pub branch: String,
+    /// Whether this call created it (false: an existing worktree was reused).
+    pub created: bool,
+}
+
+/// What [`prepare_for_attempt`] did to the tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Prepared {
+    /// The first dispatch of the step: the tree is as the last step left it.
+    First,
+    /// `redo` on a retry: reset to this commit and cleaned.
+    Reset(String),
+    /// `continue` on a retry: kept as the last attempt left it.
+    Kept,
+}
+
+/// The branch a node's worktree is on.
+pub fn branch_name(id: &str) -> String {
+    format!("splice/{id}")
+}
+
+fn check_id(id: &str) -> Result<()> {
+    if ids::is_valid(id) {
+        Ok(())
+    } else {
+        Err(Error::Invalid(format!(
+            "{id:?} is not a bead id; cannot name a worktree after it"
+        )))
+    }
+}
+
+fn git_at(path: &Path, what: &str, e: git2::Error) -> Error {
+    Error::Git(format!("{}: {what}: {}", path.display(), e.message()))
+}
+
+fn open_repo(repo_root: &Path) -> Result<Repository> {
+    Repository::discover(repo_root).map_err(|e| git_at(repo_root, "not a git repository", e))
+}
+
+/// Is `path` an opened worktree of some repository (its `.git` file is valid)?
+fn is_worktree(path: &Path) -> bool {
+    path.join(".git").exists()
+        && Repository::open(path).is_ok_and(|r| r.workdir().is_some() && r.is_worktree())
+}
+
+/// Create the node's worktree, or reuse the one already there. The branch `splice/<id>` is
+/// created at `target` (a local branch, else any revision git understands) if it does not
+/// exist; an existing branch is checked out as it is.
+pub fn ensure(repo_root: &Path, worktrees_dir: &Path, id: &str, target: &str) -> Result<Worktree> {
+    check_id(id)?;
+    let path = worktrees_dir.join(id);
+    let branch = branch_name(id);
+    if is_worktree(&path) {
+        return Ok(Worktree {
+            path,
+            branch,
+            created: false,
+        });
+    }
+    if path.exists() {
+        let empty = fs::read_dir(&path)
+            .map_err(|e| Error::io(&path, e))?
+            .next()
+            .is_none();
+        if !empty {
+            return Err(Error::bad_file(
+                &path,
+                "exists but is not a git worktree; move it away or remove it",
+            ));
+        }
+        fs::remove_dir(&path).map_err(|e| Error::io(&path, e))?;
+    }
+    let repo = open_repo(repo_root)?;
+    // A registration whose directory is gone (deleted by hand) would block the add.
+    if let Ok(stale) = repo.find_worktree(id) {
+        stale
+            .prune(Some(
+                git2::WorktreePruneOptions::new()
+                    .valid(true)
+                    .working_tree(false),
+            ))
+            .map_err(|e| git_at(&path, "pruning a stale worktree registration", e))?;
+    }
+    let local = match repo.find_branch(&branch, BranchType::Local) {
+        Ok(b) => b,
+        Err(_) => {
+            let commit = repo
+                .revparse_single(target)
+                .and_then(|o| o.peel_to_commit())
+                .map_err(|e| {
+                    git_at(
+                        repo_root,
+                        &format!("delivery target {target:?} not found"),
+                        e,
+                    )
+                })?;
+            repo.branch(&branch, &commit, false)
+                .map_err(|e| git_at(repo_root, &format!("creating branch {branch}"), e))?
+        }
+    };
+    fs::create_dir_all(worktrees_dir).map_err(|e| Error::io(worktrees_dir, e))?;
+    let reference = local.into_reference();
+    let mut opts = WorktreeAddOptions::new();
+    opts.reference(Some(&reference));
+    repo.worktree(id, &path, Some(&opts))
+        .map_err(|e| git_at(&path, &format!("adding a worktree on {branch}"), e))?;
+    Ok(Worktree {
+        path,
+        branch,
+        created: true,
+    })
+}
+
+/// The sha of HEAD in the worktree at `path`.
+pub fn head(path: &Path) -> Result<String> {
+    let repo = Repository::open(path).map_err(|e| git_at(path, "not a git worktree", e))?;
+    let commit = repo
+        .head()
+        .and_then(|h| h.peel_to_commit())
+        .map_err(|e| git_at(path, "reading HEAD", e))?;
+    Ok(commit.id().to_string())
+}
+
+/// Reset the worktree at `path` hard to `sha` and remove untracked files and directories
+/// (ignored files are kept).
+pub fn reset_hard_clean(path: &Path, sha: &str) -> Result<()> {
+    let repo = Repository::open(path).map_err(|e| git_at(path, "not a git worktree", e))?;
+    let target = repo
+        .revparse_single(sha)
+        .and_then(|o| o.peel_to_commit())
+        .map_err(|e| git_at(path, &format!("commit {sha} not found"), e))?;
+    repo.reset(target.as_object(), ResetType::Hard, None)
+        .map_err(|e| git_at(path, &format!("reset --hard {sha}"), e))?;
+    let mut opts = StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(false)
+        .include_ignored(false);
+    let statuses = repo
+        .statuses(Some(&mut opts))
+        .map_err(|e| git_at(path, "listing untracked files", e))?;
+    for entry in statuses.iter() {
+        if !entry.status().contains(git2::Status::WT_NEW) {
+            continue;
+        }
+        let Some(rel) = entry.path() else { continue };
+        let victim = path.join(rel.trim_end_matches('/'));
+        let Ok(meta) = fs::symlink_metadata(&victim) else {
+            continue;
+        };
+        let removed = if meta.is_dir() {
+            fs::remove_dir_all(&victim)
+        } else {
+            fs::remove_file(&victim)
+        };
+        removed.map_err(|e| Error::io(&victim, e))?;
+    }
+    Ok(())
+}
+
+/// Remove the node's worktree: its registration and its directory. The branch is kept (it holds
+/// the node's work).
+pub fn remove(repo_root: &Path, worktrees_dir: &Path, id: &str) -> Result<()> {
+    check_id(id)?;
+    let path = worktrees_dir.join(id);
+    let repo = open_repo(repo_root)?;
+    if let Ok(wt) = repo.find_worktree(id) {
+        wt.prune(Some(
+            git2::WorktreePruneOptions::new()
+                .valid(true)
+                .locked(true)
+                .working_tree(true),
+        ))
+        .map_err(|e| git_at(&path, "pruning the worktree", e))?;
+    }
+    match fs::remove_dir_all(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(&path, e)),
+    }
+}
+
+/// The ids of the nodes that have a worktree directory, sorted. Other checkouts in the
+/// directory (`<id>@target`) and unreadable entries are left out.
+pub fn list(worktrees_dir: &Path) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(worktrees_dir) else {
+        return Vec::new();
+    };
+    let mut ids: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| ids::is_valid(name))
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The commit the node's current step started from: the HEAD recorded on the history entry of
+/// the current entry into the step. An earlier entry's head is never used: resetting to it could
+/// discard work made since.
+pub fn step_base(bead: &Bead) -> Option<&str> {
+    let p = &bead.pipeline;
+    p.history
+        .iter()
+        .rev()
+        .find(|e| e.step == p.step && e.seq == p.entered)
+        .and_then(|e| e.head.as_deref())
+}
+
+/// Apply the step's resume policy before attempt `attempt` (1-based). `base_sha` is the node's
+/// HEAD when it entered the step; a `redo` retry without one is an error (resetting to a guess
+/// could destroy work).
+pub fn prepare_for_attempt(
+    path: &Path,
+    resume: Resume,
+    attempt: u32,
+    base_sha: Option<&str>,
+) -> Result<Prepared> {
+    if attempt <= 1 {
+        return Ok(Prepared::First);
+    }
+    match resume {
+        Resume::Continue => Ok(Prepared::Kept),
+        Resume::Redo => {
+            let Some(sha) = base_sha else {
+                return Err(Error::Invalid(format!(
+                    "{}: resume `redo` needs the commit the step started from, and none was \
+                     recorded",
+                    path.display()
+                )));
+            };
+            reset_hard_clean(path, sha)?;
+            Ok(Prepared::Reset(sha.to_string()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::bead::StepEntry;
+
+    fn entry(step: &str, seq: u64, head: Option<&str>) -> StepEntry {
+        StepEntry {
+            step: step.into(),
+            seq,
+            at: "t".into(),
+            head: head.map(String::from),
+        }
+    }
+
+    #[test]
+    fn step_base_is_the_head_recorded_on_entry() {
+        let mut b = Bead::new("sp-1".into(), "t".into(), String::new(), "t");
+        assert_eq!(step_base(&b), None);
+        b.pipeline.step = "implement".into();
+        b.pipeline.entered = 7;
+        b.pipeline.history = vec![
+            entry("implement", 3, Some("old")),
+            entry("review", 5, Some("rev")),
+            entry("implement", 7, Some("new")),
+        ];
+        assert_eq!(step_base(&b), Some("new"));
+        b.pipeline.history[2].head = None;
+        assert_eq!(step_base(&b), None);
+    }
+
+    #[test]
+    fn branch_names() {
+        assert_eq!(branch_name("sp-1.2"), "splice/sp-1.2");
+    }
+}

@@ -1,0 +1,183 @@
+//! Executor worktrees against real git repositories made with the `git` command.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use splice::exec::worktree::{self, Prepared};
+use splice::model::manifest::Resume;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A repository on `main` with one commit holding `README.md`, and `.splice/worktrees/` ignored.
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    fs::write(root.join("README.md"), "hello\n").unwrap();
+    fs::write(root.join(".gitignore"), ".splice/\n*.cache\n").unwrap();
+    git(root, &["add", "."]);
+    git(root, &["commit", "-q", "-m", "first"]);
+    dir
+}
+
+#[test]
+fn create_reuse_and_remove() {
+    let dir = repo();
+    let root = dir.path();
+    let wts = root.join(".splice/worktrees");
+    let wt = worktree::ensure(root, &wts, "sp-1.2", "main").unwrap();
+    assert!(wt.created);
+    assert_eq!(wt.path, wts.join("sp-1.2"));
+    assert_eq!(wt.branch, "splice/sp-1.2");
+    assert_eq!(
+        fs::read_to_string(wt.path.join("README.md")).unwrap(),
+        "hello\n"
+    );
+    assert_eq!(
+        git(&wt.path, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "splice/sp-1.2"
+    );
+    let main_sha = git(root, &["rev-parse", "main"]);
+    assert_eq!(worktree::head(&wt.path).unwrap(), main_sha);
+
+    // Work in the tree survives a second ensure.
+    fs::write(wt.path.join("work.txt"), "mine").unwrap();
+    let again = worktree::ensure(root, &wts, "sp-1.2", "main").unwrap();
+    assert!(!again.created);
+    assert_eq!(again.path, wt.path);
+    assert!(again.path.join("work.txt").exists());
+    assert_eq!(worktree::list(&wts), vec!["sp-1.2".to_string()]);
+
+    // A commit on the node's branch, then remove: the directory goes, the branch stays.
+    git(&wt.path, &["add", "work.txt"]);
+    git(&wt.path, &["commit", "-q", "-m", "work"]);
+    let work_sha = worktree::head(&wt.path).unwrap();
+    worktree::remove(root, &wts, "sp-1.2").unwrap();
+    assert!(!wt.path.exists());
+    assert!(worktree::list(&wts).is_empty());
+    assert_eq!(git(root, &["rev-parse", "splice/sp-1.2"]), work_sha);
+    assert!(!git(root, &["worktree", "list"]).contains("sp-1.2"));
+
+    // Re-creating checks the kept branch out again, with its work.
+    let back = worktree::ensure(root, &wts, "sp-1.2", "main").unwrap();
+    assert!(back.created);
+    assert_eq!(worktree::head(&back.path).unwrap(), work_sha);
+    // Removing twice is fine.
+    worktree::remove(root, &wts, "sp-1.2").unwrap();
+    worktree::remove(root, &wts, "sp-1.2").unwrap();
+}
+
+#[test]
+fn a_deleted_directory_is_recreated() {
+    let dir = repo();
+    let root = dir.path();
+    let wts = root.join(".splice/worktrees");
+    let wt = worktree::ensure(root, &wts, "sp-9", "main").unwrap();
+    fs::remove_dir_all(&wt.path).unwrap();
+    let again = worktree::ensure(root, &wts, "sp-9", "main").unwrap();
+    assert!(again.created);
+    assert!(again.path.join("README.md").exists());
+
+    // Only node worktrees are listed: not `<id>@target` checkouts, files or hidden entries.
+    fs::create_dir_all(wts.join("sp-9@target")).unwrap();
+    fs::create_dir_all(wts.join(".tmp")).unwrap();
+    fs::write(wts.join("stray-file"), "x").unwrap();
+    assert_eq!(worktree::list(&wts), vec!["sp-9".to_string()]);
+    assert!(worktree::list(&root.join("missing")).is_empty());
+}
+
+#[test]
+fn target_is_a_branch_and_bad_input_is_an_error() {
+    let dir = repo();
+    let root = dir.path();
+    git(root, &["checkout", "-q", "-b", "campaign"]);
+    fs::write(root.join("c.txt"), "c").unwrap();
+    git(root, &["add", "c.txt"]);
+    git(root, &["commit", "-q", "-m", "campaign"]);
+    git(root, &["checkout", "-q", "main"]);
+    let wts = root.join(".splice/worktrees");
+    let wt = worktree::ensure(root, &wts, "sp-2", "campaign").unwrap();
+    assert!(wt.path.join("c.txt").exists());
+
+    let err = worktree::ensure(root, &wts, "sp-3", "no-such-branch").unwrap_err();
+    assert!(err.to_string().contains("no-such-branch"), "{err}");
+    assert!(worktree::ensure(root, &wts, "../escape", "main").is_err());
+    assert!(worktree::remove(root, &wts, "a/b").is_err());
+    let not_repo = tempfile::tempdir().unwrap();
+    let err = worktree::ensure(not_repo.path(), &wts, "sp-4", "main").unwrap_err();
+    assert!(err.to_string().contains("not a git repository"), "{err}");
+    // A stray non-empty directory is not taken over.
+    fs::create_dir_all(wts.join("sp-5")).unwrap();
+    fs::write(wts.join("sp-5/x"), "x").unwrap();
+    let err = worktree::ensure(root, &wts, "sp-5", "main").unwrap_err();
+    assert!(err.to_string().contains("sp-5"), "{err}");
+}
+
+#[test]
+fn redo_resets_and_cleans_on_a_retry_continue_keeps() {
+    let dir = repo();
+    let root = dir.path();
+    let wts = root.join(".splice/worktrees");
+    let wt = worktree::ensure(root, &wts, "sp-7", "main").unwrap();
+    let base = worktree::head(&wt.path).unwrap();
+
+    let dirty = |p: &Path| {
+        fs::write(p.join("README.md"), "changed\n").unwrap();
+        fs::write(p.join("new.txt"), "new").unwrap();
+        fs::create_dir_all(p.join("newdir/sub")).unwrap();
+        fs::write(p.join("newdir/sub/f"), "f").unwrap();
+        fs::write(p.join("build.cache"), "ignored").unwrap();
+        fs::write(p.join("committed.txt"), "c").unwrap();
+        git(p, &["add", "committed.txt"]);
+        git(p, &["commit", "-q", "-m", "attempt work"]);
+    };
+    dirty(&wt.path);
+
+    // The first dispatch of a step never resets, whatever the policy.
+    let first = worktree::prepare_for_attempt(&wt.path, Resume::Redo, 1, Some(&base)).unwrap();
+    assert_eq!(first, Prepared::First);
+    assert!(wt.path.join("new.txt").exists());
+
+    // continue keeps everything.
+    let kept = worktree::prepare_for_attempt(&wt.path, Resume::Continue, 2, Some(&base)).unwrap();
+    assert_eq!(kept, Prepared::Kept);
+    assert!(wt.path.join("new.txt").exists());
+    assert_ne!(worktree::head(&wt.path).unwrap(), base);
+
+    // redo on a retry: back to the base, untracked gone, ignored kept.
+    let reset = worktree::prepare_for_attempt(&wt.path, Resume::Redo, 2, Some(&base)).unwrap();
+    assert_eq!(reset, Prepared::Reset(base.clone()));
+    assert_eq!(worktree::head(&wt.path).unwrap(), base);
+    assert_eq!(
+        fs::read_to_string(wt.path.join("README.md")).unwrap(),
+        "hello\n"
+    );
+    assert!(!wt.path.join("new.txt").exists());
+    assert!(!wt.path.join("newdir").exists());
+    assert!(!wt.path.join("committed.txt").exists());
+    assert!(wt.path.join("build.cache").exists());
+    assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
+
+    // redo without a recorded base refuses to guess.
+    let err = worktree::prepare_for_attempt(&wt.path, Resume::Redo, 3, None).unwrap_err();
+    assert!(err.to_string().contains("redo"), "{err}");
+}
