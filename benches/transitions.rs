@@ -38,7 +38,7 @@ fn toggle(store: &Store, id: &str, holder: &str, claimed: &mut bool) {
     if *claimed {
         claim::release(&ctx, id, holder).unwrap();
     } else {
-        claim::claim(&ctx, id, holder, false).unwrap();
+        claim::claim(&ctx, id, holder, false, None).unwrap();
     }
     *claimed = !*claimed;
 }

@@ -255,7 +255,7 @@ fn holder(h: u8) -> String {
 fn run_real(store: &Store, id: &str, op: &Op) -> Result<Outcome, splice::Error> {
     let person = Ctx::person(store);
     match op {
-        Op::Claim { h, dispatch, .. } => claim::claim(&person, id, &holder(*h), *dispatch),
+        Op::Claim { h, dispatch, .. } => claim::claim(&person, id, &holder(*h), *dispatch, None),
         Op::Release { h, .. } => claim::release(&person, id, &holder(*h)),
         Op::Clear { .. } => claim::clear(&person, id, "judged dead"),
         Op::Propose { h, current, .. } => {

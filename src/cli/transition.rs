@@ -112,6 +112,9 @@ pub enum Verb {
         common: Common,
         #[arg(long)]
         dispatch: bool,
+        /// With --dispatch: the worktree HEAD the step starts from (recorded once per entry).
+        #[arg(long, requires = "dispatch", value_name = "SHA")]
+        base: Option<String>,
     },
     /// Release the holder's claim; a person clears a dead holder's with --clear --reason.
     Release {
@@ -292,9 +295,9 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             let children = split::read_children(&children)?;
             split::split(&ctx(&store, &common), &common.bead, &children)?
         }
-        Verb::Claim { common, dispatch } => {
+        Verb::Claim { common, dispatch, base } => {
             let holder = require_holder(&common)?;
-            claim::claim(&ctx(&store, &common), &common.bead, &holder, dispatch)?
+            claim::claim(&ctx(&store, &common), &common.bead, &holder, dispatch, base.as_deref())?
         }
         Verb::Release {
             common,

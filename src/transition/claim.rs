@@ -8,8 +8,16 @@ use crate::error::{Error, Result};
 use crate::model::bead::{Dispatch, Lease};
 
 /// Claim `id` for `holder`. Idempotent for the same holder. With `dispatch`, the claim starts a
-/// dispatch of the current step and counts one attempt on it.
-pub fn claim(ctx: &Ctx, id: &str, holder: &str, dispatch: bool) -> Result<Outcome> {
+/// dispatch of the current step and counts one attempt on it; `base` is the worktree's HEAD,
+/// recorded as the commit the step started from when none is recorded yet (resume `redo` resets
+/// to it on a retry).
+pub fn claim(
+    ctx: &Ctx,
+    id: &str,
+    holder: &str,
+    dispatch: bool,
+    base: Option<&str>,
+) -> Result<Outcome> {
     if holder.trim().is_empty() {
         return Err(Error::Invalid("--holder must not be empty".into()));
     }
@@ -57,6 +65,9 @@ pub fn claim(ctx: &Ctx, id: &str, holder: &str, dispatch: bool) -> Result<Outcom
         }
         if let Some(n) = attempt {
             let step = bead.pipeline.step.clone();
+            if let Some(sha) = base {
+                record_base(&mut bead, sha, &now);
+            }
             bead.pipeline.attempts.insert(step.clone(), n);
             bead.pipeline.last_dispatch = Some(Dispatch {
                 step: step.clone(),
@@ -72,6 +83,22 @@ pub fn claim(ctx: &Ctx, id: &str, holder: &str, dispatch: bool) -> Result<Outcom
             "bead": id, "holder": holder, "claimed": true, "new": !already, "attempt": attempt, "seq": seq,
         })))
     })
+}
+
+/// Record `sha` as the head the current step started from, unless one is recorded already.
+fn record_base(bead: &mut crate::model::Bead, sha: &str, now: &str) {
+    let p = &mut bead.pipeline;
+    let (step, entered) = (p.step.clone(), p.entered);
+    match p.history.iter_mut().rev().find(|e| e.step == step && e.seq == entered) {
+        Some(entry) if entry.head.is_none() => entry.head = Some(sha.to_string()),
+        Some(_) => {}
+        None => p.history.push(crate::model::bead::StepEntry {
+            step,
+            seq: entered,
+            at: now.to_string(),
+            head: Some(sha.to_string()),
+        }),
+    }
 }
 
 /// Release the holder's own claim. Releasing an unclaimed bead is a no-op.
