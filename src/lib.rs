@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod clock;
 pub mod decide;
+pub mod driver;
 pub mod error;
 pub mod model;
 pub mod store;

@@ -7,6 +7,10 @@ use clap::{Parser, Subcommand};
 
 use crate::error::Result;
 
+pub mod decide;
+pub mod snapshot;
+pub mod status;
+
 /// splice: carry software work through a declared pipeline, one deterministic pass at a time.
 #[derive(Parser, Debug)]
 #[command(name = "splice", version, about, long_about = None)]
@@ -27,10 +31,21 @@ pub struct Global {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    /// Print the snapshot a pass would decide from (JSON).
+    Snapshot(snapshot::Args),
+    /// Replay a saved snapshot through the pure decide core.
+    Decide(decide::Args),
+    /// Show the tree, each node's step and the reason it acts or rests.
+    Status(status::Args),
+}
 
 /// Run the parsed command; the returned code is the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
-    let _ = cli.global;
-    match cli.command {}
+    let global = &cli.global;
+    match cli.command {
+        Command::Snapshot(args) => snapshot::run(global, args),
+        Command::Decide(args) => decide::run(global, args),
+        Command::Status(args) => status::run(global, args),
+    }
 }

@@ -9,10 +9,16 @@ use super::manifest::Autonomy;
 
 /// The default agent: Claude Code, headless, streaming JSON so usage can be read.
 pub fn default_agent_command() -> Vec<String> {
-    ["claude", "-p", "--output-format", "stream-json", "--verbose"]
-        .into_iter()
-        .map(String::from)
-        .collect()
+    [
+        "claude",
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect()
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
