@@ -73,7 +73,12 @@ fn snapshot_reads_beads_worktrees_config_and_clock() {
     let tmp = tempfile::tempdir().unwrap();
     campaign(tmp.path());
     let out = splice(tmp.path(), &["snapshot", "--holder", "h-1", "--run", "r-1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let snap: Snapshot = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(snap.now, NOW);
     assert_eq!(snap.holder, "h-1");
@@ -112,8 +117,14 @@ fn snapshot_then_decide_round_trips() {
     let snap = splice(tmp.path(), &["snapshot"]);
     let file = tmp.path().join("snap.json");
     std::fs::write(&file, &snap.stdout).unwrap();
-    let a = splice(tmp.path(), &["decide", "--snapshot", file.to_str().unwrap()]);
-    let b = splice(tmp.path(), &["decide", "--snapshot", file.to_str().unwrap()]);
+    let a = splice(
+        tmp.path(),
+        &["decide", "--snapshot", file.to_str().unwrap()],
+    );
+    let b = splice(
+        tmp.path(),
+        &["decide", "--snapshot", file.to_str().unwrap()],
+    );
     assert_eq!(a.status.code(), Some(0));
     assert_eq!(a.stdout, b.stdout);
     let d: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
@@ -139,17 +150,28 @@ fn status_shows_the_tree_with_reasons() {
     let tmp = tempfile::tempdir().unwrap();
     campaign(tmp.path());
     let out = splice(tmp.path(), &["status"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "status: ready");
     assert!(lines[1].starts_with("sp-other [leaf] deliver"), "{text}");
     assert!(lines[2].starts_with("sp-root [root] delegate"), "{text}");
     assert!(lines[2].contains("waiting-children"), "{text}");
-    assert!(lines[3].starts_with("  sp-root.1 [leaf] implement  lease alice"), "{text}");
+    assert!(
+        lines[3].starts_with("  sp-root.1 [leaf] implement  lease alice"),
+        "{text}"
+    );
     assert!(lines[3].contains("running"), "{text}");
     assert!(lines[4].contains("attempts 1/3"), "{text}");
-    assert!(lines[4].contains("floors .splice/worktrees/sp-root.2"), "{text}");
+    assert!(
+        lines[4].contains("floors .splice/worktrees/sp-root.2"),
+        "{text}"
+    );
     assert!(lines[4].contains("dispatch (attempt 2)"), "{text}");
     assert!(lines[3].contains("floors ."), "{text}");
 }
