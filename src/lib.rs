@@ -6,6 +6,7 @@ pub mod cli;
 pub mod clock;
 pub mod decide;
 pub mod demo;
+pub mod driver;
 pub mod error;
 pub mod exec;
 pub mod floors;

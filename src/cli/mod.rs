@@ -11,6 +11,9 @@ pub mod init;
 pub mod init_task;
 pub mod output;
 pub mod transition;
+pub mod decide;
+pub mod snapshot;
+pub mod status;
 
 /// splice: carry software work through a declared pipeline, one deterministic pass at a time.
 #[derive(Parser, Debug)]
@@ -42,6 +45,12 @@ pub enum Command {
     /// The demo and test agent: does a step's real work in its worktree, then proposes.
     #[command(hide = true)]
     SimAgent(crate::demo::agent::Args),
+    /// Print the snapshot a pass would decide from (JSON).
+    Snapshot(snapshot::Args),
+    /// Replay a saved snapshot through the pure decide core.
+    Decide(decide::Args),
+    /// Show the tree, each node's step and the reason it acts or rests.
+    Status(status::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -52,5 +61,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::InitTask(args) => init_task::run(args, global),
         Command::Transition(args) => transition::run(args, global),
         Command::SimAgent(args) => crate::demo::agent::run(&args),
+        Command::Snapshot(args) => snapshot::run(global, args),
+        Command::Decide(args) => decide::run(global, args),
+        Command::Status(args) => status::run(global, args),
     }
 }

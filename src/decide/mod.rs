@@ -1,3 +1,147 @@
-//! The pure core. Nothing here touches the file system, processes, the environment or the clock.
+//! The pure core: [`decide`] turns a [`Snapshot`] into a [`Decision`].
+//!
+//! `decide` is pure. It touches no file, process, environment variable, clock or random source;
+//! time ("now"), the run counters, the limits and this runner's holder identity arrive inside the
+//! snapshot. The same snapshot gives the same decision, byte for byte, whatever the order of its
+//! beads (`tests/decide_purity.rs` scans this module's sources; `snapshots/` replays a corpus).
+//!
+//! # The table (DESIGN §5)
+//!
+//! Per node, the first rule that applies. S is the node's current step; "since entry" means at a
+//! `seq` above `pipeline.entered`.
+//!
+//! | #  | condition                                                            | result |
+//! |----|----------------------------------------------------------------------|--------|
+//! | 1  | closed, and a child has a worktree                                   | action `cleanup-fanout` |
+//! | 2  | closed                                                               | rest `closed` |
+//! | 3  | leased by another holder                                             | rest `running` {holder, since, options: wait, clear-claim} |
+//! | 4  | leased by this runner (dispatch in flight)                           | rest `in-flight` |
+//! | 5  | dead-lettered                                                        | rest `parked` {step, reason} |
+//! | 6  | a `blocks` dependency not closed (absent from the snapshot = open)   | rest `blocked` {by} |
+//! | 7  | the parent (not closed) is on a step before `delegate` on its route  | rest `waiting-parent` |
+//! | 8  | gate pending on S                                                    | rest `awaiting-human` {gate, autonomy, source} |
+//! | 9  | S is `delegate` and a child its split sanctioned is open             | rest `waiting-children` |
+//! | 10 | a proposal since entry newer than the check since entry, or S has floors and no check since entry | action `check` |
+//! | 11 | the check since entry escalated                                      | rest `escalated` {reason} |
+//! | 12 | a PR is recorded and the check since entry refused awaiting its merge | action `check` if an earlier run made that check, else rest `awaiting-merge` |
+//! | 13 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt} |
+//! | 14 | as 13, attempts exhausted                                            | action `park` |
+//! | 15 | otherwise (no command: a person does S and proposes)                 | rest `awaiting-human` |
+//!
+//! A step the manifest does not declare cannot be checked or run: such a node rests `escalated`
+//! (between rules 9 and 10), never silently waits.
+//!
+//! Then, over the dispatches in (priority, id) order:
+//!
+//! * **Serialization.** Siblings share a parent (top-level nodes are siblings of each other). Two
+//!   siblings overlap when a declared path (`pipeline.files`) of one equals, or is a directory
+//!   prefix of, a path of the other (component-wise: `src` covers `src/a.rs`, `src/a` does not
+//!   cover `src/ab.rs`); an empty scope gives no protection. A dispatch overlapping a leased
+//!   sibling (in flight here, or running elsewhere) or an earlier sibling whose dispatch stands
+//!   rests `serialized` {behind}.
+//! * **Jobs.** Past `limits.jobs` dispatches (this runner's in-flight leases counted), the rest
+//!   rest `queued`.
+//!
+//! Finally the run status, the first that applies: `done` (scope root closed; without a scope,
+//! at least one bead and every top-level bead closed) · `budget` · `ready` (actions, or
+//! dispatches in flight) · `escalated` (parked or escalated nodes) · `suspended-human`
+//! (awaiting-human or awaiting-merge) · `suspended-running` · `idle`.
 
 pub mod autonomy;
+mod index;
+mod rules;
+mod serialize;
+
+use std::collections::BTreeMap;
+
+use crate::model::{Action, Decision, NodeDecision, Rest, RunStatus, Snapshot};
+
+pub use serialize::scopes_overlap;
+
+use index::Index;
+use rules::Outcome;
+
+/// Decide what this pass does. Pure: see the module doc.
+#[must_use]
+pub fn decide(snapshot: &Snapshot) -> Decision {
+    let ix = Index::build(snapshot);
+
+    // The fifteen per-node rules, in id order.
+    let mut outcomes: BTreeMap<&str, Outcome> = ix
+        .beads
+        .iter()
+        .map(|bead| (bead.id.as_str(), rules::node_outcome(&ix, bead)))
+        .collect();
+
+    // Serialization among siblings, then the jobs limit.
+    serialize::serialize_dispatches(&ix, &mut outcomes);
+
+    let mut actions: Vec<(i64, &str, Action)> = Vec::new();
+    let mut nodes = BTreeMap::new();
+    for (id, outcome) in outcomes {
+        let Some(bead) = ix.bead(id) else { continue };
+        let rest = match outcome {
+            Outcome::Act(action) => {
+                actions.push((bead.priority, id, action));
+                None
+            }
+            Outcome::Rest(rest) => Some(rest),
+        };
+        nodes.insert(
+            id.to_string(),
+            NodeDecision {
+                step: bead.pipeline.step.clone(),
+                rest,
+            },
+        );
+    }
+    actions.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let actions: Vec<Action> = actions.into_iter().map(|(_, _, a)| a).collect();
+
+    let status = run_status(&ix, &actions, &nodes);
+    Decision {
+        status,
+        actions,
+        nodes,
+    }
+}
+
+/// The run status: the first of the DESIGN §5 list that applies.
+fn run_status(ix: &Index, actions: &[Action], nodes: &BTreeMap<String, NodeDecision>) -> RunStatus {
+    let snap = ix.snapshot;
+    let done = match &snap.scope {
+        Some(root) => ix.bead(root).is_some_and(|b| b.is_closed()),
+        None => {
+            !ix.beads.is_empty()
+                && ix
+                    .beads
+                    .iter()
+                    .filter(|b| ix.is_top_level(b))
+                    .all(|b| b.is_closed())
+        }
+    };
+    if done {
+        return RunStatus::Done;
+    }
+    let (limits, used) = (&snap.limits, &snap.counters);
+    let reached = |cap: Option<u64>, used: u64| cap.is_some_and(|cap| used >= cap);
+    if reached(limits.max_passes, used.passes)
+        || reached(limits.token_budget, used.tokens)
+        || reached(limits.wall_time_s, used.wall_s)
+    {
+        return RunStatus::Budget;
+    }
+    let rests = || nodes.values().filter_map(|n| n.rest.as_ref());
+    let any = |pred: fn(&Rest) -> bool| rests().any(pred);
+    if !actions.is_empty() || any(|r| matches!(r, Rest::InFlight { .. })) {
+        RunStatus::Ready
+    } else if any(|r| matches!(r, Rest::Parked { .. } | Rest::Escalated { .. })) {
+        RunStatus::Escalated
+    } else if any(|r| matches!(r, Rest::AwaitingHuman { .. } | Rest::AwaitingMerge { .. })) {
+        RunStatus::SuspendedHuman
+    } else if any(|r| matches!(r, Rest::Running { .. })) {
+        RunStatus::SuspendedRunning
+    } else {
+        RunStatus::Idle
+    }
+}

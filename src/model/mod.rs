@@ -1,9 +1,13 @@
-//! Serde types shared by every part: beads, the manifest and the config.
+//! Serde types shared by every part: beads, the manifest, the config, snapshots and decisions.
 
 pub mod bead;
 pub mod config;
+pub mod decision;
 pub mod manifest;
+pub mod snapshot;
 
 pub use bead::{Bead, Kind, Pipeline, Status, Verdict};
 pub use config::Config;
+pub use decision::{Action, Decision, NodeDecision, Rest, RunStatus};
 pub use manifest::{Autonomy, Manifest, Step};
+pub use snapshot::{Counters, Limits, Snapshot};

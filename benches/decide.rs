@@ -1,0 +1,151 @@
+//! decide() over synthetic campaign-shaped snapshots: a root delegating to compounds of ~50
+//! leaves each, leaves in every state (closed, in flight, claimed elsewhere, fresh, refused,
+//! gated), with declared files that overlap among siblings. Goal: 100k nodes under 200 ms,
+//! linear in the node count.
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+
+use splice::decide::decide;
+use splice::model::bead::{Check, Gate, GateState, Lease, SplitRecord};
+use splice::model::{Bead, Counters, Kind, Limits, Manifest, Snapshot, Status, Verdict};
+
+const AT: &str = "2025-01-01T00:00:00Z";
+const LEAVES_PER_COMPOUND: usize = 50;
+
+fn node(id: String, parent: Option<&str>, kind: Kind, route: &str, step: &str) -> Bead {
+    let mut b = Bead::new(id, "synthetic".into(), String::new(), AT);
+    b.parent = parent.map(str::to_string);
+    b.pipeline.kind = kind;
+    b.pipeline.route = route.into();
+    b.pipeline.step = step.into();
+    b.pipeline.seq = 10;
+    b.pipeline.entered = 5;
+    b
+}
+
+fn campaign(n: usize) -> Snapshot {
+    let compounds = (n / (LEAVES_PER_COMPOUND + 1)).max(1);
+    let mut beads = Vec::with_capacity(n);
+    let mut root = node("sp-root".into(), None, Kind::Root, "root", "delegate");
+    root.pipeline.autonomy = Some(splice::model::Autonomy::Wave);
+    let mut root_children = Vec::new();
+    let mut worktrees = Vec::new();
+    let mut made = 1;
+    'outer: for c in 0..compounds {
+        let cid = format!("sp-root.{c}");
+        let mut compound = node(
+            cid.clone(),
+            Some("sp-root"),
+            Kind::Compound,
+            "compound",
+            "delegate",
+        );
+        let mut children = Vec::new();
+        for l in 0..LEAVES_PER_COMPOUND {
+            if made + 1 >= n {
+                break;
+            }
+            let lid = format!("{cid}.{l}");
+            let mut leaf = node(lid.clone(), Some(&cid), Kind::Leaf, "leaf", "implement");
+            leaf.priority = (l % 3) as i64;
+            leaf.pipeline.files = vec![format!("src/m{}/f{}.rs", l % 7, l % 5)];
+            if l % 11 == 0 {
+                leaf.pipeline.files = vec![format!("src/m{}", l % 7)];
+            }
+            match l % 8 {
+                0 => leaf.status = Status::Closed,
+                1 => {
+                    leaf.pipeline.lease = Some(Lease {
+                        holder: "bench".into(),
+                        since: AT.into(),
+                    });
+                    worktrees.push(lid.clone());
+                }
+                2 => {
+                    leaf.pipeline.lease = Some(Lease {
+                        holder: "other".into(),
+                        since: AT.into(),
+                    })
+                }
+                3 => {
+                    leaf.pipeline.step = "review".into();
+                    leaf.pipeline.attempts.insert("review".into(), 1);
+                    leaf.pipeline.last_check = Some(Check {
+                        step: "review".into(),
+                        seq: 8,
+                        verdict: Verdict::Refuse,
+                        reason: "FAIL".into(),
+                        evidence: Default::default(),
+                        run: None,
+                        awaiting_merge: false,
+                        at: AT.into(),
+                    });
+                }
+                4 => {
+                    leaf.pipeline.gate = Some(Gate {
+                        step: "implement".into(),
+                        state: GateState::Pending,
+                        seq: 9,
+                        by: None,
+                        autonomy: None,
+                        supplied_by: None,
+                        at: AT.into(),
+                    });
+                }
+                5 => leaf.dependencies.push(splice::model::bead::Dependency {
+                    depends_on_id: format!("{cid}.{}", l - 1),
+                    dep_type: "blocks".into(),
+                    extra: Default::default(),
+                }),
+                _ => {}
+            }
+            children.push(lid);
+            beads.push(leaf);
+            made += 1;
+        }
+        compound.pipeline.split = Some(SplitRecord { children, seq: 4 });
+        root_children.push(cid);
+        beads.push(compound);
+        made += 1;
+        if made >= n {
+            break 'outer;
+        }
+    }
+    root.pipeline.split = Some(SplitRecord {
+        children: root_children,
+        seq: 4,
+    });
+    beads.push(root);
+    Snapshot {
+        version: 1,
+        now: AT.into(),
+        holder: "bench".into(),
+        run: "run-bench".into(),
+        scope: Some("sp-root".into()),
+        limits: Limits {
+            jobs: 8,
+            ..Limits::default()
+        },
+        counters: Counters::default(),
+        autonomy_default: None,
+        worktrees,
+        manifest: Manifest::default_manifest(),
+        beads,
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("decide");
+    group.sample_size(10);
+    for n in [1_000usize, 10_000, 100_000] {
+        let snap = campaign(n);
+        group.throughput(Throughput::Elements(snap.beads.len() as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(n), &snap, |b, snap| {
+            b.iter(|| decide(std::hint::black_box(snap)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,537 @@
+#!/usr/bin/env python3
+"""Write the replay corpus's snapshot files (NAME.json) from the compact cases below.
+
+The expected decisions (NAME.expected.json) are NOT generated here: produce a candidate with
+`splice decide --snapshot NAME.json`, read it against the case's line in README.md, and only
+then save it. Run from the repository root: python3 snapshots/gen.py
+"""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MANIFEST = json.load(open(os.path.join(HERE, "..", "manifest", "coding-pipeline.json")))
+AT = "2025-01-01T00:00:00Z"
+HOLDER = "runner-1"
+RUN = "run-1"
+
+
+def bead(id, step, route="leaf", kind=None, parent=None, status="open", priority=2,
+         seq=10, entered=5, deps=(), **pipeline):
+    p = {"seq": seq, "kind": kind or route, "route": route, "step": step, "entered": entered}
+    p.update(pipeline)
+    b = {"id": id, "title": f"{id} title", "status": status, "priority": priority,
+         "issue_type": "task", "labels": []}
+    if parent:
+        b["parent"] = parent
+    b["dependencies"] = [{"depends_on_id": d, "type": "blocks"} for d in deps]
+    b.update({"created_at": AT, "updated_at": AT, "closed_at": AT if status == "closed" else None,
+              "close_reason": None, "metadata": {}, "pipeline": p})
+    return b
+
+
+def proposal(step, seq, pr_url=None):
+    p = {"step": step, "seq": seq, "artifact": f"artifact-{step}", "at": AT}
+    if pr_url:
+        p["pr_url"] = pr_url
+    return p
+
+
+def check(step, seq, verdict, reason="", run=None, awaiting_merge=False):
+    c = {"step": step, "seq": seq, "verdict": verdict, "reason": reason or verdict, "evidence": {},
+         "at": AT}
+    if run:
+        c["run"] = run
+    if awaiting_merge:
+        c["awaiting_merge"] = True
+    return c
+
+
+def dispatch(step, seq, attempt=1, holder=HOLDER):
+    return {"step": step, "attempt": attempt, "seq": seq, "holder": holder, "at": AT}
+
+
+def exit_(step, seq, proposed, attempt=1, kind="ok"):
+    return {"step": step, "attempt": attempt, "seq": seq, "exit": kind, "proposed": proposed,
+            "at": AT}
+
+
+def gate(step, seq=9, state="pending"):
+    return {"step": step, "state": state, "seq": seq, "at": AT}
+
+
+def lease(holder, since=AT):
+    return {"holder": holder, "since": since}
+
+
+def split(*children, seq=4):
+    return {"children": list(children), "seq": seq}
+
+
+def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall_time_s=None,
+             passes=0, tokens=0, wall_s=0, autonomy_default=None, worktrees=()):
+    return {
+        "version": 1, "now": AT, "holder": HOLDER, "run": RUN, "scope": scope,
+        "limits": {"max_passes": max_passes, "token_budget": token_budget,
+                   "wall_time_s": wall_time_s, "jobs": jobs},
+        "counters": {"passes": passes, "tokens": tokens, "wall_s": wall_s},
+        "autonomy_default": autonomy_default,
+        "worktrees": sorted(worktrees),
+        "manifest": MANIFEST,
+        "beads": beads,
+    }
+
+
+def campaign_root(id="sp-root", step="delegate", **kw):
+    return bead(id, step, route="root", **kw)
+
+
+CASES = {}
+
+
+def case(name):
+    def register(f):
+        CASES[name] = f()
+        return f
+    return register
+
+
+# --- rules 1-2: closed ----------------------------------------------------------------------
+@case("closed-cleanup-fanout")
+def _():
+    return snapshot([
+        campaign_root(split=split("sp-root.1")),
+        bead("sp-root.1", "integrate", route="compound", parent="sp-root", status="closed",
+             split=split("sp-root.1.1", "sp-root.1.2")),
+        bead("sp-root.1.1", "deliver", parent="sp-root.1", status="closed"),
+        bead("sp-root.1.2", "deliver", parent="sp-root.1", status="closed"),
+    ], worktrees=["sp-root.1.1", "sp-root.1.2"])
+
+
+@case("closed-done")
+def _():
+    return snapshot([bead("sp-a", "deliver", status="closed")])
+
+
+@case("scope-done")
+def _():
+    return snapshot([
+        campaign_root(step="integrate", status="closed", split=split("sp-root.1")),
+        bead("sp-root.1", "deliver", parent="sp-root", status="closed"),
+    ], scope="sp-root", worktrees=["sp-root.1"])
+
+
+# --- rules 3-4: leases ----------------------------------------------------------------------
+@case("running-other-holder")
+def _():
+    return snapshot([
+        bead("sp-a", "implement", lease=lease("alice@laptop"), dead_letter=None,
+             attempts={"implement": 1}, last_dispatch=dispatch("implement", 8, holder="alice@laptop")),
+    ])
+
+
+@case("in-flight-own-lease")
+def _():
+    return snapshot([
+        bead("sp-a", "implement", lease=lease(HOLDER), attempts={"implement": 1},
+             last_dispatch=dispatch("implement", 8)),
+    ])
+
+
+@case("lease-before-dead-letter")
+def _():
+    # A foreign claim wins over a dead letter and a pending gate (rule 3 comes first).
+    return snapshot([
+        bead("sp-a", "implement", lease=lease("bob"),
+             dead_letter={"step": "implement", "reason": "x", "seq": 9, "at": AT},
+             gate=gate("implement")),
+    ])
+
+
+# --- rules 5-7 ------------------------------------------------------------------------------
+@case("parked")
+def _():
+    return snapshot([
+        bead("sp-a", "review", deps=["sp-missing"],
+             dead_letter={"step": "review", "reason": "attempts exhausted on review: 3 of 3",
+                          "seq": 9, "at": AT}),
+    ])
+
+
+@case("blocked-open-and-absent")
+def _():
+    return snapshot([
+        bead("sp-a", "implement", deps=["sp-b", "sp-gone"]),
+        bead("sp-b", "implement"),
+    ])
+
+
+@case("blocked-dependency-closed")
+def _():
+    return snapshot([
+        bead("sp-a", "implement", deps=["sp-b"]),
+        bead("sp-b", "deliver", status="closed"),
+    ])
+
+
+@case("idle-all-blocked")
+def _():
+    return snapshot([bead("sp-a", "implement", deps=["sp-elsewhere"])])
+
+
+@case("waiting-parent")
+def _():
+    return snapshot([
+        campaign_root(step="to-issues", proposal=proposal("to-issues", 8),
+                      last_check=check("to-issues", 9, "pass"), gate=gate("to-issues")),
+        bead("sp-root.1", "generate-spec", parent="sp-root"),
+        bead("sp-root.2", "generate-spec", parent="sp-root", status="closed"),
+    ])
+
+
+@case("scope-subtree")
+def _():
+    # The scope root's parent is outside the snapshot: it does not wait for it.
+    return snapshot([
+        bead("sp-root.1", "to-issues", route="compound", parent="sp-root",
+             proposal=proposal("to-issues", 8)),
+        bead("sp-root.1.1", "generate-spec", parent="sp-root.1"),
+    ], scope="sp-root.1")
+
+
+# --- rule 8 and autonomy --------------------------------------------------------------------
+@case("gate-hitl-default")
+def _():
+    return snapshot([
+        bead("sp-a", "generate-spec", verdict="leaf", proposal=proposal("generate-spec", 7),
+             last_check=check("generate-spec", 8, "pass"), gate=gate("generate-spec")),
+    ])
+
+
+@case("autonomy-wave-inherited")
+def _():
+    return snapshot([
+        campaign_root(autonomy="wave", split=split("sp-root.1", "sp-root.2", "sp-root.3")),
+        bead("sp-root.1", "implement", parent="sp-root", gate=gate("implement"),
+             proposal=proposal("implement", 7), last_check=check("implement", 8, "pass")),
+        bead("sp-root.2", "generate-spec", parent="sp-root", verdict="leaf",
+             gate=gate("generate-spec"), proposal=proposal("generate-spec", 7),
+             last_check=check("generate-spec", 8, "pass")),
+        # The verdict-less spec: no level relaxes it.
+        bead("sp-root.3", "generate-spec", parent="sp-root", gate=gate("generate-spec"),
+             proposal=proposal("generate-spec", 7), last_check=check("generate-spec", 8, "pass")),
+    ])
+
+
+@case("autonomy-deep-planning")
+def _():
+    return snapshot([
+        campaign_root(step="create-prp", autonomy="deep", gate=gate("create-prp"),
+                      proposal=proposal("create-prp", 7), last_check=check("create-prp", 8, "pass")),
+        bead("sp-root2", "to-issues", route="compound", autonomy="deep", gate=gate("to-issues"),
+             proposal=proposal("to-issues", 7), last_check=check("to-issues", 8, "pass")),
+    ])
+
+
+@case("autonomy-nearest-ancestor")
+def _():
+    return snapshot([
+        campaign_root(autonomy="deep", split=split("sp-root.1")),
+        bead("sp-root.1", "delegate", route="compound", parent="sp-root", autonomy="hitl",
+             split=split("sp-root.1.1")),
+        bead("sp-root.1.1", "implement", parent="sp-root.1", gate=gate("implement"),
+             proposal=proposal("implement", 7), last_check=check("implement", 8, "pass")),
+    ])
+
+
+@case("autonomy-config-default")
+def _():
+    return snapshot([
+        bead("sp-a", "implement", gate=gate("implement"), proposal=proposal("implement", 7),
+             last_check=check("implement", 8, "pass")),
+    ], autonomy_default="wave")
+
+
+@case("autonomy-deep-integrate-target")
+def _():
+    return snapshot([
+        campaign_root("sp-branch", step="integrate", autonomy="deep", target="campaign/x",
+                      gate=gate("integrate"), proposal=proposal("integrate", 7),
+                      last_check=check("integrate", 8, "pass")),
+        campaign_root("sp-main", step="integrate", autonomy="deep", target="main",
+                      gate=gate("integrate"), proposal=proposal("integrate", 7),
+                      last_check=check("integrate", 8, "pass")),
+    ])
+
+
+@case("gate-stale-previous-step")
+def _():
+    # A gate and check left from the previous step do not count on the new one.
+    return snapshot([
+        bead("sp-a", "review", gate=gate("implement", seq=4, state="approved"),
+             last_check=check("implement", 4, "pass")),
+    ])
+
+
+# --- rule 9 ---------------------------------------------------------------------------------
+@case("waiting-children")
+def _():
+    return snapshot([
+        bead("sp-c", "delegate", route="compound", split=split("sp-c.1", "sp-c.2", "sp-c.3")),
+        bead("sp-c.1", "deliver", parent="sp-c", status="closed"),
+        bead("sp-c.2", "implement", parent="sp-c"),
+    ], jobs=1)
+
+
+@case("delegate-children-finished")
+def _():
+    return snapshot([
+        bead("sp-c", "delegate", route="compound", split=split("sp-c.1")),
+        bead("sp-c.1", "deliver", parent="sp-c", status="closed"),
+    ])
+
+
+# --- rules 10-12 ----------------------------------------------------------------------------
+@case("reconcile-evidence-before-dispatch")
+def _():
+    return snapshot([
+        # A person wrote the spec and proposed before any dispatch.
+        bead("sp-a", "generate-spec", proposal=proposal("generate-spec", 7)),
+        # Floors on the step and never checked since entry: check first, even with no proposal.
+        bead("sp-b", "review"),
+    ])
+
+
+@case("proposal-newer-than-check")
+def _():
+    return snapshot([
+        bead("sp-a", "review", attempts={"review": 1}, last_dispatch=dispatch("review", 6),
+             last_check=check("review", 7, "refuse", "no review file"),
+             proposal=proposal("review", 8)),
+    ])
+
+
+@case("empty-check-list")
+def _():
+    return snapshot([
+        # implement declares no floors: a fresh entry dispatches, a proposal is checked.
+        bead("sp-a", "implement"),
+        bead("sp-b", "implement", attempts={"implement": 1}, last_dispatch=dispatch("implement", 6),
+             proposal=proposal("implement", 7), exits=[exit_("implement", 8, True)]),
+    ], jobs=2)
+
+
+@case("escalated-check")
+def _():
+    return snapshot([
+        campaign_root(step="integrate",
+                      last_check=check("integrate", 8, "escalate", "suite_cmd is not set")),
+    ])
+
+
+@case("awaiting-merge-this-run")
+def _():
+    return snapshot([
+        bead("sp-a", "deliver", pr_url="https://forge/pr/7", proposal=proposal("deliver", 7),
+             last_check=check("deliver", 8, "refuse", "PR open, not merged", run=RUN,
+                              awaiting_merge=True)),
+    ])
+
+
+@case("awaiting-merge-earlier-run")
+def _():
+    return snapshot([
+        bead("sp-a", "deliver", proposal=proposal("deliver", 7, pr_url="https://forge/pr/7"),
+             last_check=check("deliver", 8, "refuse", "PR open, not merged", run="run-0",
+                              awaiting_merge=True)),
+    ])
+
+
+# --- rules 13-15 ----------------------------------------------------------------------------
+@case("dispatch-fresh")
+def _():
+    return snapshot([bead("sp-a", "implement")])
+
+
+@case("dispatch-after-refusal")
+def _():
+    return snapshot([
+        bead("sp-a", "review", attempts={"review": 1}, last_dispatch=dispatch("review", 6),
+             proposal=proposal("review", 7), exits=[exit_("review", 7, True)],
+             last_check=check("review", 8, "refuse", "review verdict FAIL")),
+    ])
+
+
+@case("dispatch-exit-without-proposal")
+def _():
+    return snapshot([
+        bead("sp-a", "implement", attempts={"implement": 2},
+             last_dispatch=dispatch("implement", 8, attempt=2),
+             exits=[exit_("implement", 9, False, attempt=2, kind="timeout")]),
+    ])
+
+
+@case("attempts-exhausted-park")
+def _():
+    return snapshot([
+        bead("sp-a", "review", attempts={"review": 3}, last_dispatch=dispatch("review", 6, 3),
+             proposal=proposal("review", 7), last_check=check("review", 8, "refuse", "no file")),
+    ])
+
+
+@case("no-command-awaiting-human")
+def _():
+    # delegate has no command: once its check refused, a person must act.
+    return snapshot([
+        bead("sp-c", "delegate", route="compound",
+             last_check=check("delegate", 8, "refuse", "children not conserved")),
+    ])
+
+
+@case("unknown-step-escalates")
+def _():
+    return snapshot([bead("sp-a", "polish")])
+
+
+# --- serialization and jobs -----------------------------------------------------------------
+@case("serialize-equal-paths")
+def _():
+    return snapshot([
+        bead("sp-a", "implement", files=["src/a.rs"]),
+        bead("sp-b", "implement", files=["src/a.rs", "src/b.rs"]),
+    ], jobs=4)
+
+
+@case("serialize-directory-prefix")
+def _():
+    return snapshot([
+        bead("sp-a", "implement", files=["src"]),
+        bead("sp-b", "implement", files=["src/a.rs"]),
+        bead("sp-c", "implement", parent=None, files=["lib/a"]),
+        bead("sp-d", "implement", files=["lib/ab.rs"]),
+    ], jobs=4)
+
+
+@case("serialize-undeclared-scope")
+def _():
+    return snapshot([
+        bead("sp-a", "implement"),
+        bead("sp-b", "implement"),
+        bead("sp-c", "implement", files=["src/x.rs"]),
+    ], jobs=4)
+
+
+@case("serialize-in-flight-sibling")
+def _():
+    return snapshot([
+        bead("sp-a", "implement", files=["src/lib.rs"], lease=lease(HOLDER),
+             attempts={"implement": 1}, last_dispatch=dispatch("implement", 8)),
+        bead("sp-b", "implement", files=["./src/"]),
+        bead("sp-c", "implement", files=["docs"]),
+    ], jobs=4)
+
+
+@case("serialize-behind-foreign-claim")
+def _():
+    return snapshot([
+        bead("sp-a", "implement", files=["src"], lease=lease("alice@laptop")),
+        bead("sp-b", "implement", files=["src/main.rs"]),
+    ], jobs=4)
+
+
+@case("serialize-priority-order")
+def _():
+    return snapshot([
+        bead("sp-a", "implement", priority=2, files=["src/a.rs"]),
+        bead("sp-z", "implement", priority=1, files=["src/a.rs"]),
+    ], jobs=4)
+
+
+@case("serialize-only-siblings")
+def _():
+    return snapshot([
+        campaign_root(split=split("sp-root.1", "sp-root.2")),
+        bead("sp-root.1", "delegate", route="compound", parent="sp-root",
+             split=split("sp-root.1.1")),
+        bead("sp-root.2", "delegate", route="compound", parent="sp-root",
+             split=split("sp-root.2.1")),
+        bead("sp-root.1.1", "implement", parent="sp-root.1", files=["src/a.rs"]),
+        bead("sp-root.2.1", "implement", parent="sp-root.2", files=["src/a.rs"]),
+    ], jobs=4)
+
+
+@case("jobs-queued")
+def _():
+    return snapshot([
+        bead("sp-a", "implement", lease=lease(HOLDER), attempts={"implement": 1},
+             last_dispatch=dispatch("implement", 8)),
+        bead("sp-b", "implement", priority=3),
+        bead("sp-c", "implement", priority=1),
+        bead("sp-d", "implement"),
+        bead("sp-e", "review"),
+    ], jobs=2)
+
+
+# --- run status -----------------------------------------------------------------------------
+@case("budget-passes")
+def _():
+    return snapshot([bead("sp-a", "implement")], max_passes=5, passes=5)
+
+
+@case("budget-tokens-and-wall")
+def _():
+    return snapshot([bead("sp-a", "implement")], token_budget=1000, tokens=1200,
+                    wall_time_s=600, wall_s=10)
+
+
+@case("empty-idle")
+def _():
+    return snapshot([])
+
+
+@case("status-escalated-over-human")
+def _():
+    return snapshot([
+        bead("sp-a", "implement",
+             dead_letter={"step": "implement", "reason": "aborted by on_result", "seq": 9,
+                          "at": AT}),
+        bead("sp-b", "implement", gate=gate("implement"), proposal=proposal("implement", 7),
+             last_check=check("implement", 8, "pass")),
+        bead("sp-c", "implement", lease=lease("carol")),
+    ])
+
+
+@case("status-human-over-running")
+def _():
+    return snapshot([
+        bead("sp-b", "implement", gate=gate("implement"), proposal=proposal("implement", 7),
+             last_check=check("implement", 8, "pass")),
+        bead("sp-c", "implement", lease=lease("carol")),
+    ])
+
+
+@case("campaign-mixed")
+def _():
+    return snapshot([
+        campaign_root(autonomy="wave", target="campaign/demo",
+                      split=split("sp-root.1", "sp-root.2", "sp-root.3", "sp-root.4")),
+        bead("sp-root.1", "deliver", parent="sp-root", status="closed", files=["src/add.rs"]),
+        bead("sp-root.2", "implement", parent="sp-root", files=["src/sub.rs"],
+             lease=lease(HOLDER), attempts={"implement": 1},
+             last_dispatch=dispatch("implement", 8)),
+        bead("sp-root.3", "review", parent="sp-root", files=["src"], deps=["sp-root.1"],
+             proposal=proposal("review", 7), last_check=check("review", 8, "refuse", "FAIL"),
+             attempts={"review": 1}),
+        bead("sp-root.4", "generate-spec", parent="sp-root", deps=["sp-root.2"]),
+    ], worktrees=["sp-root.1", "sp-root.2", "sp-root@target"], jobs=2)
+
+
+def main():
+    for name, snap in CASES.items():
+        with open(os.path.join(HERE, f"{name}.json"), "w") as f:
+            json.dump(snap, f, indent=2)
+            f.write("\n")
+    print(f"{len(CASES)} snapshots written")
+
+
+if __name__ == "__main__":
+    main()

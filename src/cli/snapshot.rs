@@ -1,0 +1,46 @@
+//! `splice snapshot`: the snapshot JSON a pass would decide from, on stdout.
+
+use std::io::Write;
+
+use crate::driver::snapshot::{self, Identity};
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+use super::Global;
+
+/// Print the snapshot JSON (manifest, beads in scope, worktrees, time, holder, limits).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Only this bead and its descendants.
+    #[arg(long, value_name = "ID")]
+    pub scope: Option<String>,
+    /// The runner's holder identity. Default: $SPLICE_HOLDER, else `snapshot`.
+    #[arg(long, value_name = "H", env = "SPLICE_HOLDER")]
+    pub holder: Option<String>,
+    /// The run id. Default: $SPLICE_RUN, else `snapshot`.
+    #[arg(long, value_name = "R", env = "SPLICE_RUN")]
+    pub run: Option<String>,
+}
+
+/// The identity a read-only command decides as.
+pub fn identity(holder: Option<String>, run: Option<String>) -> Identity {
+    let or_default = |v: Option<String>| v.filter(|s| !s.is_empty()).unwrap_or("snapshot".into());
+    Identity {
+        holder: or_default(holder),
+        run: or_default(run),
+    }
+}
+
+pub fn run(global: &Global, args: Args) -> Result<i32> {
+    let store = Store::discover(global.dir.as_deref())?;
+    let snap = snapshot::build(
+        &store,
+        args.scope.as_deref(),
+        identity(args.holder, args.run),
+    )?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(snap.to_pretty_json().as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::io("<stdout>", e))?;
+    Ok(0)
+}

@@ -1,0 +1,234 @@
+//! `splice status`: the campaign tree, each node's step, lease, attempts, where its floors read,
+//! and its reason from `decide`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+
+use serde::Serialize;
+
+use crate::decide::decide;
+use crate::driver::snapshot;
+use crate::error::{Error, Result};
+use crate::model::bead::Lease;
+use crate::model::{Action, Bead, Decision, Rest, RunStatus, Snapshot};
+use crate::store::Store;
+
+use super::Global;
+
+/// Show the tree with each node's step and the reason it acts or rests.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Only this bead and its descendants.
+    #[arg(long, value_name = "ID")]
+    pub scope: Option<String>,
+    /// Machine output: one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One row of the tree.
+#[derive(Serialize, Debug)]
+struct Row<'a> {
+    id: &'a str,
+    parent: Option<&'a str>,
+    depth: usize,
+    title: &'a str,
+    kind: &'static str,
+    status: &'static str,
+    step: &'a str,
+    lease: Option<&'a Lease>,
+    attempts: u32,
+    max_attempts: Option<u32>,
+    /// Where this node's floors read: its worktree, or the repository root (`.`).
+    floors_dir: String,
+    action: Option<&'a Action>,
+    rest: Option<&'a Rest>,
+    reason: String,
+}
+
+#[derive(Serialize, Debug)]
+struct Report<'a> {
+    status: RunStatus,
+    scope: Option<&'a str>,
+    nodes: Vec<Row<'a>>,
+}
+
+pub fn run(global: &Global, args: Args) -> Result<i32> {
+    let store = Store::discover(global.dir.as_deref())?;
+    let who = super::snapshot::identity(std::env::var("SPLICE_HOLDER").ok(), None);
+    let snap = snapshot::build(&store, args.scope.as_deref(), who)?;
+    let decision = decide(&snap);
+    let worktrees = store.worktrees_dir();
+    let floors_dir = |id: &str| {
+        if worktrees.join(id).is_dir() {
+            format!(".splice/worktrees/{id}")
+        } else {
+            ".".to_string()
+        }
+    };
+    let report = Report {
+        status: decision.status,
+        scope: args.scope.as_deref(),
+        nodes: rows(&snap, &decision, floors_dir),
+    };
+    let text = if args.json {
+        let mut s = serde_json::to_string_pretty(&report).unwrap_or_else(|_| "{}".into());
+        s.push('\n');
+        s
+    } else {
+        human(&report)
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::io("<stdout>", e))?;
+    Ok(0)
+}
+
+/// The tree in depth-first order, children by id; nodes caught in a parent cycle come last.
+fn rows<'a>(
+    snap: &'a Snapshot,
+    decision: &'a Decision,
+    floors_dir: impl Fn(&str) -> String,
+) -> Vec<Row<'a>> {
+    let by_id: BTreeMap<&str, &Bead> = snap.beads.iter().map(|b| (b.id.as_str(), b)).collect();
+    let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut tops = Vec::new();
+    for (&id, b) in &by_id {
+        match b.parent.as_deref().filter(|p| by_id.contains_key(p)) {
+            Some(p) => children.entry(p).or_default().push(id),
+            None => tops.push(id),
+        }
+    }
+    let actions: BTreeMap<&str, &Action> = decision.actions.iter().map(|a| (a.bead(), a)).collect();
+
+    let mut order: Vec<(&str, usize)> = Vec::new();
+    let mut seen = HashSet::new();
+    let mut stack: Vec<(&str, usize)> = tops.iter().rev().map(|&id| (id, 0)).collect();
+    let mut walk = |stack: &mut Vec<(&'a str, usize)>, order: &mut Vec<(&'a str, usize)>| {
+        while let Some((id, depth)) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            order.push((id, depth));
+            for &c in children.get(id).into_iter().flatten().rev() {
+                stack.push((c, depth + 1));
+            }
+        }
+    };
+    walk(&mut stack, &mut order);
+    let stranded: Vec<&str> = by_id.keys().copied().collect();
+    for id in stranded {
+        stack.push((id, 0));
+        walk(&mut stack, &mut order);
+    }
+
+    order
+        .into_iter()
+        .filter_map(|(id, depth)| {
+            let b = by_id.get(id)?;
+            let p = &b.pipeline;
+            let action = actions.get(id).copied();
+            let rest = decision.nodes.get(id).and_then(|n| n.rest.as_ref());
+            Some(Row {
+                id,
+                parent: b.parent.as_deref(),
+                depth,
+                title: &b.title,
+                kind: p.kind.as_str(),
+                status: status_name(b),
+                step: &p.step,
+                lease: p.lease.as_ref(),
+                attempts: b.attempts_on(&p.step),
+                max_attempts: snap.manifest.step(&p.step).map(|s| s.max_attempts),
+                floors_dir: floors_dir(id),
+                action,
+                rest,
+                reason: reason(action, rest),
+            })
+        })
+        .collect()
+}
+
+fn status_name(b: &Bead) -> &'static str {
+    use crate::model::Status;
+    match b.status {
+        Status::Open => "open",
+        Status::InProgress => "in_progress",
+        Status::Blocked => "blocked",
+        Status::Closed => "closed",
+    }
+}
+
+/// One line saying what the node does next, or why it rests.
+fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
+    if let Some(a) = action {
+        return match a {
+            Action::Check { .. } => "check: run the floors".into(),
+            Action::Dispatch { attempt, .. } => format!("dispatch (attempt {attempt})"),
+            Action::Park { reason, .. } => format!("park: {reason}"),
+            Action::CleanupFanout { children, .. } => {
+                format!(
+                    "cleanup-fanout: remove worktrees of {}",
+                    children.join(", ")
+                )
+            }
+        };
+    }
+    let Some(r) = rest else {
+        return String::new();
+    };
+    match r {
+        Rest::Running { holder, since, .. } => {
+            format!("running: claimed by {holder} since {since} (wait, or clear the claim)")
+        }
+        Rest::InFlight { since, .. } => format!("in-flight: dispatched since {since}"),
+        Rest::Parked { step, reason } => format!("parked on {step}: {reason}"),
+        Rest::Blocked { by } => format!("blocked by {}", by.join(", ")),
+        Rest::WaitingParent {
+            parent,
+            parent_step,
+        } => format!("waiting-parent: {parent} is at {parent_step}"),
+        Rest::AwaitingHuman {
+            gate,
+            step,
+            autonomy,
+            autonomy_source,
+            ..
+        } => match gate {
+            Some(g) => format!(
+                "awaiting-human: approve the gate on {g} (autonomy {} from {autonomy_source})",
+                autonomy.as_str()
+            ),
+            None => format!("awaiting-human: {step} has no command; a person does it and proposes"),
+        },
+        Rest::WaitingChildren { children } => {
+            format!("waiting-children: {}", children.join(", "))
+        }
+        Rest::Escalated { reason } => format!("escalated: {reason}"),
+        Rest::AwaitingMerge { pr_url } => match pr_url {
+            Some(u) => format!("awaiting-merge: {u}"),
+            None => "awaiting-merge".into(),
+        },
+        Rest::Serialized { behind } => format!("serialized behind {behind} (overlapping files)"),
+        Rest::Queued => "queued: jobs limit reached".into(),
+        Rest::Closed => "closed".into(),
+    }
+}
+
+fn human(report: &Report) -> String {
+    let mut out = format!("status: {}\n", report.status.as_str());
+    for r in &report.nodes {
+        let indent = "  ".repeat(r.depth);
+        let lease = r.lease.map_or("-".to_string(), |l| l.holder.clone());
+        let attempts = match r.max_attempts {
+            Some(max) => format!("{}/{max}", r.attempts),
+            None => r.attempts.to_string(),
+        };
+        out.push_str(&format!(
+            "{indent}{} [{}] {}  lease {lease}  attempts {attempts}  floors {}  — {}\n",
+            r.id, r.kind, r.step, r.floors_dir, r.reason
+        ));
+    }
+    out
+}

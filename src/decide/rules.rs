@@ -1,0 +1,227 @@
+//! The fifteen per-node rules of the module table, in its order.
+
+use crate::model::bead::{GateState, Verdict};
+use crate::model::{Action, Bead, Rest};
+
+use super::autonomy;
+use super::index::Index;
+
+/// The step whose position on a parent's route releases its children.
+pub(crate) const DELEGATE: &str = "delegate";
+
+/// One node's result before serialization.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Outcome {
+    Act(Action),
+    Rest(Rest),
+}
+
+pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
+    let p = &bead.pipeline;
+    let id = bead.id.clone();
+    let here = p.step.clone();
+
+    // 1, 2: closed.
+    if bead.is_closed() {
+        let children = ix.worktree_children(&bead.id);
+        if !children.is_empty() {
+            let children = children.iter().map(|c| c.to_string()).collect();
+            return Outcome::Act(Action::CleanupFanout { bead: id, children });
+        }
+        return Outcome::Rest(Rest::Closed);
+    }
+
+    // 3, 4: leased.
+    if let Some(lease) = &p.lease {
+        if lease.holder != ix.snapshot.holder {
+            return Outcome::Rest(Rest::Running {
+                holder: lease.holder.clone(),
+                since: lease.since.clone(),
+                options: vec!["wait".into(), "clear-claim".into()],
+            });
+        }
+        return Outcome::Rest(Rest::InFlight {
+            holder: lease.holder.clone(),
+            since: lease.since.clone(),
+        });
+    }
+
+    // 5: dead-lettered.
+    if let Some(dl) = &p.dead_letter {
+        return Outcome::Rest(Rest::Parked {
+            step: dl.step.clone(),
+            reason: dl.reason.clone(),
+        });
+    }
+
+    // 6: open blocking dependencies.
+    let mut by: Vec<String> = bead
+        .blockers()
+        .filter(|b| !ix.is_closed(b))
+        .map(str::to_string)
+        .collect();
+    if !by.is_empty() {
+        by.sort_unstable();
+        by.dedup();
+        return Outcome::Rest(Rest::Blocked { by });
+    }
+
+    // 7: the parent has not reached delegate.
+    if let Some(parent) = bead.parent.as_deref().and_then(|p| ix.bead(p))
+        && !parent.is_closed()
+        && before_delegate(ix, parent)
+    {
+        return Outcome::Rest(Rest::WaitingParent {
+            parent: parent.id.clone(),
+            parent_step: parent.pipeline.step.clone(),
+        });
+    }
+
+    let step = ix.step(&p.step);
+
+    // 8: gate pending on S.
+    if let Some(gate) = bead.gate_on_step()
+        && gate.state == GateState::Pending
+    {
+        let (level, source) = resolve_autonomy(ix, bead);
+        let relaxes = step.map(|s| autonomy::gate_relaxes(s, bead, level, target(ix, bead)));
+        return Outcome::Rest(Rest::AwaitingHuman {
+            gate: Some(here.clone()),
+            step: here,
+            autonomy: level,
+            autonomy_source: source.label(),
+            relaxes,
+        });
+    }
+
+    // 9: delegating while sanctioned children are open.
+    if p.step == DELEGATE
+        && let Some(split) = &p.split
+    {
+        let open: Vec<String> = split
+            .children
+            .iter()
+            .filter(|c| !ix.is_closed(c))
+            .cloned()
+            .collect();
+        if !open.is_empty() {
+            return Outcome::Rest(Rest::WaitingChildren { children: open });
+        }
+    }
+
+    let Some(step) = step else {
+        return Outcome::Rest(Rest::Escalated {
+            reason: format!(
+                "step {:?} is not declared in the manifest; fix the manifest or move the node",
+                p.step
+            ),
+        });
+    };
+
+    let proposal = bead.proposal_since_entry();
+    let check = bead.check_since_entry();
+
+    // 10: evidence to check (a proposal newer than the last check; or floors never checked here).
+    let newer_proposal = proposal.is_some_and(|pr| check.is_none_or(|c| pr.seq > c.seq));
+    if newer_proposal || (!step.floors.is_empty() && check.is_none()) {
+        return Outcome::Act(Action::Check {
+            bead: id,
+            step: here,
+        });
+    }
+
+    // 11: the check could not check.
+    if let Some(c) = check
+        && c.verdict == Verdict::Escalate
+    {
+        return Outcome::Rest(Rest::Escalated {
+            reason: c.reason.clone(),
+        });
+    }
+
+    // 12: a PR waits for its merge.
+    let pr_url = p
+        .pr_url
+        .clone()
+        .or_else(|| proposal.and_then(|pr| pr.pr_url.clone()));
+    if pr_url.is_some()
+        && let Some(c) = check
+        && c.verdict == Verdict::Refuse
+        && c.awaiting_merge
+    {
+        if c.run.as_deref() != Some(ix.snapshot.run.as_str()) {
+            return Outcome::Act(Action::Check {
+                bead: id,
+                step: here,
+            });
+        }
+        return Outcome::Rest(Rest::AwaitingMerge { pr_url });
+    }
+
+    // 13, 14: dispatch, or park when the attempts are used up.
+    if step.run.is_some() && needs_dispatch(bead) {
+        let attempts = bead.attempts_on(&p.step);
+        if attempts < step.max_attempts {
+            return Outcome::Act(Action::Dispatch {
+                bead: id,
+                step: here,
+                attempt: attempts.saturating_add(1),
+            });
+        }
+        return Outcome::Act(Action::Park {
+            bead: id,
+            reason: format!(
+                "attempts exhausted on {here}: {attempts} of {}",
+                step.max_attempts
+            ),
+            step: here,
+        });
+    }
+
+    // 15: a person does S.
+    let (level, source) = resolve_autonomy(ix, bead);
+    Outcome::Rest(Rest::AwaitingHuman {
+        gate: None,
+        step: here,
+        autonomy: level,
+        autonomy_source: source.label(),
+        relaxes: None,
+    })
+}
+
+/// Rule 13's condition on the evidence: nothing tried yet, or the last try came to nothing.
+fn needs_dispatch(bead: &Bead) -> bool {
+    let untried = bead.proposal_since_entry().is_none() && bead.dispatch_since_entry().is_none();
+    let refused = bead
+        .check_since_entry()
+        .is_some_and(|c| c.verdict == Verdict::Refuse);
+    let exited_empty = bead.exit_since_entry().is_some_and(|e| !e.proposed);
+    untried || refused || exited_empty
+}
+
+/// Is `parent` on a step before `delegate` on its route? (No delegate on the route: no wait.)
+fn before_delegate(ix: &Index, parent: &Bead) -> bool {
+    let Some(route) = ix.snapshot.manifest.route(&parent.pipeline.route) else {
+        return false;
+    };
+    let at = route.iter().position(|s| *s == parent.pipeline.step);
+    let delegate = route.iter().position(|s| s == DELEGATE);
+    matches!((at, delegate), (Some(a), Some(d)) if a < d)
+}
+
+fn resolve_autonomy(ix: &Index, bead: &Bead) -> (crate::model::Autonomy, autonomy::Source) {
+    autonomy::resolve_in(bead, ix.by_id(), ix.snapshot.autonomy_default)
+}
+
+/// The node's delivery target: its own, else the nearest ancestor's.
+fn target<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<&'a str> {
+    let mut node = Some(bead);
+    for _ in 0..1024 {
+        let n = node?;
+        if let Some(t) = n.pipeline.target.as_deref() {
+            return Some(t);
+        }
+        node = n.parent.as_deref().and_then(|p| ix.bead(p));
+    }
+    None
+}

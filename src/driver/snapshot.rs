@@ -1,0 +1,97 @@
+//! Build a [`Snapshot`] from the state directory: one directory read of the beads (in
+//! parallel), one of the worktrees, the manifest and the config. No lock, no subprocess.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fs;
+
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::model::snapshot::SNAPSHOT_VERSION;
+use crate::model::{Bead, Counters, Limits, Snapshot};
+use crate::store::Store;
+
+/// Who is asking, and which run.
+#[derive(Clone, Debug, Default)]
+pub struct Identity {
+    pub holder: String,
+    pub run: String,
+}
+
+/// Read the state into a snapshot. `scope` keeps that bead and its descendants.
+pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapshot> {
+    let manifest = store.manifest()?;
+    let config = store.config()?;
+    let beads = store.read_all()?;
+    let beads = match scope {
+        Some(root) => in_scope(beads, root)?,
+        None => beads,
+    };
+    let ids: HashSet<&str> = beads.iter().map(|b| b.id.as_str()).collect();
+    let worktrees = worktrees(store)?
+        .into_iter()
+        .filter(|w| ids.contains(w.as_str()))
+        .collect();
+    let limits = Limits {
+        max_passes: config.limits.max_passes,
+        token_budget: config.limits.token_budget,
+        wall_time_s: config.limits.wall_time_s,
+        jobs: config.limits.jobs.unwrap_or(1),
+    };
+    Ok(Snapshot {
+        version: SNAPSHOT_VERSION,
+        now: clock::now_string()?,
+        holder: who.holder,
+        run: who.run,
+        scope: scope.map(str::to_string),
+        limits,
+        counters: Counters::default(),
+        autonomy_default: config.autonomy.default,
+        worktrees,
+        manifest,
+        beads,
+    })
+}
+
+/// `root` and every bead below it via `parent`, in id order.
+fn in_scope(beads: Vec<Bead>, root: &str) -> Result<Vec<Bead>> {
+    if !beads.iter().any(|b| b.id == root) {
+        return Err(Error::Invalid(format!(
+            "--scope {root}: no such bead (see `splice status` for the ids)"
+        )));
+    }
+    let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
+    for b in &beads {
+        if let Some(parent) = b.parent.as_deref() {
+            children.entry(parent).or_default().push(b.id.as_str());
+        }
+    }
+    let mut keep: HashSet<String> = HashSet::new();
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        // A parent cycle in hand-edited files must not loop.
+        if keep.insert(id.to_string()) {
+            stack.extend(children.get(id).into_iter().flatten().copied());
+        }
+    }
+    Ok(beads.into_iter().filter(|b| keep.contains(&b.id)).collect())
+}
+
+/// Names of the directories under `.splice/worktrees/`, except `<id>@target` checkouts.
+fn worktrees(store: &Store) -> Result<Vec<String>> {
+    let dir = store.worktrees_dir();
+    let entries = match fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(&dir, e)),
+    };
+    let mut out = BTreeSet::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(&dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        if is_dir && !name.contains('@') && !name.starts_with('.') {
+            out.insert(name);
+        }
+    }
+    Ok(out.into_iter().collect())
+}

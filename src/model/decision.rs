@@ -1,0 +1,179 @@
+//! The decision: what one pass should do and why every other node rests (DESIGN §5 step 2).
+//!
+//! Plain data. `decide` produces it; the runner acts on `actions`; `status` and `nodes` go into the
+//! pass envelope and `splice status`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::manifest::Autonomy;
+
+/// How the run stands after this decision, the first that applies in this order.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// The scope root is closed (without a scope: every top-level bead).
+    Done,
+    /// A pass cap, the token budget or the wall time is used up.
+    Budget,
+    /// Actions to take, or dispatches of this runner in flight.
+    Ready,
+    /// A node is parked or escalated.
+    Escalated,
+    /// A person must approve, propose or merge.
+    SuspendedHuman,
+    /// Only another holder's work is in progress.
+    SuspendedRunning,
+    /// Nothing to do and nothing waiting.
+    Idle,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Done => "done",
+            RunStatus::Budget => "budget",
+            RunStatus::Ready => "ready",
+            RunStatus::Escalated => "escalated",
+            RunStatus::SuspendedHuman => "suspended-human",
+            RunStatus::SuspendedRunning => "suspended-running",
+            RunStatus::Idle => "idle",
+        }
+    }
+}
+
+/// One effect the runner carries out through the writer or the executor.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Action {
+    /// Run the step's floors (`transition complete`).
+    Check { bead: String, step: String },
+    /// Start the step's command; `attempt` is the attempt this dispatch will be.
+    Dispatch {
+        bead: String,
+        step: String,
+        attempt: u32,
+    },
+    /// Dead-letter the node: its attempts on the step are used up.
+    Park {
+        bead: String,
+        step: String,
+        reason: String,
+    },
+    /// Remove the worktrees of a closed node's children.
+    CleanupFanout { bead: String, children: Vec<String> },
+}
+
+impl Action {
+    pub fn bead(&self) -> &str {
+        match self {
+            Action::Check { bead, .. }
+            | Action::Dispatch { bead, .. }
+            | Action::Park { bead, .. }
+            | Action::CleanupFanout { bead, .. } => bead,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Check { .. } => "check",
+            Action::Dispatch { .. } => "dispatch",
+            Action::Park { .. } => "park",
+            Action::CleanupFanout { .. } => "cleanup-fanout",
+        }
+    }
+}
+
+/// Why a node gets no action this pass.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Rest {
+    /// Another holder has a claim; it never expires, so a person may wait or clear it.
+    Running {
+        holder: String,
+        since: String,
+        options: Vec<String>,
+    },
+    /// This runner's own dispatch is in flight.
+    InFlight { holder: String, since: String },
+    /// Dead-lettered on `step`.
+    Parked { step: String, reason: String },
+    /// Open `blocks` dependencies.
+    Blocked { by: Vec<String> },
+    /// The parent has not reached its delegate step.
+    WaitingParent { parent: String, parent_step: String },
+    /// A person must act: approve a pending gate, or do a step that has no command.
+    AwaitingHuman {
+        /// The step whose gate is pending (absent when the step simply has no command).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gate: Option<String>,
+        step: String,
+        autonomy: Autonomy,
+        /// The node that supplied the level, `config`, or `default`.
+        autonomy_source: String,
+        /// Would the resolved level relax this gate (planning gates and verdict-less specs never)?
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        relaxes: Option<bool>,
+    },
+    /// Delegating: sanctioned children still open.
+    WaitingChildren { children: Vec<String> },
+    /// The last check could not check.
+    Escalated { reason: String },
+    /// A PR is open and this run already checked it.
+    AwaitingMerge {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pr_url: Option<String>,
+    },
+    /// Its declared files overlap a sibling's dispatch or claim.
+    Serialized { behind: String },
+    /// Past the jobs limit.
+    Queued,
+    /// Closed, nothing to do.
+    Closed,
+}
+
+impl Rest {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Rest::Running { .. } => "running",
+            Rest::InFlight { .. } => "in-flight",
+            Rest::Parked { .. } => "parked",
+            Rest::Blocked { .. } => "blocked",
+            Rest::WaitingParent { .. } => "waiting-parent",
+            Rest::AwaitingHuman { .. } => "awaiting-human",
+            Rest::WaitingChildren { .. } => "waiting-children",
+            Rest::Escalated { .. } => "escalated",
+            Rest::AwaitingMerge { .. } => "awaiting-merge",
+            Rest::Serialized { .. } => "serialized",
+            Rest::Queued => "queued",
+            Rest::Closed => "closed",
+        }
+    }
+}
+
+/// One node's outcome: an action (listed in `Decision::actions`, `rest` null) or a rest.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct NodeDecision {
+    pub step: String,
+    pub rest: Option<Rest>,
+}
+
+/// The whole output of `decide`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub status: RunStatus,
+    /// In (priority, id) order.
+    pub actions: Vec<Action>,
+    /// Every node in the snapshot, by id.
+    pub nodes: BTreeMap<String, NodeDecision>,
+}
+
+impl Decision {
+    /// Pretty JSON with a trailing newline: the replay format.
+    pub fn to_pretty_json(&self) -> String {
+        let mut out = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
+        out.push('\n');
+        out
+    }
+}

@@ -1,0 +1,94 @@
+//! The snapshot: everything one pass of `decide` may look at, read once (DESIGN §5 step 1).
+//!
+//! It carries the manifest, every bead in scope, which nodes have a worktree, the time, this
+//! runner's holder identity and run id, the limits and the counters used so far. `decide` reads
+//! nothing else, so a snapshot saved to a file replays to the same decision, byte for byte.
+
+use serde::{Deserialize, Serialize};
+
+use super::bead::Bead;
+use super::manifest::{Autonomy, Manifest};
+
+/// The snapshot format version.
+pub const SNAPSHOT_VERSION: u32 = 1;
+
+/// Caps on one run; unset caps never stop it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    #[serde(default)]
+    pub max_passes: Option<u64>,
+    #[serde(default)]
+    pub token_budget: Option<u64>,
+    #[serde(default)]
+    pub wall_time_s: Option<u64>,
+    /// Dispatches running at once, in-flight ones included.
+    #[serde(default = "one_job")]
+    pub jobs: u32,
+}
+
+fn one_job() -> u32 {
+    1
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_passes: None,
+            token_budget: None,
+            wall_time_s: None,
+            jobs: 1,
+        }
+    }
+}
+
+/// What the run has used so far (all zero outside a run).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Counters {
+    #[serde(default)]
+    pub passes: u64,
+    #[serde(default)]
+    pub tokens: u64,
+    #[serde(default)]
+    pub wall_s: u64,
+}
+
+/// One read of the state, the whole input of `decide`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    #[serde(default = "version")]
+    pub version: u32,
+    /// RFC 3339 UTC.
+    pub now: String,
+    /// This runner's holder identity: leases it holds are its own dispatches in flight.
+    pub holder: String,
+    /// This run's id: a check recorded by another run is re-made (DESIGN §5 rule 12).
+    pub run: String,
+    /// The scope root, when the snapshot covers one bead's tree.
+    #[serde(default)]
+    pub scope: Option<String>,
+    #[serde(default)]
+    pub limits: Limits,
+    #[serde(default)]
+    pub counters: Counters,
+    /// `[autonomy] default` from the config.
+    #[serde(default)]
+    pub autonomy_default: Option<Autonomy>,
+    /// Ids of the nodes with a worktree under `.splice/worktrees/`, sorted.
+    #[serde(default)]
+    pub worktrees: Vec<String>,
+    pub manifest: Manifest,
+    pub beads: Vec<Bead>,
+}
+
+fn version() -> u32 {
+    SNAPSHOT_VERSION
+}
+
+impl Snapshot {
+    /// Pretty JSON with a trailing newline.
+    pub fn to_pretty_json(&self) -> String {
+        let mut out = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
+        out.push('\n');
+        out
+    }
+}

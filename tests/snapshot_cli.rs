@@ -1,0 +1,202 @@
+//! `splice snapshot` and `splice status` against a state directory in a temp dir.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use splice::model::Bead;
+use splice::model::bead::Lease;
+use splice::model::{Kind, Snapshot, Status};
+
+const NOW: &str = "2025-02-03T04:05:06Z";
+
+fn bead(id: &str, parent: Option<&str>, route: &str, step: &str) -> Bead {
+    let mut b = Bead::new(id.into(), format!("{id} title"), String::new(), NOW);
+    b.parent = parent.map(str::to_string);
+    b.pipeline.route = route.into();
+    b.pipeline.step = step.into();
+    b.pipeline.kind = match route {
+        "root" => Kind::Root,
+        "compound" => Kind::Compound,
+        _ => Kind::Leaf,
+    };
+    b.pipeline.seq = 3;
+    b.pipeline.entered = 1;
+    b
+}
+
+fn write(repo: &Path, beads: &[Bead]) {
+    let dir = repo.join(".splice/beads");
+    std::fs::create_dir_all(&dir).unwrap();
+    for b in beads {
+        std::fs::write(dir.join(format!("{}.json", b.id)), b.to_file_bytes()).unwrap();
+    }
+}
+
+fn splice(repo: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_splice"))
+        .args(args)
+        .arg("--dir")
+        .arg(repo)
+        .env_clear()
+        .env("SPLICE_NOW", NOW)
+        .output()
+        .unwrap()
+}
+
+fn campaign(repo: &Path) {
+    let mut root = bead("sp-root", None, "root", "delegate");
+    root.pipeline.split = Some(splice::model::bead::SplitRecord {
+        children: vec!["sp-root.1".into(), "sp-root.2".into()],
+        seq: 2,
+    });
+    let mut one = bead("sp-root.1", Some("sp-root"), "leaf", "implement");
+    one.pipeline.lease = Some(Lease {
+        holder: "alice".into(),
+        since: NOW.into(),
+    });
+    let mut two = bead("sp-root.2", Some("sp-root"), "leaf", "implement");
+    two.pipeline.attempts.insert("implement".into(), 1);
+    let mut done = bead("sp-other", None, "leaf", "deliver");
+    done.status = Status::Closed;
+    write(repo, &[root, one, two, done]);
+    std::fs::create_dir_all(repo.join(".splice/worktrees/sp-root.2")).unwrap();
+    std::fs::create_dir_all(repo.join(".splice/worktrees/sp-root@target")).unwrap();
+    std::fs::write(
+        repo.join(".splice/config.toml"),
+        "[limits]\njobs = 3\nmax_passes = 9\n\n[autonomy]\ndefault = \"wave\"\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn snapshot_reads_beads_worktrees_config_and_clock() {
+    let tmp = tempfile::tempdir().unwrap();
+    campaign(tmp.path());
+    let out = splice(tmp.path(), &["snapshot", "--holder", "h-1", "--run", "r-1"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let snap: Snapshot = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(snap.now, NOW);
+    assert_eq!(snap.holder, "h-1");
+    assert_eq!(snap.run, "r-1");
+    assert_eq!(snap.limits.jobs, 3);
+    assert_eq!(snap.limits.max_passes, Some(9));
+    assert_eq!(snap.counters.passes, 0);
+    assert_eq!(snap.autonomy_default, Some(splice::model::Autonomy::Wave));
+    assert_eq!(snap.worktrees, vec!["sp-root.2".to_string()]);
+    let ids: Vec<&str> = snap.beads.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(ids, ["sp-other", "sp-root", "sp-root.1", "sp-root.2"]);
+    assert!(snap.manifest.routes.contains_key("leaf"));
+}
+
+#[test]
+fn snapshot_scope_keeps_the_tree_and_defaults_the_identity() {
+    let tmp = tempfile::tempdir().unwrap();
+    campaign(tmp.path());
+    let out = splice(tmp.path(), &["snapshot", "--scope", "sp-root"]);
+    assert_eq!(out.status.code(), Some(0));
+    let snap: Snapshot = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = snap.beads.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(ids, ["sp-root", "sp-root.1", "sp-root.2"]);
+    assert_eq!(snap.scope.as_deref(), Some("sp-root"));
+    assert_eq!(snap.holder, "snapshot");
+
+    let missing = splice(tmp.path(), &["snapshot", "--scope", "sp-nope"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("sp-nope"));
+}
+
+#[test]
+fn snapshot_then_decide_round_trips() {
+    let tmp = tempfile::tempdir().unwrap();
+    campaign(tmp.path());
+    let snap = splice(tmp.path(), &["snapshot"]);
+    let file = tmp.path().join("snap.json");
+    std::fs::write(&file, &snap.stdout).unwrap();
+    let a = splice(
+        tmp.path(),
+        &["decide", "--snapshot", file.to_str().unwrap()],
+    );
+    let b = splice(
+        tmp.path(),
+        &["decide", "--snapshot", file.to_str().unwrap()],
+    );
+    assert_eq!(a.status.code(), Some(0));
+    assert_eq!(a.stdout, b.stdout);
+    let d: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    assert_eq!(d["status"], "ready");
+    assert_eq!(d["actions"][0]["action"], "dispatch");
+    assert_eq!(d["actions"][0]["bead"], "sp-root.2");
+    assert_eq!(d["actions"][0]["attempt"], 2);
+    assert_eq!(d["nodes"]["sp-root.1"]["rest"]["kind"], "running");
+}
+
+#[test]
+fn bad_bead_file_is_a_fault_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    campaign(tmp.path());
+    std::fs::write(tmp.path().join(".splice/beads/sp-bad.json"), "{").unwrap();
+    let out = splice(tmp.path(), &["snapshot"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sp-bad.json"));
+}
+
+#[test]
+fn status_shows_the_tree_with_reasons() {
+    let tmp = tempfile::tempdir().unwrap();
+    campaign(tmp.path());
+    let out = splice(tmp.path(), &["status"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "status: ready");
+    assert!(lines[1].starts_with("sp-other [leaf] deliver"), "{text}");
+    assert!(lines[2].starts_with("sp-root [root] delegate"), "{text}");
+    assert!(lines[2].contains("waiting-children"), "{text}");
+    assert!(
+        lines[3].starts_with("  sp-root.1 [leaf] implement  lease alice"),
+        "{text}"
+    );
+    assert!(lines[3].contains("running"), "{text}");
+    assert!(lines[4].contains("attempts 1/3"), "{text}");
+    assert!(
+        lines[4].contains("floors .splice/worktrees/sp-root.2"),
+        "{text}"
+    );
+    assert!(lines[4].contains("dispatch (attempt 2)"), "{text}");
+    assert!(lines[3].contains("floors ."), "{text}");
+}
+
+#[test]
+fn status_json_for_machines() {
+    let tmp = tempfile::tempdir().unwrap();
+    campaign(tmp.path());
+    let out = splice(tmp.path(), &["status", "--scope", "sp-root", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "ready");
+    let nodes = v["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 3);
+    assert_eq!(nodes[0]["id"], "sp-root");
+    assert_eq!(nodes[1]["depth"], 1);
+    assert_eq!(nodes[1]["lease"]["holder"], "alice");
+    assert_eq!(nodes[2]["action"]["action"], "dispatch");
+    assert_eq!(nodes[2]["floors_dir"], ".splice/worktrees/sp-root.2");
+    assert_eq!(nodes[0]["rest"]["kind"], "waiting-children");
+}
+
+#[test]
+fn status_without_state_exits_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = splice(tmp.path(), &["status"]);
+    assert_eq!(out.status.code(), Some(2));
+}
