@@ -7,13 +7,15 @@ use clap::{Parser, Subcommand};
 
 use crate::error::Result;
 
+pub mod decide;
+pub mod demo;
 pub mod init;
 pub mod init_task;
 pub mod output;
-pub mod transition;
-pub mod decide;
+pub mod run;
 pub mod snapshot;
 pub mod status;
+pub mod transition;
 
 /// splice: carry software work through a declared pipeline, one deterministic pass at a time.
 #[derive(Parser, Debug)]
@@ -42,6 +44,12 @@ pub enum Command {
     InitTask(init_task::Args),
     /// Change or read pipeline state: the writer's verbs.
     Transition(transition::Args),
+    /// Drive an example campaign to done in a scratch repository.
+    Demo(demo::Args),
+    /// Drive passes until the run rests or reaches a limit (the headless runner).
+    Run(run::RunArgs),
+    /// Run one pass: decide, act, record.
+    Pass(run::PassArgs),
     /// The demo and test agent: does a step's real work in its worktree, then proposes.
     #[command(hide = true)]
     SimAgent(crate::demo::agent::Args),
@@ -60,6 +68,9 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Init(args) => init::run(args, global),
         Command::InitTask(args) => init_task::run(args, global),
         Command::Transition(args) => transition::run(args, global),
+        Command::Demo(args) => demo::run(args, global),
+        Command::Run(args) => run::run(args, global),
+        Command::Pass(args) => run::pass(args, global),
         Command::SimAgent(args) => crate::demo::agent::run(&args),
         Command::Snapshot(args) => snapshot::run(global, args),
         Command::Decide(args) => decide::run(global, args),

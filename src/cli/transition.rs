@@ -295,9 +295,19 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             let children = split::read_children(&children)?;
             split::split(&ctx(&store, &common), &common.bead, &children)?
         }
-        Verb::Claim { common, dispatch, base } => {
+        Verb::Claim {
+            common,
+            dispatch,
+            base,
+        } => {
             let holder = require_holder(&common)?;
-            claim::claim(&ctx(&store, &common), &common.bead, &holder, dispatch, base.as_deref())?
+            claim::claim(
+                &ctx(&store, &common),
+                &common.bead,
+                &holder,
+                dispatch,
+                base.as_deref(),
+            )?
         }
         Verb::Release {
             common,

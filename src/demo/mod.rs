@@ -5,3 +5,4 @@ pub mod agent;
 pub mod files;
 pub mod git;
 pub mod plan;
+pub mod run;

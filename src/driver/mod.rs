@@ -1,3 +1,19 @@
 //! The runner side of a pass: read the snapshot, decide, act, record (DESIGN §5).
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`snapshot`] | the snapshot from one directory read |
+//! | [`feed`] | the snapshot kept between passes, refreshed from the journal |
+//! | [`act`] | each action carried out through the writer or the executor |
+//! | [`runner`] | the loop of passes, dispatches in flight on threads |
+//! | [`envelope`] | what a pass reports, and where it is recorded |
+//! | [`events`] | human, json and stream-json output |
+//! | [`prompts`] | step prompt templates |
 
+pub mod act;
+pub mod envelope;
+pub mod events;
+pub mod feed;
+pub mod prompts;
+pub mod runner;
 pub mod snapshot;

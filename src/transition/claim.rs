@@ -89,7 +89,12 @@ pub fn claim(
 fn record_base(bead: &mut crate::model::Bead, sha: &str, now: &str) {
     let p = &mut bead.pipeline;
     let (step, entered) = (p.step.clone(), p.entered);
-    match p.history.iter_mut().rev().find(|e| e.step == step && e.seq == entered) {
+    match p
+        .history
+        .iter_mut()
+        .rev()
+        .find(|e| e.step == step && e.seq == entered)
+    {
         Some(entry) if entry.head.is_none() => entry.head = Some(sha.to_string()),
         Some(_) => {}
         None => p.history.push(crate::model::bead::StepEntry {

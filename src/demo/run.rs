@@ -1,0 +1,237 @@
+//! `splice demo`: copy the example campaign into a scratch git repository and drive it to `done`
+//! with the simulated agent, approving planning gates as the person and saying so.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::{files, git, plan::Plan};
+use crate::driver::events::{Events, Output};
+use crate::driver::runner::{self, Options};
+use crate::error::{Error, Result};
+use crate::model::bead::DeliveryMethod;
+use crate::model::{Autonomy, RunStatus};
+use crate::store::Store;
+use crate::transition::{Ctx, create, gate, settings};
+
+/// How a demo ended.
+pub struct DemoResult {
+    pub dir: PathBuf,
+    pub root: String,
+    pub status: RunStatus,
+    pub passes: u64,
+    pub dispatches: u64,
+    pub tokens: u64,
+    pub wall_ms: u64,
+    pub approvals: Vec<(String, String)>,
+}
+
+/// Where the scratch repository goes: `keep`, which must be missing or empty, else a new
+/// directory under the system temp dir.
+fn scratch(keep: Option<&Path>) -> Result<PathBuf> {
+    let dir = match keep {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let stamp = crate::clock::now()?.format("%Y%m%d-%H%M%S");
+            std::env::temp_dir().join(format!("splice-demo-{stamp}-{}", std::process::id()))
+        }
+    };
+    if dir.exists() {
+        let mut entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+        if entries.next().is_some() {
+            return Err(Error::bad_file(
+                &dir,
+                "the demo needs a missing or empty directory",
+            ));
+        }
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    Ok(dir)
+}
+
+/// The config the demo runs with: the simulated agent, two jobs, a price for its model.
+fn config_toml(exe: &Path) -> String {
+    let exe = exe
+        .display()
+        .to_string()
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"");
+    format!(
+        "# Written by `splice demo`.\n[agent]\ncommand = [\"{exe}\", \"sim-agent\"]\nusage = \"file\"\n\n\
+         [limits]\njobs = 2\nmax_passes = 400\n\n[delivery]\nmethod = \"direct\"\n\n\
+         [prices.sim-1]\ninput = 3.0\noutput = 15.0\ncache_read = 0.3\ncache_write = 3.75\n"
+    )
+}
+
+/// Set up the scratch repository and drive the campaign to `done`.
+pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
+    let started = Instant::now();
+    let plan = Plan::embedded()?;
+    let dir = scratch(keep)?;
+    say(
+        output,
+        &format!("demo: scratch repository {}", dir.display()),
+    );
+    for (path, text) in files::PROJECT {
+        let file = dir.join(path);
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        std::fs::write(&file, text).map_err(|e| Error::io(&file, e))?;
+    }
+    let tip = git::init_with_commit(&dir, "main", "calc: the project before the campaign")?;
+    let repo = git::open(&dir)?;
+    git::branch(&repo, &plan.target, tip)?;
+    let store = Store::open_or_create(Some(&dir))?;
+    let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
+    let config = store.dir().join("config.toml");
+    std::fs::write(&config, config_toml(&exe)).map_err(|e| Error::io(&config, e))?;
+
+    let person = Ctx::person(&store);
+    let out = create::init(
+        &person,
+        create::NewNode {
+            title: plan.title.clone(),
+            description: plan.description.clone(),
+            autonomy: Autonomy::parse(&plan.autonomy),
+            target: Some(plan.target.clone()),
+            delivery: Some(DeliveryMethod::Direct),
+            ..create::NewNode::default()
+        },
+    )?;
+    let root = out.json["id"].as_str().unwrap_or_default().to_string();
+    settings::set_config(
+        &person,
+        &root,
+        Some(plan.suite_cmd.clone()),
+        Some(plan.test_paths.clone()),
+    )?;
+    say(
+        output,
+        &format!(
+            "demo: campaign {root} \"{}\" at deep autonomy, landing on {}",
+            plan.title, plan.target
+        ),
+    );
+
+    let mut result = DemoResult {
+        dir,
+        root: root.clone(),
+        status: RunStatus::Idle,
+        passes: 0,
+        dispatches: 0,
+        tokens: 0,
+        wall_ms: 0,
+        approvals: Vec::new(),
+    };
+    let events = Events::new(output);
+    for _ in 0..20 {
+        let opts = Options {
+            scope: Some(root.clone()),
+            ..Options::default()
+        };
+        let sum = runner::run(&store, &opts, &events)?;
+        result.passes += sum.passes;
+        result.dispatches += sum.dispatches;
+        result.tokens += sum.tokens;
+        result.status = sum.status;
+        if sum.status != RunStatus::SuspendedHuman {
+            break;
+        }
+        let pending = pending_gates(&sum.envelope);
+        if pending.is_empty() {
+            break;
+        }
+        for (bead, step) in pending {
+            say(
+                output,
+                &format!(
+                    "demo: {bead} waits for a person at {step} (a planning gate never relaxes); approving as the person"
+                ),
+            );
+            gate::approve(&person, &bead, &step)?;
+            result.approvals.push((bead, step));
+        }
+    }
+    result.wall_ms = started.elapsed().as_millis() as u64;
+    Ok(result)
+}
+
+/// Nodes resting `awaiting-human` on a pending gate.
+fn pending_gates(envelope: &Value) -> Vec<(String, String)> {
+    envelope["nodes"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(_, n)| n["rest"]["kind"] == "awaiting-human" && n["rest"]["gate"].is_string())
+        .map(|(id, n)| {
+            (
+                id.clone(),
+                n["step"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn say(output: Output, line: &str) {
+    if output != Output::Quiet && output != Output::StreamJson {
+        println!("{line}");
+    }
+}
+
+/// The closing table: every node, its steps, attempts, dispatches and tokens.
+pub fn summary_table(store: &Store, result: &DemoResult) -> Result<String> {
+    let beads = store.read_all()?;
+    let mut out = String::new();
+    out.push_str(&format!(
+        "\n{:<14} {:<9} {:<8} {:>5} {:>8} {:>10} {:>9}  {}\n",
+        "node", "kind", "status", "steps", "attempts", "dispatches", "tokens", "title"
+    ));
+    let (mut all_tokens, mut all_cost, mut cost_known) = (0u64, 0f64, true);
+    for b in &beads {
+        let p = &b.pipeline;
+        let attempts: u32 = p.attempts.values().sum();
+        let usage = p.usage.as_ref();
+        let num = |k: &str| {
+            usage
+                .and_then(|u| u.get(k))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        let tokens = num("input_tokens") + num("output_tokens");
+        all_tokens += tokens;
+        match usage.map(|u| u.get("cost_usd").and_then(Value::as_f64)) {
+            Some(Some(c)) => all_cost += c,
+            Some(None) => cost_known = false,
+            None => {}
+        }
+        let title: String = b.title.chars().take(40).collect();
+        out.push_str(&format!(
+            "{:<14} {:<9} {:<8} {:>5} {:>8} {:>10} {:>9}  {}\n",
+            b.id,
+            p.kind.as_str(),
+            format!("{:?}", b.status).to_lowercase(),
+            p.history.len(),
+            attempts,
+            p.exits.len(),
+            tokens,
+            title
+        ));
+    }
+    let cost = if cost_known {
+        format!("${all_cost:.4}")
+    } else {
+        "unknown".into()
+    };
+    out.push_str(&format!(
+        "\nstatus {} · {} passes · {} dispatches · {} tokens ({} simulated) · wall time {:.1}s\n",
+        result.status.as_str(),
+        result.passes,
+        result.dispatches,
+        all_tokens,
+        cost,
+        result.wall_ms as f64 / 1000.0
+    ));
+    Ok(out)
+}

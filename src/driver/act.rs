@@ -1,0 +1,309 @@
+//! Act: carry out one action of a decision. Every state change goes through the writer
+//! (`src/transition/`) or the executor (`src/exec/`); a refusal is not a fault — the next pass
+//! decides again from the new state.
+
+use std::path::PathBuf;
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::error::{Error, Result};
+use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage, worktree};
+use crate::model::bead::ExitKind;
+use crate::model::manifest::Run;
+use crate::model::{Bead, Config, Manifest, Step};
+use crate::store::Store;
+use crate::transition::{self, Ctx, Status, claim, complete, park, record};
+
+use super::prompts;
+
+/// What every action needs to know about the run.
+#[derive(Clone)]
+pub struct RunCtx {
+    pub store: Store,
+    pub manifest: Manifest,
+    pub config: Config,
+    pub holder: String,
+    pub run_id: String,
+}
+
+impl RunCtx {
+    fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            store: &self.store,
+            holder: Some(self.holder.clone()),
+            dispatched: false,
+            run: Some(self.run_id.clone()),
+            expect_seq: None,
+        }
+    }
+}
+
+/// How an action went, for the envelope and the event stream.
+#[derive(Clone, Debug)]
+pub enum Acted {
+    /// The writer recorded it (a check that refused is still recorded).
+    Done(Value),
+    /// A precondition said no (e.g. the bead changed since the snapshot); nothing was written.
+    Skipped(String),
+    /// A dispatch is now in flight.
+    Started {
+        bead: String,
+        step: String,
+        attempt: u32,
+    },
+}
+
+impl Acted {
+    pub fn to_json(&self) -> Value {
+        match self {
+            Acted::Done(v) => json!({ "result": "done", "detail": v }),
+            Acted::Skipped(why) => json!({ "result": "skipped", "reason": why }),
+            Acted::Started { attempt, .. } => json!({ "result": "started", "attempt": attempt }),
+        }
+    }
+}
+
+/// A refusal becomes `Skipped`; any other error is a fault for the caller.
+fn refusal_is_skip(r: Result<Acted>) -> Result<Acted> {
+    match r {
+        Err(Error::Refused(why)) => Ok(Acted::Skipped(why)),
+        other => other,
+    }
+}
+
+/// `check` = `transition complete` on the node's step.
+pub fn check(rc: &RunCtx, bead: &str, step: &str) -> Result<Acted> {
+    let verb = match step {
+        "integrate" | "deliver" => step,
+        _ => "complete",
+    };
+    refusal_is_skip(
+        complete::complete(&rc.ctx(), bead, step, None, verb).map(|out| {
+            let status = match &out.status {
+                Status::Ok => "ok".to_string(),
+                Status::Refused(r) => format!("refused: {r}"),
+                Status::Escalated(r) => format!("escalated: {r}"),
+            };
+            Acted::Done(json!({ "verdict": out.json["verdict"], "status": status, "gate": out.json["gate"], "next": out.json["next"] }))
+        }),
+    )
+}
+
+pub fn park(rc: &RunCtx, bead: &str, reason: &str) -> Result<Acted> {
+    refusal_is_skip(park::park(&rc.ctx(), bead, reason).map(|o| Acted::Done(o.json)))
+}
+
+/// Remove the worktrees of a closed container's children.
+pub fn cleanup_fanout(rc: &RunCtx, children: &[String]) -> Result<Acted> {
+    let mut removed = Vec::new();
+    for child in children {
+        worktree::remove(rc.store.repo(), &rc.store.worktrees_dir(), child)?;
+        removed.push(child.clone());
+    }
+    Ok(Acted::Done(json!({ "removed": removed })))
+}
+
+/// A finished dispatch, reported by its thread.
+#[derive(Debug)]
+pub struct Finished {
+    pub bead: String,
+    pub step: String,
+    pub attempt: u32,
+    pub exit: ExitKind,
+    pub code: Option<i32>,
+    pub elapsed_ms: u64,
+    pub usage: Option<usage::Usage>,
+    pub log: Option<PathBuf>,
+    /// What went wrong around the dispatch (preparing it, or recording its exit).
+    pub problem: Option<String>,
+}
+
+impl Finished {
+    pub fn tokens(&self) -> u64 {
+        self.usage.as_ref().map_or(0, |u| {
+            u.input_tokens + u.output_tokens + u.cache_write_tokens + u.reasoning_tokens
+        })
+    }
+}
+
+/// Claim the node for a dispatch and start it on a thread; `done` hears when it finishes.
+pub fn start_dispatch(
+    rc: &RunCtx,
+    bead: &Bead,
+    attempt: u32,
+    done: Sender<Finished>,
+) -> Result<Acted> {
+    let step = transition::current_step(&rc.manifest, bead)?.clone();
+    let lineage = transition::ancestors_unlocked(&rc.store, bead)?;
+    let target = transition::inherited(bead, &lineage, |b| b.pipeline.target.clone())
+        .or_else(|| rc.config.delivery.target.clone())
+        .or_else(|| transition::create::current_branch(&rc.ctx()));
+    let Some(target) = target else {
+        return Ok(Acted::Skipped(format!(
+            "{}: no delivery target to base a worktree on; set one with `splice transition set-target`",
+            bead.id
+        )));
+    };
+    let wt = worktree::ensure(
+        rc.store.repo(),
+        &rc.store.worktrees_dir(),
+        &bead.id,
+        &target,
+    )?;
+    let head = worktree::head(&wt.path)?;
+    let ctx = Ctx {
+        expect_seq: Some(bead.pipeline.seq),
+        ..rc.ctx()
+    };
+    if let Err(e) = claim::claim(&ctx, &bead.id, &rc.holder, true, Some(&head)) {
+        return refusal_is_skip(Err(e));
+    }
+    let job = Job {
+        rc: rc.clone(),
+        bead: bead.id.clone(),
+        step,
+        attempt,
+        worktree: wt.path,
+        parent: lineage.first().cloned(),
+        root_id: lineage.last().map_or(bead.id.clone(), |r| r.id.clone()),
+    };
+    std::thread::spawn(move || {
+        let finished = job.run();
+        let _ = done.send(finished);
+    });
+    Ok(Acted::Started {
+        bead: bead.id.clone(),
+        step: bead.pipeline.step.clone(),
+        attempt,
+    })
+}
+
+struct Job {
+    rc: RunCtx,
+    bead: String,
+    step: Step,
+    attempt: u32,
+    worktree: PathBuf,
+    parent: Option<Bead>,
+    root_id: String,
+}
+
+impl Job {
+    fn run(self) -> Finished {
+        let started = Instant::now();
+        let mut finished = Finished {
+            bead: self.bead.clone(),
+            step: self.step.name.clone(),
+            attempt: self.attempt,
+            exit: ExitKind::Error,
+            code: None,
+            elapsed_ms: 0,
+            usage: None,
+            log: None,
+            problem: None,
+        };
+        match self.dispatch() {
+            Ok(result) => {
+                finished.exit = result.exit;
+                finished.code = result.code;
+                finished.usage = result.usage;
+                finished.log = Some(result.log);
+            }
+            Err(e) => finished.problem = Some(e.to_string()),
+        }
+        finished.elapsed_ms = started.elapsed().as_millis() as u64;
+        // Record the exit and release, whatever happened: the attempt was counted at the claim.
+        let ctx = self.rc.ctx();
+        let exit = record::ExitArgs {
+            exit: finished.exit,
+            code: finished.code,
+            log: finished.log.as_ref().map(|p| p.display().to_string()),
+            usage: finished
+                .usage
+                .as_ref()
+                .and_then(|u| serde_json::to_value(u).ok()),
+        };
+        if let Err(e) = record::record_exit(&ctx, &self.bead, exit) {
+            finished
+                .problem
+                .get_or_insert_with(|| format!("record-exit: {e}"));
+        }
+        if let Err(e) = claim::release(&ctx, &self.bead, &self.rc.holder) {
+            finished
+                .problem
+                .get_or_insert_with(|| format!("release: {e}"));
+        }
+        finished
+    }
+
+    fn dispatch(&self) -> Result<exec::DispatchResult> {
+        let rc = &self.rc;
+        let bead = rc.store.read_bead(&self.bead)?;
+        worktree::prepare_for_attempt(
+            &self.worktree,
+            self.step.resume,
+            self.attempt,
+            worktree::step_base(&bead),
+        )?;
+        let paths = DispatchPaths::new(
+            &rc.store.runs_dir(),
+            &rc.run_id,
+            &self.bead,
+            &self.step.name,
+            self.attempt,
+        )?;
+        let vars = template::ArgvVars {
+            bead: &self.bead,
+            step: &self.step.name,
+            attempt: self.attempt,
+            worktree: &self.worktree,
+            holder: &rc.holder,
+            run: &rc.run_id,
+        };
+        let argv = match &self.step.run {
+            Some(Run::Prompt { prompt: name }) => {
+                let text = prompts::template(&rc.store, name)?;
+                let artifact = prompts::artifact_for(&self.step.name, &self.bead, &self.root_id);
+                let pv = prompt::PromptVars::for_dispatch(
+                    &bead,
+                    self.parent.as_ref(),
+                    &self.root_id,
+                    self.attempt,
+                    &artifact,
+                );
+                let rendered = prompt::render(&text, &pv)?;
+                let command = rc.config.agent.command_for(&self.step.name);
+                template::command_argv(&command, &vars, Some(&rendered), &paths.prompt_file)?
+            }
+            Some(Run::Argv { argv }) => {
+                template::command_argv(argv, &vars, None, &paths.prompt_file)?
+            }
+            None => {
+                return Err(Error::Invalid(format!(
+                    "step {} has no command to dispatch",
+                    self.step.name
+                )));
+            }
+        };
+        let adapter = usage::Adapter::parse(rc.config.agent.usage.as_deref())?;
+        let spec = DispatchSpec {
+            timeout: Some(Duration::from_secs(self.step.timeout_s.max(1))),
+            usage: adapter,
+            prices: &rc.config.prices,
+            ..DispatchSpec::new(
+                &self.bead,
+                &self.step.name,
+                self.attempt,
+                &rc.holder,
+                &rc.run_id,
+                rc.store.dir(),
+                &self.worktree,
+                &paths,
+                &argv,
+            )
+        };
+        exec::dispatch(&spec)
+    }
+}

@@ -1,0 +1,121 @@
+//! The runner's snapshot kept in memory between passes. The first pass reads every bead; after
+//! that only the journal's new committed records are read, and their after-images replace the
+//! beads they name — changes by anyone (another runner, a person's verbs) included — so a
+//! steady-state pass costs O(changes), not O(beads).
+
+use std::collections::HashMap;
+
+use crate::error::Result;
+use crate::model::{Bead, Snapshot};
+use crate::store::Store;
+use crate::store::journal::{self, Tail};
+
+use super::snapshot::{Identity, build};
+
+/// A snapshot and where in the journal it is up to date.
+pub struct Feed {
+    store: Store,
+    scope: Option<String>,
+    who: Identity,
+    pub snapshot: Snapshot,
+    index: HashMap<String, usize>,
+    offset: u64,
+    /// Beads replaced from the journal since the full read (for reporting).
+    pub applied: usize,
+}
+
+impl Feed {
+    /// Read everything once.
+    pub fn load(store: &Store, scope: Option<&str>, who: Identity) -> Result<Feed> {
+        // Take the journal position first: a transition committed while the beads are read is
+        // then applied again from the journal, which is harmless (after-images are whole).
+        let offset = resume_offset(store)?;
+        let snapshot = build(store, scope, who.clone())?;
+        let index = snapshot
+            .beads
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.id.clone(), i))
+            .collect();
+        Ok(Feed {
+            store: store.clone(),
+            scope: scope.map(str::to_string),
+            who,
+            snapshot,
+            index,
+            offset,
+            applied: 0,
+        })
+    }
+
+    /// Apply the journal's committed records since the last refresh. Returns how many beads
+    /// changed.
+    pub fn refresh(&mut self) -> Result<usize> {
+        let path = self.store.journal_path();
+        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        if len < self.offset {
+            // The journal was replaced under us: start over.
+            *self = Feed::load(&self.store, self.scope.as_deref(), self.who.clone())?;
+            return Ok(self.snapshot.beads.len());
+        }
+        let (records, consumed) = journal::read_committed(&path, self.offset)?;
+        self.offset = consumed;
+        let mut changed = 0;
+        for record in records {
+            for bead in record.beads {
+                if self.apply(bead) {
+                    changed += 1;
+                }
+            }
+        }
+        self.applied += changed;
+        Ok(changed)
+    }
+
+    /// Replace or add one bead if it is in scope.
+    fn apply(&mut self, bead: Bead) -> bool {
+        if let Some(&i) = self.index.get(&bead.id) {
+            self.snapshot.beads[i] = bead;
+            return true;
+        }
+        let in_scope = match &self.scope {
+            None => true,
+            Some(root) => {
+                bead.id == *root
+                    || bead
+                        .parent
+                        .as_ref()
+                        .is_some_and(|p| self.index.contains_key(p))
+            }
+        };
+        if in_scope {
+            self.index
+                .insert(bead.id.clone(), self.snapshot.beads.len());
+            self.snapshot.beads.push(bead);
+        }
+        in_scope
+    }
+
+    pub fn bead(&self, id: &str) -> Option<&Bead> {
+        self.index.get(id).map(|&i| &self.snapshot.beads[i])
+    }
+
+    /// Re-list the worktrees of beads in scope.
+    pub fn refresh_worktrees(&mut self) {
+        let mut trees = crate::exec::worktree::list(&self.store.worktrees_dir());
+        trees.retain(|id| self.index.contains_key(id));
+        self.snapshot.worktrees = trees;
+    }
+}
+
+/// Where reading the journal should start so that no committed record is missed: its end, or the
+/// start of an unfinished last line (a record whose marker recovery will append later).
+fn resume_offset(store: &Store) -> Result<u64> {
+    let path = store.journal_path();
+    let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    Ok(match journal::read_tail(&path)? {
+        Tail::Clean => len,
+        Tail::Uncommitted(record) => record.tx,
+        Tail::Torn { keep, .. } => keep,
+    })
+}
