@@ -211,13 +211,19 @@ fn spec(job: &Job, plan: &Plan) -> Result<String> {
     let rel = format!("specs/{}.md", job.bead.id);
     let base = git::head(&git::open(&job.worktree)?)?;
     let p = &job.bead.pipeline;
-    let files: String = p.files.iter().map(|f| format!("  - {f}\n")).collect();
+    // A lone task declares the note `implement` writes for it.
+    let note = vec![format!("work/{}.md", job.bead.id)];
+    let scope = if p.files.is_empty() { &note } else { &p.files };
+    let files: String = scope.iter().map(|f| format!("  - {f}\n")).collect();
     let mut text = format!(
         "---\nbead: {}\nbase_commit: {base}\nfiles:\n{files}verdict: leaf\n---\n\n# {}\n\n{}\n\n```gherkin\nFeature: {}\n\n",
         job.bead.id, job.bead.title, job.bead.description, job.bead.title
     );
     for id in &p.scenarios {
         text.push_str(&plan.gherkin(id));
+    }
+    if p.scenarios.is_empty() {
+        text.push_str("  Scenario: the task is done\n    Then the note exists\n");
     }
     text.push_str("```\n");
     write(job, &rel, &text)?;
@@ -231,12 +237,12 @@ fn child_index(bead: &Bead) -> Option<usize> {
 }
 
 fn implement(job: &Job) -> Result<String> {
-    let n = child_index(&job.bead).ok_or_else(|| {
-        Error::Invalid(format!(
-            "sim-agent: {} is not a child of the demo split",
-            job.bead.id
-        ))
-    })?;
+    let Some(n) = child_index(&job.bead) else {
+        // A lone task: record the work as a note, so there is a real commit to review.
+        let text = format!("# {}\n\n{}\n", job.bead.title, job.bead.description);
+        write(job, &format!("work/{}.md", job.bead.id), &text)?;
+        return commit(job, "implement");
+    };
     let mut wrote = 0;
     for (_, path, text) in files::WORK.iter().filter(|(i, _, _)| *i == n) {
         write(job, path, text)?;

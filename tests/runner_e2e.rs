@@ -1,0 +1,351 @@
+//! The runner end to end against real git repositories: gates, parking, claims left by a killed
+//! runner, serialization under `--jobs 2`, timeouts, and the stream-json protocol.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::Repo;
+use serde_json::Value;
+
+const SPLICE: &str = env!("CARGO_BIN_EXE_splice");
+
+/// Point the agent at the simulated agent with extra arguments.
+fn use_sim_agent(r: &Repo, extra: &[&str]) {
+    let mut argv = vec![format!("\"{SPLICE}\""), "\"sim-agent\"".into()];
+    argv.extend(extra.iter().map(|a| format!("\"{a}\"")));
+    r.write(
+        ".splice/config.toml",
+        &format!(
+            "[agent]\ncommand = [{}]\nusage = \"file\"\n\n[delivery]\nmethod = \"direct\"\n",
+            argv.join(", ")
+        ),
+    );
+}
+
+fn run(r: &Repo, args: &[&str]) -> Value {
+    let mut all = vec!["run", "--output", "json"];
+    all.extend_from_slice(args);
+    r.ok(&all)
+}
+
+fn rest<'a>(env: &'a Value, id: &str) -> &'a Value {
+    &env["nodes"][id]["rest"]
+}
+
+#[test]
+fn a_lone_task_at_hitl_stops_at_its_first_gate_until_approved() {
+    let r = Repo::new();
+    let id = r.task("Write the notes", &[]);
+    use_sim_agent(&r, &[]);
+    let env = run(&r, &[]);
+    assert_eq!(env["status"], "suspended-human");
+    assert_eq!(rest(&env, &id)["kind"], "awaiting-human");
+    assert_eq!(rest(&env, &id)["gate"], "generate-spec");
+    let b = r.bead(&id);
+    assert_eq!(b["pipeline"]["step"], "generate-spec");
+    assert_eq!(b["pipeline"]["gate"]["state"], "pending");
+    assert!(
+        r.state()
+            .join("worktrees")
+            .join(&id)
+            .join(format!("specs/{id}.md"))
+            .is_file()
+    );
+    // Approval lets the next run go on, to the next gate (implement, also held at hitl).
+    r.ok(&[
+        "transition",
+        "approve",
+        "--bead",
+        &id,
+        "--step",
+        "generate-spec",
+    ]);
+    let env = run(&r, &[]);
+    assert_eq!(env["status"], "suspended-human");
+    assert_eq!(r.bead(&id)["pipeline"]["step"], "implement");
+    assert_eq!(rest(&env, &id)["gate"], "implement");
+    // The pass files and the record on the root are there.
+    assert!(r.bead(&id)["pipeline"]["driver_last"]["status"] == "suspended-human");
+}
+
+#[test]
+fn an_agent_that_always_fails_is_parked_and_the_run_escalates() {
+    let r = Repo::new();
+    let id = r.task("Doomed", &[]);
+    use_sim_agent(&r, &["--fail"]);
+    let env = run(&r, &[]);
+    assert_eq!(env["status"], "escalated");
+    assert_eq!(rest(&env, &id)["kind"], "parked");
+    let b = r.bead(&id);
+    assert_eq!(
+        b["pipeline"]["attempts"]["generate-spec"], 3,
+        "max_attempts of the default manifest"
+    );
+    let exits = b["pipeline"]["exits"].as_array().unwrap();
+    assert_eq!(exits.len(), 3);
+    assert!(
+        exits
+            .iter()
+            .all(|e| e["exit"] == "failed" && e["proposed"] == false)
+    );
+    assert!(
+        b["pipeline"]["dead_letter"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("attempts")
+    );
+    assert!(
+        b["pipeline"]["lease"].is_null(),
+        "the runner released its claim"
+    );
+}
+
+/// A manifest whose leaf has one argv step, so tests control exactly what the agent does.
+fn argv_manifest(r: &Repo, script: &str, timeout_s: u64, max_attempts: u32) {
+    let manifest = serde_json::json!({
+        "routes": { "root": ["plan", "delegate"], "compound": ["plan", "delegate"], "leaf": ["work"] },
+        "steps": [
+            { "name": "plan", "floors": [] },
+            { "name": "delegate", "floors": [ { "kind": "children_finished" } ] },
+            { "name": "work", "run": { "argv": ["sh", "-c", script] }, "floors": [],
+              "timeout_s": timeout_s, "max_attempts": max_attempts, "resume": "continue" }
+        ]
+    });
+    r.write(
+        ".splice/manifest.json",
+        &serde_json::to_string_pretty(&manifest).unwrap(),
+    );
+}
+
+/// A root at delegate with two children whose declared files are `a` and `b`.
+fn two_children(r: &Repo, a: &str, b: &str) -> (String, String, String) {
+    let root = r.init(&["--target", "main"]);
+    r.write(
+        "children.json",
+        &format!(r#"[{{"title": "A", "files": ["{a}"]}}, {{"title": "B", "files": ["{b}"]}}]"#),
+    );
+    r.ok(&[
+        "transition",
+        "split",
+        "--bead",
+        &root,
+        "--children",
+        "children.json",
+    ]);
+    r.ok(&[
+        "transition",
+        "propose",
+        "--bead",
+        &root,
+        "--step",
+        "plan",
+        "--artifact",
+        "children.json",
+    ]);
+    r.ok(&["transition", "complete", "--bead", &root, "--step", "plan"]);
+    (root.clone(), format!("{root}.1"), format!("{root}.2"))
+}
+
+/// Each child logs when it starts and ends, working for a second.
+fn timing_script(log: &Path) -> String {
+    format!(
+        "echo \"$SPLICE_BEAD start $(date +%s%N)\" >> {log}; sleep 1; \
+         echo \"$SPLICE_BEAD end $(date +%s%N)\" >> {log}; \
+         splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done",
+        log = log.display()
+    )
+}
+
+/// (start, end) in nanoseconds per bead.
+fn intervals(log: &Path) -> Vec<(String, u128, u128)> {
+    let text = std::fs::read_to_string(log).unwrap();
+    let mut out: Vec<(String, u128, u128)> = Vec::new();
+    for line in text.lines() {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        let t: u128 = parts[2].parse().unwrap();
+        match parts[1] {
+            "start" => out.push((parts[0].to_string(), t, 0)),
+            _ => out.iter_mut().find(|(b, _, _)| b == parts[0]).unwrap().2 = t,
+        }
+    }
+    out
+}
+
+fn overlapped(iv: &[(String, u128, u128)]) -> bool {
+    iv[0].1 < iv[1].2 && iv[1].1 < iv[0].2
+}
+
+#[test]
+fn jobs_two_runs_disjoint_siblings_at_once_and_overlapping_ones_in_turn() {
+    for (a, b, expect_overlap) in [("src/a.rs", "src/b.rs", true), ("src", "src/b.rs", false)] {
+        let r = Repo::new();
+        let log = r.path().join("timing.log");
+        argv_manifest(&r, &timing_script(&log), 30, 3);
+        let (root, c1, c2) = two_children(&r, a, b);
+        let env = run(&r, &["--jobs", "2"]);
+        assert_eq!(env["status"], "done", "{env:#}");
+        assert_eq!(r.bead(&root)["status"], "closed");
+        let iv = intervals(&log);
+        assert_eq!(iv.len(), 2, "{iv:?}");
+        assert!(iv.iter().any(|x| x.0 == c1) && iv.iter().any(|x| x.0 == c2));
+        assert_eq!(overlapped(&iv), expect_overlap, "files {a} / {b}: {iv:?}");
+    }
+}
+
+#[test]
+fn stream_json_is_one_event_per_line_ending_with_the_result() {
+    let r = Repo::new();
+    argv_manifest(
+        &r,
+        "splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done",
+        30,
+        3,
+    );
+    two_children(&r, "a", "b");
+    let out = r.run(&["run", "--output", "stream-json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"run_start"));
+    for t in ["pass_start", "action", "dispatch_end", "pass_end"] {
+        assert!(types.contains(&t), "{t} missing from {types:?}");
+    }
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "result");
+    assert_eq!(last["status"], "done");
+    let envelope: Value = serde_json::from_str(last["text"].as_str().unwrap()).unwrap();
+    assert_eq!(envelope["status"], "done");
+    assert_eq!(types.iter().filter(|t| **t == "result").count(), 1);
+}
+
+#[test]
+fn a_dispatch_past_its_timeout_is_killed_and_recorded_as_timeout() {
+    let r = Repo::new();
+    let pids = r.path().join("pids");
+    let script = format!(
+        "sleep 60 & echo $! >> {p}; sleep 60 & echo $! >> {p}; wait",
+        p = pids.display()
+    );
+    argv_manifest(&r, &script, 1, 1);
+    let (_, c1, _) = two_children(&r, "a", "b");
+    let started = Instant::now();
+    let env = run(&r, &["--jobs", "2"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the timeout bounded the run"
+    );
+    assert_eq!(env["status"], "escalated");
+    let exits = &r.bead(&c1)["pipeline"]["exits"];
+    assert_eq!(exits[0]["exit"], "timeout");
+    assert_eq!(r.bead(&c1)["pipeline"]["dead_letter"]["step"], "work");
+    // The agent's children died with it.
+    for pid in std::fs::read_to_string(&pids).unwrap().lines() {
+        let alive = Path::new(&format!("/proc/{pid}")).exists()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ");
+        assert!(!alive, "child {pid} survived the timeout");
+    }
+}
+
+#[test]
+fn a_killed_runner_leaves_its_claim_until_a_person_clears_it() {
+    let r = Repo::new();
+    let id = r.task("Interrupted", &["--autonomy", "wave"]);
+    let pidfile = r.path().join("agent.pid");
+    // The agent records its pid (its process group) and then works slowly.
+    r.write(
+        ".splice/config.toml",
+        &format!(
+            "[agent]\ncommand = [\"sh\", \"-c\", \"echo $$ > {}; exec {SPLICE} sim-agent --sleep-ms 60000\"]\n\
+             [delivery]\nmethod = \"direct\"\n",
+            pidfile.display()
+        ),
+    );
+    let mut runner = r.cmd(&["run", "--output", "json"]).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(pidfile.exists() && r.bead(&id)["pipeline"]["lease"].is_object()) {
+        assert!(Instant::now() < deadline, "the runner never dispatched");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    let agent: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: kill the orphaned agent's process group, as a person would.
+    unsafe { libc::kill(-agent, libc::SIGKILL) };
+    let holder = r.bead(&id)["pipeline"]["lease"]["holder"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let env = run(&r, &[]);
+    assert_eq!(env["status"], "suspended-running");
+    let rest = rest(&env, &id);
+    assert_eq!(rest["kind"], "running");
+    assert_eq!(rest["holder"], holder.as_str());
+    assert_eq!(
+        rest["holder_alive"], false,
+        "the dead runner's process is gone"
+    );
+    assert_eq!(
+        r.bead(&id)["pipeline"]["lease"]["holder"],
+        holder.as_str(),
+        "a claim never expires"
+    );
+
+    // An orphan of the dead run can no longer propose once the claim is cleared.
+    r.ok(&[
+        "transition",
+        "release",
+        "--bead",
+        &id,
+        "--clear",
+        "--reason",
+        "runner was killed",
+    ]);
+    let orphan = r
+        .cmd(&[
+            "transition",
+            "propose",
+            "--bead",
+            &id,
+            "--step",
+            "generate-spec",
+            "--artifact",
+            "x",
+        ])
+        .env("SPLICE_HOLDER", &holder)
+        .output()
+        .unwrap();
+    assert_eq!(orphan.status.code(), Some(1));
+
+    use_sim_agent(&r, &[]);
+    let env = run(&r, &[]);
+    assert_eq!(env["status"], "done", "{env:#}");
+    let b = r.bead(&id);
+    assert_eq!(b["status"], "closed");
+    assert_eq!(
+        b["pipeline"]["attempts"]["generate-spec"], 1,
+        "the killed dispatch counted no attempt"
+    );
+    let reviewed = b["pipeline"]["reviewed_sha"].as_str().unwrap();
+    let on_main = std::process::Command::new("git")
+        .args(["merge-base", "--is-ancestor", reviewed, "main"])
+        .current_dir(r.path())
+        .status()
+        .unwrap();
+    assert!(
+        on_main.success(),
+        "the reviewed commit landed on the target"
+    );
+}
