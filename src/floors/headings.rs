@@ -33,19 +33,10 @@ pub fn headings_of(markdown: &str) -> Vec<String> {
 impl Floor for Headings {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
         const KIND: &str = "headings";
-        let Some((rel, abs)) = ctx.path_param(spec) else {
-            return Outcome::escalate(KIND, "the floor declares no `path`", json!({}));
-        };
         let required = spec.list_param("headings");
-        let text = match std::fs::read_to_string(&abs) {
-            Ok(t) => t,
-            Err(_) => {
-                return Outcome::refuse(
-                    KIND,
-                    format!("{rel} does not exist or is not readable text"),
-                    json!({ "path": rel, "required": required }),
-                );
-            }
+        let (rel, text) = match ctx.read_artifact(spec, KIND) {
+            Ok(found) => found,
+            Err(answer) => return *answer,
         };
         let found = headings_of(&text);
         let missing: Vec<&String> = required

@@ -118,6 +118,30 @@ impl Ctx<'_> {
             .replace("{{step}}", &self.step.name)
     }
 
+    /// The text of the artifact at the floor's `path`: `Err` is the floor's answer when there is
+    /// no path (escalate) or no readable file (refuse).
+    pub fn read_artifact(
+        &self,
+        spec: &FloorSpec,
+        kind: &str,
+    ) -> Result<(String, String), Box<Outcome>> {
+        let Some((rel, abs)) = self.path_param(spec) else {
+            return Err(Box::new(Outcome::escalate(
+                kind,
+                "the floor declares no `path`",
+                json!({}),
+            )));
+        };
+        match std::fs::read_to_string(&abs) {
+            Ok(text) => Ok((rel, text)),
+            Err(_) => Err(Box::new(Outcome::refuse(
+                kind,
+                format!("{rel} does not exist or is not readable text"),
+                json!({ "path": rel }),
+            ))),
+        }
+    }
+
     /// A floor's `path` parameter rendered and resolved against the workdir.
     pub fn path_param(&self, spec: &FloorSpec) -> Option<(String, PathBuf)> {
         let rel = self.render(spec.str_param("path")?);

@@ -178,15 +178,9 @@ pub fn judge(text: &str, node: &str, stem: &str) -> Result<Declared, Vec<String>
 
 impl Floor for Spec {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
-        let Some((rel, abs)) = ctx.path_param(spec) else {
-            return Outcome::escalate(KIND, "the floor declares no `path`", json!({}));
-        };
-        let Ok(text) = std::fs::read_to_string(&abs) else {
-            return Outcome::refuse(
-                KIND,
-                format!("{rel} does not exist or is not readable text"),
-                json!({ "path": rel }),
-            );
+        let (rel, text) = match ctx.read_artifact(spec, KIND) {
+            Ok(found) => found,
+            Err(answer) => return *answer,
         };
         let stem = Path::new(&rel)
             .file_stem()

@@ -149,40 +149,33 @@ pub fn require_seq(bead: &Bead, expect: Option<u64>) -> Result<()> {
     }
 }
 
-/// The node's ancestors, nearest first, read through the transaction.
-pub fn ancestors(tx: &mut Tx, bead: &Bead) -> Result<Vec<Bead>> {
-    let mut out = Vec::new();
+/// The node's ancestors, nearest first, each read by `read`. A parent cycle (possible only in
+/// hand-edited files) is a fault naming the bead.
+fn walk_ancestors(bead: &Bead, mut read: impl FnMut(&str) -> Result<Bead>) -> Result<Vec<Bead>> {
+    let mut out: Vec<Bead> = Vec::new();
     let mut next = bead.parent.clone();
     while let Some(id) = next {
-        if out.len() > 1024 || out.iter().any(|b: &Bead| b.id == id) {
+        if out.len() > 1024 || id == bead.id || out.iter().any(|b| b.id == id) {
             return Err(Error::Invalid(format!(
                 "bead {}: its parent chain loops at {id}",
                 bead.id
             )));
         }
-        let parent = tx.read(&id)?;
+        let parent = read(&id)?;
         next = parent.parent.clone();
         out.push(parent);
     }
     Ok(out)
 }
 
-/// Read the ancestors without a transaction (for work done before the lock).
+/// The node's ancestors, nearest first, read through the transaction.
+pub fn ancestors(tx: &mut Tx, bead: &Bead) -> Result<Vec<Bead>> {
+    walk_ancestors(bead, |id| tx.read(id))
+}
+
+/// The node's ancestors read without a transaction (for work done before the lock).
 pub fn ancestors_unlocked(store: &Store, bead: &Bead) -> Result<Vec<Bead>> {
-    let mut out: Vec<Bead> = Vec::new();
-    let mut next = bead.parent.clone();
-    while let Some(id) = next {
-        if out.len() > 1024 || out.iter().any(|b| b.id == id) {
-            return Err(Error::Invalid(format!(
-                "bead {}: its parent chain loops at {id}",
-                bead.id
-            )));
-        }
-        let parent = store.read_bead(&id)?;
-        next = parent.parent.clone();
-        out.push(parent);
-    }
-    Ok(out)
+    walk_ancestors(bead, |id| store.read_bead(id))
 }
 
 /// The resolved autonomy of `bead` given its ancestors (nearest first).
