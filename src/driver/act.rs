@@ -137,9 +137,7 @@ pub fn start_dispatch(
 ) -> Result<Acted> {
     let step = transition::current_step(&rc.manifest, bead)?.clone();
     let lineage = transition::ancestors_unlocked(&rc.store, bead)?;
-    let target = transition::inherited(bead, &lineage, |b| b.pipeline.target.clone())
-        .or_else(|| rc.config.delivery.target.clone())
-        .or_else(|| transition::create::current_branch(&rc.ctx()));
+    let target = transition::settings::resolve_target(&rc.store, bead, &lineage, &rc.config);
     let Some(target) = target else {
         return Ok(Acted::Skipped(format!(
             "{}: no delivery target to base a worktree on; set one with `splice transition set-target`",

@@ -14,25 +14,7 @@ use super::{Ctx, ancestors};
 /// The target branch for the node: its own `pipeline.target`, else the nearest ancestor's, else
 /// `[delivery] target`, else the branch checked out in the repository.
 pub fn resolve_target(ctx: &Ctx) -> Option<String> {
-    if let Some(t) = &ctx.bead.pipeline.target {
-        return Some(t.clone());
-    }
-    if let Some(t) = ancestors(ctx)
-        .into_iter()
-        .find_map(|a| a.pipeline.target.clone())
-    {
-        return Some(t);
-    }
-    if let Some(t) = &ctx.config.delivery.target {
-        return Some(t.clone());
-    }
-    let repo = Repository::discover(ctx.store.repo()).ok()?;
-    let head = repo.head().ok()?;
-    if head.is_branch() {
-        head.shorthand().map(str::to_string)
-    } else {
-        None
-    }
+    crate::transition::settings::resolve_target(ctx.store, ctx.bead, &ancestors(ctx), ctx.config)
 }
 
 /// The commit at the tip of `target`: a local branch, else any revision git can resolve

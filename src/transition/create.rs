@@ -23,8 +23,8 @@ pub struct NewNode {
 }
 
 /// The branch checked out in the repository holding the store, if any.
-pub fn current_branch(ctx: &Ctx) -> Option<String> {
-    let repo = git2::Repository::discover(ctx.store.repo()).ok()?;
+pub fn current_branch(store: &crate::store::Store) -> Option<String> {
+    let repo = git2::Repository::discover(store.repo()).ok()?;
     let head = repo.head().ok()?;
     if !head.is_branch() {
         return None;
@@ -65,7 +65,7 @@ fn create(ctx: &Ctx, node: NewNode, kind: Kind, route: &str, verb: &str) -> Resu
         .target
         .clone()
         .or_else(|| config.delivery.target.clone())
-        .or_else(|| current_branch(ctx));
+        .or_else(|| current_branch(ctx.store));
     let bead = ctx.store.transact(verb, &ctx.actor(), |tx| {
         let seed = format!("{}\n{}\n{}", node.title, node.description, tx.now);
         let id = tx.new_id(&seed);

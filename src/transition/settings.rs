@@ -203,7 +203,20 @@ pub fn route(ctx: &Ctx, id: &str, to: &str, at: Option<&str>) -> Result<Outcome>
     })
 }
 
-/// The node's resolved target and delivery method.
+/// Where the node's work lands: its own target, else the nearest ancestor's, else
+/// `[delivery] target`, else the branch checked out in the repository.
+pub fn resolve_target(
+    store: &crate::store::Store,
+    bead: &crate::model::Bead,
+    lineage: &[crate::model::Bead],
+    config: &crate::model::Config,
+) -> Option<String> {
+    resolved_delivery(bead, lineage, config)
+        .0
+        .or_else(|| super::create::current_branch(store))
+}
+
+/// The node's resolved target (without the checked-out branch fallback) and delivery method.
 pub fn resolved_delivery(
     bead: &crate::model::Bead,
     lineage: &[crate::model::Bead],
