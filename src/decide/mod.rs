@@ -66,35 +66,34 @@ use rules::Outcome;
 pub fn decide(snapshot: &Snapshot) -> Decision {
     let ix = Index::build(snapshot);
 
-    // The fifteen per-node rules, in id order.
-    let mut outcomes: BTreeMap<&str, Outcome> = ix
+    // The fifteen per-node rules; outcomes are indexed like `ix.beads` (id order).
+    let mut outcomes: Vec<Outcome> = ix
         .beads
         .iter()
-        .map(|bead| (bead.id.as_str(), rules::node_outcome(&ix, bead)))
+        .map(|bead| rules::node_outcome(&ix, bead))
         .collect();
 
     // Serialization among siblings, then the jobs limit.
     serialize::serialize_dispatches(&ix, &mut outcomes);
 
     let mut actions: Vec<(i64, &str, Action)> = Vec::new();
-    let mut nodes = BTreeMap::new();
-    for (id, outcome) in outcomes {
-        let Some(bead) = ix.bead(id) else { continue };
+    let mut nodes = Vec::with_capacity(outcomes.len());
+    for (bead, outcome) in ix.beads.iter().zip(outcomes) {
         let rest = match outcome {
             Outcome::Act(action) => {
-                actions.push((bead.priority, id, action));
+                actions.push((bead.priority, bead.id.as_str(), action));
                 None
             }
             Outcome::Rest(rest) => Some(rest),
         };
-        nodes.insert(
-            id.to_string(),
-            NodeDecision {
-                step: bead.pipeline.step.clone(),
-                rest,
-            },
-        );
+        let node = NodeDecision {
+            step: bead.pipeline.step.clone(),
+            rest,
+        };
+        nodes.push((bead.id.clone(), node));
     }
+    // Already in id order, so this builds the map in one pass.
+    let nodes: BTreeMap<String, NodeDecision> = nodes.into_iter().collect();
     actions.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
     let actions: Vec<Action> = actions.into_iter().map(|(_, _, a)| a).collect();
 

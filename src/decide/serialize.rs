@@ -5,65 +5,70 @@
 //! order. A path overlaps a claim when one is a directory prefix of (or equal to) the other, which
 //! a sorted map answers in O(depth + log n) per path.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use crate::model::{Action, Rest};
 
-use super::index::Index;
+use super::index::{FxMap, Index};
 use super::rules::Outcome;
 
 /// Claimed paths of one sibling group: normalized path → claiming node.
 type Claims<'a> = BTreeMap<String, &'a str>;
 
-pub(crate) fn serialize_dispatches<'a>(ix: &Index<'a>, outcomes: &mut BTreeMap<&'a str, Outcome>) {
-    let mut groups: HashMap<Option<&str>, Claims<'a>> = HashMap::new();
+/// `outcomes` is indexed like `ix.beads`.
+pub(crate) fn serialize_dispatches(ix: &Index<'_>, outcomes: &mut [Outcome]) {
+    let mut groups: FxMap<Option<&str>, Claims<'_>> = FxMap::default();
     let mut in_flight: usize = 0;
-    let mut dispatches: Vec<(i64, &'a str)> = Vec::new();
+    let mut dispatches: Vec<(i64, &str, usize)> = Vec::new();
 
     // Leased siblings claim their files first, in id order.
-    for (&id, outcome) in outcomes.iter() {
-        let Some(bead) = ix.bead(id) else { continue };
+    for (at, (bead, outcome)) in ix.beads.iter().zip(outcomes.iter()).enumerate() {
         match outcome {
-            Outcome::Rest(Rest::InFlight { .. } | Rest::Running { .. }) => {
-                if matches!(outcome, Outcome::Rest(Rest::InFlight { .. })) {
+            Outcome::Rest(rest @ (Rest::InFlight { .. } | Rest::Running { .. })) => {
+                if matches!(rest, Rest::InFlight { .. }) {
                     in_flight += 1;
                 }
-                let claims = groups.entry(bead.parent.as_deref()).or_default();
-                for path in &bead.pipeline.files {
-                    claims.entry(normalize(path)).or_insert(id);
+                if !bead.pipeline.files.is_empty() {
+                    let claims = groups.entry(bead.parent.as_deref()).or_default();
+                    for path in &bead.pipeline.files {
+                        claims.entry(normalize(path)).or_insert(bead.id.as_str());
+                    }
                 }
             }
-            Outcome::Act(Action::Dispatch { .. }) => dispatches.push((bead.priority, id)),
+            Outcome::Act(Action::Dispatch { .. }) => {
+                dispatches.push((bead.priority, bead.id.as_str(), at));
+            }
             _ => {}
         }
     }
     dispatches.sort_unstable();
 
     // Dispatches in (priority, id) order: an overlap rests `serialized`, else it claims its files.
-    let mut standing: Vec<&str> = Vec::new();
-    for &(_, id) in &dispatches {
-        let Some(bead) = ix.bead(id) else { continue };
+    let mut standing: Vec<usize> = Vec::new();
+    for &(_, id, at) in &dispatches {
+        let bead = ix.beads[at];
+        if bead.pipeline.files.is_empty() {
+            standing.push(at);
+            continue;
+        }
         let paths: Vec<String> = bead.pipeline.files.iter().map(|p| normalize(p)).collect();
         let claims = groups.entry(bead.parent.as_deref()).or_default();
         if let Some(behind) = paths.iter().find_map(|p| overlapping(claims, p)) {
-            outcomes.insert(
-                id,
-                Outcome::Rest(Rest::Serialized {
-                    behind: behind.to_string(),
-                }),
-            );
+            outcomes[at] = Outcome::Rest(Rest::Serialized {
+                behind: behind.to_string(),
+            });
             continue;
         }
         for path in paths {
             claims.entry(path).or_insert(id);
         }
-        standing.push(id);
+        standing.push(at);
     }
 
     // The jobs limit: in-flight dispatches take their slots first.
     let slots = (ix.snapshot.limits.jobs as usize).saturating_sub(in_flight);
-    for &id in standing.iter().skip(slots) {
-        outcomes.insert(id, Outcome::Rest(Rest::Queued));
+    for &at in standing.iter().skip(slots) {
+        outcomes[at] = Outcome::Rest(Rest::Queued);
     }
 }
 
