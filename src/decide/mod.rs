@@ -78,13 +78,17 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
 
     let mut actions: Vec<(i64, &str, Action)> = Vec::new();
     let mut nodes = Vec::with_capacity(outcomes.len());
+    let mut seen = Seen::default();
     for (bead, outcome) in ix.beads.iter().zip(outcomes) {
         let rest = match outcome {
             Outcome::Act(action) => {
                 actions.push((bead.priority, bead.id.as_str(), action));
                 None
             }
-            Outcome::Rest(rest) => Some(rest),
+            Outcome::Rest(rest) => {
+                seen.note(&rest);
+                Some(rest)
+            }
         };
         let node = NodeDecision {
             step: bead.pipeline.step.clone(),
@@ -97,7 +101,7 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     actions.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
     let actions: Vec<Action> = actions.into_iter().map(|(_, _, a)| a).collect();
 
-    let status = run_status(&ix, &actions, &nodes);
+    let status = run_status(&ix, !actions.is_empty(), &seen);
     Decision {
         status,
         actions,
@@ -105,8 +109,29 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     }
 }
 
+/// Which rests occur, for the run status.
+#[derive(Default)]
+struct Seen {
+    in_flight: bool,
+    escalated: bool,
+    human: bool,
+    running: bool,
+}
+
+impl Seen {
+    fn note(&mut self, rest: &Rest) {
+        match rest {
+            Rest::InFlight { .. } => self.in_flight = true,
+            Rest::Parked { .. } | Rest::Escalated { .. } => self.escalated = true,
+            Rest::AwaitingHuman { .. } | Rest::AwaitingMerge { .. } => self.human = true,
+            Rest::Running { .. } => self.running = true,
+            _ => {}
+        }
+    }
+}
+
 /// The run status: the first of the DESIGN §5 list that applies.
-fn run_status(ix: &Index, actions: &[Action], nodes: &BTreeMap<String, NodeDecision>) -> RunStatus {
+fn run_status(ix: &Index, any_action: bool, seen: &Seen) -> RunStatus {
     let snap = ix.snapshot;
     let done = match &snap.scope {
         Some(root) => ix.bead(root).is_some_and(|b| b.is_closed()),
@@ -130,15 +155,13 @@ fn run_status(ix: &Index, actions: &[Action], nodes: &BTreeMap<String, NodeDecis
     {
         return RunStatus::Budget;
     }
-    let rests = || nodes.values().filter_map(|n| n.rest.as_ref());
-    let any = |pred: fn(&Rest) -> bool| rests().any(pred);
-    if !actions.is_empty() || any(|r| matches!(r, Rest::InFlight { .. })) {
+    if any_action || seen.in_flight {
         RunStatus::Ready
-    } else if any(|r| matches!(r, Rest::Parked { .. } | Rest::Escalated { .. })) {
+    } else if seen.escalated {
         RunStatus::Escalated
-    } else if any(|r| matches!(r, Rest::AwaitingHuman { .. } | Rest::AwaitingMerge { .. })) {
+    } else if seen.human {
         RunStatus::SuspendedHuman
-    } else if any(|r| matches!(r, Rest::Running { .. })) {
+    } else if seen.running {
         RunStatus::SuspendedRunning
     } else {
         RunStatus::Idle
