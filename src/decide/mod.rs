@@ -98,7 +98,8 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     }
     // Already in id order, so this builds the map in one pass.
     let nodes: BTreeMap<String, NodeDecision> = nodes.into_iter().collect();
-    actions.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    // Pushed in id order: a stable sort on priority alone gives (priority, id) order.
+    actions.sort_by_key(|a| a.0);
     let actions: Vec<Action> = actions.into_iter().map(|(_, _, a)| a).collect();
 
     let status = run_status(&ix, !actions.is_empty(), &seen);

@@ -5,6 +5,7 @@
 //! order. A path overlaps a claim when one is a directory prefix of (or equal to) the other, which
 //! a sorted map answers in O(depth + log n) per path.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::model::{Action, Rest};
@@ -31,7 +32,9 @@ pub(crate) fn serialize_dispatches(ix: &Index<'_>, outcomes: &mut [Outcome]) {
                 if !bead.pipeline.files.is_empty() {
                     let claims = groups.entry(bead.parent.as_deref()).or_default();
                     for path in &bead.pipeline.files {
-                        claims.entry(normalize(path)).or_insert(bead.id.as_str());
+                        claims
+                            .entry(normalize(path).into_owned())
+                            .or_insert(bead.id.as_str());
                     }
                 }
             }
@@ -41,7 +44,8 @@ pub(crate) fn serialize_dispatches(ix: &Index<'_>, outcomes: &mut [Outcome]) {
             _ => {}
         }
     }
-    dispatches.sort_unstable();
+    // Collected in id order: a stable sort on priority alone gives (priority, id) order.
+    dispatches.sort_by_key(|d| d.0);
 
     // Dispatches in (priority, id) order: an overlap rests `serialized`, else it claims its files.
     let mut standing: Vec<usize> = Vec::new();
@@ -51,7 +55,7 @@ pub(crate) fn serialize_dispatches(ix: &Index<'_>, outcomes: &mut [Outcome]) {
             standing.push(at);
             continue;
         }
-        let paths: Vec<String> = bead.pipeline.files.iter().map(|p| normalize(p)).collect();
+        let paths: Vec<Cow<str>> = bead.pipeline.files.iter().map(|p| normalize(p)).collect();
         let claims = groups.entry(bead.parent.as_deref()).or_default();
         if let Some(behind) = paths.iter().find_map(|p| overlapping(claims, p)) {
             outcomes[at] = Outcome::Rest(Rest::Serialized {
@@ -60,7 +64,7 @@ pub(crate) fn serialize_dispatches(ix: &Index<'_>, outcomes: &mut [Outcome]) {
             continue;
         }
         for path in paths {
-            claims.entry(path).or_insert(id);
+            claims.entry(path.into_owned()).or_insert(id);
         }
         standing.push(at);
     }
@@ -73,12 +77,19 @@ pub(crate) fn serialize_dispatches(ix: &Index<'_>, outcomes: &mut [Outcome]) {
 }
 
 /// `src//a/./b/` → `src/a/b`; `.` or `/` → `` (the whole tree).
-pub(crate) fn normalize(path: &str) -> String {
-    path.trim()
-        .split('/')
-        .filter(|c| !c.is_empty() && *c != ".")
-        .collect::<Vec<_>>()
-        .join("/")
+pub(crate) fn normalize(path: &str) -> Cow<'_, str> {
+    let trimmed = path.trim();
+    let clean = |c: &str| !c.is_empty() && c != ".";
+    if trimmed.split('/').all(clean) {
+        return Cow::Borrowed(trimmed);
+    }
+    Cow::Owned(
+        trimmed
+            .split('/')
+            .filter(|c| clean(c))
+            .collect::<Vec<_>>()
+            .join("/"),
+    )
 }
 
 /// Does `a` cover `b` (equal, or a directory prefix of it, component-wise)? Both normalized.
