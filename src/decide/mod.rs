@@ -60,29 +60,39 @@ pub use serialize::scopes_overlap;
 
 use index::Index;
 use rules::Outcome;
+use serialize::Contender;
 
 /// Decide what this pass does. Pure: see the module doc.
 #[must_use]
 pub fn decide(snapshot: &Snapshot) -> Decision {
     let ix = Index::build(snapshot);
 
-    // The fifteen per-node rules; outcomes are indexed like `ix.beads` (id order).
-    let mut outcomes: Vec<Outcome> = ix
-        .beads
-        .iter()
-        .map(|bead| rules::node_outcome(&ix, bead))
-        .collect();
+    // The fifteen per-node rules, in id order; outcomes are indexed like `ix.beads`. The owned
+    // id and step are taken here, while the bead is in cache, and leases and dispatches are
+    // noted for serialization so it need not scan every node again.
+    let n = ix.beads.len();
+    let mut outcomes: Vec<Outcome> = Vec::with_capacity(n);
+    let mut names: Vec<(String, String)> = Vec::with_capacity(n);
+    let mut contenders = Vec::new();
+    for (at, bead) in ix.beads.iter().enumerate() {
+        let outcome = rules::node_outcome(&ix, bead);
+        if let Some(c) = Contender::of(at, bead, &outcome) {
+            contenders.push(c);
+        }
+        outcomes.push(outcome);
+        names.push((bead.id.clone(), bead.pipeline.step.clone()));
+    }
 
     // Serialization among siblings, then the jobs limit.
-    serialize::serialize_dispatches(&ix, &mut outcomes);
+    serialize::serialize_dispatches(&ix, contenders, &mut outcomes);
 
-    let mut actions: Vec<(i64, &str, Action)> = Vec::new();
-    let mut nodes = Vec::with_capacity(outcomes.len());
+    let mut actions: Vec<(i64, Action)> = Vec::new();
+    let mut nodes = Vec::with_capacity(n);
     let mut seen = Seen::default();
-    for (bead, outcome) in ix.beads.iter().zip(outcomes) {
+    for ((bead, outcome), (id, step)) in ix.beads.iter().zip(outcomes).zip(names) {
         let rest = match outcome {
             Outcome::Act(action) => {
-                actions.push((bead.priority, bead.id.as_str(), action));
+                actions.push((bead.priority, action));
                 None
             }
             Outcome::Rest(rest) => {
@@ -90,17 +100,13 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
                 Some(rest)
             }
         };
-        let node = NodeDecision {
-            step: bead.pipeline.step.clone(),
-            rest,
-        };
-        nodes.push((bead.id.clone(), node));
+        nodes.push((id, NodeDecision { step, rest }));
     }
     // Already in id order, so this builds the map in one pass.
     let nodes: BTreeMap<String, NodeDecision> = nodes.into_iter().collect();
     // Pushed in id order: a stable sort on priority alone gives (priority, id) order.
     actions.sort_by_key(|a| a.0);
-    let actions: Vec<Action> = actions.into_iter().map(|(_, _, a)| a).collect();
+    let actions: Vec<Action> = actions.into_iter().map(|(_, a)| a).collect();
 
     let status = run_status(&ix, !actions.is_empty(), &seen);
     Decision {

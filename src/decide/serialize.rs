@@ -7,66 +7,97 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
-use crate::model::{Action, Rest};
+use crate::model::{Action, Bead, Rest};
 
 use super::index::{FxMap, Index};
 use super::rules::Outcome;
 
 /// Claimed paths of one sibling group: normalized path → claiming node.
-type Claims<'a> = BTreeMap<String, &'a str>;
+type Claims<'a> = BTreeMap<Cow<'a, str>, &'a str>;
 
-/// `outcomes` is indexed like `ix.beads`.
-pub(crate) fn serialize_dispatches(ix: &Index<'_>, outcomes: &mut [Outcome]) {
-    let mut groups: FxMap<Option<&str>, Claims<'_>> = FxMap::default();
-    let mut in_flight: usize = 0;
-    let mut dispatches: Vec<(i64, &str, usize)> = Vec::new();
+/// A node that holds or wants files: leased (running here or elsewhere) or dispatching.
+pub(crate) struct Contender<'a> {
+    at: usize,
+    priority: i64,
+    id: &'a str,
+    parent: Option<&'a str>,
+    files: &'a [String],
+    role: Role,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    InFlight,
+    RunningElsewhere,
+    Dispatch,
+}
+
+impl<'a> Contender<'a> {
+    /// `bead` (at position `at` in id order) as a contender, given its rule outcome.
+    pub fn of(at: usize, bead: &'a Bead, outcome: &Outcome) -> Option<Contender<'a>> {
+        let role = match outcome {
+            Outcome::Rest(Rest::InFlight { .. }) => Role::InFlight,
+            Outcome::Rest(Rest::Running { .. }) => Role::RunningElsewhere,
+            Outcome::Act(Action::Dispatch { .. }) => Role::Dispatch,
+            _ => return None,
+        };
+        Some(Contender {
+            at,
+            priority: bead.priority,
+            id: &bead.id,
+            parent: bead.parent.as_deref(),
+            files: &bead.pipeline.files,
+            role,
+        })
+    }
+}
+
+/// `contenders` come in id order; `outcomes` is indexed like `ix.beads`.
+pub(crate) fn serialize_dispatches<'a>(
+    ix: &Index<'a>,
+    contenders: Vec<Contender<'a>>,
+    outcomes: &mut [Outcome],
+) {
+    let mut groups: FxMap<Option<&str>, Claims<'a>> = FxMap::default();
+    let in_flight = contenders
+        .iter()
+        .filter(|c| c.role == Role::InFlight)
+        .count();
 
     // Leased siblings claim their files first, in id order.
-    for (at, (bead, outcome)) in ix.beads.iter().zip(outcomes.iter()).enumerate() {
-        match outcome {
-            Outcome::Rest(rest @ (Rest::InFlight { .. } | Rest::Running { .. })) => {
-                if matches!(rest, Rest::InFlight { .. }) {
-                    in_flight += 1;
-                }
-                if !bead.pipeline.files.is_empty() {
-                    let claims = groups.entry(bead.parent.as_deref()).or_default();
-                    for path in &bead.pipeline.files {
-                        claims
-                            .entry(normalize(path).into_owned())
-                            .or_insert(bead.id.as_str());
-                    }
-                }
-            }
-            Outcome::Act(Action::Dispatch { .. }) => {
-                dispatches.push((bead.priority, bead.id.as_str(), at));
-            }
-            _ => {}
+    let (mut dispatches, leased): (Vec<_>, Vec<_>) = contenders
+        .into_iter()
+        .partition(|c| c.role == Role::Dispatch);
+    for c in leased.iter().filter(|c| !c.files.is_empty()) {
+        let claims = groups.entry(c.parent).or_default();
+        for path in c.files {
+            claims.entry(normalize(path)).or_insert(c.id);
         }
     }
     // Collected in id order: a stable sort on priority alone gives (priority, id) order.
-    dispatches.sort_by_key(|d| d.0);
+    dispatches.sort_by_key(|c| c.priority);
 
     // Dispatches in (priority, id) order: an overlap rests `serialized`, else it claims its files.
-    let mut standing: Vec<usize> = Vec::new();
-    for &(_, id, at) in &dispatches {
-        let bead = ix.beads[at];
-        if bead.pipeline.files.is_empty() {
-            standing.push(at);
+    let mut standing: Vec<usize> = Vec::with_capacity(dispatches.len());
+    for c in &dispatches {
+        if c.files.is_empty() {
+            standing.push(c.at);
             continue;
         }
-        let paths: Vec<Cow<str>> = bead.pipeline.files.iter().map(|p| normalize(p)).collect();
-        let claims = groups.entry(bead.parent.as_deref()).or_default();
+        let paths: Vec<Cow<'a, str>> = c.files.iter().map(|p| normalize(p)).collect();
+        let claims = groups.entry(c.parent).or_default();
         if let Some(behind) = paths.iter().find_map(|p| overlapping(claims, p)) {
-            outcomes[at] = Outcome::Rest(Rest::Serialized {
+            outcomes[c.at] = Outcome::Rest(Rest::Serialized {
                 behind: behind.to_string(),
             });
             continue;
         }
         for path in paths {
-            claims.entry(path.into_owned()).or_insert(id);
+            claims.entry(path).or_insert(c.id);
         }
-        standing.push(at);
+        standing.push(c.at);
     }
 
     // The jobs limit: in-flight dispatches take their slots first.
@@ -133,7 +164,13 @@ fn overlapping<'a>(claims: &Claims<'a>, path: &str) -> Option<&'a str> {
     }
     let lower = format!("{path}/");
     let upper = format!("{path}0"); // '0' is the byte after '/'
-    claims.range(lower..upper).next().map(|(_, owner)| *owner)
+    claims
+        .range::<str, _>((
+            Bound::Included(lower.as_str()),
+            Bound::Excluded(upper.as_str()),
+        ))
+        .next()
+        .map(|(_, owner)| *owner)
 }
 
 #[cfg(test)]
@@ -158,15 +195,15 @@ mod tests {
     #[test]
     fn overlapping_finds_prefixes_both_ways() {
         let mut claims = Claims::new();
-        claims.insert("src/a".into(), "x");
+        claims.insert(Cow::Borrowed("src/a"), "x");
         assert_eq!(overlapping(&claims, "src/a/b.rs"), Some("x"));
         assert_eq!(overlapping(&claims, "src"), Some("x"));
         assert_eq!(overlapping(&claims, "src/ab.rs"), None);
         assert_eq!(overlapping(&claims, "src/a"), Some("x"));
         assert_eq!(overlapping(&claims, ""), Some("x"));
         // `src/a-b` sorts between `src/a` and `src/a/`: it must not hide `src/a/…`.
-        claims.insert("src/a-b".into(), "y");
-        claims.insert("src/c/d".into(), "z");
+        claims.insert(Cow::Borrowed("src/a-b"), "y");
+        claims.insert(Cow::Borrowed("src/c/d"), "z");
         assert_eq!(overlapping(&claims, "src/c"), Some("z"));
     }
 }
