@@ -81,21 +81,23 @@ pub(crate) fn serialize_dispatches<'a>(
 
     // Dispatches in (priority, id) order: an overlap rests `serialized`, else it claims its files.
     let mut standing: Vec<usize> = Vec::with_capacity(dispatches.len());
+    let mut scratch = String::new();
     for c in &dispatches {
-        if c.files.is_empty() {
-            standing.push(c.at);
-            continue;
-        }
-        let paths: Vec<Cow<'a, str>> = c.files.iter().map(|p| normalize(p)).collect();
-        let claims = groups.entry(c.parent).or_default();
-        if let Some(behind) = paths.iter().find_map(|p| overlapping(claims, p)) {
-            outcomes[c.at] = Outcome::Rest(Rest::Serialized {
-                behind: behind.to_string(),
-            });
-            continue;
-        }
-        for path in paths {
-            claims.entry(path).or_insert(c.id);
+        if !c.files.is_empty() {
+            let claims = groups.entry(c.parent).or_default();
+            let behind = c
+                .files
+                .iter()
+                .find_map(|p| overlapping(claims, &normalize(p), &mut scratch));
+            if let Some(behind) = behind {
+                outcomes[c.at] = Outcome::Rest(Rest::Serialized {
+                    behind: behind.to_string(),
+                });
+                continue;
+            }
+            for path in c.files {
+                claims.entry(normalize(path)).or_insert(c.id);
+            }
         }
         standing.push(c.at);
     }
@@ -139,8 +141,8 @@ pub fn scopes_overlap(a: &[String], b: &[String]) -> bool {
     })
 }
 
-/// The node whose claim overlaps `path`, if any.
-fn overlapping<'a>(claims: &Claims<'a>, path: &str) -> Option<&'a str> {
+/// The node whose claim overlaps `path`, if any. `scratch` is a reusable buffer.
+fn overlapping<'a>(claims: &Claims<'a>, path: &str, scratch: &mut String) -> Option<&'a str> {
     if claims.is_empty() {
         return None;
     }
@@ -162,13 +164,15 @@ fn overlapping<'a>(claims: &Claims<'a>, path: &str) -> Option<&'a str> {
     if path.is_empty() {
         return claims.values().next().copied();
     }
-    let lower = format!("{path}/");
-    let upper = format!("{path}0"); // '0' is the byte after '/'
+    // Keys in [`path/`, `path0`): '0' is the byte after '/'.
+    scratch.clear();
+    scratch.push_str(path);
+    scratch.push('/');
+    scratch.push_str(path);
+    scratch.push('0');
+    let (lower, upper) = scratch.split_at(path.len() + 1);
     claims
-        .range::<str, _>((
-            Bound::Included(lower.as_str()),
-            Bound::Excluded(upper.as_str()),
-        ))
+        .range::<str, _>((Bound::Included(lower), Bound::Excluded(upper)))
         .next()
         .map(|(_, owner)| *owner)
 }
@@ -196,14 +200,17 @@ mod tests {
     fn overlapping_finds_prefixes_both_ways() {
         let mut claims = Claims::new();
         claims.insert(Cow::Borrowed("src/a"), "x");
-        assert_eq!(overlapping(&claims, "src/a/b.rs"), Some("x"));
-        assert_eq!(overlapping(&claims, "src"), Some("x"));
-        assert_eq!(overlapping(&claims, "src/ab.rs"), None);
-        assert_eq!(overlapping(&claims, "src/a"), Some("x"));
-        assert_eq!(overlapping(&claims, ""), Some("x"));
+        assert_eq!(
+            overlapping(&claims, "src/a/b.rs", &mut String::new()),
+            Some("x")
+        );
+        assert_eq!(overlapping(&claims, "src", &mut String::new()), Some("x"));
+        assert_eq!(overlapping(&claims, "src/ab.rs", &mut String::new()), None);
+        assert_eq!(overlapping(&claims, "src/a", &mut String::new()), Some("x"));
+        assert_eq!(overlapping(&claims, "", &mut String::new()), Some("x"));
         // `src/a-b` sorts between `src/a` and `src/a/`: it must not hide `src/a/…`.
         claims.insert(Cow::Borrowed("src/a-b"), "y");
         claims.insert(Cow::Borrowed("src/c/d"), "z");
-        assert_eq!(overlapping(&claims, "src/c"), Some("z"));
+        assert_eq!(overlapping(&claims, "src/c", &mut String::new()), Some("z"));
     }
 }
