@@ -43,7 +43,7 @@
 //!   rest `queued`.
 //!
 //! Finally the run status, the first that applies: `done` (scope root closed; without a scope,
-//! at least one bead and every top-level bead closed) · `budget` · `ready` (actions, or
+//! at least one top-level bead and all of them closed) · `budget` · `ready` (actions, or
 //! dispatches in flight) · `escalated` (parked or escalated nodes) · `suspended-human`
 //! (awaiting-human or awaiting-merge) · `suspended-running` · `idle`.
 
@@ -143,12 +143,9 @@ fn run_status(ix: &Index, any_action: bool, seen: &Seen) -> RunStatus {
     let done = match &snap.scope {
         Some(root) => ix.bead(root).is_some_and(|b| b.is_closed()),
         None => {
-            !ix.beads.is_empty()
-                && ix
-                    .beads
-                    .iter()
-                    .filter(|b| ix.is_top_level(b))
-                    .all(|b| b.is_closed())
+            // At least one top-level bead (a parent cycle has none), and all of them closed.
+            let mut tops = ix.beads.iter().filter(|b| ix.is_top_level(b)).peekable();
+            tops.peek().is_some() && tops.all(|b| b.is_closed())
         }
     };
     if done {
@@ -174,3 +171,6 @@ fn run_status(ix: &Index, any_action: bool, seen: &Seen) -> RunStatus {
         RunStatus::Idle
     }
 }
+
+#[cfg(test)]
+mod tests;
