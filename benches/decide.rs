@@ -144,6 +144,13 @@ fn bench(c: &mut Criterion) {
             b.iter(|| decide(std::hint::black_box(snap)))
         });
     }
+    // Beads out of id order (sorted by reversed id): decide sorts them, O(n log n).
+    let mut snap = campaign(100_000);
+    snap.beads
+        .sort_by_cached_key(|b| b.id.chars().rev().collect::<String>());
+    group.bench_with_input(BenchmarkId::new("unsorted", 100_000), &snap, |b, snap| {
+        b.iter(|| decide(std::hint::black_box(snap)))
+    });
     group.finish();
 }
 

@@ -38,8 +38,11 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         args.scope.as_deref(),
         identity(args.holder, args.run),
     )?;
-    let mut out = std::io::stdout().lock();
-    out.write_all(snap.to_pretty_json().as_bytes())
+    // Streamed: a campaign's snapshot runs to megabytes.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, &snap)
+        .map_err(std::io::Error::from)
+        .and_then(|()| out.write_all(b"\n"))
         .and_then(|()| out.flush())
         .map_err(|e| Error::io("<stdout>", e))?;
     Ok(0)

@@ -1,27 +1,75 @@
 //! Lookups built once per decision, so no rule scans every node per node.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::{Bead, Snapshot, Step};
 
+/// A small deterministic hasher (the rustc "Fx" mix): ids are short and hashing them dominates
+/// the lookups, and a fixed function keeps `decide` free of any per-process randomness.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
 pub(crate) struct Index<'a> {
     pub snapshot: &'a Snapshot,
-    /// One bead per id, sorted by id.
+    /// One bead per id, sorted by id; rules and outcomes use positions in this list.
     pub beads: Vec<&'a Bead>,
-    by_id: HashMap<&'a str, &'a Bead>,
-    steps: HashMap<&'a str, &'a Step>,
+    by_id: FxMap<&'a str, &'a Bead>,
+    steps: FxMap<&'a str, &'a Step>,
     /// Parent id → its children that have a worktree, sorted.
-    worktree_children: HashMap<&'a str, Vec<&'a str>>,
+    worktree_children: FxMap<&'a str, Vec<&'a str>>,
 }
 
 impl<'a> Index<'a> {
     pub fn build(snapshot: &'a Snapshot) -> Index<'a> {
         let mut beads: Vec<&Bead> = snapshot.beads.iter().collect();
+        // Stable sort: a snapshot from `splice snapshot` is already in id order (one linear pass).
         beads.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| preference(a, b)));
         // A hand-made snapshot may repeat an id: keep one copy, chosen by content, not position.
         beads.dedup_by(|later, earlier| later.id == earlier.id);
 
-        let by_id: HashMap<&str, &Bead> = beads.iter().map(|b| (b.id.as_str(), *b)).collect();
+        let mut by_id = FxMap::default();
+        by_id.reserve(beads.len());
+        by_id.extend(beads.iter().map(|b| (b.id.as_str(), *b)));
         let steps = snapshot
             .manifest
             .steps
@@ -29,7 +77,7 @@ impl<'a> Index<'a> {
             .map(|s| (s.name.as_str(), s))
             .collect();
 
-        let mut worktree_children: HashMap<&str, Vec<&str>> = HashMap::new();
+        let mut worktree_children: FxMap<&str, Vec<&str>> = FxMap::default();
         for id in &snapshot.worktrees {
             if let Some(child) = by_id.get(id.as_str())
                 && let Some(parent) = child.parent.as_deref()
@@ -56,10 +104,6 @@ impl<'a> Index<'a> {
 
     pub fn bead(&self, id: &str) -> Option<&'a Bead> {
         self.by_id.get(id).copied()
-    }
-
-    pub fn by_id(&self) -> &HashMap<&'a str, &'a Bead> {
-        &self.by_id
     }
 
     pub fn step(&self, name: &str) -> Option<&'a Step> {
@@ -90,11 +134,10 @@ impl<'a> Index<'a> {
 /// Among copies of one id, the one to keep sorts first: highest `seq`, then by content.
 fn preference(a: &Bead, b: &Bead) -> std::cmp::Ordering {
     b.pipeline.seq.cmp(&a.pipeline.seq).then_with(|| {
-        let text = |x: &Bead| serde_json::to_string(x).unwrap_or_default();
         if a == b {
-            std::cmp::Ordering::Equal
-        } else {
-            text(a).cmp(&text(b))
+            return std::cmp::Ordering::Equal;
         }
+        let text = |x: &Bead| serde_json::to_string(x).unwrap_or_default();
+        text(a).cmp(&text(b))
     })
 }

@@ -43,7 +43,7 @@
 //!   rest `queued`.
 //!
 //! Finally the run status, the first that applies: `done` (scope root closed; without a scope,
-//! at least one bead and every top-level bead closed) · `budget` · `ready` (actions, or
+//! at least one top-level bead and all of them closed) · `budget` · `ready` (actions, or
 //! dispatches in flight) · `escalated` (parked or escalated nodes) · `suspended-human`
 //! (awaiting-human or awaiting-merge) · `suspended-running` · `idle`.
 
@@ -60,45 +60,55 @@ pub use serialize::scopes_overlap;
 
 use index::Index;
 use rules::Outcome;
+use serialize::Contender;
 
 /// Decide what this pass does. Pure: see the module doc.
 #[must_use]
 pub fn decide(snapshot: &Snapshot) -> Decision {
     let ix = Index::build(snapshot);
 
-    // The fifteen per-node rules, in id order.
-    let mut outcomes: BTreeMap<&str, Outcome> = ix
-        .beads
-        .iter()
-        .map(|bead| (bead.id.as_str(), rules::node_outcome(&ix, bead)))
-        .collect();
+    // The fifteen per-node rules, in id order; outcomes are indexed like `ix.beads`. The owned
+    // id and step are taken here, while the bead is in cache, and leases and dispatches are
+    // noted for serialization so it need not scan every node again.
+    let n = ix.beads.len();
+    let mut outcomes: Vec<Outcome> = Vec::with_capacity(n);
+    let mut names: Vec<(String, String)> = Vec::with_capacity(n);
+    let mut contenders = Vec::new();
+    for (at, bead) in ix.beads.iter().enumerate() {
+        let outcome = rules::node_outcome(&ix, bead);
+        if let Some(c) = Contender::of(at, bead, &outcome) {
+            contenders.push(c);
+        }
+        outcomes.push(outcome);
+        names.push((bead.id.clone(), bead.pipeline.step.clone()));
+    }
 
     // Serialization among siblings, then the jobs limit.
-    serialize::serialize_dispatches(&ix, &mut outcomes);
+    serialize::serialize_dispatches(&ix, contenders, &mut outcomes);
 
-    let mut actions: Vec<(i64, &str, Action)> = Vec::new();
-    let mut nodes = BTreeMap::new();
-    for (id, outcome) in outcomes {
-        let Some(bead) = ix.bead(id) else { continue };
+    let mut actions: Vec<(i64, Action)> = Vec::new();
+    let mut nodes = Vec::with_capacity(n);
+    let mut seen = Seen::default();
+    for ((bead, outcome), (id, step)) in ix.beads.iter().zip(outcomes).zip(names) {
         let rest = match outcome {
             Outcome::Act(action) => {
-                actions.push((bead.priority, id, action));
+                actions.push((bead.priority, action));
                 None
             }
-            Outcome::Rest(rest) => Some(rest),
+            Outcome::Rest(rest) => {
+                seen.note(&rest);
+                Some(rest)
+            }
         };
-        nodes.insert(
-            id.to_string(),
-            NodeDecision {
-                step: bead.pipeline.step.clone(),
-                rest,
-            },
-        );
+        nodes.push((id, NodeDecision { step, rest }));
     }
-    actions.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
-    let actions: Vec<Action> = actions.into_iter().map(|(_, _, a)| a).collect();
+    // Already in id order, so this builds the map in one pass.
+    let nodes: BTreeMap<String, NodeDecision> = nodes.into_iter().collect();
+    // Pushed in id order: a stable sort on priority alone gives (priority, id) order.
+    actions.sort_by_key(|a| a.0);
+    let actions: Vec<Action> = actions.into_iter().map(|(_, a)| a).collect();
 
-    let status = run_status(&ix, &actions, &nodes);
+    let status = run_status(&ix, !actions.is_empty(), &seen);
     Decision {
         status,
         actions,
@@ -106,18 +116,36 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     }
 }
 
+/// Which rests occur, for the run status.
+#[derive(Default)]
+struct Seen {
+    in_flight: bool,
+    escalated: bool,
+    human: bool,
+    running: bool,
+}
+
+impl Seen {
+    fn note(&mut self, rest: &Rest) {
+        match rest {
+            Rest::InFlight { .. } => self.in_flight = true,
+            Rest::Parked { .. } | Rest::Escalated { .. } => self.escalated = true,
+            Rest::AwaitingHuman { .. } | Rest::AwaitingMerge { .. } => self.human = true,
+            Rest::Running { .. } => self.running = true,
+            _ => {}
+        }
+    }
+}
+
 /// The run status: the first of the DESIGN §5 list that applies.
-fn run_status(ix: &Index, actions: &[Action], nodes: &BTreeMap<String, NodeDecision>) -> RunStatus {
+fn run_status(ix: &Index, any_action: bool, seen: &Seen) -> RunStatus {
     let snap = ix.snapshot;
     let done = match &snap.scope {
         Some(root) => ix.bead(root).is_some_and(|b| b.is_closed()),
         None => {
-            !ix.beads.is_empty()
-                && ix
-                    .beads
-                    .iter()
-                    .filter(|b| ix.is_top_level(b))
-                    .all(|b| b.is_closed())
+            // At least one top-level bead (a parent cycle has none), and all of them closed.
+            let mut tops = ix.beads.iter().filter(|b| ix.is_top_level(b)).peekable();
+            tops.peek().is_some() && tops.all(|b| b.is_closed())
         }
     };
     if done {
@@ -131,17 +159,18 @@ fn run_status(ix: &Index, actions: &[Action], nodes: &BTreeMap<String, NodeDecis
     {
         return RunStatus::Budget;
     }
-    let rests = || nodes.values().filter_map(|n| n.rest.as_ref());
-    let any = |pred: fn(&Rest) -> bool| rests().any(pred);
-    if !actions.is_empty() || any(|r| matches!(r, Rest::InFlight { .. })) {
+    if any_action || seen.in_flight {
         RunStatus::Ready
-    } else if any(|r| matches!(r, Rest::Parked { .. } | Rest::Escalated { .. })) {
+    } else if seen.escalated {
         RunStatus::Escalated
-    } else if any(|r| matches!(r, Rest::AwaitingHuman { .. } | Rest::AwaitingMerge { .. })) {
+    } else if seen.human {
         RunStatus::SuspendedHuman
-    } else if any(|r| matches!(r, Rest::Running { .. })) {
+    } else if seen.running {
         RunStatus::SuspendedRunning
     } else {
         RunStatus::Idle
     }
 }
+
+#[cfg(test)]
+mod tests;

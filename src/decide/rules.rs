@@ -18,15 +18,19 @@ pub(crate) enum Outcome {
 
 pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
     let p = &bead.pipeline;
-    let id = bead.id.clone();
-    let here = p.step.clone();
+    // Owned copies only for the outcome that needs them (a rest like `closed` needs none).
+    let id = || bead.id.clone();
+    let here = || p.step.clone();
 
     // 1, 2: closed.
     if bead.is_closed() {
         let children = ix.worktree_children(&bead.id);
         if !children.is_empty() {
             let children = children.iter().map(|c| c.to_string()).collect();
-            return Outcome::Act(Action::CleanupFanout { bead: id, children });
+            return Outcome::Act(Action::CleanupFanout {
+                bead: id(),
+                children,
+            });
         }
         return Outcome::Rest(Rest::Closed);
     }
@@ -86,8 +90,8 @@ pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
         let (level, source) = resolve_autonomy(ix, bead);
         let relaxes = step.map(|s| autonomy::gate_relaxes(s, bead, level, target(ix, bead)));
         return Outcome::Rest(Rest::AwaitingHuman {
-            gate: Some(here.clone()),
-            step: here,
+            gate: Some(here()),
+            step: here(),
             autonomy: level,
             autonomy_source: source.label(),
             relaxes,
@@ -125,8 +129,8 @@ pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
     let newer_proposal = proposal.is_some_and(|pr| check.is_none_or(|c| pr.seq > c.seq));
     if newer_proposal || (!step.floors.is_empty() && check.is_none()) {
         return Outcome::Act(Action::Check {
-            bead: id,
-            step: here,
+            bead: id(),
+            step: here(),
         });
     }
 
@@ -142,8 +146,8 @@ pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
     // 12: a PR waits for its merge.
     let pr_url = p
         .pr_url
-        .clone()
-        .or_else(|| proposal.and_then(|pr| pr.pr_url.clone()));
+        .as_ref()
+        .or_else(|| proposal.and_then(|pr| pr.pr_url.as_ref()));
     if pr_url.is_some()
         && let Some(c) = check
         && c.verdict == Verdict::Refuse
@@ -151,11 +155,13 @@ pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
     {
         if c.run.as_deref() != Some(ix.snapshot.run.as_str()) {
             return Outcome::Act(Action::Check {
-                bead: id,
-                step: here,
+                bead: id(),
+                step: here(),
             });
         }
-        return Outcome::Rest(Rest::AwaitingMerge { pr_url });
+        return Outcome::Rest(Rest::AwaitingMerge {
+            pr_url: pr_url.cloned(),
+        });
     }
 
     // 13, 14: dispatch, or park when the attempts are used up.
@@ -163,18 +169,18 @@ pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
         let attempts = bead.attempts_on(&p.step);
         if attempts < step.max_attempts {
             return Outcome::Act(Action::Dispatch {
-                bead: id,
-                step: here,
+                bead: id(),
+                step: here(),
                 attempt: attempts.saturating_add(1),
             });
         }
         return Outcome::Act(Action::Park {
-            bead: id,
+            bead: id(),
+            step: here(),
             reason: format!(
-                "attempts exhausted on {here}: {attempts} of {}",
-                step.max_attempts
+                "attempts exhausted on {}: {attempts} of {}",
+                p.step, step.max_attempts
             ),
-            step: here,
         });
     }
 
@@ -182,7 +188,7 @@ pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
     let (level, source) = resolve_autonomy(ix, bead);
     Outcome::Rest(Rest::AwaitingHuman {
         gate: None,
-        step: here,
+        step: here(),
         autonomy: level,
         autonomy_source: source.label(),
         relaxes: None,
@@ -210,7 +216,7 @@ fn before_delegate(ix: &Index, parent: &Bead) -> bool {
 }
 
 fn resolve_autonomy(ix: &Index, bead: &Bead) -> (crate::model::Autonomy, autonomy::Source) {
-    autonomy::resolve_in(bead, ix.by_id(), ix.snapshot.autonomy_default)
+    autonomy::resolve(bead, |id| ix.bead(id), ix.snapshot.autonomy_default)
 }
 
 /// The node's delivery target: its own, else the nearest ancestor's.

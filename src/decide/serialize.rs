@@ -5,75 +5,124 @@
 //! order. A path overlaps a claim when one is a directory prefix of (or equal to) the other, which
 //! a sorted map answers in O(depth + log n) per path.
 
-use std::collections::{BTreeMap, HashMap};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::ops::Bound;
 
-use crate::model::{Action, Rest};
+use crate::model::{Action, Bead, Rest};
 
-use super::index::Index;
+use super::index::{FxMap, Index};
 use super::rules::Outcome;
 
 /// Claimed paths of one sibling group: normalized path → claiming node.
-type Claims<'a> = BTreeMap<String, &'a str>;
+type Claims<'a> = BTreeMap<Cow<'a, str>, &'a str>;
 
-pub(crate) fn serialize_dispatches<'a>(ix: &Index<'a>, outcomes: &mut BTreeMap<&'a str, Outcome>) {
-    let mut groups: HashMap<Option<&str>, Claims<'a>> = HashMap::new();
-    let mut in_flight: usize = 0;
-    let mut dispatches: Vec<(i64, &'a str)> = Vec::new();
+/// A node that holds or wants files: leased (running here or elsewhere) or dispatching.
+pub(crate) struct Contender<'a> {
+    at: usize,
+    priority: i64,
+    id: &'a str,
+    parent: Option<&'a str>,
+    files: &'a [String],
+    role: Role,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    InFlight,
+    RunningElsewhere,
+    Dispatch,
+}
+
+impl<'a> Contender<'a> {
+    /// `bead` (at position `at` in id order) as a contender, given its rule outcome.
+    pub fn of(at: usize, bead: &'a Bead, outcome: &Outcome) -> Option<Contender<'a>> {
+        let role = match outcome {
+            Outcome::Rest(Rest::InFlight { .. }) => Role::InFlight,
+            Outcome::Rest(Rest::Running { .. }) => Role::RunningElsewhere,
+            Outcome::Act(Action::Dispatch { .. }) => Role::Dispatch,
+            _ => return None,
+        };
+        Some(Contender {
+            at,
+            priority: bead.priority,
+            id: &bead.id,
+            parent: bead.parent.as_deref(),
+            files: &bead.pipeline.files,
+            role,
+        })
+    }
+}
+
+/// `contenders` come in id order; `outcomes` is indexed like `ix.beads`.
+pub(crate) fn serialize_dispatches<'a>(
+    ix: &Index<'a>,
+    contenders: Vec<Contender<'a>>,
+    outcomes: &mut [Outcome],
+) {
+    let mut groups: FxMap<Option<&str>, Claims<'a>> = FxMap::default();
+    let in_flight = contenders
+        .iter()
+        .filter(|c| c.role == Role::InFlight)
+        .count();
 
     // Leased siblings claim their files first, in id order.
-    for (&id, outcome) in outcomes.iter() {
-        let Some(bead) = ix.bead(id) else { continue };
-        match outcome {
-            Outcome::Rest(Rest::InFlight { .. } | Rest::Running { .. }) => {
-                if matches!(outcome, Outcome::Rest(Rest::InFlight { .. })) {
-                    in_flight += 1;
-                }
-                let claims = groups.entry(bead.parent.as_deref()).or_default();
-                for path in &bead.pipeline.files {
-                    claims.entry(normalize(path)).or_insert(id);
-                }
-            }
-            Outcome::Act(Action::Dispatch { .. }) => dispatches.push((bead.priority, id)),
-            _ => {}
+    let (mut dispatches, leased): (Vec<_>, Vec<_>) = contenders
+        .into_iter()
+        .partition(|c| c.role == Role::Dispatch);
+    for c in leased.iter().filter(|c| !c.files.is_empty()) {
+        let claims = groups.entry(c.parent).or_default();
+        for path in c.files {
+            claims.entry(normalize(path)).or_insert(c.id);
         }
     }
-    dispatches.sort_unstable();
+    // Collected in id order: a stable sort on priority alone gives (priority, id) order.
+    dispatches.sort_by_key(|c| c.priority);
 
     // Dispatches in (priority, id) order: an overlap rests `serialized`, else it claims its files.
-    let mut standing: Vec<&str> = Vec::new();
-    for &(_, id) in &dispatches {
-        let Some(bead) = ix.bead(id) else { continue };
-        let paths: Vec<String> = bead.pipeline.files.iter().map(|p| normalize(p)).collect();
-        let claims = groups.entry(bead.parent.as_deref()).or_default();
-        if let Some(behind) = paths.iter().find_map(|p| overlapping(claims, p)) {
-            outcomes.insert(
-                id,
-                Outcome::Rest(Rest::Serialized {
+    let mut standing: Vec<usize> = Vec::with_capacity(dispatches.len());
+    let mut scratch = String::new();
+    for c in &dispatches {
+        if !c.files.is_empty() {
+            let claims = groups.entry(c.parent).or_default();
+            let behind = c
+                .files
+                .iter()
+                .find_map(|p| overlapping(claims, &normalize(p), &mut scratch));
+            if let Some(behind) = behind {
+                outcomes[c.at] = Outcome::Rest(Rest::Serialized {
                     behind: behind.to_string(),
-                }),
-            );
-            continue;
+                });
+                continue;
+            }
+            for path in c.files {
+                claims.entry(normalize(path)).or_insert(c.id);
+            }
         }
-        for path in paths {
-            claims.entry(path).or_insert(id);
-        }
-        standing.push(id);
+        standing.push(c.at);
     }
 
     // The jobs limit: in-flight dispatches take their slots first.
     let slots = (ix.snapshot.limits.jobs as usize).saturating_sub(in_flight);
-    for &id in standing.iter().skip(slots) {
-        outcomes.insert(id, Outcome::Rest(Rest::Queued));
+    for &at in standing.iter().skip(slots) {
+        outcomes[at] = Outcome::Rest(Rest::Queued);
     }
 }
 
 /// `src//a/./b/` → `src/a/b`; `.` or `/` → `` (the whole tree).
-pub(crate) fn normalize(path: &str) -> String {
-    path.trim()
-        .split('/')
-        .filter(|c| !c.is_empty() && *c != ".")
-        .collect::<Vec<_>>()
-        .join("/")
+pub(crate) fn normalize(path: &str) -> Cow<'_, str> {
+    let trimmed = path.trim();
+    let clean = |c: &str| !c.is_empty() && c != ".";
+    if trimmed.split('/').all(clean) {
+        return Cow::Borrowed(trimmed);
+    }
+    Cow::Owned(
+        trimmed
+            .split('/')
+            .filter(|c| clean(c))
+            .collect::<Vec<_>>()
+            .join("/"),
+    )
 }
 
 /// Does `a` cover `b` (equal, or a directory prefix of it, component-wise)? Both normalized.
@@ -92,8 +141,8 @@ pub fn scopes_overlap(a: &[String], b: &[String]) -> bool {
     })
 }
 
-/// The node whose claim overlaps `path`, if any.
-fn overlapping<'a>(claims: &Claims<'a>, path: &str) -> Option<&'a str> {
+/// The node whose claim overlaps `path`, if any. `scratch` is a reusable buffer.
+fn overlapping<'a>(claims: &Claims<'a>, path: &str, scratch: &mut String) -> Option<&'a str> {
     if claims.is_empty() {
         return None;
     }
@@ -115,9 +164,17 @@ fn overlapping<'a>(claims: &Claims<'a>, path: &str) -> Option<&'a str> {
     if path.is_empty() {
         return claims.values().next().copied();
     }
-    let lower = format!("{path}/");
-    let upper = format!("{path}0"); // '0' is the byte after '/'
-    claims.range(lower..upper).next().map(|(_, owner)| *owner)
+    // Keys in [`path/`, `path0`): '0' is the byte after '/'.
+    scratch.clear();
+    scratch.push_str(path);
+    scratch.push('/');
+    scratch.push_str(path);
+    scratch.push('0');
+    let (lower, upper) = scratch.split_at(path.len() + 1);
+    claims
+        .range::<str, _>((Bound::Included(lower), Bound::Excluded(upper)))
+        .next()
+        .map(|(_, owner)| *owner)
 }
 
 #[cfg(test)]
@@ -142,15 +199,18 @@ mod tests {
     #[test]
     fn overlapping_finds_prefixes_both_ways() {
         let mut claims = Claims::new();
-        claims.insert("src/a".into(), "x");
-        assert_eq!(overlapping(&claims, "src/a/b.rs"), Some("x"));
-        assert_eq!(overlapping(&claims, "src"), Some("x"));
-        assert_eq!(overlapping(&claims, "src/ab.rs"), None);
-        assert_eq!(overlapping(&claims, "src/a"), Some("x"));
-        assert_eq!(overlapping(&claims, ""), Some("x"));
+        claims.insert(Cow::Borrowed("src/a"), "x");
+        assert_eq!(
+            overlapping(&claims, "src/a/b.rs", &mut String::new()),
+            Some("x")
+        );
+        assert_eq!(overlapping(&claims, "src", &mut String::new()), Some("x"));
+        assert_eq!(overlapping(&claims, "src/ab.rs", &mut String::new()), None);
+        assert_eq!(overlapping(&claims, "src/a", &mut String::new()), Some("x"));
+        assert_eq!(overlapping(&claims, "", &mut String::new()), Some("x"));
         // `src/a-b` sorts between `src/a` and `src/a/`: it must not hide `src/a/…`.
-        claims.insert("src/a-b".into(), "y");
-        claims.insert("src/c/d".into(), "z");
-        assert_eq!(overlapping(&claims, "src/c"), Some("z"));
+        claims.insert(Cow::Borrowed("src/a-b"), "y");
+        claims.insert(Cow::Borrowed("src/c/d"), "z");
+        assert_eq!(overlapping(&claims, "src/c", &mut String::new()), Some("z"));
     }
 }

@@ -1,0 +1,132 @@
+//! Edges of the table, beside it: rule order, terminal states, odd snapshots.
+
+use crate::model::bead::{DeadLetter, Lease};
+use crate::model::{Action, Bead, Counters, Limits, Manifest, Rest, RunStatus, Snapshot, Status};
+
+use super::decide;
+
+const AT: &str = "2025-01-01T00:00:00Z";
+
+fn bead(id: &str, step: &str) -> Bead {
+    let mut b = Bead::new(id.into(), id.into(), String::new(), AT);
+    b.pipeline.route = "leaf".into();
+    b.pipeline.step = step.into();
+    b.pipeline.seq = 10;
+    b.pipeline.entered = 5;
+    b
+}
+
+fn snap(beads: Vec<Bead>) -> Snapshot {
+    Snapshot {
+        version: 1,
+        now: AT.into(),
+        holder: "me".into(),
+        run: "run".into(),
+        scope: None,
+        limits: Limits::default(),
+        counters: Counters::default(),
+        autonomy_default: None,
+        worktrees: Vec::new(),
+        manifest: Manifest::default_manifest(),
+        beads,
+    }
+}
+
+fn rest_of<'a>(d: &'a crate::model::Decision, id: &str) -> Option<&'a Rest> {
+    d.nodes.get(id).and_then(|n| n.rest.as_ref())
+}
+
+#[test]
+fn a_closed_node_ignores_every_other_rule() {
+    let mut b = bead("sp-a", "implement");
+    b.status = Status::Closed;
+    b.pipeline.lease = Some(Lease {
+        holder: "other".into(),
+        since: AT.into(),
+    });
+    b.pipeline.dead_letter = Some(DeadLetter {
+        step: "implement".into(),
+        reason: "x".into(),
+        seq: 9,
+        at: AT.into(),
+    });
+    let d = decide(&snap(vec![b]));
+    assert!(d.actions.is_empty());
+    assert_eq!(rest_of(&d, "sp-a"), Some(&Rest::Closed));
+    assert_eq!(d.status, RunStatus::Done);
+}
+
+#[test]
+fn own_lease_is_in_flight_and_counts_against_jobs() {
+    let mut a = bead("sp-a", "implement");
+    a.pipeline.lease = Some(Lease {
+        holder: "me".into(),
+        since: AT.into(),
+    });
+    let b = bead("sp-b", "implement");
+    let d = decide(&snap(vec![a, b]));
+    assert!(matches!(rest_of(&d, "sp-a"), Some(Rest::InFlight { .. })));
+    assert_eq!(rest_of(&d, "sp-b"), Some(&Rest::Queued));
+    assert_eq!(d.status, RunStatus::Ready);
+}
+
+#[test]
+fn zero_jobs_queues_every_dispatch_but_not_checks() {
+    let mut s = snap(vec![bead("sp-a", "implement"), bead("sp-b", "review")]);
+    s.limits.jobs = 0;
+    let d = decide(&s);
+    assert_eq!(rest_of(&d, "sp-a"), Some(&Rest::Queued));
+    assert!(matches!(d.actions.as_slice(), [Action::Check { .. }]));
+}
+
+#[test]
+fn duplicate_ids_keep_the_highest_seq_whatever_the_order() {
+    let old = bead("sp-a", "implement");
+    let mut new = bead("sp-a", "review");
+    new.pipeline.seq = 11;
+    let a = decide(&snap(vec![old.clone(), new.clone()]));
+    let b = decide(&snap(vec![new, old]));
+    assert_eq!(a, b);
+    assert_eq!(a.nodes["sp-a"].step, "review");
+}
+
+#[test]
+fn a_missing_scope_root_is_not_done() {
+    let mut s = snap(vec![]);
+    s.scope = Some("sp-gone".into());
+    assert_eq!(decide(&s).status, RunStatus::Idle);
+}
+
+#[test]
+fn a_parent_cycle_does_not_hang() {
+    let mut a = bead("sp-a", "implement");
+    a.parent = Some("sp-b".into());
+    a.pipeline.gate = Some(crate::model::bead::Gate {
+        step: "implement".into(),
+        state: crate::model::bead::GateState::Pending,
+        seq: 9,
+        by: None,
+        autonomy: None,
+        supplied_by: None,
+        at: AT.into(),
+    });
+    let mut b = bead("sp-b", "implement");
+    b.parent = Some("sp-a".into());
+    let d = decide(&snap(vec![a, b]));
+    assert!(matches!(
+        rest_of(&d, "sp-a"),
+        Some(Rest::AwaitingHuman { .. })
+    ));
+    // Neither is top-level, so "done" cannot hold; the run is not stuck.
+    assert_ne!(d.status, RunStatus::Done);
+}
+
+#[test]
+fn budget_wins_over_ready_but_not_over_done() {
+    let mut s = snap(vec![bead("sp-a", "implement")]);
+    s.limits.max_passes = Some(1);
+    s.counters.passes = 1;
+    assert_eq!(decide(&s).status, RunStatus::Budget);
+    s.beads[0].status = Status::Closed;
+    assert_eq!(decide(&s).status, RunStatus::Done);
+}
