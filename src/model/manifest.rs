@@ -251,7 +251,9 @@ impl Manifest {
         }
         for required in REQUIRED_ROUTES {
             if !self.routes.contains_key(*required) {
-                out.push(format!("routes.{required}: missing (splice needs root, compound and leaf)"));
+                out.push(format!(
+                    "routes.{required}: missing (splice needs root, compound and leaf)"
+                ));
             }
         }
         for (route, steps) in &self.routes {

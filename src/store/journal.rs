@@ -64,7 +64,9 @@ impl Line {
 /// Append `record` (its `tx` set to the current end of the file) and sync. Returns the tx.
 pub fn append_record(path: &Path, record: &mut Record) -> Result<u64> {
     let mut file = crate::store::atomic::open_append(path)?;
-    let end = file.seek(SeekFrom::End(0)).map_err(|e| Error::io(path, e))?;
+    let end = file
+        .seek(SeekFrom::End(0))
+        .map_err(|e| Error::io(path, e))?;
     record.tx = end;
     let mut line = serde_json::to_vec(record).expect("a record always serializes");
     line.push(b'\n');

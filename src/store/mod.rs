@@ -154,7 +154,10 @@ impl Store {
         let bytes = match fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::bad_file(&path, format!("no bead {id}: the file does not exist")));
+                return Err(Error::bad_file(
+                    &path,
+                    format!("no bead {id}: the file does not exist"),
+                ));
             }
             Err(e) => return Err(Error::io(&path, e)),
         };
