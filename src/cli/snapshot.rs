@@ -20,6 +20,9 @@ pub struct Args {
     /// The run id. Default: $SPLICE_RUN, else `snapshot`.
     #[arg(long, value_name = "R", env = "SPLICE_RUN")]
     pub run: Option<String>,
+    /// Indent the JSON for reading (the default is one compact line, for machines).
+    #[arg(long)]
+    pub pretty: bool,
 }
 
 /// The identity a read-only command decides as.
@@ -40,10 +43,17 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
     )?;
     // Streamed: a campaign's snapshot runs to megabytes.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    serde_json::to_writer_pretty(&mut out, &snap)
+    let written = if args.pretty {
+        serde_json::to_writer_pretty(&mut out, &snap)
+    } else {
+        serde_json::to_writer(&mut out, &snap)
+    };
+    written
         .map_err(std::io::Error::from)
         .and_then(|()| out.write_all(b"\n"))
         .and_then(|()| out.flush())
         .map_err(|e| Error::io("<stdout>", e))?;
+    // The process ends next: freeing ten thousand beads one by one would only cost time.
+    std::mem::forget(snap);
     Ok(0)
 }
