@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
 use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage, worktree};
-use crate::model::bead::ExitKind;
+use crate::model::bead::{DeliveryMethod, ExitKind};
 use crate::model::manifest::Run;
 use crate::model::{Bead, Config, Manifest, Step};
 use crate::store::Store;
@@ -158,7 +158,9 @@ pub fn start_dispatch(
     if let Err(e) = claim::claim(&ctx, &bead.id, &rc.holder, true, Some(&head)) {
         return refusal_is_skip(Err(e));
     }
+    let (_, delivery) = transition::settings::resolved_delivery(bead, &lineage, &rc.config);
     let job = Job {
+        delivery,
         rc: rc.clone(),
         bead: bead.id.clone(),
         step,
@@ -180,6 +182,7 @@ pub fn start_dispatch(
 
 struct Job {
     rc: RunCtx,
+    delivery: DeliveryMethod,
     bead: String,
     step: Step,
     attempt: u32,
@@ -262,7 +265,7 @@ impl Job {
         };
         let argv = match &self.step.run {
             Some(Run::Prompt { prompt: name }) => {
-                let text = prompts::template(&rc.store, name)?;
+                let text = prompts::template_for(&rc.store, name, self.delivery)?;
                 let artifact = prompts::artifact_for(&self.step.name, &self.bead, &self.root_id);
                 let pv = prompt::PromptVars::for_dispatch(
                     &bead,

@@ -2,6 +2,7 @@
 //! from `manifest/prompts/`, embedded in the binary.
 
 use crate::error::{Error, Result};
+use crate::model::bead::DeliveryMethod;
 use crate::store::Store;
 
 const DEFAULTS: &[(&str, &str)] = &[
@@ -32,10 +33,29 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("review", include_str!("../../manifest/prompts/review.md")),
     ("deliver", include_str!("../../manifest/prompts/deliver.md")),
     (
+        "deliver-pr",
+        include_str!("../../manifest/prompts/deliver-pr.md"),
+    ),
+    (
+        "deliver-direct",
+        include_str!("../../manifest/prompts/deliver-direct.md"),
+    ),
+    (
         "integrate",
         include_str!("../../manifest/prompts/integrate.md"),
     ),
 ];
+
+/// The template for prompt `name` when the node delivers by `method`: `<name>-<method>` where
+/// one exists (the deliver step's pull-request and direct variants), else `<name>`.
+pub fn template_for(store: &Store, name: &str, method: DeliveryMethod) -> Result<String> {
+    let variant = format!("{name}-{}", method.as_str());
+    let custom = store.dir().join("prompts").join(format!("{variant}.md"));
+    if custom.is_file() || DEFAULTS.iter().any(|(n, _)| *n == variant) {
+        return template(store, &variant);
+    }
+    template(store, name)
+}
 
 /// The template named `name`.
 pub fn template(store: &Store, name: &str) -> Result<String> {
@@ -97,5 +117,31 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn the_deliver_prompt_follows_the_delivery_method() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".splice/beads")).unwrap();
+        let store = Store::discover(Some(dir.path())).unwrap();
+        let pr = template_for(&store, "deliver", DeliveryMethod::Pr).unwrap();
+        let direct = template_for(&store, "deliver", DeliveryMethod::Direct).unwrap();
+        assert!(pr.contains("--pr-url") && !pr.contains("update-ref"));
+        assert!(direct.contains("update-ref") && !direct.contains("open a pull request"));
+        // Steps without variants use their one template; a project's own file wins.
+        assert_eq!(
+            template_for(&store, "review", DeliveryMethod::Pr).unwrap(),
+            template(&store, "review").unwrap()
+        );
+        std::fs::create_dir_all(store.dir().join("prompts")).unwrap();
+        std::fs::write(
+            store.dir().join("prompts/deliver-pr.md"),
+            "ours {{bead.id}}",
+        )
+        .unwrap();
+        assert_eq!(
+            template_for(&store, "deliver", DeliveryMethod::Pr).unwrap(),
+            "ours {{bead.id}}"
+        );
     }
 }
