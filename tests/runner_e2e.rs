@@ -349,3 +349,50 @@ fn a_killed_runner_leaves_its_claim_until_a_person_clears_it() {
         "the reviewed commit landed on the target"
     );
 }
+
+#[test]
+fn ctrl_c_stops_the_dispatch_and_releases_the_claim() {
+    let r = Repo::new();
+    let id = r.task("Interrupted politely", &[]);
+    let pidfile = r.path().join("agent.pid");
+    r.write(
+        ".splice/config.toml",
+        &format!(
+            "[agent]\ncommand = [\"sh\", \"-c\", \"echo $$ > {}; exec {SPLICE} sim-agent --sleep-ms 60000\"]\n",
+            pidfile.display()
+        ),
+    );
+    let mut runner = r
+        .cmd(&["run", "--output", "json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(pidfile.exists() && r.bead(&id)["pipeline"]["lease"].is_object()) {
+        assert!(Instant::now() < deadline, "the runner never dispatched");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: send SIGINT to the runner, as Ctrl-C would.
+    unsafe { libc::kill(runner.id() as i32, libc::SIGINT) };
+    let started = Instant::now();
+    let out = runner.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the run stopped promptly"
+    );
+    assert_eq!(out.status.code(), Some(130));
+    let b = r.bead(&id);
+    assert!(b["pipeline"]["lease"].is_null(), "no claim is left behind");
+    assert_eq!(b["pipeline"]["exits"][0]["exit"], "error");
+    let agent = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .to_string();
+    let alive = Path::new(&format!("/proc/{agent}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{agent}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ");
+    assert!(!alive, "the agent was killed");
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(env["status"].is_string());
+}

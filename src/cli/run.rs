@@ -7,7 +7,8 @@ use crate::error::Result;
 use crate::store::Store;
 
 /// Drive passes until the run rests (not `ready`) or a limit is reached. Prints the final
-/// envelope; exits 0 whatever the status (the status is in the output).
+/// envelope; exits 0 whatever the status (the status is in the output). Ctrl-C stops the
+/// dispatches in flight, records their exits and releases their claims, then exits 130.
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
     /// Only this bead's tree.
@@ -47,6 +48,7 @@ pub struct PassArgs {
 
 pub fn run(args: RunArgs, global: &Global) -> Result<i32> {
     let store = Store::discover(global.dir.as_deref())?;
+    crate::driver::interrupt::install();
     let opts = Options {
         scope: args.scope,
         max_passes: args.max_passes,
@@ -63,6 +65,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<i32> {
 
 pub fn pass(args: PassArgs, global: &Global) -> Result<i32> {
     let store = Store::discover(global.dir.as_deref())?;
+    crate::driver::interrupt::install();
     let opts = Options {
         scope: args.scope,
         jobs: args.jobs,
@@ -76,9 +79,10 @@ pub fn pass(args: PassArgs, global: &Global) -> Result<i32> {
     )
 }
 
+/// Exit 0 whatever the status (it is in the output); 130 when Ctrl-C stopped the run.
 fn finish(summary: runner::Summary, output: Output) -> Result<i32> {
     if output == Output::Json {
         super::output::print_json(&summary.envelope);
     }
-    Ok(0)
+    Ok(if summary.interrupted { 130 } else { 0 })
 }

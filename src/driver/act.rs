@@ -293,6 +293,7 @@ impl Job {
             timeout: Some(Duration::from_secs(self.step.timeout_s.max(1))),
             usage: adapter,
             prices: &rc.config.prices,
+            cancel: Some(&super::interrupt::INTERRUPTED),
             ..DispatchSpec::new(
                 &self.bead,
                 &self.step.name,

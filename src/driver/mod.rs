@@ -8,12 +8,14 @@
 //! | [`runner`] | the loop of passes, dispatches in flight on threads |
 //! | [`envelope`] | what a pass reports, and where it is recorded |
 //! | [`events`] | human, json and stream-json output |
+//! | [`interrupt`] | Ctrl-C: stop cleanly, releasing every claim |
 //! | [`prompts`] | step prompt templates |
 
 pub mod act;
 pub mod envelope;
 pub mod events;
 pub mod feed;
+pub mod interrupt;
 pub mod prompts;
 pub mod runner;
 pub mod snapshot;

@@ -14,6 +14,7 @@ use super::act::{self, Acted, Finished, RunCtx};
 use super::envelope;
 use super::events::{Events, Output};
 use super::feed::Feed;
+use super::interrupt;
 use super::snapshot::Identity;
 use crate::decide::decide;
 use crate::error::Result;
@@ -48,6 +49,8 @@ pub struct Summary {
     pub overhead_ms: u64,
     /// The last pass's envelope.
     pub envelope: Value,
+    /// Ctrl-C or SIGTERM stopped the run.
+    pub interrupted: bool,
 }
 
 /// This process's host name, for holder identities.
@@ -112,6 +115,7 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
         wall_ms: 0,
         overhead_ms: 0,
         envelope: Value::Null,
+        interrupted: false,
     };
     let mut stalls = 0;
     loop {
@@ -138,6 +142,9 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
         let mut fault = None;
         if !opts.dry_run {
             for action in &decision.actions {
+                if interrupt::requested() {
+                    break;
+                }
                 let result = match action {
                     Action::Check { bead, step } => act::check(&rc, bead, step),
                     Action::Dispatch { bead, attempt, .. } => match feed.bead(bead) {
@@ -195,6 +202,11 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
             drain(&mut sum, &mut inflight, &rx, events);
             return Err(e);
         }
+        if interrupt::requested() {
+            sum.interrupted = true;
+            drain(&mut sum, &mut inflight, &rx, events);
+            break;
+        }
         if opts.dry_run {
             break;
         }
@@ -225,11 +237,19 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
         }
     }
     sum.wall_ms = started.elapsed().as_millis() as u64;
+    if sum.interrupted {
+        events.emit(
+            "interrupted",
+            json!({ "run": sum.run }),
+            Some("interrupted: dispatches in flight were stopped and their claims released".into()),
+        );
+    }
     events.emit(
         "result",
         json!({
             "subtype": if matches!(sum.status, RunStatus::Done | RunStatus::Idle) { "success" } else { sum.status.as_str() },
             "is_error": false,
+            "interrupted": sum.interrupted,
             "status": sum.status,
             "run": sum.run,
             "num_passes": sum.passes,
@@ -288,10 +308,13 @@ fn wait_one(
     rx: &Receiver<Finished>,
     events: &Events,
 ) {
+    let mut last_note = Instant::now();
     loop {
-        match rx.recv_timeout(Duration::from_secs(10)) {
+        // Short ticks: the dispatch threads see an interrupt themselves; this only reports.
+        match rx.recv_timeout(Duration::from_millis(250)) {
             Ok(f) => return finished(sum, inflight, f, events),
-            Err(RecvTimeoutError::Timeout) => {
+            Err(RecvTimeoutError::Timeout) if last_note.elapsed() >= Duration::from_secs(10) => {
+                last_note = Instant::now();
                 for (bead, (step, attempt, since)) in inflight.iter() {
                     events.emit(
                         "progress",
@@ -300,6 +323,7 @@ fn wait_one(
                     );
                 }
             }
+            Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
                 inflight.clear();
                 return;
