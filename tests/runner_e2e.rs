@@ -362,7 +362,7 @@ fn ctrl_c_stops_the_dispatch_and_releases_the_claim() {
             pidfile.display()
         ),
     );
-    let mut runner = r
+    let runner = r
         .cmd(&["run", "--output", "json"])
         .stdout(std::process::Stdio::piped())
         .spawn()
