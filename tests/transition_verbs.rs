@@ -1125,3 +1125,45 @@ fn unknown_fields_survive_a_rewrite() {
         "trailing newline"
     );
 }
+
+#[test]
+fn integrate_is_complete_for_the_integrate_step_and_closes_the_container() {
+    let r = repo();
+    let root = r.init(&[]);
+    let err = r.fails(1, &["transition", "integrate", "--bead", &root]);
+    assert!(err.contains("not integrate"), "{err}");
+    r.ok(&[
+        "transition",
+        "route",
+        "--bead",
+        &root,
+        "--to",
+        "root",
+        "--at",
+        "integrate",
+    ]);
+    let err = r.fails(1, &["transition", "integrate", "--bead", &root]);
+    assert!(err.contains("nothing was proposed"), "{err}");
+    r.ok(&[
+        "transition",
+        "propose",
+        "--bead",
+        &root,
+        "--step",
+        "integrate",
+        "--artifact",
+        "docs/reconcile.md",
+    ]);
+    let out = r.ok(&["transition", "integrate", "--bead", &root]);
+    assert_eq!(out["closed"], true);
+    let b = r.bead(&root);
+    assert_eq!(b["status"], "closed");
+    let last = r
+        .journal()
+        .lines()
+        .rev()
+        .find(|l| l.contains("\"verb\""))
+        .unwrap()
+        .to_string();
+    assert!(last.contains("\"verb\":\"integrate\""), "{last}");
+}

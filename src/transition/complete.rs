@@ -107,7 +107,7 @@ pub fn complete(
         let status = match verdict {
             Verdict::Pass => {
                 for effect in outcomes.iter().flat_map(|o| &o.effects) {
-                    apply_effect(tx, &mut bead, effect, seq)?;
+                    apply_effect(tx, &mut bead, effect)?;
                 }
                 let lineage = ancestors(tx, &bead)?;
                 if step_def.gate.is_some() {
@@ -192,12 +192,7 @@ fn summary(verdict: Verdict, outcomes: &[floors::Outcome], step: &str) -> String
 }
 
 /// Record what a passing floor asked for.
-fn apply_effect(
-    tx: &mut crate::store::Tx,
-    bead: &mut Bead,
-    effect: &Effect,
-    seq: u64,
-) -> Result<()> {
+fn apply_effect(tx: &mut crate::store::Tx, bead: &mut Bead, effect: &Effect) -> Result<()> {
     match effect {
         Effect::SetScenarios(ids) => {
             if bead.pipeline.kind == Kind::Root || bead.parent.is_none() {
@@ -218,6 +213,5 @@ fn apply_effect(
         Effect::SetPrUrl(url) => bead.pipeline.pr_url = Some(url.clone()),
         Effect::SendBack { .. } => {}
     }
-    let _ = seq;
     Ok(())
 }
