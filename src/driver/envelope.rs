@@ -136,7 +136,18 @@ pub fn print_human(env: &Value) {
             let step = node["step"].as_str().unwrap_or("");
             let rest = &node["rest"];
             let reason = match rest["kind"].as_str() {
-                None => "action".to_string(),
+                None => env["actions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|a| a["bead"].as_str() == Some(id.as_str()))
+                    .map_or("action".to_string(), |a| {
+                        format!(
+                            "{} ({})",
+                            a["action"].as_str().unwrap_or("action"),
+                            a["result"].as_str().unwrap_or("?")
+                        )
+                    }),
                 Some(kind) => {
                     let detail: Vec<String> = rest
                         .as_object()
