@@ -178,8 +178,10 @@ pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
             bead: id(),
             step: here(),
             reason: format!(
-                "attempts exhausted on {}: {attempts} of {}",
-                p.step, step.max_attempts
+                "attempts exhausted on {}: {attempts} of {}{}",
+                p.step,
+                step.max_attempts,
+                last_failure(bead)
             ),
         });
     }
@@ -230,4 +232,31 @@ fn target<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<&'a str> {
         node = n.parent.as_deref().and_then(|p| ix.bead(p));
     }
     None
+}
+
+/// Why the last attempt did not pass, for a park reason a person can act on.
+fn last_failure(bead: &Bead) -> String {
+    if let Some(check) = bead
+        .check_since_entry()
+        .filter(|c| c.verdict == Verdict::Refuse)
+    {
+        return format!("; last refusal: {}", check.reason);
+    }
+    match bead.exit_since_entry() {
+        Some(e) => {
+            let code = e.code.map_or(String::new(), |c| format!(" with code {c}"));
+            let log = e
+                .log
+                .as_ref()
+                .map_or(String::new(), |l| format!(" (log: {l})"));
+            let exit = match e.exit {
+                crate::model::bead::ExitKind::Ok => "exited 0 without proposing",
+                crate::model::bead::ExitKind::Failed => "failed",
+                crate::model::bead::ExitKind::Timeout => "timed out",
+                crate::model::bead::ExitKind::Error => "could not run",
+            };
+            format!("; last dispatch {exit}{code}{log}")
+        }
+        None => String::new(),
+    }
 }
