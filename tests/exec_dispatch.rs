@@ -1,44 +1,15 @@
 //! Dispatch: environment, exit kinds, timeouts that kill the whole process group, bounded logs.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use splice::exec::dispatch::{DispatchPaths, DispatchSpec, dispatch};
+use splice::exec::dispatch::{DispatchSpec, dispatch};
 use splice::model::bead::ExitKind;
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    splice: PathBuf,
-    worktree: PathBuf,
-}
-
-fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let splice = dir.path().join(".splice");
-    let worktree = splice.join("worktrees/sp-1");
-    fs::create_dir_all(&worktree).unwrap();
-    Fixture {
-        _dir: dir,
-        splice,
-        worktree,
-    }
-}
-
-fn sh(script: &str) -> Vec<String> {
-    vec!["sh".into(), "-c".into(), script.into()]
-}
-
-fn paths(f: &Fixture, attempt: u32) -> DispatchPaths {
-    DispatchPaths::new(
-        &f.splice.join("runs"),
-        "run-1",
-        "sp-1",
-        "implement",
-        attempt,
-    )
-    .unwrap()
-}
+#[path = "exec_common/mod.rs"]
+mod exec_common;
+use exec_common::{fixture, paths, sh};
 
 /// Poll `cond` every 10 ms for at most `bound`.
 fn eventually(bound: Duration, mut cond: impl FnMut() -> bool) -> bool {

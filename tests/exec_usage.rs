@@ -2,46 +2,16 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::PathBuf;
 
-use splice::exec::dispatch::{DispatchPaths, DispatchSpec, dispatch};
+use splice::exec::dispatch::{DispatchSpec, dispatch};
 use splice::exec::template::{ArgvVars, command_argv};
 use splice::exec::usage::{Adapter, CostSource};
 use splice::model::bead::ExitKind;
 use splice::model::config::Price;
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    splice: PathBuf,
-    worktree: PathBuf,
-}
-
-fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let splice = dir.path().join(".splice");
-    let worktree = splice.join("worktrees/sp-1");
-    fs::create_dir_all(&worktree).unwrap();
-    Fixture {
-        _dir: dir,
-        splice,
-        worktree,
-    }
-}
-
-fn sh(script: &str) -> Vec<String> {
-    vec!["sh".into(), "-c".into(), script.into()]
-}
-
-fn paths(f: &Fixture, attempt: u32) -> DispatchPaths {
-    DispatchPaths::new(
-        &f.splice.join("runs"),
-        "run-1",
-        "sp-1",
-        "implement",
-        attempt,
-    )
-    .unwrap()
-}
+#[path = "exec_common/mod.rs"]
+mod exec_common;
+use exec_common::{fixture, paths, sh};
 
 #[test]
 fn usage_from_a_stream_json_result_event() {
