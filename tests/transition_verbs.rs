@@ -39,6 +39,21 @@ fn step(r: &Repo, id: &str) -> String {
     r.bead(id)["pipeline"]["step"].as_str().unwrap().to_string()
 }
 
+/// Propose `HEAD` for `step` and complete it (a step with an empty check list).
+fn propose_and_complete(r: &Repo, id: &str, step: &str) -> serde_json::Value {
+    r.ok(&[
+        "transition",
+        "propose",
+        "--bead",
+        id,
+        "--step",
+        step,
+        "--artifact",
+        "HEAD",
+    ]);
+    r.ok(&["transition", "complete", "--bead", id, "--step", step])
+}
+
 fn spec_file(r: &Repo, id: &str) {
     r.write(&format!("specs/{id}.md"), "# Goal\nx\n## Plan\ny\n");
 }
@@ -434,24 +449,7 @@ fn an_unrunnable_floor_escalates() {
     let id = r.task("T", &["--autonomy", "wave"]);
     spec_file(&r, &id);
     r.ok(&["transition", "complete", "--bead", &id, "--step", "spec"]);
-    r.ok(&[
-        "transition",
-        "propose",
-        "--bead",
-        &id,
-        "--step",
-        "implement",
-        "--artifact",
-        "HEAD",
-    ]);
-    r.ok(&[
-        "transition",
-        "complete",
-        "--bead",
-        &id,
-        "--step",
-        "implement",
-    ]);
+    propose_and_complete(&r, &id, "implement");
     let err = r.fails(1, &["transition", "deliver", "--bead", &id]);
     assert!(
         err.contains("escalated") && err.contains("cannot run"),
@@ -478,24 +476,7 @@ fn an_empty_check_list_needs_a_proposal_and_the_last_step_closes() {
         ],
     );
     assert!(err.contains("nothing was proposed"), "{err}");
-    r.ok(&[
-        "transition",
-        "propose",
-        "--bead",
-        &id,
-        "--step",
-        "implement",
-        "--artifact",
-        "HEAD",
-    ]);
-    r.ok(&[
-        "transition",
-        "complete",
-        "--bead",
-        &id,
-        "--step",
-        "implement",
-    ]);
+    propose_and_complete(&r, &id, "implement");
     assert_eq!(step(&r, &id), "deliver");
     r.fails(1, &["transition", "deliver", "--bead", &id]);
     r.write("delivered", "yes\n");
