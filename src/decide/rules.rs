@@ -234,16 +234,17 @@ fn target<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<&'a str> {
     None
 }
 
-/// Why the last attempt did not pass, for a park reason a person can act on.
+/// Why the last attempt did not pass, for a park reason a person can act on: the later of the
+/// last refusal and the last dispatch exit on the step.
 fn last_failure(bead: &Bead) -> String {
-    if let Some(check) = bead
+    let refusal = bead
         .check_since_entry()
-        .filter(|c| c.verdict == Verdict::Refuse)
-    {
-        return format!("; last refusal: {}", check.reason);
-    }
-    match bead.exit_since_entry() {
-        Some(e) => {
+        .filter(|c| c.verdict == Verdict::Refuse);
+    let exit = bead.exit_since_entry();
+    match (refusal, exit) {
+        (Some(c), None) => format!("; last refusal: {}", c.reason),
+        (Some(c), Some(e)) if c.seq > e.seq => format!("; last refusal: {}", c.reason),
+        (_, Some(e)) => {
             let code = e.code.map_or(String::new(), |c| format!(" with code {c}"));
             let log = e
                 .log
@@ -257,6 +258,6 @@ fn last_failure(bead: &Bead) -> String {
             };
             format!("; last dispatch {exit}{code}{log}")
         }
-        None => String::new(),
+        (None, None) => String::new(),
     }
 }
