@@ -90,11 +90,11 @@ fn an_agent_that_always_fails_is_parked_and_the_run_escalates() {
             .iter()
             .all(|e| e["exit"] == "failed" && e["proposed"] == false)
     );
+    let reason = b["pipeline"]["dead_letter"]["reason"].as_str().unwrap();
+    assert!(reason.contains("attempts exhausted"), "{reason}");
     assert!(
-        b["pipeline"]["dead_letter"]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("attempts")
+        reason.contains("last dispatch failed with code 1 (log: "),
+        "says why: {reason}"
     );
     assert!(
         b["pipeline"]["lease"].is_null(),
