@@ -375,10 +375,10 @@ impl Tx<'_> {
     }
 
     /// A fresh id for a new bead derived from `seed`, free on disk and in this transaction.
-    pub fn new_id(&self, seed: &str) -> String {
+    pub fn new_id(&self, seed: &str) -> Result<String> {
         ids::candidates(seed)
             .find(|id| !self.exists(id))
-            .expect("some id length is free")
+            .ok_or_else(|| Error::Invalid(format!("every id derived from {seed:?} is taken")))
     }
 
     /// Stage `bead`'s after-image. The caller has already bumped its `seq`.

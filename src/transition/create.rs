@@ -68,7 +68,7 @@ fn create(ctx: &Ctx, node: NewNode, kind: Kind, route: &str, verb: &str) -> Resu
         .or_else(|| current_branch(ctx.store));
     let bead = ctx.store.transact(verb, &ctx.actor(), |tx| {
         let seed = format!("{}\n{}\n{}", node.title, node.description, tx.now);
-        let id = tx.new_id(&seed);
+        let id = tx.new_id(&seed)?;
         let mut bead = Bead::new(id, node.title.clone(), node.description.clone(), &tx.now);
         let now = tx.now.clone();
         let seq = bead.bump(&now);
