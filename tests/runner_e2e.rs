@@ -396,3 +396,18 @@ fn ctrl_c_stops_the_dispatch_and_releases_the_claim() {
     let env: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(env["status"].is_string());
 }
+
+#[test]
+fn a_run_out_of_passes_starts_nothing_more() {
+    let r = Repo::new();
+    let id = r.task("Budgeted", &[]);
+    use_sim_agent(&r, &["--fail"]);
+    // Pass 1 checks the (missing) spec, pass 2 dispatches once; pass 3 is over budget.
+    let env = run(&r, &["--max-passes", "2"]);
+    assert_eq!(env["status"], "budget");
+    assert_eq!(env["actions"].as_array().map(Vec::len), Some(0), "{env:#}");
+    let b = r.bead(&id);
+    assert_eq!(b["pipeline"]["attempts"]["generate-spec"], 1);
+    assert!(b["pipeline"]["lease"].is_null());
+    assert!(b["pipeline"]["dead_letter"].is_null());
+}

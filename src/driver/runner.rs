@@ -123,8 +123,11 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
             finished(&mut sum, &mut inflight, f, events);
         }
         let pass_started = Instant::now();
-        if sum.passes > 0 {
-            feed.refresh()?;
+        if sum.passes > 0
+            && let Err(e) = feed.refresh()
+        {
+            drain(&mut sum, &mut inflight, &rx, events);
+            return Err(e);
         }
         feed.refresh_worktrees();
         feed.snapshot.now = crate::clock::now_string()?;
@@ -144,6 +147,15 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
             for action in &decision.actions {
                 if interrupt::requested() {
                     break;
+                }
+                // A run out of budget starts nothing more; a done run only cleans up.
+                let allowed = match decision.status {
+                    RunStatus::Budget => false,
+                    RunStatus::Done => matches!(action, Action::CleanupFanout { .. }),
+                    _ => true,
+                };
+                if !allowed {
+                    continue;
                 }
                 let result = match action {
                     Action::Check { bead, step } => act::check(&rc, bead, step),
@@ -187,8 +199,10 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
             }
         }
         let env = envelope::build(&feed.snapshot, &decision, pass, acted, &inflight);
-        if !opts.dry_run {
-            envelope::record(&rc, opts.scope.as_deref(), &feed.snapshot, pass, &env)?;
+        if !opts.dry_run
+            && let Err(e) = envelope::record(&rc, opts.scope.as_deref(), &feed.snapshot, pass, &env)
+        {
+            fault.get_or_insert(e);
         }
         sum.status = decision.status;
         sum.envelope = env;
