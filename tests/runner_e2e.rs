@@ -148,10 +148,10 @@ fn two_children(r: &Repo, a: &str, b: &str) -> (String, String, String) {
     (root.clone(), format!("{root}.1"), format!("{root}.2"))
 }
 
-/// Each child logs when it starts and ends, working for a second.
+/// Each child logs when it starts and ends, working for two seconds (long enough that two dispatches started in one pass surely overlap).
 fn timing_script(log: &Path) -> String {
     format!(
-        "echo \"$SPLICE_BEAD start $(date +%s%N)\" >> {log}; sleep 1; \
+        "echo \"$SPLICE_BEAD start $(date +%s%N)\" >> {log}; sleep 2; \
          echo \"$SPLICE_BEAD end $(date +%s%N)\" >> {log}; \
          splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done",
         log = log.display()
