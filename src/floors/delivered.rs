@@ -6,7 +6,6 @@
 //! `{"merged": bool, "merge_commit": "<sha>"}`. An open PR refuses as "awaiting merge". Deep
 //! autonomy never delivers to `main`/`master`: that escalates to a person.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use git2::{Oid, Repository};
@@ -14,8 +13,8 @@ use serde_json::{Value, json};
 
 use super::run::run;
 use super::target_checkout::{is_on, resolve_target, target_tip};
-use super::{Ctx, Effect, Floor, Outcome, ancestors, tail};
-use crate::decide::autonomy::{is_mainline, resolve};
+use super::{Ctx, Effect, Floor, Outcome, tail};
+use crate::decide::autonomy::is_mainline;
 use crate::model::Autonomy;
 use crate::model::manifest::FloorSpec;
 
@@ -60,14 +59,8 @@ impl Floor for Delivered {
                 json!({}),
             );
         };
-        let lineage = ancestors(ctx);
-        let by_id: HashMap<&str, &crate::model::Bead> =
-            lineage.iter().map(|b| (b.id.as_str(), b)).collect();
-        let (level, source) = resolve(
-            ctx.bead,
-            |id| by_id.get(id).copied(),
-            ctx.config.autonomy.default,
-        );
+        let (level, source) =
+            crate::transition::resolve_autonomy(ctx.bead, ctx.lineage, ctx.config.autonomy.default);
         if level == Autonomy::Deep && is_mainline(&target) {
             return Outcome::escalate(
                 KIND,

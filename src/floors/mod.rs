@@ -95,6 +95,8 @@ pub struct Ctx<'a> {
     pub config: &'a Config,
     /// The node being checked.
     pub bead: &'a Bead,
+    /// Its ancestors, nearest first (read once by the writer before the floors run).
+    pub lineage: &'a [Bead],
     /// Its campaign root (the node itself when it has no parent).
     pub root: &'a Bead,
     /// The step being checked.
@@ -238,29 +240,6 @@ pub fn is_relative_inside(rel: &str) -> bool {
                 std::path::Component::Normal(_) | std::path::Component::CurDir
             )
         })
-}
-
-/// The node's ancestors, nearest first, read from the store (a missing or unreadable ancestor, or
-/// a parent cycle in hand-edited files, ends the walk).
-pub fn ancestors(ctx: &Ctx) -> Vec<Bead> {
-    let mut out: Vec<Bead> = Vec::new();
-    let mut next = ctx.bead.parent.clone();
-    while let Some(id) = next {
-        if id == ctx.bead.id || out.iter().any(|b| b.id == id) || out.len() >= 1024 {
-            break;
-        }
-        let bead = if id == ctx.root.id {
-            ctx.root.clone()
-        } else {
-            match ctx.store.read_bead(&id) {
-                Ok(b) => b,
-                Err(_) => break,
-            }
-        };
-        next = bead.parent.clone();
-        out.push(bead);
-    }
-    out
 }
 
 /// The first `max` bytes of `text`, on a char boundary, marked when cut.

@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 
 use git2::{BranchType, Oid, Repository, WorktreeAddOptions, WorktreePruneOptions, build};
 
-use super::{Ctx, ancestors};
+use super::Ctx;
 
 /// The target branch for the node: its own `pipeline.target`, else the nearest ancestor's, else
 /// `[delivery] target`, else the branch checked out in the repository.
 pub fn resolve_target(ctx: &Ctx) -> Option<String> {
-    crate::transition::settings::resolve_target(ctx.store, ctx.bead, &ancestors(ctx), ctx.config)
+    crate::transition::settings::resolve_target(ctx.store, ctx.bead, ctx.lineage, ctx.config)
 }
 
 /// The commit at the tip of `target`: a local branch, else any revision git can resolve

@@ -51,6 +51,7 @@ pub fn complete(
         manifest: &manifest,
         config: &config,
         bead: &bead,
+        lineage: &lineage,
         root: &root,
         step: &step_def,
         workdir: workdir.clone(),

@@ -101,7 +101,9 @@ impl Repo {
     ) -> Outcome {
         let spec: FloorSpec = serde_json::from_value(spec).expect("floor spec");
         let step = self.manifest.step(step).expect("manifest step");
+        let lineage = splice::transition::ancestors_unlocked(&self.store, bead).unwrap_or_default();
         let ctx = Ctx {
+            lineage: &lineage,
             store: &self.store,
             manifest: &self.manifest,
             config: &self.config,
