@@ -18,13 +18,11 @@ use crate::transition::{Ctx, create, gate, settings};
 /// How a demo ended.
 pub struct DemoResult {
     pub dir: PathBuf,
-    pub root: String,
     pub status: RunStatus,
     pub passes: u64,
     pub dispatches: u64,
     pub tokens: u64,
     pub wall_ms: u64,
-    pub approvals: Vec<(String, String)>,
 }
 
 /// Where the scratch repository goes: `keep`, which must be missing or empty, else a new
@@ -117,13 +115,11 @@ pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
 
     let mut result = DemoResult {
         dir,
-        root: root.clone(),
         status: RunStatus::Idle,
         passes: 0,
         dispatches: 0,
         tokens: 0,
         wall_ms: 0,
-        approvals: Vec::new(),
     };
     let events = Events::new(output);
     for _ in 0..20 {
@@ -151,7 +147,6 @@ pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
                 ),
             );
             gate::approve(&person, &bead, &step)?;
-            result.approvals.push((bead, step));
         }
     }
     result.wall_ms = started.elapsed().as_millis() as u64;

@@ -20,8 +20,6 @@ pub struct Feed {
     pub snapshot: Snapshot,
     index: HashMap<String, usize>,
     offset: u64,
-    /// Beads replaced from the journal since the full read (for reporting).
-    pub applied: usize,
 }
 
 impl Feed {
@@ -44,7 +42,6 @@ impl Feed {
             snapshot,
             index,
             offset,
-            applied: 0,
         })
     }
 
@@ -68,7 +65,6 @@ impl Feed {
                 }
             }
         }
-        self.applied += changed;
         Ok(changed)
     }
 

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{Ctx, Outcome, current_step, require_open, require_seq};
+use super::{Ctx, Outcome, current_step, require_not_foreign, require_open, require_seq};
 use crate::error::{Error, Result};
 use crate::model::bead::{Dispatch, Lease};
 
@@ -26,14 +26,7 @@ pub fn claim(
         let mut bead = tx.read(id)?;
         require_open(&bead)?;
         require_seq(&bead, ctx.expect_seq)?;
-        if let Some(lease) = &bead.pipeline.lease
-            && lease.holder != holder
-        {
-            return Err(Error::refused(format!(
-                "bead {id} is claimed by {} since {}",
-                lease.holder, lease.since
-            )));
-        }
+        require_not_foreign(&bead, Some(holder))?;
         let already = bead.pipeline.lease.is_some();
         let mut attempt = None;
         if dispatch {
