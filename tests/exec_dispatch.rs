@@ -9,7 +9,7 @@ use splice::model::bead::ExitKind;
 
 #[path = "exec_common/mod.rs"]
 mod exec_common;
-use exec_common::{fixture, paths, sh};
+use exec_common::{fixture, paths, sh, spec};
 
 /// Poll `cond` every 10 ms for at most `bound`.
 fn eventually(bound: Duration, mut cond: impl FnMut() -> bool) -> bool {
@@ -98,18 +98,7 @@ fn path_defaults_to_the_running_binary_directory() {
     let f = fixture();
     let p = paths(&f, 1);
     let argv = sh("echo \"$PATH\" > path.out");
-    dispatch(&DispatchSpec::new(
-        "sp-1",
-        "implement",
-        1,
-        "h",
-        "run-1",
-        &f.splice,
-        &f.worktree,
-        &p,
-        &argv,
-    ))
-    .unwrap();
+    dispatch(&spec(&f, &p, &argv)).unwrap();
     let path = fs::read_to_string(f.worktree.join("path.out")).unwrap();
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().to_string_lossy().to_string();
@@ -121,33 +110,11 @@ fn failures_and_unstartable_commands_are_typed() {
     let f = fixture();
     let p = paths(&f, 1);
     let argv = sh("exit 3");
-    let r = dispatch(&DispatchSpec::new(
-        "sp-1",
-        "implement",
-        1,
-        "h",
-        "run-1",
-        &f.splice,
-        &f.worktree,
-        &p,
-        &argv,
-    ))
-    .unwrap();
+    let r = dispatch(&spec(&f, &p, &argv)).unwrap();
     assert_eq!((r.exit, r.code), (ExitKind::Failed, Some(3)));
 
     let argv = vec!["/no/such/agent-binary".to_string(), "x".to_string()];
-    let r = dispatch(&DispatchSpec::new(
-        "sp-1",
-        "implement",
-        1,
-        "h",
-        "run-1",
-        &f.splice,
-        &f.worktree,
-        &p,
-        &argv,
-    ))
-    .unwrap();
+    let r = dispatch(&spec(&f, &p, &argv)).unwrap();
     assert_eq!((r.exit, r.code), (ExitKind::Error, None));
     let log = fs::read_to_string(&r.log).unwrap();
     assert!(
@@ -177,18 +144,7 @@ fn failures_and_unstartable_commands_are_typed() {
     );
 
     let argv = sh("kill -TERM $$");
-    let r = dispatch(&DispatchSpec::new(
-        "sp-1",
-        "implement",
-        1,
-        "h",
-        "run-1",
-        &f.splice,
-        &f.worktree,
-        &p,
-        &argv,
-    ))
-    .unwrap();
+    let r = dispatch(&spec(&f, &p, &argv)).unwrap();
     assert_eq!((r.exit, r.code), (ExitKind::Error, None));
 }
 
@@ -200,17 +156,7 @@ fn a_timeout_kills_the_whole_group() {
                    (sleep 60; echo never) & echo $! >> pids; echo started; wait");
     let spec = DispatchSpec {
         timeout: Some(Duration::from_millis(1500)),
-        ..DispatchSpec::new(
-            "sp-1",
-            "implement",
-            1,
-            "h",
-            "run-1",
-            &f.splice,
-            &f.worktree,
-            &p,
-            &argv,
-        )
+        ..spec(&f, &p, &argv)
     };
     let started = Instant::now();
     let r = dispatch(&spec).unwrap();
@@ -248,17 +194,7 @@ fn a_cancelled_dispatch_kills_its_group() {
         let run = s.spawn(|| {
             dispatch(&DispatchSpec {
                 cancel: Some(&cancel),
-                ..DispatchSpec::new(
-                    "sp-1",
-                    "implement",
-                    1,
-                    "h",
-                    "run-1",
-                    &f.splice,
-                    &f.worktree,
-                    &p,
-                    &argv,
-                )
+                ..spec(&f, &p, &argv)
             })
         });
         let ready = eventually(Duration::from_secs(5), || {
@@ -280,18 +216,7 @@ fn leftover_children_die_when_the_leader_exits() {
     let p = paths(&f, 1);
     let argv = sh("sleep 60 & echo $! > pids; exit 0");
     let started = Instant::now();
-    let r = dispatch(&DispatchSpec::new(
-        "sp-1",
-        "implement",
-        1,
-        "h",
-        "run-1",
-        &f.splice,
-        &f.worktree,
-        &p,
-        &argv,
-    ))
-    .unwrap();
+    let r = dispatch(&spec(&f, &p, &argv)).unwrap();
     assert_eq!(r.exit, ExitKind::Ok);
     assert!(started.elapsed() < Duration::from_secs(10));
     let pid: i32 = fs::read_to_string(f.worktree.join("pids"))
@@ -310,18 +235,7 @@ fn the_log_is_bounded() {
     let argv = sh("line=$(printf '%063d' 0); \
                    yes \"$line\" | head -n 80000; echo THE-END");
     let cap = 1024 * 1024;
-    let r = dispatch(&DispatchSpec::new(
-        "sp-1",
-        "implement",
-        1,
-        "h",
-        "run-1",
-        &f.splice,
-        &f.worktree,
-        &p,
-        &argv,
-    ))
-    .unwrap();
+    let r = dispatch(&spec(&f, &p, &argv)).unwrap();
     assert_eq!(r.exit, ExitKind::Ok);
     let log = fs::read(&r.log).unwrap();
     assert!(log.len() <= cap + 200, "log is {} bytes", log.len());

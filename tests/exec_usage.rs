@@ -11,7 +11,7 @@ use splice::model::config::Price;
 
 #[path = "exec_common/mod.rs"]
 mod exec_common;
-use exec_common::{fixture, paths, sh};
+use exec_common::{fixture, paths, sh, spec};
 
 #[test]
 fn usage_from_a_stream_json_result_event() {
@@ -22,18 +22,7 @@ fn usage_from_a_stream_json_result_event() {
 echo 'working' >&2
 echo '{"type":"result","subtype":"success","duration_ms":777,"total_cost_usd":0.25,"usage":{"input_tokens":10,"output_tokens":20,"cache_read_input_tokens":30,"cache_creation_input_tokens":40}}'"#,
     );
-    let r = dispatch(&DispatchSpec::new(
-        "sp-1",
-        "implement",
-        1,
-        "h",
-        "run-1",
-        &f.splice,
-        &f.worktree,
-        &p,
-        &argv,
-    ))
-    .unwrap();
+    let r = dispatch(&spec(&f, &p, &argv)).unwrap();
     let u = r.usage.expect("usage from the result event");
     assert_eq!(
         (
@@ -80,17 +69,7 @@ fn usage_from_a_usage_file_priced_or_unknown() {
         let spec = DispatchSpec {
             usage: adapter,
             prices: &prices,
-            ..DispatchSpec::new(
-                "sp-1",
-                "implement",
-                1,
-                "h",
-                "run-1",
-                &f.splice,
-                &f.worktree,
-                &p,
-                &argv,
-            )
+            ..spec(&f, &p, &argv)
         };
         let r = dispatch(&spec).unwrap();
         if let Some(u) = &r.usage {
@@ -120,18 +99,7 @@ fn a_bad_usage_file_is_noted_not_fatal() {
     let f = fixture();
     let p = paths(&f, 1);
     let argv = sh(r#"echo 'not json' > "$SPLICE_USAGE_FILE""#);
-    let r = dispatch(&DispatchSpec::new(
-        "sp-1",
-        "implement",
-        1,
-        "h",
-        "run-1",
-        &f.splice,
-        &f.worktree,
-        &p,
-        &argv,
-    ))
-    .unwrap();
+    let r = dispatch(&spec(&f, &p, &argv)).unwrap();
     assert_eq!(r.exit, ExitKind::Ok);
     assert!(r.usage.is_none());
     let log = fs::read_to_string(&r.log).unwrap();
@@ -152,18 +120,7 @@ fn a_rendered_prompt_reaches_the_agent() {
     };
     let template = sh("printf '%s|%s' \"$0\" \"$(cat {{prompt_file}})\" > got.out");
     let argv = command_argv(&template, &vars, Some("do the {{thing}}"), &p.prompt_file).unwrap();
-    let r = dispatch(&DispatchSpec::new(
-        "sp-1",
-        "implement",
-        1,
-        "h",
-        "run-1",
-        &f.splice,
-        &f.worktree,
-        &p,
-        &argv,
-    ))
-    .unwrap();
+    let r = dispatch(&spec(&f, &p, &argv)).unwrap();
     assert_eq!(r.exit, ExitKind::Ok);
     let got = fs::read_to_string(f.worktree.join("got.out")).unwrap();
     assert_eq!(got, "sh|do the {{thing}}");

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use splice::exec::dispatch::DispatchPaths;
+use splice::exec::dispatch::{DispatchPaths, DispatchSpec};
 
 pub struct Fixture {
     pub _dir: tempfile::TempDir,
@@ -38,4 +38,19 @@ pub fn paths(f: &Fixture, attempt: u32) -> DispatchPaths {
         attempt,
     )
     .unwrap()
+}
+
+/// The spec for dispatching `argv` as the first attempt of `sp-1`'s implement step.
+pub fn spec<'a>(f: &'a Fixture, p: &'a DispatchPaths, argv: &'a [String]) -> DispatchSpec<'a> {
+    DispatchSpec::new(
+        "sp-1",
+        "implement",
+        1,
+        "h",
+        "run-1",
+        &f.splice,
+        &f.worktree,
+        p,
+        argv,
+    )
 }
