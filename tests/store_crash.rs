@@ -140,10 +140,25 @@ fn a_committed_record_is_never_replayed_over_later_edits() {
         "--level",
         "wave",
     ]);
+    // Lose the claim's commit marker (line 4: init-task, marker, claim, marker, …). Recovery
+    // looks only at the journal's end, so that older record must not come back over later edits.
+    let path = r.state().join("journal.jsonl");
+    let lines: Vec<String> = r.journal().lines().map(str::to_string).collect();
+    assert!(lines[3].contains("\"commit\""), "{}", lines[3]);
+    let kept: Vec<&String> = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 3)
+        .map(|(_, l)| l)
+        .collect();
+    let text: String = kept.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    // Had the claim by `a` been replayed, this claim by `b` would be refused.
+    r.ok(&["transition", "claim", "--bead", &id, "--holder", "b"]);
     let b = r.bead(&id);
-    assert!(b["pipeline"]["lease"].is_null());
+    assert_eq!(b["pipeline"]["lease"]["holder"], "b");
     assert_eq!(b["pipeline"]["autonomy"], "wave");
-    assert_eq!(b["pipeline"]["seq"], 4);
+    assert_eq!(b["pipeline"]["seq"], 5);
 }
 
 fn assert_committed(r: &Repo) {
