@@ -160,3 +160,29 @@ fn sarif_missing_is_never_a_silent_pass() {
         "escalate",
     );
 }
+
+#[test]
+fn command_passes_on_the_expected_exit_and_is_bounded_in_time() {
+    let repo = Repo::new();
+    let o = check(
+        &repo,
+        json!({"kind": "command", "argv": ["sh", "-c", "exit 3"], "expect_exit": 3}),
+    );
+    assert_verdict(&o, "pass");
+    let o = check(
+        &repo,
+        json!({"kind": "command", "argv": ["sh", "-c", "echo nope; exit 1"]}),
+    );
+    assert_verdict(&o, "refuse");
+    assert!(o.evidence["output_tail"].as_str().unwrap().contains("nope"));
+    let started = std::time::Instant::now();
+    let o = check(
+        &repo,
+        json!({"kind": "command", "argv": ["sleep", "30"], "timeout_s": 1}),
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    assert_verdict(&o, "refuse");
+    assert!(o.reason.contains("killed after 1s"), "{}", o.reason);
+    let o = check(&repo, json!({"kind": "command", "argv": ["/no/such/tool"]}));
+    assert_verdict(&o, "escalate");
+}

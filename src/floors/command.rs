@@ -1,11 +1,11 @@
-//! `command`: an acceptance fact. Runs `argv` in the workdir and passes when it exits with
-//! `expect_exit` (default 0); the output's tail is the evidence. A command that cannot be
-//! started escalates: splice cannot check, which is not the same as the work being incomplete.
-
-use std::process::Command as Process;
+//! `command`: an acceptance fact. Runs `argv` in the workdir (bounded by `timeout_s`, else the
+//! step's) and passes when it exits with `expect_exit` (default 0); the output's tail is the
+//! evidence. A command that cannot be started escalates: splice cannot check, which is not the
+//! same as the work being incomplete.
 
 use serde_json::json;
 
+use super::run::{run, timeout_for};
 use super::{Ctx, Floor, Outcome, tail};
 use crate::model::manifest::FloorSpec;
 
@@ -22,32 +22,32 @@ impl Floor for Command {
             .iter()
             .map(|a| ctx.render(a))
             .collect();
-        let Some((program, args)) = argv.split_first() else {
+        if argv.is_empty() {
             return Outcome::escalate(KIND, "the floor declares no `argv`", json!({}));
-        };
+        }
         let expect = spec
             .params
             .get("expect_exit")
             .and_then(serde_json::Value::as_i64)
             .unwrap_or(0);
-        let output = match Process::new(program)
-            .args(args)
-            .current_dir(&ctx.workdir)
-            .env("SPLICE_BEAD", &ctx.bead.id)
-            .output()
-        {
-            Ok(o) => o,
+        let timeout = timeout_for(spec, ctx.step.timeout_s);
+        let ran = match run(
+            &argv,
+            &ctx.workdir,
+            &[("SPLICE_BEAD", &ctx.bead.id)],
+            timeout,
+        ) {
+            Ok(r) => r,
             Err(e) => {
                 return Outcome::escalate(
                     KIND,
-                    format!("cannot run `{program}`: {e}"),
+                    format!("cannot run `{}`: {e}", argv[0]),
                     json!({ "argv": argv }),
                 );
             }
         };
-        let code = output.status.code();
-        let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
-        text.push_str(&String::from_utf8_lossy(&output.stderr));
+        let code = ran.code;
+        let text = ran.combined();
         let evidence = json!({
             "argv": argv,
             "exit_code": code,
@@ -61,7 +61,11 @@ impl Floor for Command {
                 evidence,
             )
         } else {
-            let got = code.map_or("by a signal".to_string(), |c| c.to_string());
+            let got = match code {
+                Some(c) => c.to_string(),
+                None if ran.timed_out => format!("nothing: killed after {}s", timeout.as_secs()),
+                None => "by a signal".to_string(),
+            };
             Outcome::refuse(
                 KIND,
                 format!("`{}` exited {got}, expected {expect}", argv.join(" ")),
