@@ -7,26 +7,49 @@ use crate::model::bead::DeliveryMethod;
 use crate::store::Store;
 use crate::transition::{Ctx, create};
 
-/// Create a campaign: a root bead at create-prp. Prints `{"id": …}`.
+/// What `init` and `init-task` both take.
 #[derive(clap::Args, Debug)]
-pub struct Args {
-    /// The campaign's title.
+pub struct NodeArgs {
+    /// The title.
     #[arg(long)]
     pub title: String,
     #[arg(long, default_value = "")]
     pub description: String,
-    /// Scenario ids the campaign promises, comma-separated (the PRP can declare them instead).
-    #[arg(long, value_name = "S1,S2")]
-    pub scenarios: Option<String>,
-    /// Autonomy level: hitl, wave or deep.
+    /// Autonomy level: hitl, wave or deep (default: the nearest ancestor's, else
+    /// `[autonomy] default`, else hitl).
     #[arg(long, value_name = "LEVEL")]
     pub autonomy: Option<String>,
-    /// The integration target branch (default: `[delivery] target`, else the current branch).
+    /// Where the work lands (default: `[delivery] target`, else the current branch).
     #[arg(long, value_name = "BRANCH")]
     pub target: Option<String>,
     /// Delivery method: pr or direct.
     #[arg(long)]
     pub delivery: Option<String>,
+}
+
+impl NodeArgs {
+    /// The node to create, with every value checked (before `.splice/` is created, so bad input
+    /// leaves nothing behind).
+    pub fn into_node(self) -> Result<create::NewNode> {
+        Ok(create::NewNode {
+            title: self.title,
+            description: self.description,
+            autonomy: parse_autonomy(self.autonomy.as_deref())?,
+            target: self.target,
+            delivery: parse_delivery(self.delivery.as_deref())?,
+            ..create::NewNode::default()
+        })
+    }
+}
+
+/// Create a campaign: a root bead at create-prp. Prints `{"id": …}`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub node: NodeArgs,
+    /// Scenario ids the campaign promises, comma-separated (the PRP can declare them instead).
+    #[arg(long, value_name = "S1,S2")]
+    pub scenarios: Option<String>,
 }
 
 pub fn parse_autonomy(s: Option<&str>) -> Result<Option<Autonomy>> {
@@ -47,17 +70,12 @@ pub fn parse_delivery(s: Option<&str>) -> Result<Option<DeliveryMethod>> {
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
     let node = create::NewNode {
-        title: args.title,
-        description: args.description,
         scenarios: args
             .scenarios
             .as_deref()
             .map(output::comma_list)
             .unwrap_or_default(),
-        autonomy: parse_autonomy(args.autonomy.as_deref())?,
-        target: args.target,
-        delivery: parse_delivery(args.delivery.as_deref())?,
-        tier: None,
+        ..args.node.into_node()?
     };
     let store = Store::open_or_create(global.dir.as_deref())?;
     let outcome = create::init(&Ctx::person(&store), node)?;

@@ -39,15 +39,21 @@ pub fn init(ctx: &Ctx, node: NewNode) -> Result<Outcome> {
 
 /// Create a lone task: a leaf at the leaf route's entry step.
 pub fn init_task(ctx: &Ctx, node: NewNode) -> Result<Outcome> {
-    if let Some(tier) = &node.tier
-        && !TIERS.contains(&tier.as_str())
-    {
-        return Err(Error::Invalid(format!(
-            "--tier {tier:?}: unknown tier (one of {})",
-            TIERS.join(", ")
-        )));
+    if let Some(tier) = &node.tier {
+        check_tier(tier)?;
     }
     create(ctx, node, Kind::Leaf, "leaf", "init-task")
+}
+
+/// Refuse a tier `init-task --tier` does not know.
+pub fn check_tier(tier: &str) -> Result<()> {
+    if TIERS.contains(&tier) {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "--tier {tier:?}: unknown tier (one of {})",
+        TIERS.join(", ")
+    )))
 }
 
 fn create(ctx: &Ctx, node: NewNode, kind: Kind, route: &str, verb: &str) -> Result<Outcome> {
