@@ -7,7 +7,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 
 use splice::decide::decide;
 use splice::model::bead::{Check, Gate, GateState, Lease, SplitRecord};
-use splice::model::{Bead, Counters, Kind, Limits, Manifest, Snapshot, Status, Verdict};
+use splice::model::{Bead, Kind, Limits, Manifest, Snapshot, Status, Verdict};
 
 const AT: &str = "2025-01-01T00:00:00Z";
 const LEAVES_PER_COMPOUND: usize = 50;
@@ -117,20 +117,19 @@ fn campaign(n: usize) -> Snapshot {
     });
     beads.push(root);
     Snapshot {
-        version: 1,
-        now: AT.into(),
-        holder: "bench".into(),
-        run: "run-bench".into(),
         scope: Some("sp-root".into()),
         limits: Limits {
             jobs: 8,
             ..Limits::default()
         },
-        counters: Counters::default(),
-        autonomy_default: None,
         worktrees,
-        manifest: Manifest::default_manifest(),
-        beads,
+        ..Snapshot::new(
+            Manifest::default_manifest(),
+            beads,
+            AT,
+            "bench",
+            "run-bench",
+        )
     }
 }
 

@@ -11,6 +11,7 @@ pub mod error;
 pub mod exec;
 pub mod floors;
 pub mod model;
+pub mod policy;
 pub mod store;
 pub mod transition;
 

@@ -265,10 +265,6 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
                     .map(|(i, _)| format!("sp-{i}"))
                     .collect();
                 Snapshot {
-                    version: 1,
-                    now: AT.into(),
-                    holder: HOLDER.into(),
-                    run: RUN.into(),
                     scope: (scoped && n > 0).then(|| "sp-0".to_string()),
                     limits: Limits {
                         max_passes,
@@ -279,12 +275,10 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
                     counters: Counters {
                         passes,
                         tokens,
-                        wall_s: 0,
+                        ..Counters::default()
                     },
-                    autonomy_default: None,
                     worktrees,
-                    manifest: Manifest::default_manifest(),
-                    beads,
+                    ..Snapshot::new(Manifest::default_manifest(), beads, AT, HOLDER, RUN)
                 }
             },
         )

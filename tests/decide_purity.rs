@@ -1,5 +1,5 @@
-//! `src/decide/` is pure (DESIGN §2): no file system, processes, environment, clock, git or
-//! randomness. This scans its sources, comments excluded, for the ways in.
+//! `src/decide/` and `src/policy/` are pure (DESIGN §2): no file system, processes, environment,
+//! clock, git or randomness. This scans their sources, comments excluded, for the ways in.
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +23,11 @@ const FORBIDDEN: &[&str] = &[
     "RandomState",
     "crate::clock",
     "crate::store",
+    "crate::transition",
+    "crate::floors",
+    "crate::exec",
+    "crate::driver",
+    "crate::cli",
     "std::net",
     "std::thread",
     "std::io",
@@ -56,9 +61,10 @@ fn violations(text: &str) -> Vec<(usize, &'static str)> {
     found
 }
 
-#[test]
-fn decide_module_uses_no_io_clock_env_or_randomness() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/decide");
+fn assert_pure(module: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(module);
     let mut files = Vec::new();
     sources(&root, &mut files);
     assert!(
@@ -75,9 +81,19 @@ fn decide_module_uses_no_io_clock_env_or_randomness() {
     }
     assert!(
         found.is_empty(),
-        "src/decide/ must stay pure:\n{}",
+        "src/{module}/ must stay pure:\n{}",
         found.join("\n")
     );
+}
+
+#[test]
+fn decide_module_uses_no_io_clock_env_or_randomness() {
+    assert_pure("decide");
+}
+
+#[test]
+fn policy_module_uses_no_io_clock_env_or_randomness() {
+    assert_pure("policy");
 }
 
 #[test]

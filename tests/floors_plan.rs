@@ -90,7 +90,7 @@ fn spec_passes_and_records_files_and_verdict() {
         o.effects,
         vec![
             Effect::SetFiles(vec!["src/add.rs".into()]),
-            Effect::SetVerdict("compound".into())
+            Effect::SetVerdict(splice::model::SpecVerdict::Compound)
         ]
     );
     let o = spec_check(&repo, "sp-a", &spec_text("sp-a", &head, ""));

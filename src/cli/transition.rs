@@ -368,7 +368,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             let usage = usage
                 .map(|u| {
                     serde_json::from_str(&u)
-                        .map_err(|e| Error::Invalid(format!("--usage is not JSON: {e}")))
+                        .map_err(|e| Error::Invalid(format!("--usage is not a usage record: {e}")))
                 })
                 .transpose()?;
             record::record_exit(

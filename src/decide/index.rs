@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::{Bead, Snapshot, Step};
+use crate::policy::lineage::{self, Defaults};
 
 /// A small deterministic hasher (the rustc "Fx" mix): ids are short and hashing them dominates
 /// the lookups, and a fixed function keeps `decide` free of any per-process randomness.
@@ -54,6 +55,10 @@ pub(crate) struct Index<'a> {
     /// One bead per id, sorted by id; rules and outcomes use positions in this list.
     pub beads: Vec<&'a Bead>,
     by_id: FxMap<&'a str, &'a Bead>,
+    /// The scope root's ancestors outside the snapshot, for lineage walks only.
+    context: FxMap<&'a str, &'a Bead>,
+    /// What a node inherits when its lineage sets nothing.
+    pub defaults: Defaults<'a>,
     steps: FxMap<&'a str, &'a Step>,
     /// Parent id → its children that have a worktree, sorted.
     worktree_children: FxMap<&'a str, Vec<&'a str>>,
@@ -93,10 +98,17 @@ impl<'a> Index<'a> {
             children.dedup();
         }
 
+        let context = snapshot
+            .ancestors
+            .iter()
+            .map(|b| (b.id.as_str(), b))
+            .collect();
         Index {
             snapshot,
             beads,
             by_id,
+            context,
+            defaults: Defaults::of(snapshot),
             steps,
             worktree_children,
         }
@@ -104,6 +116,13 @@ impl<'a> Index<'a> {
 
     pub fn bead(&self, id: &str) -> Option<&'a Bead> {
         self.by_id.get(id).copied()
+    }
+
+    /// `bead` and its ancestors, nearest first, through the scope's context above the snapshot.
+    pub fn chain(&self, bead: &'a Bead) -> impl Iterator<Item = &'a Bead> + '_ {
+        lineage::chain(bead, |id| {
+            self.by_id.get(id).or_else(|| self.context.get(id)).copied()
+        })
     }
 
     pub fn step(&self, name: &str) -> Option<&'a Step> {

@@ -18,9 +18,9 @@
 //! | 4  | leased by this runner (dispatch in flight)                           | rest `in-flight` |
 //! | 5  | dead-lettered                                                        | rest `parked` {step, reason} |
 //! | 6  | a `blocks` dependency not closed (absent from the snapshot = open)   | rest `blocked` {by} |
-//! | 7  | the parent (not closed) is on a step before `delegate` on its route  | rest `waiting-parent` |
+//! | 7  | the parent (not closed) is on a step before its route's delegate step | rest `waiting-parent` |
 //! | 8  | gate pending on S                                                    | rest `awaiting-human` {gate, autonomy, source} |
-//! | 9  | S is `delegate` and a child its split sanctioned is open             | rest `waiting-children` |
+//! | 9  | S is the delegate step and a child its split sanctioned is open      | rest `waiting-children` |
 //! | 10 | a proposal since entry newer than the check since entry, or S has floors and no check since entry | action `check` |
 //! | 11 | the check since entry escalated                                      | rest `escalated` {reason} |
 //! | 12 | a PR is recorded and the check since entry refused awaiting its merge | action `check` if an earlier run made that check, else rest `awaiting-merge` |
@@ -47,7 +47,6 @@
 //! dispatches in flight) · `escalated` (parked or escalated nodes) · `suspended-human`
 //! (awaiting-human or awaiting-merge) · `suspended-running` · `idle`.
 
-pub mod autonomy;
 mod index;
 mod rules;
 mod serialize;

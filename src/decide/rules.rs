@@ -1,13 +1,11 @@
 //! The fifteen per-node rules of the module table, in its order.
 
 use crate::model::bead::{GateState, Verdict};
-use crate::model::{Action, Bead, Rest};
+use crate::model::{Action, Autonomy, Bead, Rest, Role};
+use crate::policy::lineage::{self, Source};
+use crate::policy::{gate, route};
 
-use super::autonomy;
 use super::index::Index;
-
-/// The step whose position on a parent's route releases its children.
-pub(crate) const DELEGATE: &str = "delegate";
 
 /// One node's result before serialization.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,7 +71,7 @@ pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
     // 7: the parent has not reached delegate.
     if let Some(parent) = bead.parent.as_deref().and_then(|p| ix.bead(p))
         && !parent.is_closed()
-        && before_delegate(ix, parent)
+        && !route::releases_children(&ix.snapshot.manifest, parent)
     {
         return Outcome::Rest(Rest::WaitingParent {
             parent: parent.id.clone(),
@@ -88,7 +86,8 @@ pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
         && gate.state == GateState::Pending
     {
         let (level, source) = resolve_autonomy(ix, bead);
-        let relaxes = step.map(|s| autonomy::gate_relaxes(s, bead, level, target(ix, bead)));
+        let target = lineage::target(ix.chain(bead), &ix.defaults);
+        let relaxes = step.map(|s| gate::relaxes(s, bead, level, target));
         return Outcome::Rest(Rest::AwaitingHuman {
             gate: Some(here()),
             step: here(),
@@ -99,7 +98,7 @@ pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
     }
 
     // 9: delegating while sanctioned children are open.
-    if p.step == DELEGATE
+    if step.is_some_and(|s| s.has_role(Role::Delegate))
         && let Some(split) = &p.split
     {
         let open: Vec<String> = split
@@ -207,31 +206,8 @@ fn needs_dispatch(bead: &Bead) -> bool {
     untried || refused || exited_empty
 }
 
-/// Is `parent` on a step before `delegate` on its route? (No delegate on the route: no wait.)
-fn before_delegate(ix: &Index, parent: &Bead) -> bool {
-    let Some(route) = ix.snapshot.manifest.route(&parent.pipeline.route) else {
-        return false;
-    };
-    let at = route.iter().position(|s| *s == parent.pipeline.step);
-    let delegate = route.iter().position(|s| s == DELEGATE);
-    matches!((at, delegate), (Some(a), Some(d)) if a < d)
-}
-
-fn resolve_autonomy(ix: &Index, bead: &Bead) -> (crate::model::Autonomy, autonomy::Source) {
-    autonomy::resolve(bead, |id| ix.bead(id), ix.snapshot.autonomy_default)
-}
-
-/// The node's delivery target: its own, else the nearest ancestor's.
-fn target<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<&'a str> {
-    let mut node = Some(bead);
-    for _ in 0..1024 {
-        let n = node?;
-        if let Some(t) = n.pipeline.target.as_deref() {
-            return Some(t);
-        }
-        node = n.parent.as_deref().and_then(|p| ix.bead(p));
-    }
-    None
+fn resolve_autonomy(ix: &Index, bead: &Bead) -> (Autonomy, Source) {
+    lineage::autonomy(ix.chain(bead), &ix.defaults)
 }
 
 /// Why the last attempt did not pass, for a park reason a person can act on: the later of the

@@ -1,7 +1,7 @@
 //! Edges of the table, beside it: rule order, terminal states, odd snapshots.
 
 use crate::model::bead::{DeadLetter, Lease};
-use crate::model::{Action, Bead, Counters, Limits, Manifest, Rest, RunStatus, Snapshot, Status};
+use crate::model::{Action, Bead, Manifest, Rest, RunStatus, Snapshot, Status};
 
 use super::decide;
 
@@ -17,19 +17,7 @@ fn bead(id: &str, step: &str) -> Bead {
 }
 
 fn snap(beads: Vec<Bead>) -> Snapshot {
-    Snapshot {
-        version: 1,
-        now: AT.into(),
-        holder: "me".into(),
-        run: "run".into(),
-        scope: None,
-        limits: Limits::default(),
-        counters: Counters::default(),
-        autonomy_default: None,
-        worktrees: Vec::new(),
-        manifest: Manifest::default_manifest(),
-        beads,
-    }
+    Snapshot::new(Manifest::default_manifest(), beads, AT, "me", "run")
 }
 
 fn rest_of<'a>(d: &'a crate::model::Decision, id: &str) -> Option<&'a Rest> {

@@ -188,15 +188,9 @@ pub fn summary_table(store: &Store, result: &DemoResult) -> Result<String> {
         let p = &b.pipeline;
         let attempts: u32 = p.attempts.values().sum();
         let usage = p.usage.as_ref();
-        let num = |k: &str| {
-            usage
-                .and_then(|u| u.get(k))
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-        };
-        let tokens = num("input_tokens") + num("output_tokens");
-        all_tokens += tokens;
-        match usage.map(|u| u.get("cost_usd").and_then(Value::as_f64)) {
+        let tokens = usage.map_or(0, |u| u.input_tokens.saturating_add(u.output_tokens));
+        all_tokens = all_tokens.saturating_add(tokens);
+        match usage.map(|u| u.cost_usd) {
             Some(Some(c)) => all_cost += c,
             Some(None) => cost_known = false,
             None => {}

@@ -13,6 +13,7 @@ use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage, wo
 use crate::model::bead::{DeliveryMethod, ExitKind};
 use crate::model::manifest::Run;
 use crate::model::{Bead, Config, Manifest, Step};
+use crate::policy::Lineage;
 use crate::store::Store;
 use crate::transition::{self, Ctx, Status, claim, complete, park, record};
 
@@ -122,9 +123,7 @@ pub struct Finished {
 
 impl Finished {
     pub fn tokens(&self) -> u64 {
-        self.usage.as_ref().map_or(0, |u| {
-            u.input_tokens + u.output_tokens + u.cache_write_tokens + u.reasoning_tokens
-        })
+        self.usage.as_ref().map_or(0, usage::Usage::budget_tokens)
     }
 }
 
@@ -136,20 +135,16 @@ pub fn start_dispatch(
     done: Sender<Finished>,
 ) -> Result<Acted> {
     let step = transition::current_step(&rc.manifest, bead)?.clone();
-    let lineage = transition::ancestors_unlocked(&rc.store, bead)?;
-    let target = transition::settings::resolve_target(&rc.store, bead, &lineage, &rc.config);
-    let Some(target) = target else {
+    let ancestors = transition::ancestors_unlocked(&rc.store, bead)?;
+    let branch = transition::create::current_branch(&rc.store);
+    let lineage = Lineage::new(&ancestors, transition::defaults(&rc.config, &branch));
+    let Some(target) = lineage.target(bead) else {
         return Ok(Acted::Skipped(format!(
             "{}: no delivery target to base a worktree on; set one with `splice transition set-target`",
             bead.id
         )));
     };
-    let wt = worktree::ensure(
-        rc.store.repo(),
-        &rc.store.worktrees_dir(),
-        &bead.id,
-        &target,
-    )?;
+    let wt = worktree::ensure(rc.store.repo(), &rc.store.worktrees_dir(), &bead.id, target)?;
     let head = worktree::head(&wt.path)?;
     let ctx = Ctx {
         expect_seq: Some(bead.pipeline.seq),
@@ -158,7 +153,7 @@ pub fn start_dispatch(
     if let Err(e) = claim::claim(&ctx, &bead.id, &rc.holder, true, Some(&head)) {
         return refusal_is_skip(Err(e));
     }
-    let (_, delivery) = transition::settings::resolved_delivery(bead, &lineage, &rc.config);
+    let delivery = lineage.delivery(bead);
     let job = Job {
         delivery,
         rc: rc.clone(),
@@ -166,8 +161,8 @@ pub fn start_dispatch(
         step,
         attempt,
         worktree: wt.path,
-        parent: lineage.first().cloned(),
-        root_id: lineage.last().map_or(bead.id.clone(), |r| r.id.clone()),
+        parent: lineage.parent().cloned(),
+        root_id: lineage.root(bead).id.clone(),
     };
     std::thread::spawn(move || {
         let finished = job.run();
@@ -221,10 +216,7 @@ impl Job {
             exit: finished.exit,
             code: finished.code,
             log: finished.log.as_ref().map(|p| p.display().to_string()),
-            usage: finished
-                .usage
-                .as_ref()
-                .and_then(|u| serde_json::to_value(u).ok()),
+            usage: finished.usage.clone(),
         };
         if let Err(e) = record::record_exit(&ctx, &self.bead, exit) {
             finished
@@ -288,7 +280,7 @@ impl Job {
                 )));
             }
         };
-        let adapter = usage::Adapter::parse(rc.config.agent.usage.as_deref())?;
+        let adapter = usage::Adapter::from(rc.config.agent.usage);
         let spec = DispatchSpec {
             timeout: Some(Duration::from_secs(self.step.timeout_s.max(1))),
             usage: adapter,

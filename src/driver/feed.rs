@@ -68,10 +68,14 @@ impl Feed {
         Ok(changed)
     }
 
-    /// Replace or add one bead if it is in scope.
+    /// Replace or add one bead if it is in scope (or one of the scope's ancestors).
     fn apply(&mut self, bead: Bead) -> bool {
         if let Some(&i) = self.index.get(&bead.id) {
             self.snapshot.beads[i] = bead;
+            return true;
+        }
+        if let Some(a) = self.snapshot.ancestors.iter_mut().find(|a| a.id == bead.id) {
+            *a = bead;
             return true;
         }
         let in_scope = match &self.scope {

@@ -135,6 +135,7 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
             passes: sum.passes,
             tokens: sum.tokens,
             wall_s: started.elapsed().as_secs(),
+            idle_passes: 0,
         };
         let decision = decide(&feed.snapshot);
         sum.passes += 1;

@@ -22,9 +22,9 @@ pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapsh
     let manifest = store.manifest()?;
     let config = store.config()?;
     let beads = store.read_all()?;
-    let beads = match scope {
+    let (beads, ancestors) = match scope {
         Some(root) => in_scope(beads, root)?,
-        None => beads,
+        None => (beads, Vec::new()),
     };
     let ids: HashSet<&str> = beads.iter().map(|b| b.id.as_str()).collect();
     let worktrees = worktrees(store)?
@@ -46,14 +46,19 @@ pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapsh
         limits,
         counters: Counters::default(),
         autonomy_default: config.autonomy.default,
+        delivery_target: config.delivery.target,
+        delivery_method: config.delivery.method,
+        branch: crate::transition::create::current_branch(store),
+        ancestors,
         worktrees,
         manifest,
         beads,
     })
 }
 
-/// `root` and every bead below it via `parent`, in id order.
-fn in_scope(beads: Vec<Bead>, root: &str) -> Result<Vec<Bead>> {
+/// `root` and every bead below it via `parent`, in id order; and `root`'s ancestors, nearest
+/// first (what the scope inherits from).
+fn in_scope(beads: Vec<Bead>, root: &str) -> Result<(Vec<Bead>, Vec<Bead>)> {
     if !beads.iter().any(|b| b.id == root) {
         return Err(Error::Invalid(format!(
             "--scope {root}: no such bead (see `splice status` for the ids)"
@@ -73,7 +78,19 @@ fn in_scope(beads: Vec<Bead>, root: &str) -> Result<Vec<Bead>> {
             stack.extend(children.get(id).into_iter().flatten().copied());
         }
     }
-    Ok(beads.into_iter().filter(|b| keep.contains(&b.id)).collect())
+    let by_id: HashMap<&str, &Bead> = beads.iter().map(|b| (b.id.as_str(), b)).collect();
+    let ancestors: Vec<Bead> = by_id
+        .get(root)
+        .map(|r| {
+            crate::policy::lineage::chain(r, |id| by_id.get(id).copied())
+                .skip(1)
+                .take_while(|a| !keep.contains(&a.id))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let beads = beads.into_iter().filter(|b| keep.contains(&b.id)).collect();
+    Ok((beads, ancestors))
 }
 
 /// Names of the directories under `.splice/worktrees/`, except `<id>@target` checkouts.

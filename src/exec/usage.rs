@@ -22,45 +22,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::model::config::Price;
+use crate::model::config::{Price, UsageAdapter};
 
-/// Where a cost figure came from.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum CostSource {
-    Provider,
-    Prices,
-    #[default]
-    Unknown,
-}
-
-/// Tokens, latency and cost of one dispatch.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
-pub struct Usage {
-    #[serde(default)]
-    pub input_tokens: u64,
-    #[serde(default)]
-    pub output_tokens: u64,
-    #[serde(default)]
-    pub cache_read_tokens: u64,
-    #[serde(default)]
-    pub cache_write_tokens: u64,
-    /// Reasoning tokens, as a part of `output_tokens` (how providers report them).
-    #[serde(default)]
-    pub reasoning_tokens: u64,
-    #[serde(default)]
-    pub latency_ms: u64,
-    #[serde(default)]
-    pub cost_usd: Option<f64>,
-    #[serde(default)]
-    pub cost_source: CostSource,
-    #[serde(default)]
-    pub model: Option<String>,
-}
+pub use crate::model::usage::{CostSource, Usage};
 
 /// Which adapter reads a dispatch's usage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -73,18 +40,14 @@ pub enum Adapter {
     None,
 }
 
-impl Adapter {
-    /// From `[agent] usage`; an unknown name is an error listing the known ones.
-    pub fn parse(name: Option<&str>) -> Result<Adapter> {
-        match name {
-            None => Ok(Adapter::Auto),
-            Some("claude-stream-json") => Ok(Adapter::ClaudeStreamJson),
-            Some("file") => Ok(Adapter::File),
-            Some("none") => Ok(Adapter::None),
-            Some(other) => Err(Error::Invalid(format!(
-                "[agent] usage = {other:?} is not a usage adapter; use \
-                 \"claude-stream-json\", \"file\" or \"none\""
-            ))),
+impl From<Option<UsageAdapter>> for Adapter {
+    /// `[agent] usage`, typed when the config loaded.
+    fn from(configured: Option<UsageAdapter>) -> Adapter {
+        match configured {
+            None => Adapter::Auto,
+            Some(UsageAdapter::ClaudeStreamJson) => Adapter::ClaudeStreamJson,
+            Some(UsageAdapter::File) => Adapter::File,
+            Some(UsageAdapter::None) => Adapter::None,
         }
     }
 }
@@ -373,9 +336,8 @@ not json at all
     }
 
     #[test]
-    fn adapter_names() {
-        assert_eq!(Adapter::parse(None).unwrap(), Adapter::Auto);
-        assert_eq!(Adapter::parse(Some("file")).unwrap(), Adapter::File);
-        assert!(Adapter::parse(Some("bogus")).is_err());
+    fn adapter_from_the_config() {
+        assert_eq!(Adapter::from(None), Adapter::Auto);
+        assert_eq!(Adapter::from(Some(UsageAdapter::File)), Adapter::File);
     }
 }

@@ -10,11 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::json;
 
 use super::{Ctx, Floor, Outcome};
-use crate::model::manifest::FloorSpec;
+use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct ChildrenConserved;
 
-const KIND: &str = "children_conserved";
+const KIND: FloorKind = FloorKind::ChildrenConserved;
 
 /// Compare the parent's scenario ids with the children's claims (case-insensitively).
 /// Returns (missing from every child, claimed by no parent id, claimed by several children).

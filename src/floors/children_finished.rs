@@ -3,11 +3,11 @@
 use serde_json::json;
 
 use super::{Ctx, Floor, Outcome};
-use crate::model::manifest::FloorSpec;
+use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct ChildrenFinished;
 
-const KIND: &str = "children_finished";
+const KIND: FloorKind = FloorKind::ChildrenFinished;
 
 impl Floor for ChildrenFinished {
     fn check(&self, _spec: &FloorSpec, ctx: &Ctx) -> Outcome {

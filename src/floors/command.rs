@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::run::{run, timeout_for};
 use super::{Ctx, Floor, Outcome, tail};
-use crate::model::manifest::FloorSpec;
+use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct Command;
 
@@ -16,7 +16,7 @@ const TAIL_BYTES: usize = 2000;
 
 impl Floor for Command {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
-        const KIND: &str = "command";
+        const KIND: FloorKind = FloorKind::Command;
         let argv: Vec<String> = spec
             .list_param("argv")
             .iter()

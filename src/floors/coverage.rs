@@ -14,11 +14,11 @@ use walkdir::WalkDir;
 use super::gherkin::{carries_id, scenarios};
 use super::target_checkout::prepare;
 use super::{Ctx, Floor, Outcome, is_relative_inside};
-use crate::model::manifest::FloorSpec;
+use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct Coverage;
 
-const KIND: &str = "coverage";
+const KIND: FloorKind = FloorKind::Coverage;
 
 /// Does the file's name or a directory on its path mark it as a test?
 pub fn is_test_file(rel: &Path) -> bool {
@@ -190,12 +190,12 @@ fn declares(ext: &str, t: &str) -> bool {
 
 impl Floor for Coverage {
     fn check(&self, _spec: &FloorSpec, ctx: &Ctx) -> Outcome {
-        let test_paths = &ctx.root.pipeline.test_paths;
+        let test_paths = &ctx.root().pipeline.test_paths;
         if test_paths.is_empty() {
             return Outcome::escalate(
                 KIND,
                 "test_paths is unset on the campaign root: missing configuration is not incomplete work; run `splice transition set-config`",
-                json!({ "root": ctx.root.id }),
+                json!({ "root": ctx.root().id }),
             );
         }
         if let Some(bad) = test_paths.iter().find(|p| !is_relative_inside(p)) {

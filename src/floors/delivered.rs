@@ -12,15 +12,15 @@ use git2::{Oid, Repository};
 use serde_json::{Value, json};
 
 use super::run::run;
-use super::target_checkout::{is_on, resolve_target, target_tip};
+use super::target_checkout::{is_on, target_tip};
 use super::{Ctx, Effect, Floor, Outcome, tail};
-use crate::decide::autonomy::is_mainline;
 use crate::model::Autonomy;
-use crate::model::manifest::FloorSpec;
+use crate::model::manifest::{FloorKind, FloorSpec};
+use crate::policy::lineage::is_mainline;
 
 pub struct Delivered;
 
-const KIND: &str = "delivered";
+const KIND: FloorKind = FloorKind::Delivered;
 
 /// How long the forge may take to answer.
 const FORGE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -52,15 +52,14 @@ pub fn parse_forge(stdout: &str) -> Option<ForgeAnswer> {
 
 impl Floor for Delivered {
     fn check(&self, _spec: &FloorSpec, ctx: &Ctx) -> Outcome {
-        let Some(target) = resolve_target(ctx) else {
+        let Some(target) = ctx.target().map(str::to_string) else {
             return Outcome::escalate(
                 KIND,
                 "no integration target: set one with `splice transition set-target`, or `[delivery] target` in config.toml",
                 json!({}),
             );
         };
-        let (level, source) =
-            crate::transition::resolve_autonomy(ctx.bead, ctx.lineage, ctx.config.autonomy.default);
+        let (level, source) = ctx.lineage.autonomy(ctx.bead);
         if level == Autonomy::Deep && is_mainline(&target) {
             return Outcome::escalate(
                 KIND,

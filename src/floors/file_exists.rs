@@ -3,13 +3,13 @@
 use serde_json::json;
 
 use super::{Ctx, Floor, Outcome};
-use crate::model::manifest::FloorSpec;
+use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct FileExists;
 
 impl Floor for FileExists {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
-        const KIND: &str = "file_exists";
+        const KIND: FloorKind = FloorKind::FileExists;
         let Some((rel, abs)) = ctx.path_param(spec) else {
             return Outcome::escalate(KIND, "the floor declares no `path`", json!({}));
         };

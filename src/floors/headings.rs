@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::{Ctx, Floor, Outcome};
-use crate::model::manifest::FloorSpec;
+use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct Headings;
 
@@ -32,7 +32,7 @@ pub fn headings_of(markdown: &str) -> Vec<String> {
 
 impl Floor for Headings {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
-        const KIND: &str = "headings";
+        const KIND: FloorKind = FloorKind::Headings;
         let required = spec.list_param("headings");
         let (rel, text) = match ctx.read_artifact(spec, KIND) {
             Ok(found) => found,

@@ -5,7 +5,8 @@
 //! configuration). Floors run before the writer takes its lock; what they want recorded on the
 //! bead travels back as [`Effect`]s the writer applies under the lock.
 //!
-//! One floor per file; [`floor_for`] maps a manifest kind to its implementation.
+//! One floor per file; [`floor_for`] maps a manifest's [`FloorKind`] to its implementation (an
+//! exhaustive match: a kind without a floor does not compile).
 
 pub mod children_conserved;
 pub mod children_finished;
@@ -28,9 +29,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::model::bead::Verdict;
-use crate::model::manifest::FloorSpec;
+use crate::model::bead::{Proposal, SpecVerdict, Verdict};
+use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::model::{Bead, Config, Manifest, Step};
+use crate::policy::Lineage;
 use crate::store::Store;
 
 /// What a floor asks the writer to record when the check is committed.
@@ -38,8 +40,8 @@ use crate::store::Store;
 pub enum Effect {
     /// Scenario ids the PRP declares, recorded on the campaign root.
     SetScenarios(Vec<String>),
-    /// The spec's verdict (`leaf` or `compound`).
-    SetVerdict(String),
+    /// The spec's verdict.
+    SetVerdict(SpecVerdict),
     /// The spec's declared file scope.
     SetFiles(Vec<String>),
     /// The commit a passing review was made against.
@@ -53,7 +55,8 @@ pub enum Effect {
 /// One floor's answer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
-    pub kind: String,
+    /// The floor kind's name (`proposal` for the check that an empty floor list was proposed).
+    pub kind: &'static str,
     pub verdict: Verdict,
     pub reason: String,
     pub evidence: Value,
@@ -63,18 +66,28 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn pass(kind: &str, reason: impl Into<String>, evidence: Value) -> Outcome {
-        Outcome::new(kind, Verdict::Pass, reason, evidence)
+    pub fn pass(kind: FloorKind, reason: impl Into<String>, evidence: Value) -> Outcome {
+        Outcome::new(kind.name(), Verdict::Pass, reason, evidence)
     }
-    pub fn refuse(kind: &str, reason: impl Into<String>, evidence: Value) -> Outcome {
-        Outcome::new(kind, Verdict::Refuse, reason, evidence)
+    pub fn refuse(kind: FloorKind, reason: impl Into<String>, evidence: Value) -> Outcome {
+        Outcome::new(kind.name(), Verdict::Refuse, reason, evidence)
     }
-    pub fn escalate(kind: &str, reason: impl Into<String>, evidence: Value) -> Outcome {
-        Outcome::new(kind, Verdict::Escalate, reason, evidence)
+    pub fn escalate(kind: FloorKind, reason: impl Into<String>, evidence: Value) -> Outcome {
+        Outcome::new(kind.name(), Verdict::Escalate, reason, evidence)
     }
-    fn new(kind: &str, verdict: Verdict, reason: impl Into<String>, evidence: Value) -> Outcome {
+    /// A step without floors was checked with nothing proposed: an empty check list proves
+    /// nothing.
+    pub fn nothing_proposed(reason: impl Into<String>) -> Outcome {
+        Outcome::new("proposal", Verdict::Refuse, reason, json!({}))
+    }
+    fn new(
+        kind: &'static str,
+        verdict: Verdict,
+        reason: impl Into<String>,
+        evidence: Value,
+    ) -> Outcome {
         Outcome {
-            kind: kind.to_string(),
+            kind,
             verdict,
             reason: reason.into(),
             evidence,
@@ -95,27 +108,36 @@ pub struct Ctx<'a> {
     pub config: &'a Config,
     /// The node being checked.
     pub bead: &'a Bead,
-    /// Its ancestors, nearest first (read once by the writer before the floors run).
-    pub lineage: &'a [Bead],
-    /// Its campaign root (the node itself when it has no parent).
-    pub root: &'a Bead,
+    /// Its ancestors, nearest first (read once by the writer before the floors run), and the
+    /// defaults: what it inherits.
+    pub lineage: Lineage<'a>,
     /// The step being checked.
     pub step: &'a Step,
     /// Where the floor reads: the node's worktree when it has one, else the repository root.
     pub workdir: PathBuf,
     /// The proposal's artifact, result text and PR URL, when one was made on this step.
-    pub proposal: Option<&'a crate::model::bead::Proposal>,
+    pub proposal: Option<&'a Proposal>,
 }
 
 impl Ctx<'_> {
+    /// The node's campaign root (the node itself when it has no parent).
+    pub fn root(&self) -> &Bead {
+        self.lineage.root(self.bead)
+    }
+
+    /// Where the node's work lands.
+    pub fn target(&self) -> Option<&str> {
+        self.lineage.target(self.bead)
+    }
+
     /// Expand `{{bead.id}}`, `{{root.id}}`, `{{parent.id}}` and `{{step}}` in a template.
     pub fn render(&self, template: &str) -> String {
         template
             .replace("{{bead.id}}", &self.bead.id)
-            .replace("{{root.id}}", &self.root.id)
+            .replace("{{root.id}}", &self.root().id)
             .replace(
                 "{{parent.id}}",
-                self.bead.parent.as_deref().unwrap_or(&self.root.id),
+                self.bead.parent.as_deref().unwrap_or(&self.root().id),
             )
             .replace("{{step}}", &self.step.name)
     }
@@ -125,7 +147,7 @@ impl Ctx<'_> {
     pub fn read_artifact(
         &self,
         spec: &FloorSpec,
-        kind: &str,
+        kind: FloorKind,
     ) -> Result<(String, String), Box<Outcome>> {
         let Some((rel, abs)) = self.path_param(spec) else {
             return Err(Box::new(Outcome::escalate(
@@ -157,24 +179,23 @@ pub trait Floor {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome;
 }
 
-/// The implementation of a manifest floor kind, or `None` when this build has none yet.
-pub fn floor_for(kind: &str) -> Option<Box<dyn Floor>> {
-    Some(match kind {
-        "file_exists" => Box::new(file_exists::FileExists),
-        "headings" => Box::new(headings::Headings),
-        "command" => Box::new(command::Command),
-        "scenarios_declared" => Box::new(scenarios_declared::ScenariosDeclared),
-        "spec" => Box::new(spec::Spec),
-        "review" => Box::new(review::Review),
-        "children_conserved" => Box::new(children_conserved::ChildrenConserved),
-        "children_finished" => Box::new(children_finished::ChildrenFinished),
-        "coverage" => Box::new(coverage::Coverage),
-        "suite" => Box::new(suite::Suite),
-        "delivered" => Box::new(delivered::Delivered),
-        "tests" => Box::new(test_results::Tests),
-        "sarif" => Box::new(sarif::Sarif),
-        _ => return None,
-    })
+/// The implementation of a floor kind.
+pub fn floor_for(kind: FloorKind) -> Box<dyn Floor> {
+    match kind {
+        FloorKind::FileExists => Box::new(file_exists::FileExists),
+        FloorKind::Headings => Box::new(headings::Headings),
+        FloorKind::Command => Box::new(command::Command),
+        FloorKind::ScenariosDeclared => Box::new(scenarios_declared::ScenariosDeclared),
+        FloorKind::Spec => Box::new(spec::Spec),
+        FloorKind::Review => Box::new(review::Review),
+        FloorKind::ChildrenConserved => Box::new(children_conserved::ChildrenConserved),
+        FloorKind::ChildrenFinished => Box::new(children_finished::ChildrenFinished),
+        FloorKind::Coverage => Box::new(coverage::Coverage),
+        FloorKind::Suite => Box::new(suite::Suite),
+        FloorKind::Delivered => Box::new(delivered::Delivered),
+        FloorKind::Tests => Box::new(test_results::Tests),
+        FloorKind::Sarif => Box::new(sarif::Sarif),
+    }
 }
 
 /// Run every floor of `ctx.step` in order.
@@ -182,17 +203,7 @@ pub fn run_all(ctx: &Ctx) -> Vec<Outcome> {
     ctx.step
         .floors
         .iter()
-        .map(|spec| match floor_for(&spec.kind) {
-            Some(floor) => floor.check(spec, ctx),
-            None => Outcome::escalate(
-                &spec.kind,
-                format!(
-                    "floor kind `{}` is declared by the manifest but not implemented in this build",
-                    spec.kind
-                ),
-                json!({}),
-            ),
-        })
+        .map(|spec| floor_for(spec.kind).check(spec, ctx))
         .collect()
 }
 
@@ -262,14 +273,6 @@ pub fn is_full_sha(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::manifest::FLOOR_KINDS;
-
-    #[test]
-    fn every_manifest_floor_kind_is_implemented() {
-        for kind in FLOOR_KINDS {
-            assert!(floor_for(kind).is_some(), "{kind}");
-        }
-    }
 
     #[test]
     fn head_and_sha_helpers() {

@@ -8,11 +8,11 @@
 use serde_json::json;
 
 use super::{Ctx, Effect, Floor, Outcome, head, is_full_sha};
-use crate::model::manifest::FloorSpec;
+use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct Review;
 
-const KIND: &str = "review";
+const KIND: FloorKind = FloorKind::Review;
 
 /// The verdict lines every review must carry.
 pub const VERDICTS: &[&str] = &["Standards", "Spec", "Architecture", "Evidence"];

@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 
 use super::run::{run, timeout_for};
 use super::{Ctx, Floor, Outcome, tail};
-use crate::model::manifest::FloorSpec;
+use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct Sarif;
 
-const KIND: &str = "sarif";
+const KIND: FloorKind = FloorKind::Sarif;
 
 const LEVELS: &[&str] = &[
     "error", "warning", "note", "none", "critical", "high", "medium", "low",

@@ -7,11 +7,11 @@ use serde_json::json;
 
 use super::gherkin::{Scenario, scenarios};
 use super::{Ctx, Effect, Floor, Outcome};
-use crate::model::manifest::FloorSpec;
+use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct ScenariosDeclared;
 
-const KIND: &str = "scenarios_declared";
+const KIND: FloorKind = FloorKind::ScenariosDeclared;
 
 /// Judge the scenarios of a PRP's text: the ids, or the refusal reason and evidence.
 pub fn judge(text: &str) -> Result<Vec<String>, (String, serde_json::Value)> {

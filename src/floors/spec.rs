@@ -12,11 +12,12 @@ use serde_json::json;
 
 use super::gherkin::scenarios;
 use super::{Ctx, Effect, Floor, Outcome, is_full_sha, is_relative_inside};
-use crate::model::manifest::FloorSpec;
+use crate::model::bead::SpecVerdict;
+use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct Spec;
 
-const KIND: &str = "spec";
+const KIND: FloorKind = FloorKind::Spec;
 
 /// A front-matter value: a scalar or a list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,7 +103,7 @@ pub struct Declared {
     pub bead: String,
     pub base_commit: String,
     pub files: Vec<String>,
-    pub verdict: Option<String>,
+    pub verdict: Option<SpecVerdict>,
 }
 
 /// Check the spec text against the node id and the file's stem; the commit's existence is the
@@ -154,13 +155,15 @@ pub fn judge(text: &str, node: &str, stem: &str) -> Result<Declared, Vec<String>
             ));
         }
     }
-    let verdict = scalar("verdict");
-    if let Some(v) = &verdict
-        && v != "leaf"
-        && v != "compound"
-    {
-        problems.push(format!("`verdict: {v}` must be `leaf` or `compound`"));
-    }
+    let verdict = match scalar("verdict").as_deref() {
+        None => None,
+        Some("leaf") => Some(SpecVerdict::Leaf),
+        Some("compound") => Some(SpecVerdict::Compound),
+        Some(v) => {
+            problems.push(format!("`verdict: {v}` must be `leaf` or `compound`"));
+            None
+        }
+    };
     if scenarios(&body).is_empty() {
         problems.push("no Gherkin `Scenario:` in the body".into());
     }
@@ -255,7 +258,7 @@ mod tests {
     fn parses_a_good_spec() {
         let d = judge(&spec("verdict: leaf\n", "Scenario: S1 x\n"), "sp-1", "sp-1").unwrap();
         assert_eq!(d.files, vec!["src/a.rs", "src/b.rs"]);
-        assert_eq!(d.verdict.as_deref(), Some("leaf"));
+        assert_eq!(d.verdict, Some(SpecVerdict::Leaf));
         let inline = format!(
             "---\nbead: sp-1\nbase_commit: {SHA}\nfiles: [a.rs, 'b.rs']\n---\nScenario: x\n"
         );

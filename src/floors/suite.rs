@@ -8,18 +8,18 @@ use serde_json::json;
 use super::run::{run, timeout_for};
 use super::target_checkout::prepare;
 use super::{Ctx, Floor, Outcome, tail};
-use crate::model::manifest::FloorSpec;
+use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct Suite;
 
-const KIND: &str = "suite";
+const KIND: FloorKind = FloorKind::Suite;
 
 /// How much of the suite's output is kept as evidence.
 const TAIL_BYTES: usize = 4000;
 
 impl Floor for Suite {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
-        let root = &ctx.root.pipeline;
+        let root = &ctx.root().pipeline;
         let mut unset = Vec::new();
         if root
             .suite_cmd
@@ -37,7 +37,7 @@ impl Floor for Suite {
                 format!(
                     "{} unset on the campaign root {}: missing configuration is not incomplete work; run `splice transition set-config`",
                     unset.join(" and "),
-                    ctx.root.id
+                    ctx.root().id
                 ),
                 json!({ "unset": unset }),
             );

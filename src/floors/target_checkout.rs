@@ -11,12 +11,6 @@ use git2::{BranchType, Oid, Repository, WorktreeAddOptions, WorktreePruneOptions
 
 use super::Ctx;
 
-/// The target branch for the node: its own `pipeline.target`, else the nearest ancestor's, else
-/// `[delivery] target`, else the branch checked out in the repository.
-pub fn resolve_target(ctx: &Ctx) -> Option<String> {
-    crate::transition::settings::resolve_target(ctx.store, ctx.bead, ctx.lineage, ctx.config)
-}
-
 /// The commit at the tip of `target`: a local branch, else any revision git can resolve
 /// (`origin/main`).
 pub fn target_tip(repo: &Repository, target: &str) -> Result<Oid, String> {
@@ -56,7 +50,7 @@ pub struct TargetCheckout {
 /// Create or refresh `.splice/worktrees/<id>@target` at the tip of the node's target. `Err` is a
 /// plain reason: the floor cannot check.
 pub fn prepare(ctx: &Ctx) -> Result<TargetCheckout, String> {
-    let target = resolve_target(ctx).ok_or_else(|| {
+    let target = ctx.target().map(str::to_string).ok_or_else(|| {
         "no integration target: set one with `splice transition set-target`, or `[delivery] target` in config.toml".to_string()
     })?;
     let repo = Repository::discover(ctx.store.repo()).map_err(|e| {

@@ -7,11 +7,11 @@ use serde_json::json;
 
 use super::run::{run, timeout_for};
 use super::{Ctx, Floor, Outcome, tail};
-use crate::model::manifest::FloorSpec;
+use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct Tests;
 
-const KIND: &str = "tests";
+const KIND: FloorKind = FloorKind::Tests;
 
 /// How many failing test names the evidence lists.
 const MAX_NAMES: usize = 50;

@@ -10,6 +10,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::manifest::Autonomy;
+use super::usage::Usage;
+
+/// The bead file shape this build writes. A file without `schema_version` is of the shape before
+/// it was recorded (read as is, rewritten in this shape); a newer one is refused.
+pub const BEAD_SCHEMA: u32 = 1;
 
 /// Lifecycle status, as bd spells it.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -40,6 +45,26 @@ impl Kind {
             Kind::Leaf => "leaf",
         }
     }
+
+    /// The route a node of this kind walks (the manifest must declare it).
+    pub fn route(self) -> &'static str {
+        self.as_str()
+    }
+
+    /// The kind whose route is `route`, if it is one of the three families.
+    pub fn for_route(route: &str) -> Option<Kind> {
+        [Kind::Root, Kind::Compound, Kind::Leaf]
+            .into_iter()
+            .find(|k| k.route() == route)
+    }
+}
+
+/// What a spec says its node is: one unit of work, or a container to split.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SpecVerdict {
+    Leaf,
+    Compound,
 }
 
 /// Where a node's work lands and how.
@@ -220,7 +245,7 @@ pub struct ExitRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Value>,
+    pub usage: Option<Usage>,
     pub at: String,
 }
 
@@ -293,8 +318,9 @@ pub struct Pipeline {
     pub guidance: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trajectory: Vec<Value>,
+    /// Totals over the node's dispatches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Value>,
+    pub usage: Option<Usage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewed_sha: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -303,9 +329,9 @@ pub struct Pipeline {
     pub provenance: Option<Provenance>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<SplitRecord>,
-    /// The spec's verdict: `leaf` or `compound`.
+    /// The spec's verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<String>,
+    pub verdict: Option<SpecVerdict>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<StepEntry>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -321,6 +347,9 @@ pub struct Pipeline {
 /// One work item.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Bead {
+    /// The file's shape ([`BEAD_SCHEMA`]); 0 when the file predates the field.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub schema_version: u32,
     pub id: String,
     pub title: String,
     #[serde(default)]
@@ -353,6 +382,10 @@ pub struct Bead {
     pub extra: Map<String, Value>,
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 fn default_priority() -> i64 {
     2
 }
@@ -367,6 +400,7 @@ pub const MAX_EXITS: usize = 20;
 impl Bead {
     pub fn new(id: String, title: String, description: String, now: &str) -> Bead {
         Bead {
+            schema_version: BEAD_SCHEMA,
             id,
             title,
             description,
@@ -390,9 +424,11 @@ impl Bead {
         self.status == Status::Closed
     }
 
-    /// Advance `seq` for a transition and stamp `updated_at`; returns the new seq.
+    /// Advance `seq` for a transition and stamp `updated_at`; returns the new seq. The writer
+    /// writes every bead it touches in this build's shape.
     pub fn bump(&mut self, now: &str) -> u64 {
-        self.pipeline.seq += 1;
+        self.schema_version = BEAD_SCHEMA;
+        self.pipeline.seq = self.pipeline.seq.saturating_add(1);
         self.updated_at = now.to_string();
         self.pipeline.seq
     }

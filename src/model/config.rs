@@ -1,4 +1,6 @@
-//! `.splice/config.toml`: project settings. Every section and key is optional.
+//! `.splice/config.toml`: project settings. Every section and key is optional; every value is
+//! typed when the file loads, so a typo is an error naming the file, the line and the valid
+//! values, never a surprise in the middle of a run.
 
 use std::collections::BTreeMap;
 
@@ -21,9 +23,28 @@ pub fn default_agent_command() -> Vec<String> {
     .collect()
 }
 
+/// The config shape this build reads; a newer one is refused.
+pub const CONFIG_SCHEMA: u32 = 1;
+
+/// Which adapter reads a dispatch's usage (unset: the usage file if the agent wrote one, else
+/// Claude Code's stream-json result event in the log).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum UsageAdapter {
+    /// Claude Code's `{"type":"result"}` event in the dispatch log.
+    ClaudeStreamJson,
+    /// The JSON file at `SPLICE_USAGE_FILE`.
+    File,
+    /// No usage is read.
+    None,
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// The shape of this file (absent: 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_version: Option<u32>,
     #[serde(default)]
     pub agent: AgentConfig,
     #[serde(default)]
@@ -46,7 +67,7 @@ pub struct AgentConfig {
     pub command: Option<Vec<String>>,
     /// Usage adapter: `claude-stream-json`, `file` or `none`.
     #[serde(default)]
-    pub usage: Option<String>,
+    pub usage: Option<UsageAdapter>,
     #[serde(default)]
     pub escalation_command: Option<Vec<String>>,
     /// Per-step overrides, e.g. a reviewer on another model.
@@ -123,7 +144,50 @@ pub struct Price {
 }
 
 impl Config {
+    /// Parse and type the whole file. The error names the line and, for an enum, the valid
+    /// values.
     pub fn parse(text: &str) -> Result<Config, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        let config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        if let Some(v) = config.schema_version
+            && v > CONFIG_SCHEMA
+        {
+            return Err(format!(
+                "schema_version = {v} is newer than this splice reads ({CONFIG_SCHEMA}); upgrade splice"
+            ));
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enums_are_typed_at_load_with_the_line_and_the_valid_values() {
+        let e = Config::parse("[agent]\nusage = \"claude\"\n").unwrap_err();
+        assert!(
+            e.contains("line 2") && e.contains("claude-stream-json"),
+            "{e}"
+        );
+        let e = Config::parse("[autonomy]\ndefault = \"deeper\"\n").unwrap_err();
+        assert!(
+            e.contains("line 2") && e.contains("hitl, wave or deep"),
+            "{e}"
+        );
+        let e = Config::parse("[delivery]\nmethod = \"merge\"\n").unwrap_err();
+        assert!(e.contains("`pr`") && e.contains("`direct`"), "{e}");
+        let ok = Config::parse("[agent]\nusage = \"file\"\n").unwrap();
+        assert_eq!(ok.agent.usage, Some(UsageAdapter::File));
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        assert!(
+            Config::parse("schema_version = 2\n")
+                .unwrap_err()
+                .contains("newer")
+        );
+        assert!(Config::parse("schema_version = 1\n").is_ok());
     }
 }

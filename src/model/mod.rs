@@ -5,9 +5,11 @@ pub mod config;
 pub mod decision;
 pub mod manifest;
 pub mod snapshot;
+pub mod usage;
 
-pub use bead::{Bead, Kind, Pipeline, Status, Verdict};
+pub use bead::{Bead, Kind, Pipeline, SpecVerdict, Status, Verdict};
 pub use config::Config;
 pub use decision::{Action, Decision, NodeDecision, Rest, RunStatus};
-pub use manifest::{Autonomy, Manifest, Step};
+pub use manifest::{Autonomy, FloorKind, Manifest, Role, Step};
 pub use snapshot::{Counters, Limits, Snapshot};
+pub use usage::{CostSource, Usage};

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::bead::Bead;
+use super::bead::{Bead, DeliveryMethod};
 use super::manifest::{Autonomy, Manifest};
 
 /// The snapshot format version.
@@ -50,6 +50,14 @@ pub struct Counters {
     pub tokens: u64,
     #[serde(default)]
     pub wall_s: u64,
+    /// Passes in a row, ending with the last one, whose actions all came to nothing (each was
+    /// refused or skipped) while no dispatch was in flight.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub idle_passes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One read of the state, the whole input of `decide`.
@@ -73,9 +81,25 @@ pub struct Snapshot {
     /// `[autonomy] default` from the config.
     #[serde(default)]
     pub autonomy_default: Option<Autonomy>,
+    /// `[delivery] target` from the config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery_target: Option<String>,
+    /// `[delivery] method` from the config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery_method: Option<DeliveryMethod>,
+    /// The branch checked out in the repository when the snapshot was read: a node's target
+    /// when neither it, an ancestor nor the config names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// In a scoped snapshot, the scope root's ancestors, nearest first: read only for what the
+    /// scope inherits from them (autonomy, target, delivery), never decided on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ancestors: Vec<Bead>,
     /// Ids of the nodes with a worktree under `.splice/worktrees/`, sorted.
     #[serde(default)]
     pub worktrees: Vec<String>,
+    /// Typed and validated as `.splice/manifest.json` is (an older shape is brought up to date).
+    #[serde(deserialize_with = "super::manifest::deserialize_checked")]
     pub manifest: Manifest,
     pub beads: Vec<Bead>,
 }
@@ -85,6 +109,33 @@ fn version() -> u32 {
 }
 
 impl Snapshot {
+    /// `beads` under `manifest` at `now`, for `holder` in `run`, with nothing else set.
+    pub fn new(
+        manifest: Manifest,
+        beads: Vec<Bead>,
+        now: &str,
+        holder: &str,
+        run: &str,
+    ) -> Snapshot {
+        Snapshot {
+            version: SNAPSHOT_VERSION,
+            now: now.to_string(),
+            holder: holder.to_string(),
+            run: run.to_string(),
+            scope: None,
+            limits: Limits::default(),
+            counters: Counters::default(),
+            autonomy_default: None,
+            delivery_target: None,
+            delivery_method: None,
+            branch: None,
+            ancestors: Vec::new(),
+            worktrees: Vec::new(),
+            manifest,
+            beads,
+        }
+    }
+
     /// Pretty JSON with a trailing newline.
     pub fn to_pretty_json(&self) -> String {
         let mut out = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());

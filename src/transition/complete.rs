@@ -5,14 +5,14 @@
 use serde_json::{Value, json};
 
 use super::{
-    Ctx, Outcome, Status, advance, ancestors, ancestors_unlocked, current_step, inherited,
-    require_not_foreign, require_open, require_seq, require_step, resolve_autonomy,
+    Ctx, Outcome, Status, advance, ancestors, ancestors_unlocked, create::current_branch,
+    current_step, defaults, require_not_foreign, require_open, require_seq, require_step,
 };
-use crate::decide::autonomy::gate_relaxes;
 use crate::error::{Error, Result};
 use crate::floors::{self, Effect};
 use crate::model::bead::{Check, Gate, GateState, Proposal, Verdict};
 use crate::model::{Bead, Kind};
+use crate::policy::{GateOutcome, Lineage, gate};
 
 /// Check `step` of `id` and advance it when the evidence holds. `pr_url` is `deliver --pr-url`.
 pub fn complete(
@@ -34,8 +34,8 @@ pub fn complete(
     require_not_foreign(&bead, ctx.holder.as_deref())?;
     let seen_seq = bead.pipeline.seq;
     let step_def = current_step(&manifest, &bead)?.clone();
-    let lineage = ancestors_unlocked(store, &bead)?;
-    let root = lineage.last().unwrap_or(&bead).clone();
+    let branch = current_branch(store);
+    let ancestors_before = ancestors_unlocked(store, &bead)?;
     let mut proposal: Option<Proposal> = bead.proposal_since_entry().cloned();
     if let Some(url) = &pr_url {
         let p = proposal.get_or_insert_with(|| Proposal {
@@ -51,22 +51,17 @@ pub fn complete(
         manifest: &manifest,
         config: &config,
         bead: &bead,
-        lineage: &lineage,
-        root: &root,
+        lineage: Lineage::new(&ancestors_before, defaults(&config, &branch)),
         step: &step_def,
         workdir: workdir.clone(),
         proposal: proposal.as_ref(),
     };
     let mut outcomes = floors::run_all(&floor_ctx);
     if step_def.floors.is_empty() && bead.proposal_since_entry().is_none() {
-        outcomes.push(floors::Outcome::refuse(
-            "proposal",
-            format!(
-                "{step} declares no floors and nothing was proposed: an empty check list proves \
-                 nothing; propose the step's result first"
-            ),
-            json!({}),
-        ));
+        outcomes.push(floors::Outcome::nothing_proposed(format!(
+            "{step} declares no floors and nothing was proposed: an empty check list proves \
+             nothing; propose the step's result first"
+        )));
     }
     let verdict = floors::combine(&outcomes);
     let reason = summary(verdict, &outcomes, step);
@@ -110,13 +105,19 @@ pub fn complete(
                 for effect in outcomes.iter().flat_map(|o| &o.effects) {
                     apply_effect(tx, &mut bead, effect)?;
                 }
-                let lineage = ancestors(tx, &bead)?;
-                if step_def.gate.is_some() {
-                    let (level, source) =
-                        resolve_autonomy(&bead, &lineage, config.autonomy.default);
-                    let target = inherited(&bead, &lineage, |b| b.pipeline.target.clone())
-                        .or_else(|| config.delivery.target.clone());
-                    if gate_relaxes(&step_def, &bead, level, target.as_deref()) {
+                let ancestors = ancestors(tx, &bead)?;
+                let lineage = Lineage::new(&ancestors, defaults(&config, &branch));
+                let at_gate = gate::at_pass(
+                    &step_def,
+                    &bead,
+                    lineage.autonomy(&bead),
+                    lineage.target(&bead),
+                );
+                match at_gate {
+                    GateOutcome::Open => {
+                        next = json!(advance(&mut bead, &manifest, seq, &now));
+                    }
+                    GateOutcome::Relaxed { level, source } => {
                         bead.pipeline.gate = Some(Gate {
                             step: step.to_string(),
                             state: GateState::Approved,
@@ -128,7 +129,8 @@ pub fn complete(
                         });
                         gate = json!({ "state": "relaxed", "autonomy": level, "supplied_by": source.label() });
                         next = json!(advance(&mut bead, &manifest, seq, &now));
-                    } else {
+                    }
+                    GateOutcome::Pending => {
                         bead.pipeline.gate = Some(Gate {
                             step: step.to_string(),
                             state: GateState::Pending,
@@ -140,8 +142,6 @@ pub fn complete(
                         });
                         gate = json!("pending");
                     }
-                } else {
-                    next = json!(advance(&mut bead, &manifest, seq, &now));
                 }
                 Status::Ok
             }
@@ -208,7 +208,7 @@ fn apply_effect(tx: &mut crate::store::Tx, bead: &mut Bead, effect: &Effect) -> 
                 }
             }
         }
-        Effect::SetVerdict(v) => bead.pipeline.verdict = Some(v.clone()),
+        Effect::SetVerdict(v) => bead.pipeline.verdict = Some(*v),
         Effect::SetFiles(files) => bead.pipeline.files = files.clone(),
         Effect::SetReviewedSha(sha) => bead.pipeline.reviewed_sha = Some(sha.clone()),
         Effect::SetPrUrl(url) => bead.pipeline.pr_url = Some(url.clone()),

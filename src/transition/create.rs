@@ -34,7 +34,7 @@ pub fn current_branch(store: &crate::store::Store) -> Option<String> {
 
 /// Create a campaign root at the root route's entry step.
 pub fn init(ctx: &Ctx, node: NewNode) -> Result<Outcome> {
-    create(ctx, node, Kind::Root, "root", "init")
+    create(ctx, node, Kind::Root, "init")
 }
 
 /// Create a lone task: a leaf at the leaf route's entry step.
@@ -42,7 +42,7 @@ pub fn init_task(ctx: &Ctx, node: NewNode) -> Result<Outcome> {
     if let Some(tier) = &node.tier {
         check_tier(tier)?;
     }
-    create(ctx, node, Kind::Leaf, "leaf", "init-task")
+    create(ctx, node, Kind::Leaf, "init-task")
 }
 
 /// Refuse a tier `init-task --tier` does not know.
@@ -56,7 +56,8 @@ pub fn check_tier(tier: &str) -> Result<()> {
     )))
 }
 
-fn create(ctx: &Ctx, node: NewNode, kind: Kind, route: &str, verb: &str) -> Result<Outcome> {
+fn create(ctx: &Ctx, node: NewNode, kind: Kind, verb: &str) -> Result<Outcome> {
+    let route = kind.route();
     if node.title.trim().is_empty() {
         return Err(Error::Invalid("--title must not be empty".into()));
     }

@@ -18,9 +18,10 @@ pub mod split;
 
 use serde_json::Value;
 
-use crate::decide::autonomy::{self, Source};
 use crate::error::{Error, Result};
-use crate::model::{Autonomy, Bead, Manifest};
+use crate::model::{Bead, Config, Manifest};
+use crate::policy::lineage::Defaults;
+use crate::policy::route::{self, Advance};
 use crate::store::{Store, Tx};
 
 /// Who is calling and from where.
@@ -178,59 +179,33 @@ pub fn ancestors_unlocked(store: &Store, bead: &Bead) -> Result<Vec<Bead>> {
     walk_ancestors(bead, |id| store.read_bead(id))
 }
 
-/// The resolved autonomy of `bead` given its ancestors (nearest first).
-pub fn resolve_autonomy(
-    bead: &Bead,
-    ancestors: &[Bead],
-    default: Option<Autonomy>,
-) -> (Autonomy, Source) {
-    autonomy::resolve(bead, |id| ancestors.iter().find(|a| a.id == id), default)
-}
-
-/// The first `Some` of a field on the node, then its ancestors.
-pub fn inherited<T: Clone>(
-    bead: &Bead,
-    ancestors: &[Bead],
-    field: impl Fn(&Bead) -> Option<T>,
-) -> Option<T> {
-    std::iter::once(bead)
-        .chain(ancestors.iter())
-        .find_map(field)
+/// The defaults a node of this store falls back to: the config's, then `branch` (the branch
+/// checked out in the repository, [`create::current_branch`]).
+pub fn defaults<'a>(config: &'a Config, branch: &'a Option<String>) -> Defaults<'a> {
+    Defaults::new(config, branch.as_deref())
 }
 
 /// Move a node past its current step: to the next step of its route, onto the compound route
 /// when its spec said `compound`, or closed when the step was the route's last.
 pub fn advance(bead: &mut Bead, manifest: &Manifest, seq: u64, now: &str) -> Option<String> {
-    let step = bead.pipeline.step.clone();
     bead.pipeline.guidance = None;
-    let is_spec_step = manifest
-        .step(&step)
-        .is_some_and(|s| s.floors.iter().any(|f| f.kind == "spec"));
-    if is_spec_step
-        && bead.pipeline.kind == crate::model::Kind::Leaf
-        && bead.pipeline.verdict.as_deref() == Some("compound")
-        && let Some(route) = manifest.route("compound")
-        && let Some(at) = route.iter().position(|s| *s == step)
-        && let Some(next) = route.get(at + 1).cloned()
-    {
-        bead.pipeline.kind = crate::model::Kind::Compound;
-        bead.pipeline.route = "compound".into();
-        bead.enter_step(&next, seq, now);
-        return Some(next);
-    }
-    match manifest
-        .next_step(&bead.pipeline.route, &step)
-        .map(str::to_string)
-    {
-        Some(next) => {
-            bead.enter_step(&next, seq, now);
-            Some(next)
+    match route::advance(manifest, bead) {
+        Advance::Reroute { kind, step } => {
+            bead.pipeline.kind = kind;
+            bead.pipeline.route = kind.route().to_string();
+            bead.enter_step(step, seq, now);
+            Some(step.to_string())
         }
-        None => {
-            bead.close(
-                &format!("{step} passed: route {} complete", bead.pipeline.route),
-                now,
+        Advance::Next(step) => {
+            bead.enter_step(step, seq, now);
+            Some(step.to_string())
+        }
+        Advance::Close => {
+            let reason = format!(
+                "{} passed: route {} complete",
+                bead.pipeline.step, bead.pipeline.route
             );
+            bead.close(&reason, now);
             None
         }
     }

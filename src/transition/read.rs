@@ -3,9 +3,9 @@
 
 use serde_json::{Value, json};
 
-use super::settings::resolved_delivery;
-use super::{Ctx, ancestors_unlocked, resolve_autonomy};
+use super::{Ctx, ancestors_unlocked, create::current_branch, defaults};
 use crate::error::Result;
+use crate::policy::Lineage;
 
 /// Which read-only verb.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,17 +27,17 @@ pub fn query(ctx: &Ctx, id: &str, what: Query) -> Result<Value> {
             "status": bead.status, "seq": bead.pipeline.seq,
         }),
         Query::Kind => json!({ "bead": id, "kind": bead.pipeline.kind }),
-        Query::Autonomy => {
+        Query::Autonomy | Query::Target | Query::Delivery => {
             let config = ctx.store.config()?;
-            let lineage = ancestors_unlocked(ctx.store, &bead)?;
-            let (level, source) = resolve_autonomy(&bead, &lineage, config.autonomy.default);
-            json!({ "bead": id, "autonomy": level, "source": source.label(), "own": bead.pipeline.autonomy })
-        }
-        Query::Target | Query::Delivery => {
-            let config = ctx.store.config()?;
-            let lineage = ancestors_unlocked(ctx.store, &bead)?;
-            let (target, method) = resolved_delivery(&bead, &lineage, &config);
-            json!({ "bead": id, "target": target, "delivery": method })
+            let branch = current_branch(ctx.store);
+            let ancestors = ancestors_unlocked(ctx.store, &bead)?;
+            let lineage = Lineage::new(&ancestors, defaults(&config, &branch));
+            if what == Query::Autonomy {
+                let (level, source) = lineage.autonomy(&bead);
+                json!({ "bead": id, "autonomy": level, "source": source.label(), "own": bead.pipeline.autonomy })
+            } else {
+                json!({ "bead": id, "target": lineage.target(&bead), "delivery": lineage.delivery(&bead) })
+            }
         }
     })
 }

@@ -1,10 +1,11 @@
 //! `record-exit` (a dispatch's typed exit, by the holder that dispatched) and `record-run` (a
 //! pass's envelope on the scope root).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{Ctx, Outcome, require_seq};
 use crate::error::{Error, Result};
+use crate::model::Usage;
 use crate::model::bead::{ExitKind, ExitRecord};
 
 /// What a dispatch left.
@@ -13,7 +14,7 @@ pub struct ExitArgs {
     pub exit: ExitKind,
     pub code: Option<i32>,
     pub log: Option<String>,
-    pub usage: Option<Value>,
+    pub usage: Option<Usage>,
 }
 
 /// Record how the holder's dispatch on the current step ended.
@@ -42,7 +43,7 @@ pub fn record_exit(ctx: &Ctx, id: &str, args: ExitArgs) -> Result<Outcome> {
         let now = tx.now.clone();
         let seq = bead.bump(&now);
         if let Some(usage) = &args.usage {
-            add_usage(&mut bead.pipeline.usage, usage);
+            Usage::accumulate(&mut bead.pipeline.usage, usage);
         }
         bead.push_exit(ExitRecord {
             step: dispatch.step.clone(),
@@ -63,40 +64,6 @@ pub fn record_exit(ctx: &Ctx, id: &str, args: ExitArgs) -> Result<Outcome> {
     })
 }
 
-/// Add one dispatch's usage to a node's totals: numbers add; a null cost makes the total cost
-/// unknown (never 0).
-fn add_usage(total: &mut Option<Value>, usage: &Value) {
-    let Some(add) = usage.as_object() else { return };
-    let mut sum: Map<String, Value> = total
-        .as_ref()
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let first = total.is_none();
-    for (key, value) in add {
-        match (sum.get(key), value) {
-            (Some(Value::Number(a)), Value::Number(b)) => {
-                let v = match (a.as_u64(), b.as_u64()) {
-                    (Some(x), Some(y)) => json!(x + y),
-                    _ => json!(a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0)),
-                };
-                sum.insert(key.clone(), v);
-            }
-            (None, v) if first => {
-                sum.insert(key.clone(), v.clone());
-            }
-            (None, Value::Number(_)) if key != "cost_usd" => {
-                sum.insert(key.clone(), value.clone());
-            }
-            (_, Value::Null) if key == "cost_usd" => {
-                sum.insert(key.clone(), Value::Null);
-            }
-            _ => {}
-        }
-    }
-    *total = Some(Value::Object(sum));
-}
-
 /// Record a pass's envelope as the scope root's `driver_last`.
 pub fn record_run(ctx: &Ctx, id: &str, envelope: Value) -> Result<Outcome> {
     ctx.store.transact("record-run", &ctx.actor(), |tx| {
@@ -115,18 +82,24 @@ pub fn record_run(ctx: &Ctx, id: &str, envelope: Value) -> Result<Outcome> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::model::Usage;
 
     #[test]
-    fn unknown_cost_stays_unknown() {
+    fn unknown_cost_stays_unknown_and_counts_saturate() {
         let mut total = None;
-        add_usage(&mut total, &json!({"input_tokens": 10, "cost_usd": 0.5}));
-        add_usage(&mut total, &json!({"input_tokens": 5, "cost_usd": null}));
+        let one = |tokens: u64, cost: Option<f64>| Usage {
+            input_tokens: tokens,
+            cost_usd: cost,
+            ..Usage::default()
+        };
+        Usage::accumulate(&mut total, &one(10, Some(0.5)));
+        Usage::accumulate(&mut total, &one(5, None));
+        let t = total.clone().unwrap();
+        assert_eq!(t.input_tokens, 15);
+        assert_eq!(t.cost_usd, None);
+        Usage::accumulate(&mut total, &one(u64::MAX, Some(1.0)));
         let t = total.unwrap();
-        assert_eq!(t["input_tokens"], 15);
-        assert!(t["cost_usd"].is_null());
-        let mut again = Some(t);
-        add_usage(&mut again, &json!({"input_tokens": 1, "cost_usd": 1.0}));
-        assert_eq!(again.unwrap()["cost_usd"], Value::Null);
+        assert_eq!(t.cost_usd, None);
+        assert_eq!(t.input_tokens, u64::MAX);
     }
 }

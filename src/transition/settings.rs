@@ -5,14 +5,12 @@ use std::collections::HashMap;
 
 use serde_json::json;
 
-use super::{
-    Ctx, Outcome, ancestors, ancestors_unlocked, inherited, require_open, require_seq,
-    resolve_autonomy,
-};
-use crate::decide::autonomy::is_mainline;
+use super::{Ctx, Outcome, ancestors, ancestors_unlocked, defaults, require_open, require_seq};
 use crate::error::{Error, Result};
 use crate::model::Autonomy;
 use crate::model::bead::{DeliveryMethod, Kind, Verdict};
+use crate::policy::Lineage;
+use crate::policy::lineage::is_mainline;
 
 /// Record `suite_cmd` and `test_paths` on the campaign root of `id`, and clear the last check of
 /// every escalated node under that root so it is checked again.
@@ -138,8 +136,9 @@ pub fn set_target(
     ctx.store.transact("set-target", &ctx.actor(), |tx| {
         let mut bead = tx.read(id)?;
         require_seq(&bead, ctx.expect_seq)?;
-        let lineage = ancestors(tx, &bead)?;
-        let (level, source) = resolve_autonomy(&bead, &lineage, config.autonomy.default);
+        let ancestors = ancestors(tx, &bead)?;
+        let lineage = Lineage::new(&ancestors, defaults(&config, &None));
+        let (level, source) = lineage.autonomy(&bead);
         if level == Autonomy::Deep && is_mainline(target) {
             return Err(Error::refused(format!(
                 "bead {id} runs at deep autonomy (from {}); deep work lands on a campaign branch, \
@@ -188,12 +187,7 @@ pub fn route(ctx: &Ctx, id: &str, to: &str, at: Option<&str>) -> Result<Outcome>
         let now = tx.now.clone();
         let seq = bead.bump(&now);
         bead.pipeline.route = to.to_string();
-        bead.pipeline.kind = match to {
-            "root" => Kind::Root,
-            "compound" => Kind::Compound,
-            "leaf" => Kind::Leaf,
-            _ => bead.pipeline.kind,
-        };
+        bead.pipeline.kind = Kind::for_route(to).unwrap_or(bead.pipeline.kind);
         bead.enter_step(&step, seq, &now);
         tx.set_reason(format!("routed to {to} at {step}"));
         tx.put(bead);
@@ -201,31 +195,4 @@ pub fn route(ctx: &Ctx, id: &str, to: &str, at: Option<&str>) -> Result<Outcome>
             json!({ "bead": id, "route": to, "step": step }),
         ))
     })
-}
-
-/// Where the node's work lands: its own target, else the nearest ancestor's, else
-/// `[delivery] target`, else the branch checked out in the repository.
-pub fn resolve_target(
-    store: &crate::store::Store,
-    bead: &crate::model::Bead,
-    lineage: &[crate::model::Bead],
-    config: &crate::model::Config,
-) -> Option<String> {
-    resolved_delivery(bead, lineage, config)
-        .0
-        .or_else(|| super::create::current_branch(store))
-}
-
-/// The node's resolved target (without the checked-out branch fallback) and delivery method.
-pub fn resolved_delivery(
-    bead: &crate::model::Bead,
-    lineage: &[crate::model::Bead],
-    config: &crate::model::Config,
-) -> (Option<String>, DeliveryMethod) {
-    let target = inherited(bead, lineage, |b| b.pipeline.target.clone())
-        .or_else(|| config.delivery.target.clone());
-    let method = inherited(bead, lineage, |b| b.pipeline.delivery)
-        .or(config.delivery.method)
-        .unwrap_or(DeliveryMethod::Pr);
-    (target, method)
 }

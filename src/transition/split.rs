@@ -76,7 +76,7 @@ pub fn read_children(path: &Path) -> Result<Vec<ChildSpec>> {
 pub fn split(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<Outcome> {
     let manifest = ctx.store.manifest()?;
     let entry = manifest
-        .entry_step("leaf")
+        .entry_step(Kind::Leaf.route())
         .ok_or_else(|| Error::Invalid("the manifest has no leaf route".into()))?
         .to_string();
     ctx.store.transact("split", &ctx.actor(), |tx| {
@@ -125,7 +125,7 @@ pub fn split(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<Outcome> {
             let child_seq = child.bump(&now);
             let p = &mut child.pipeline;
             p.kind = Kind::Leaf;
-            p.route = "leaf".into();
+            p.route = Kind::Leaf.route().into();
             p.scenarios = normalize_scenarios(&spec.scenarios)?;
             p.files = spec.files.clone();
             p.provenance = Some(Provenance {

@@ -9,6 +9,7 @@ use splice::floors::{Ctx, Outcome, floor_for, workdir_for};
 use splice::model::bead::{Proposal, SplitRecord};
 use splice::model::manifest::FloorSpec;
 use splice::model::{Bead, Config, Kind, Manifest};
+use splice::policy::{Defaults, Lineage};
 use splice::store::Store;
 
 pub struct Repo {
@@ -101,21 +102,25 @@ impl Repo {
     ) -> Outcome {
         let spec: FloorSpec = serde_json::from_value(spec).expect("floor spec");
         let step = self.manifest.step(step).expect("manifest step");
-        let lineage = splice::transition::ancestors_unlocked(&self.store, bead).unwrap_or_default();
+        let ancestors =
+            splice::transition::ancestors_unlocked(&self.store, bead).unwrap_or_default();
+        let branch = splice::transition::create::current_branch(&self.store);
         let ctx = Ctx {
-            lineage: &lineage,
+            lineage: Lineage::new(&ancestors, Defaults::new(&self.config, branch.as_deref())),
             store: &self.store,
             manifest: &self.manifest,
             config: &self.config,
             bead,
-            root,
             step,
             workdir: workdir_for(&self.store, bead),
             proposal,
         };
-        floor_for(&spec.kind)
-            .expect("floor implemented")
-            .check(&spec, &ctx)
+        assert_eq!(
+            ctx.root().id,
+            root.id,
+            "the root the test names is the bead's root"
+        );
+        floor_for(spec.kind).check(&spec, &ctx)
     }
 }
 

@@ -1,0 +1,83 @@
+//! Usage and cost of dispatches (DESIGN §7, seed 000 "Usage and cost records"): one dispatch's
+//! record, and a node's or run's totals, summed as typed values (never as JSON numbers).
+
+use serde::{Deserialize, Serialize};
+
+/// Where a cost figure came from.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CostSource {
+    Provider,
+    Prices,
+    #[default]
+    Unknown,
+}
+
+/// Tokens, latency and cost of one dispatch, or a sum of them.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Usage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+    /// Reasoning tokens, as a part of `output_tokens` (how providers report them).
+    #[serde(default)]
+    pub reasoning_tokens: u64,
+    #[serde(default)]
+    pub latency_ms: u64,
+    /// `None` is an unknown cost, never 0.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    #[serde(default)]
+    pub cost_source: CostSource,
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+impl Usage {
+    /// The tokens that count against a run's token budget: everything sent or produced, except
+    /// cache reads (reasoning is part of the output already; cache writes are input).
+    pub fn budget_tokens(&self) -> u64 {
+        self.input_tokens
+            .saturating_add(self.output_tokens)
+            .saturating_add(self.cache_write_tokens)
+            .saturating_add(self.reasoning_tokens)
+    }
+
+    /// Add one dispatch's usage to these totals. Counts saturate; an unknown cost makes the
+    /// total cost unknown for good; the model is the first dispatch's.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(other.cache_write_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
+        self.latency_ms = self.latency_ms.saturating_add(other.latency_ms);
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+        if self.cost_usd.is_none() {
+            self.cost_source = CostSource::Unknown;
+        }
+        if self.model.is_none() {
+            self.model = other.model.clone();
+        }
+    }
+
+    /// Totals after adding `other` to `total` (the first usage becomes the total).
+    pub fn accumulate(total: &mut Option<Usage>, other: &Usage) {
+        match total {
+            Some(t) => t.add(other),
+            None => *total = Some(other.clone()),
+        }
+    }
+}

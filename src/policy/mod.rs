@@ -1,0 +1,20 @@
+//! Pure policy shared by `decide`, the writer, the floors and the runner: one home for each rule
+//! that more than one part applies.
+//!
+//! Like [`crate::decide`], this module touches no file, process, environment variable, clock or
+//! random source (`tests/decide_purity.rs` scans both); everything it needs arrives as
+//! arguments. It imports only [`crate::model`].
+//!
+//! | module | the rule |
+//! |---|---|
+//! | [`lineage`] | what a node inherits: autonomy, delivery target and method, from itself, its ancestors, the config, the checked-out branch |
+//! | [`gate`] | whether a passed check waits for a person at the step's gate, or the node's autonomy relaxes it (and who supplied that level) |
+//! | [`route`] | where a node goes after a step passes: the next step, the compound route, or closed; and when a parent releases its children |
+
+pub mod gate;
+pub mod lineage;
+pub mod route;
+
+pub use gate::GateOutcome;
+pub use lineage::{Defaults, Lineage, Source};
+pub use route::Advance;

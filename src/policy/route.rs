@@ -1,0 +1,86 @@
+//! Where a node goes when its step passes, and when a parent lets its children start.
+
+use crate::model::{Bead, Kind, Manifest, Role, SpecVerdict};
+
+/// Where a passed step takes the node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Advance<'m> {
+    /// The next step on its route.
+    Next(&'m str),
+    /// A leaf whose spec said `compound` continues on the compound route, at the step after the
+    /// spec step there.
+    Reroute { kind: Kind, step: &'m str },
+    /// The step was the route's last: the node closes.
+    Close,
+}
+
+/// Where `bead` goes once its current step passes.
+pub fn advance<'m>(manifest: &'m Manifest, bead: &Bead) -> Advance<'m> {
+    let p = &bead.pipeline;
+    if p.kind == Kind::Leaf
+        && p.verdict == Some(SpecVerdict::Compound)
+        && manifest.is(&p.step, Role::Spec)
+        && let Some(step) = manifest.next_step(Kind::Compound.route(), &p.step)
+    {
+        return Advance::Reroute {
+            kind: Kind::Compound,
+            step,
+        };
+    }
+    match manifest.next_step(&p.route, &p.step) {
+        Some(step) => Advance::Next(step),
+        None => Advance::Close,
+    }
+}
+
+/// Has `parent` reached the step that releases its children (the delegate step), or does its
+/// route have none? A step its route does not list releases nothing.
+pub fn releases_children(manifest: &Manifest, parent: &Bead) -> bool {
+    let Some(route) = manifest.route(&parent.pipeline.route) else {
+        return true;
+    };
+    let at = route.iter().position(|s| *s == parent.pipeline.step);
+    let delegate = route.iter().position(|s| manifest.is(s, Role::Delegate));
+    !matches!((at, delegate), (Some(a), Some(d)) if a < d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(route: &str, step: &str) -> Bead {
+        let mut b = Bead::new("x".into(), "x".into(), String::new(), "t");
+        b.pipeline.route = route.into();
+        b.pipeline.step = step.into();
+        b.pipeline.kind = Kind::for_route(route).unwrap_or_default();
+        b
+    }
+
+    #[test]
+    fn a_compound_spec_reroutes_a_leaf_and_the_last_step_closes() {
+        let m = Manifest::default_manifest();
+        let mut b = at("leaf", "generate-spec");
+        assert_eq!(advance(&m, &b), Advance::Next("implement"));
+        b.pipeline.verdict = Some(SpecVerdict::Compound);
+        assert_eq!(
+            advance(&m, &b),
+            Advance::Reroute {
+                kind: Kind::Compound,
+                step: "to-issues"
+            }
+        );
+        assert_eq!(advance(&m, &at("leaf", "deliver")), Advance::Close);
+    }
+
+    #[test]
+    fn children_wait_until_the_parent_delegates() {
+        let m = Manifest::default_manifest();
+        assert!(!releases_children(&m, &at("root", "to-issues")));
+        assert!(releases_children(&m, &at("root", "delegate")));
+        assert!(releases_children(&m, &at("root", "integrate")));
+        assert!(
+            releases_children(&m, &at("leaf", "implement")),
+            "no delegate step"
+        );
+    }
+}
