@@ -14,6 +14,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::model::bead::BEAD_SCHEMA;
 use crate::model::{Bead, Config, Manifest};
 
 use atomic::Failpoint;
@@ -286,7 +287,17 @@ impl Store {
 
 fn parse_bead(path: &Path, bytes: &[u8]) -> Result<Bead> {
     // The fast parse first; only a failure pays for tracking the field path for the message.
-    if let Ok(bead) = serde_json::from_slice(bytes) {
+    if let Ok(bead) = serde_json::from_slice::<Bead>(bytes) {
+        if bead.schema_version > BEAD_SCHEMA {
+            return Err(Error::bad_file(
+                path,
+                format!(
+                    "schema_version {} is newer than this splice reads ({BEAD_SCHEMA}); upgrade \
+                     splice to work on this bead",
+                    bead.schema_version
+                ),
+            ));
+        }
         return Ok(bead);
     }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
