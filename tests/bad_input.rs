@@ -138,32 +138,44 @@ fn a_bad_config_is_named() {
 fn bad_ids_and_arguments_never_panic() {
     let r = Repo::new();
     r.task("T", &[]);
-    for args in [
-        vec!["transition", "show", "--bead", "../../etc/passwd"],
-        vec!["transition", "claim", "--bead", "", "--holder", "a"],
-        vec![
-            "transition",
-            "record-exit",
-            "--bead",
-            "x",
-            "--holder",
-            "a",
-            "--exit",
-            "ok",
-            "--usage",
-            "{",
-        ],
-        vec!["transition", "complete", "--bead", "sp-zzzz", "--step", "x"],
-        vec!["transition", "nonsense"],
+    for (args, names) in [
+        (
+            vec!["transition", "show", "--bead", "../../etc/passwd"],
+            "\"../../etc/passwd\" is not a bead id",
+        ),
+        (
+            vec!["transition", "claim", "--bead", "", "--holder", "a"],
+            "\"\" is not a bead id",
+        ),
+        (
+            vec![
+                "transition",
+                "record-exit",
+                "--bead",
+                "x",
+                "--holder",
+                "a",
+                "--exit",
+                "ok",
+                "--usage",
+                "{",
+            ],
+            "--usage is not JSON",
+        ),
+        (
+            vec!["transition", "complete", "--bead", "sp-zzzz", "--step", "x"],
+            "no bead sp-zzzz",
+        ),
+        (
+            vec!["transition", "nonsense"],
+            "unrecognized subcommand 'nonsense'",
+        ),
     ] {
         let out = r.run(&args);
         common::no_panic(&out);
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(names), "{args:?} should say {names:?}: {err}");
     }
 }
 
@@ -184,6 +196,8 @@ fn splice_dir_env_and_dir_flag_find_the_store() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let step: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(step["bead"], id.as_str(), "SPLICE_DIR: {step}");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_splice"))
         .args(["transition", "step", "--bead", &id, "--dir"])
         .arg(r.path())
@@ -197,6 +211,8 @@ fn splice_dir_env_and_dir_flag_find_the_store() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let step: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(step["bead"], id.as_str(), "--dir: {step}");
     // From a subdirectory, the nearest ancestor holding .splice/ is found.
     std::fs::create_dir_all(r.path().join("a/b")).unwrap();
     let out = r
@@ -205,6 +221,8 @@ fn splice_dir_env_and_dir_flag_find_the_store() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
+    let step: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(step["bead"], id.as_str(), "from a subdirectory: {step}");
 }
 
 #[test]

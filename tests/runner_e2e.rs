@@ -328,6 +328,11 @@ fn a_killed_runner_leaves_its_claim_until_a_person_clears_it() {
         .output()
         .unwrap();
     assert_eq!(orphan.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&orphan.stderr);
+    assert!(
+        err.contains(&format!("not claimed by {holder}")),
+        "the orphan is told why: {err}"
+    );
 
     use_sim_agent(&r, &[]);
     let env = run(&r, &[]);

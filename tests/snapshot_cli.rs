@@ -199,4 +199,9 @@ fn status_without_state_exits_2() {
     let tmp = tempfile::tempdir().unwrap();
     let out = splice(tmp.path(), &["status"]);
     assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no splice state here") && err.contains("splice init"),
+        "{err}"
+    );
 }

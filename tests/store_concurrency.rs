@@ -36,12 +36,13 @@ fn sixteen_processes_race_one_claim_and_exactly_one_wins() {
             })
             .collect();
         let mut winners = Vec::new();
+        let mut refusals = Vec::new();
         for (p, child) in children.into_iter().enumerate() {
             let out = child.wait_with_output().unwrap();
             common::no_panic(&out);
             match out.status.code() {
                 Some(0) => winners.push(p),
-                Some(1) => {}
+                Some(1) => refusals.push((p, String::from_utf8_lossy(&out.stderr).into_owned())),
                 other => panic!(
                     "round {round}: runner-{p} exited {other:?}: {}",
                     String::from_utf8_lossy(&out.stderr)
@@ -49,6 +50,15 @@ fn sixteen_processes_race_one_claim_and_exactly_one_wins() {
             }
         }
         assert_eq!(winners.len(), 1, "round {round}: winners {winners:?}");
+        for (p, err) in &refusals {
+            assert!(
+                err.contains(&format!(
+                    "bead {id} is claimed by runner-{} since",
+                    winners[0]
+                )),
+                "round {round}: runner-{p} lost, and should be told to whom: {err}"
+            );
+        }
         let lease = &r.bead(&id)["pipeline"]["lease"];
         assert_eq!(lease["holder"], format!("runner-{}", winners[0]));
     }

@@ -214,6 +214,11 @@ fn release_by_holder_and_clear_by_a_person() {
         Some(1),
         "a dispatched session cannot clear a claim"
     );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`release --clear` is a person's verb"),
+        "{err}"
+    );
     let out = r.ok(&[
         "transition",
         "release",
@@ -393,6 +398,8 @@ fn complete_at_hitl_holds_the_gate_until_a_person_approves() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "approve is a person's verb");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`approve` is a person's verb"), "{err}");
     let out = r.ok(&["transition", "approve", "--bead", &id, "--step", "spec"]);
     assert_eq!(out["next"], "implement");
     let b = r.bead(&id);
@@ -478,7 +485,11 @@ fn an_empty_check_list_needs_a_proposal_and_the_last_step_closes() {
     assert!(err.contains("nothing was proposed"), "{err}");
     propose_and_complete(&r, &id, "implement");
     assert_eq!(step(&r, &id), "deliver");
-    r.fails(1, &["transition", "deliver", "--bead", &id]);
+    let err = r.fails(1, &["transition", "deliver", "--bead", &id]);
+    assert!(
+        err.contains("test -f delivered") && err.contains("exited 1"),
+        "names the failing check: {err}"
+    );
     r.write("delivered", "yes\n");
     let out = r.ok(&["transition", "deliver", "--bead", &id]);
     assert_eq!(out["closed"], true);
@@ -510,6 +521,8 @@ fn reject_records_a_refusal_with_guidance() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`reject` is a person's verb"), "{err}");
     r.ok(&[
         "transition",
         "reject",
@@ -523,10 +536,11 @@ fn reject_records_a_refusal_with_guidance() {
     let b = r.bead(&id);
     assert_eq!(b["pipeline"]["last_check"]["verdict"], "refuse");
     assert_eq!(b["pipeline"]["guidance"], "cover the empty input");
-    r.fails(
+    let err = r.fails(
         1,
         &["transition", "approve", "--bead", &id, "--step", "spec"],
     );
+    assert!(err.contains("no gate is pending"), "{err}");
 }
 
 #[test]
@@ -543,10 +557,11 @@ fn park_and_unpark() {
         "--dispatch",
     ]);
     r.ok(&["transition", "release", "--bead", &id, "--holder", "run"]);
-    r.fails(
+    let err = r.fails(
         1,
         &["transition", "complete", "--bead", &id, "--step", "spec"],
     );
+    assert!(err.contains("does not exist"), "{err}");
     r.ok(&[
         "transition",
         "park",
@@ -788,7 +803,11 @@ fn set_config_clears_escalated_checks_under_the_root() {
         "--at",
         "deliver",
     ]);
-    r.fails(1, &["transition", "deliver", "--bead", &child]);
+    let err = r.fails(1, &["transition", "deliver", "--bead", &child]);
+    assert!(
+        err.contains("escalated") && err.contains("cannot run"),
+        "{err}"
+    );
     assert_eq!(
         r.bead(&child)["pipeline"]["last_check"]["verdict"],
         "escalate"
@@ -856,7 +875,7 @@ fn set_autonomy_and_set_target() {
     let out = r.ok(&["transition", "delivery", "--bead", &id]);
     assert_eq!(out["target"], "campaign/x");
     assert_eq!(out["delivery"], "direct");
-    r.fails(
+    let err = r.fails(
         2,
         &[
             "transition",
@@ -868,6 +887,10 @@ fn set_autonomy_and_set_target() {
             "--delivery",
             "fax",
         ],
+    );
+    assert!(
+        err.contains("--delivery \"fax\"") && err.contains("pr or direct"),
+        "{err}"
     );
 }
 
@@ -898,7 +921,7 @@ fn record_exit_needs_the_holders_dispatch() {
         "run",
         "--dispatch",
     ]);
-    r.fails(
+    let err = r.fails(
         2,
         &[
             "transition",
@@ -910,6 +933,10 @@ fn record_exit_needs_the_holders_dispatch() {
             "--exit",
             "maybe",
         ],
+    );
+    assert!(
+        err.contains("--exit \"maybe\"") && err.contains("ok, failed, timeout or error"),
+        "{err}"
     );
     let out = r.ok(&[
         "transition",
@@ -974,7 +1001,7 @@ fn route_moves_a_node_and_refuses_unknown_routes() {
         &["transition", "route", "--bead", &id, "--to", "nowhere"],
     );
     assert!(err.contains("unknown route"), "{err}");
-    r.fails(
+    let err = r.fails(
         1,
         &[
             "transition",
@@ -986,6 +1013,10 @@ fn route_moves_a_node_and_refuses_unknown_routes() {
             "--at",
             "implement",
         ],
+    );
+    assert!(
+        err.contains("step \"implement\" is not on route compound"),
+        "{err}"
     );
     r.ok(&[
         "transition",
