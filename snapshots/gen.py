@@ -68,17 +68,25 @@ def split(*children, seq=4):
 
 
 def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall_time_s=None,
-             passes=0, tokens=0, wall_s=0, autonomy_default=None, worktrees=()):
-    return {
+             passes=0, tokens=0, wall_s=0, idle_passes=0, autonomy_default=None, worktrees=(),
+             branch="main", delivery_target=None, ancestors=()):
+    snap = {
         "version": 1, "now": AT, "holder": HOLDER, "run": RUN, "scope": scope,
         "limits": {"max_passes": max_passes, "token_budget": token_budget,
                    "wall_time_s": wall_time_s, "jobs": jobs},
         "counters": {"passes": passes, "tokens": tokens, "wall_s": wall_s},
         "autonomy_default": autonomy_default,
-        "worktrees": sorted(worktrees),
-        "manifest": MANIFEST,
-        "beads": beads,
     }
+    if idle_passes:
+        snap["counters"]["idle_passes"] = idle_passes
+    if delivery_target:
+        snap["delivery_target"] = delivery_target
+    if branch:
+        snap["branch"] = branch
+    if ancestors:
+        snap["ancestors"] = list(ancestors)
+    snap.update({"worktrees": sorted(worktrees), "manifest": MANIFEST, "beads": beads})
+    return snap
 
 
 def campaign_root(id="sp-root", step="delegate", **kw):
@@ -471,6 +479,41 @@ def _():
     ], jobs=2)
 
 
+# --- rule 13: the dispatch's target ---------------------------------------------------------
+@case("dispatch-target-lineage")
+def _():
+    return snapshot([
+        campaign_root(target="campaign/x", split=split("sp-root.1", "sp-root.2")),
+        bead("sp-root.1", "implement", parent="sp-root", files=["a"]),
+        bead("sp-root.2", "implement", parent="sp-root", files=["b"], target="feature/own"),
+        bead("sp-solo", "implement"),
+    ], jobs=4, delivery_target="release", branch="checked-out")
+
+
+@case("dispatch-target-branch")
+def _():
+    return snapshot([bead("sp-a", "implement")], branch="checked-out")
+
+
+@case("dispatch-no-target")
+def _():
+    return snapshot([bead("sp-a", "implement"), bead("sp-b", "review", target="feat")],
+                    branch=None, jobs=2)
+
+
+@case("scope-inherits-from-above")
+def _():
+    above = campaign_root(step="delegate", autonomy="wave", target="campaign/up",
+                          split=split("sp-root.1"))
+    return snapshot([
+        bead("sp-root.1", "delegate", route="compound", parent="sp-root",
+             split=split("sp-root.1.1", "sp-root.1.2")),
+        bead("sp-root.1.1", "implement", parent="sp-root.1", gate=gate("implement"),
+             proposal=proposal("implement", 7), last_check=check("implement", 8, "pass")),
+        bead("sp-root.1.2", "implement", parent="sp-root.1"),
+    ], scope="sp-root.1", ancestors=[above], branch=None)
+
+
 # --- run status -----------------------------------------------------------------------------
 @case("budget-passes")
 def _():
@@ -481,6 +524,20 @@ def _():
 def _():
     return snapshot([bead("sp-a", "implement")], token_budget=1000, tokens=1200,
                     wall_time_s=600, wall_s=10)
+
+
+@case("stalled-after-idle-passes")
+def _():
+    return snapshot([bead("sp-a", "implement"), bead("sp-b", "review")], idle_passes=3)
+
+
+@case("done-holds-other-actions")
+def _():
+    return snapshot([
+        campaign_root(step="integrate", status="closed", split=split("sp-root.1")),
+        bead("sp-root.1", "deliver", parent="sp-root", status="closed"),
+        bead("sp-root.2", "implement", parent="sp-root"),
+    ], scope="sp-root", worktrees=["sp-root.1"])
 
 
 @case("empty-idle")

@@ -222,6 +222,42 @@ fn stream_json_is_one_event_per_line_ending_with_the_result() {
     let envelope: Value = serde_json::from_str(last["text"].as_str().unwrap()).unwrap();
     assert_eq!(envelope["status"], "done");
     assert_eq!(types.iter().filter(|t| **t == "result").count(), 1);
+    for e in &events {
+        assert_eq!(e["schema_version"], 1, "{e}");
+    }
+    // The run keeps the same events in its run directory, whatever the output format.
+    let run = last["run"].as_str().unwrap();
+    let kept = std::fs::read_to_string(r.state().join("runs").join(run).join("events.jsonl"))
+        .expect("events.jsonl");
+    assert_eq!(kept, text);
+}
+
+#[test]
+fn a_json_run_keeps_its_events_in_the_run_directory() {
+    let r = Repo::new();
+    argv_manifest(
+        &r,
+        "splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done",
+        30,
+        3,
+    );
+    two_children(&r, "a", "b");
+    let env = run(&r, &[]);
+    assert_eq!(env["status"], "done");
+    let kept = std::fs::read_to_string(
+        r.state()
+            .join("runs")
+            .join(env["run"].as_str().unwrap())
+            .join("events.jsonl"),
+    )
+    .expect("events.jsonl");
+    let events: Vec<Value> = kept
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.first().unwrap()["type"], "run_start");
+    assert_eq!(events.last().unwrap()["type"], "result");
+    assert!(events.iter().any(|e| e["type"] == "dispatch_end"));
 }
 
 #[test]

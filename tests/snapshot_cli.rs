@@ -45,6 +45,9 @@ fn splice(repo: &Path, args: &[&str]) -> Output {
 
 fn campaign(repo: &Path) {
     let mut root = bead("sp-root", None, "root", "delegate");
+    // Where the campaign lands, as `splice init` records it (the temp dir is no git repository,
+    // so no checked-out branch could stand in).
+    root.pipeline.target = Some("main".into());
     root.pipeline.split = Some(splice::model::bead::SplitRecord {
         children: vec!["sp-root.1".into(), "sp-root.2".into()],
         seq: 2,

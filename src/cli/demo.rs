@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::Global;
 use crate::demo::run::{demo, summary_table};
-use crate::driver::events::Output;
+use crate::driver::events::{Output, out};
 use crate::error::Result;
 use crate::model::RunStatus;
 use crate::store::Store;
@@ -28,13 +28,12 @@ pub fn run(args: Args, _global: &Global) -> Result<i32> {
     let result = demo(args.keep.as_deref(), args.output)?;
     let store = Store::discover(Some(&result.dir))?;
     if args.output == Output::Human {
-        print!("{}", summary_table(&store, &result)?);
-        println!("repository: {}", result.dir.display());
-        println!(
-            "  git -C {} log --oneline --graph campaign/calc",
-            result.dir.display()
-        );
-        println!("  splice --dir {} status", result.dir.display());
+        let dir = result.dir.display();
+        out(&format!(
+            "{}repository: {dir}\n  git -C {dir} log --oneline --graph campaign/calc\n  \
+             splice --dir {dir} status\n",
+            summary_table(&store, &result)?
+        ));
     }
     Ok(if result.status == RunStatus::Done {
         0

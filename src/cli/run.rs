@@ -82,7 +82,8 @@ pub fn pass(args: PassArgs, global: &Global) -> Result<i32> {
 /// Exit 0 whatever the status (it is in the output); 130 when Ctrl-C stopped the run.
 fn finish(summary: runner::Summary, output: Output) -> Result<i32> {
     if output == Output::Json {
-        super::output::print_json(&summary.envelope);
+        let env = serde_json::to_value(&summary.envelope).unwrap_or_default();
+        super::output::print_json(&env);
     }
     Ok(if summary.interrupted { 130 } else { 0 })
 }

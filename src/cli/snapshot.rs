@@ -53,7 +53,5 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         .and_then(|()| out.write_all(b"\n"))
         .and_then(|()| out.flush())
         .map_err(|e| Error::io("<stdout>", e))?;
-    // The process ends next: freeing ten thousand beads one by one would only cost time.
-    std::mem::forget(snap);
     Ok(0)
 }

@@ -213,6 +213,10 @@ fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
         Rest::Serialized { behind } => format!("serialized behind {behind} (overlapping files)"),
         Rest::Queued => "queued: jobs limit reached".into(),
         Rest::Closed => "closed".into(),
+        Rest::Held { by } => format!(
+            "held: the run is {} (its action waits for the next run)",
+            by.as_str()
+        ),
     }
 }
 

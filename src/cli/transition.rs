@@ -367,8 +367,14 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             })?;
             let usage = usage
                 .map(|u| {
-                    serde_json::from_str(&u)
-                        .map_err(|e| Error::Invalid(format!("--usage is not a usage record: {e}")))
+                    serde_json::from_str(&u).map_err(|e| {
+                        let what = if e.is_data() {
+                            "is not a usage record"
+                        } else {
+                            "is not JSON"
+                        };
+                        Error::Invalid(format!("--usage {what}: {e}"))
+                    })
                 })
                 .transpose()?;
             record::record_exit(

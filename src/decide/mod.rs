@@ -24,7 +24,7 @@
 //! | 10 | a proposal since entry newer than the check since entry, or S has floors and no check since entry | action `check` |
 //! | 11 | the check since entry escalated                                      | rest `escalated` {reason} |
 //! | 12 | a PR is recorded and the check since entry refused awaiting its merge | action `check` if an earlier run made that check, else rest `awaiting-merge` |
-//! | 13 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt} |
+//! | 13 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt, target}; rest `escalated` when no delivery target resolves (nothing to branch the worktree from) |
 //! | 14 | as 13, attempts exhausted                                            | action `park` |
 //! | 15 | otherwise (no command: a person does S and proposes)                 | rest `awaiting-human` |
 //!
@@ -42,10 +42,16 @@
 //! * **Jobs.** Past `limits.jobs` dispatches (this runner's in-flight leases counted), the rest
 //!   rest `queued`.
 //!
-//! Finally the run status, the first that applies: `done` (scope root closed; without a scope,
-//! at least one top-level bead and all of them closed) · `budget` · `ready` (actions, or
-//! dispatches in flight) · `escalated` (parked or escalated nodes) · `suspended-human`
-//! (awaiting-human or awaiting-merge) · `suspended-running` · `idle`.
+//! Then the run status, the first that applies: `done` (scope root closed; without a scope,
+//! at least one top-level bead and all of them closed) · `budget` (a limit reached) · `stalled`
+//! (actions, nothing in flight, and the runner reports that the last [`STALL_PASSES`] passes'
+//! actions all came to nothing: `counters.idle_passes`) · `ready` (actions, or dispatches in
+//! flight) · `escalated` (parked or escalated nodes) · `suspended-human` (awaiting-human or
+//! awaiting-merge) · `suspended-running` · `idle`.
+//!
+//! Finally, the decision is the whole plan: the runner carries out `actions` as given and adds
+//! nothing. Under `budget` and `stalled` no action stands, and under `done` only the cleanup of
+//! rule 1: every other node that had an action rests `held` {by: the status}.
 
 mod index;
 mod rules;
@@ -60,6 +66,9 @@ pub use serialize::scopes_overlap;
 use index::Index;
 use rules::Outcome;
 use serialize::Contender;
+
+/// Passes in a row whose actions all came to nothing before the run is `stalled`.
+pub const STALL_PASSES: u64 = 3;
 
 /// Decide what this pass does. Pure: see the module doc.
 #[must_use]
@@ -85,19 +94,25 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     // Serialization among siblings, then the jobs limit.
     serialize::serialize_dispatches(&ix, contenders, &mut outcomes);
 
+    let mut seen = Seen::default();
+    for outcome in &outcomes {
+        match outcome {
+            Outcome::Act(_) => seen.action = true,
+            Outcome::Rest(rest) => seen.note(rest),
+        }
+    }
+    let status = run_status(&ix, &seen);
+
     let mut actions: Vec<(i64, Action)> = Vec::new();
     let mut nodes = Vec::with_capacity(n);
-    let mut seen = Seen::default();
     for ((bead, outcome), (id, step)) in ix.beads.iter().zip(outcomes).zip(names) {
         let rest = match outcome {
-            Outcome::Act(action) => {
+            Outcome::Act(action) if stands(status, &action) => {
                 actions.push((bead.priority, action));
                 None
             }
-            Outcome::Rest(rest) => {
-                seen.note(&rest);
-                Some(rest)
-            }
+            Outcome::Act(_) => Some(Rest::Held { by: status }),
+            Outcome::Rest(rest) => Some(rest),
         };
         nodes.push((id, NodeDecision { step, rest }));
     }
@@ -106,8 +121,6 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     // Pushed in id order: a stable sort on priority alone gives (priority, id) order.
     actions.sort_by_key(|a| a.0);
     let actions: Vec<Action> = actions.into_iter().map(|(_, a)| a).collect();
-
-    let status = run_status(&ix, !actions.is_empty(), &seen);
     Decision {
         status,
         actions,
@@ -115,9 +128,19 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     }
 }
 
-/// Which rests occur, for the run status.
+/// Does `action` stand under `status`? Only a `ready` run acts; a `done` one only cleans up.
+fn stands(status: RunStatus, action: &Action) -> bool {
+    match status {
+        RunStatus::Done => matches!(action, Action::CleanupFanout { .. }),
+        RunStatus::Budget | RunStatus::Stalled => false,
+        _ => true,
+    }
+}
+
+/// Which outcomes occur, for the run status.
 #[derive(Default)]
 struct Seen {
+    action: bool,
     in_flight: bool,
     escalated: bool,
     human: bool,
@@ -137,7 +160,7 @@ impl Seen {
 }
 
 /// The run status: the first of the DESIGN §5 list that applies.
-fn run_status(ix: &Index, any_action: bool, seen: &Seen) -> RunStatus {
+fn run_status(ix: &Index, seen: &Seen) -> RunStatus {
     let snap = ix.snapshot;
     let done = match &snap.scope {
         Some(root) => ix.bead(root).is_some_and(|b| b.is_closed()),
@@ -158,7 +181,9 @@ fn run_status(ix: &Index, any_action: bool, seen: &Seen) -> RunStatus {
     {
         return RunStatus::Budget;
     }
-    if any_action || seen.in_flight {
+    if seen.action && !seen.in_flight && used.idle_passes >= STALL_PASSES {
+        RunStatus::Stalled
+    } else if seen.action || seen.in_flight {
         RunStatus::Ready
     } else if seen.escalated {
         RunStatus::Escalated

@@ -167,10 +167,21 @@ pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
     if step.run.is_some() && needs_dispatch(bead) {
         let attempts = bead.attempts_on(&p.step);
         if attempts < step.max_attempts {
+            let Some(target) = lineage::target(ix.chain(bead), &ix.defaults) else {
+                return Outcome::Rest(Rest::Escalated {
+                    reason: format!(
+                        "no delivery target to branch the worktree from: set one with `splice \
+                         transition set-target --bead {} --target BRANCH`, or `[delivery] target` \
+                         in config.toml",
+                        bead.id
+                    ),
+                });
+            };
             return Outcome::Act(Action::Dispatch {
                 bead: id(),
                 step: here(),
                 attempt: attempts.saturating_add(1),
+                target: target.to_string(),
             });
         }
         return Outcome::Act(Action::Park {

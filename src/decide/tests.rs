@@ -16,8 +16,12 @@ fn bead(id: &str, step: &str) -> Bead {
     b
 }
 
+/// A snapshot read in a repository with `main` checked out (every node has a target).
 fn snap(beads: Vec<Bead>) -> Snapshot {
-    Snapshot::new(Manifest::default_manifest(), beads, AT, "me", "run")
+    Snapshot {
+        branch: Some("main".into()),
+        ..Snapshot::new(Manifest::default_manifest(), beads, AT, "me", "run")
+    }
 }
 
 fn rest_of<'a>(d: &'a crate::model::Decision, id: &str) -> Option<&'a Rest> {

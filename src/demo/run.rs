@@ -4,14 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde_json::Value;
-
 use super::{files, git, plan::Plan};
-use crate::driver::events::{Events, Output};
+use crate::driver::events::{Event, Events, Output};
 use crate::driver::runner::{self, Options};
 use crate::error::{Error, Result};
 use crate::model::bead::DeliveryMethod;
-use crate::model::{Autonomy, RunStatus};
+use crate::model::{Autonomy, Envelope, Rest, RunStatus};
 use crate::store::Store;
 use crate::transition::{Ctx, create, gate, settings};
 
@@ -65,10 +63,11 @@ fn config_toml(exe: &Path) -> String {
 /// Set up the scratch repository and drive the campaign to `done`.
 pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
     let started = Instant::now();
+    let events = Events::new(output);
     let plan = Plan::embedded()?;
     let dir = scratch(keep)?;
     say(
-        output,
+        &events,
         &format!("demo: scratch repository {}", dir.display()),
     );
     for (path, text) in files::PROJECT {
@@ -106,7 +105,7 @@ pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
         Some(plan.test_paths.clone()),
     )?;
     say(
-        output,
+        &events,
         &format!(
             "demo: campaign {root} \"{}\" at deep autonomy, landing on {}",
             plan.title, plan.target
@@ -121,7 +120,6 @@ pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
         tokens: 0,
         wall_ms: 0,
     };
-    let events = Events::new(output);
     for _ in 0..20 {
         let opts = Options {
             scope: Some(root.clone()),
@@ -135,13 +133,13 @@ pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
         if sum.status != RunStatus::SuspendedHuman {
             break;
         }
-        let pending = pending_gates(&sum.envelope);
+        let pending = pending_gates(sum.envelope.as_ref());
         if pending.is_empty() {
             break;
         }
         for (bead, step) in pending {
             say(
-                output,
+                &events,
                 &format!(
                     "demo: {bead} waits for a person at {step} (a planning gate never relaxes); approving as the person"
                 ),
@@ -154,25 +152,21 @@ pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
 }
 
 /// Nodes resting `awaiting-human` on a pending gate.
-fn pending_gates(envelope: &Value) -> Vec<(String, String)> {
-    envelope["nodes"]
-        .as_object()
+fn pending_gates(envelope: Option<&Envelope>) -> Vec<(String, String)> {
+    envelope
         .into_iter()
-        .flatten()
-        .filter(|(_, n)| n["rest"]["kind"] == "awaiting-human" && n["rest"]["gate"].is_string())
-        .map(|(id, n)| {
-            (
-                id.clone(),
-                n["step"].as_str().unwrap_or_default().to_string(),
-            )
+        .flat_map(|e| &e.nodes)
+        .filter_map(|(id, n)| match n.rest.as_ref().map(|r| &r.rest) {
+            Some(Rest::AwaitingHuman { gate: Some(_), .. }) => Some((id.clone(), n.step.clone())),
+            _ => None,
         })
         .collect()
 }
 
-fn say(output: Output, line: &str) {
-    if output != Output::Quiet && output != Output::StreamJson {
-        println!("{line}");
-    }
+fn say(events: &Events, line: &str) {
+    events.emit(&Event::Note {
+        text: line.to_string(),
+    });
 }
 
 /// The closing table: every node, its steps, attempts, dispatches and tokens.

@@ -6,13 +6,14 @@ use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::error::{Error, Result};
 use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage, worktree};
 use crate::model::bead::{DeliveryMethod, ExitKind};
+use crate::model::envelope::ActResult;
 use crate::model::manifest::Run;
-use crate::model::{Bead, Config, Manifest, Step};
+use crate::model::{Bead, Config, Manifest, Role, Step};
 use crate::policy::Lineage;
 use crate::store::Store;
 use crate::transition::{self, Ctx, Status, claim, complete, park, record};
@@ -30,7 +31,8 @@ pub struct RunCtx {
 }
 
 impl RunCtx {
-    fn ctx(&self) -> Ctx<'_> {
+    /// The writer's context for this runner's own calls.
+    pub fn writer_ctx(&self) -> Ctx<'_> {
         Ctx {
             store: &self.store,
             holder: Some(self.holder.clone()),
@@ -41,69 +43,54 @@ impl RunCtx {
     }
 }
 
-/// How an action went, for the envelope and the event stream.
-#[derive(Clone, Debug)]
-pub enum Acted {
-    /// The writer recorded it (a check that refused is still recorded).
-    Done(Value),
-    /// A precondition said no (e.g. the bead changed since the snapshot); nothing was written.
-    Skipped(String),
-    /// A dispatch is now in flight.
-    Started {
-        bead: String,
-        step: String,
-        attempt: u32,
-    },
-}
-
-impl Acted {
-    pub fn to_json(&self) -> Value {
-        match self {
-            Acted::Done(v) => json!({ "result": "done", "detail": v }),
-            Acted::Skipped(why) => json!({ "result": "skipped", "reason": why }),
-            Acted::Started { attempt, .. } => json!({ "result": "started", "attempt": attempt }),
-        }
-    }
-}
-
 /// A refusal becomes `Skipped`; any other error is a fault for the caller.
-fn refusal_is_skip(r: Result<Acted>) -> Result<Acted> {
+fn refusal_is_skip(r: Result<ActResult>) -> Result<ActResult> {
     match r {
-        Err(Error::Refused(why)) => Ok(Acted::Skipped(why)),
+        Err(Error::Refused(why)) => Ok(ActResult::Skipped { reason: why }),
         other => other,
     }
 }
 
-/// `check` = `transition complete` on the node's step.
-pub fn check(rc: &RunCtx, bead: &str, step: &str) -> Result<Acted> {
-    let verb = match step {
-        "integrate" | "deliver" => step,
-        _ => "complete",
-    };
+/// `check` = `transition complete` on the node's step (journaled as `integrate` or `deliver` for
+/// the steps with those roles).
+pub fn check(rc: &RunCtx, bead: &str, step: &str) -> Result<ActResult> {
+    let verb = [Role::Integrate, Role::Deliver]
+        .into_iter()
+        .find(|r| rc.manifest.is(step, *r))
+        .map_or("complete", Role::name);
     refusal_is_skip(
-        complete::complete(&rc.ctx(), bead, step, None, verb).map(|out| {
+        complete::complete(&rc.writer_ctx(), bead, step, None, verb).map(|out| {
             let status = match &out.status {
                 Status::Ok => "ok".to_string(),
                 Status::Refused(r) => format!("refused: {r}"),
                 Status::Escalated(r) => format!("escalated: {r}"),
             };
-            Acted::Done(json!({ "verdict": out.json["verdict"], "status": status, "gate": out.json["gate"], "next": out.json["next"] }))
+            ActResult::Done {
+                status,
+                detail: json!({ "verdict": out.json["verdict"], "gate": out.json["gate"], "next": out.json["next"] }),
+            }
         }),
     )
 }
 
-pub fn park(rc: &RunCtx, bead: &str, reason: &str) -> Result<Acted> {
-    refusal_is_skip(park::park(&rc.ctx(), bead, reason).map(|o| Acted::Done(o.json)))
+pub fn park(rc: &RunCtx, bead: &str, reason: &str) -> Result<ActResult> {
+    refusal_is_skip(
+        park::park(&rc.writer_ctx(), bead, reason).map(|o| ActResult::Done {
+            status: "parked".into(),
+            detail: o.json,
+        }),
+    )
 }
 
 /// Remove the worktrees of a closed container's children.
-pub fn cleanup_fanout(rc: &RunCtx, children: &[String]) -> Result<Acted> {
-    let mut removed = Vec::new();
+pub fn cleanup_fanout(rc: &RunCtx, children: &[String]) -> Result<ActResult> {
     for child in children {
         worktree::remove(rc.store.repo(), &rc.store.worktrees_dir(), child)?;
-        removed.push(child.clone());
     }
-    Ok(Acted::Done(json!({ "removed": removed })))
+    Ok(ActResult::Done {
+        status: format!("removed {} worktree(s)", children.len()),
+        detail: json!({ "removed": children }),
+    })
 }
 
 /// A finished dispatch, reported by its thread.
@@ -127,35 +114,30 @@ impl Finished {
     }
 }
 
-/// Claim the node for a dispatch and start it on a thread; `done` hears when it finishes.
+/// Claim the node for a dispatch in its worktree (branched from `target` when new) and start it
+/// on a thread; `done` hears when it finishes.
 pub fn start_dispatch(
     rc: &RunCtx,
     bead: &Bead,
     attempt: u32,
+    target: &str,
     done: Sender<Finished>,
-) -> Result<Acted> {
+) -> Result<ActResult> {
     let step = transition::current_step(&rc.manifest, bead)?.clone();
     let ancestors = transition::ancestors_unlocked(&rc.store, bead)?;
     let branch = transition::create::current_branch(&rc.store);
     let lineage = Lineage::new(&ancestors, transition::defaults(&rc.config, &branch));
-    let Some(target) = lineage.target(bead) else {
-        return Ok(Acted::Skipped(format!(
-            "{}: no delivery target to base a worktree on; set one with `splice transition set-target`",
-            bead.id
-        )));
-    };
     let wt = worktree::ensure(rc.store.repo(), &rc.store.worktrees_dir(), &bead.id, target)?;
     let head = worktree::head(&wt.path)?;
     let ctx = Ctx {
         expect_seq: Some(bead.pipeline.seq),
-        ..rc.ctx()
+        ..rc.writer_ctx()
     };
     if let Err(e) = claim::claim(&ctx, &bead.id, &rc.holder, true, Some(&head)) {
         return refusal_is_skip(Err(e));
     }
-    let delivery = lineage.delivery(bead);
     let job = Job {
-        delivery,
+        delivery: lineage.delivery(bead),
         rc: rc.clone(),
         bead: bead.id.clone(),
         step,
@@ -168,11 +150,7 @@ pub fn start_dispatch(
         let finished = job.run();
         let _ = done.send(finished);
     });
-    Ok(Acted::Started {
-        bead: bead.id.clone(),
-        step: bead.pipeline.step.clone(),
-        attempt,
-    })
+    Ok(ActResult::Started)
 }
 
 struct Job {
@@ -211,7 +189,7 @@ impl Job {
         }
         finished.elapsed_ms = started.elapsed().as_millis() as u64;
         // Record the exit and release, whatever happened: the attempt was counted at the claim.
-        let ctx = self.rc.ctx();
+        let ctx = self.rc.writer_ctx();
         let exit = record::ExitArgs {
             exit: finished.exit,
             code: finished.code,
@@ -258,7 +236,7 @@ impl Job {
         let argv = match &self.step.run {
             Some(Run::Prompt { prompt: name }) => {
                 let text = prompts::template_for(&rc.store, name, self.delivery)?;
-                let artifact = prompts::artifact_for(&self.step.name, &self.bead, &self.root_id);
+                let artifact = prompts::artifact_for(&self.step, &self.bead, &self.root_id)?;
                 let pv = prompt::PromptVars::for_dispatch(
                     &bead,
                     self.parent.as_ref(),

@@ -1,81 +1,95 @@
-//! The pass envelope: the status and every open node's reason, written to
-//! `.splice/runs/<run-id>/pass-NNNN.json` and, in compact form, recorded on the scope root
-//! (`record-run`).
+//! Building the pass [`Envelope`], writing it to `.splice/runs/<run-id>/pass-NNNN.json`, recording
+//! its compact [`RunRecord`] on the scope root (`record-run`), and its lines for a person.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::time::Instant;
 
-use serde_json::{Value, json};
-
-use super::act::{Acted, RunCtx};
+use super::act::RunCtx;
 use super::runner::holder_alive;
-use crate::error::{Error, Result};
-use crate::model::{Action, Decision, Rest, Snapshot};
+use crate::error::Result;
+use crate::model::envelope::{
+    ActResult, ActionReport, InFlight, NodeReport, RestReport, RunRecord,
+};
+use crate::model::{Action, Decision, Envelope, Rest, Snapshot};
+use crate::store::atomic;
 use crate::transition::record;
 
-/// The envelope of one pass. Closed nodes are counted, not listed, so it stays small.
+/// A dispatch of this run in flight: its step, attempt and start.
+#[derive(Clone, Debug)]
+pub struct Running {
+    pub step: String,
+    pub attempt: u32,
+    pub since: Instant,
+}
+
+/// The envelope of one pass.
 pub fn build(
     snapshot: &Snapshot,
     decision: &Decision,
     pass: u64,
-    acted: Vec<Value>,
-    inflight: &BTreeMap<String, (String, u32, Instant)>,
-) -> Value {
-    let mut nodes = serde_json::Map::new();
-    let mut reasons: BTreeMap<&str, u64> = BTreeMap::new();
+    actions: Vec<ActionReport>,
+    inflight: &BTreeMap<String, Running>,
+) -> Envelope {
+    let mut nodes = BTreeMap::new();
+    let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
     let mut closed = 0u64;
     for (id, node) in &decision.nodes {
         let reason = node.rest.as_ref().map_or("action", Rest::name);
-        *reasons.entry(reason).or_default() += 1;
+        *reasons.entry(reason.to_string()).or_default() += 1;
         if matches!(node.rest, Some(Rest::Closed)) {
             closed += 1;
             continue;
         }
-        let mut entry = serde_json::to_value(node).unwrap_or(Value::Null);
-        if let Some(Rest::Running { holder, .. }) = &node.rest
-            && let Some(rest) = entry.get_mut("rest").and_then(Value::as_object_mut)
-        {
-            rest.insert("holder_alive".into(), json!(holder_alive(holder)));
-        }
-        nodes.insert(id.clone(), entry);
+        let rest = node.rest.clone().map(|rest| RestReport {
+            holder_alive: match &rest {
+                Rest::Running { holder, .. } => holder_alive(holder),
+                _ => None,
+            },
+            rest,
+        });
+        nodes.insert(
+            id.clone(),
+            NodeReport {
+                step: node.step.clone(),
+                rest,
+            },
+        );
     }
-    let in_flight: Vec<Value> = inflight
+    let in_flight = inflight
         .iter()
-        .map(|(bead, (step, attempt, since))| {
-            json!({ "bead": bead, "step": step, "attempt": attempt, "elapsed_s": since.elapsed().as_secs() })
+        .map(|(bead, r)| InFlight {
+            bead: bead.clone(),
+            step: r.step.clone(),
+            attempt: r.attempt,
+            elapsed_s: r.since.elapsed().as_secs(),
         })
         .collect();
-    json!({
-        "run": snapshot.run,
-        "holder": snapshot.holder,
-        "pass": pass,
-        "now": snapshot.now,
-        "status": decision.status,
-        "counters": snapshot.counters,
-        "limits": snapshot.limits,
-        "actions": acted,
-        "in_flight": in_flight,
-        "reasons": reasons,
-        "closed": closed,
-        "nodes": nodes,
-    })
+    Envelope {
+        run: snapshot.run.clone(),
+        holder: snapshot.holder.clone(),
+        pass,
+        now: snapshot.now.clone(),
+        status: decision.status,
+        counters: snapshot.counters.clone(),
+        limits: snapshot.limits.clone(),
+        actions,
+        in_flight,
+        reasons,
+        closed,
+        nodes,
+    }
 }
 
 /// Write the pass file and record the compact envelope on the scope root (or the one top-level
 /// bead when there is no scope and exactly one).
-pub fn record(
-    rc: &RunCtx,
-    scope: Option<&str>,
-    snapshot: &Snapshot,
-    pass: u64,
-    env: &Value,
-) -> Result<()> {
+pub fn record(rc: &RunCtx, scope: Option<&str>, snapshot: &Snapshot, env: &Envelope) -> Result<()> {
     let dir = rc.store.runs_dir().join(&rc.run_id);
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let path = dir.join(format!("pass-{pass:04}.json"));
+    std::fs::create_dir_all(&dir).map_err(|e| crate::error::Error::io(&dir, e))?;
+    let path = dir.join(format!("pass-{:04}.json", env.pass));
     let mut text = serde_json::to_vec_pretty(env).unwrap_or_default();
     text.push(b'\n');
-    std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+    atomic::replace_file(&path, &text)?;
     let root = match scope {
         Some(s) => Some(s.to_string()),
         None => {
@@ -87,88 +101,93 @@ pub fn record(
         }
     };
     if let Some(root) = root {
-        let compact = json!({
-            "run": env["run"], "pass": pass, "status": env["status"], "at": env["now"],
-            "actions": env["actions"].as_array().map_or(0, Vec::len), "reasons": env["reasons"],
-            "envelope": path.strip_prefix(rc.store.dir()).unwrap_or(&path),
-        });
-        let ctx = crate::transition::Ctx {
-            store: &rc.store,
-            holder: Some(rc.holder.clone()),
-            dispatched: false,
-            run: Some(rc.run_id.clone()),
-            expect_seq: None,
+        let compact = RunRecord {
+            run: env.run.clone(),
+            pass: env.pass,
+            status: env.status,
+            at: env.now.clone(),
+            actions: env.actions.len(),
+            reasons: env.reasons.clone(),
+            envelope: path
+                .strip_prefix(rc.store.dir())
+                .unwrap_or(&path)
+                .display()
+                .to_string(),
         };
-        record::record_run(&ctx, &root, compact)?;
+        let value = serde_json::to_value(&compact).unwrap_or_default();
+        record::record_run(&rc.writer_ctx(), &root, value)?;
     }
     Ok(())
 }
 
 /// One line for a person about an action and how it went.
-pub fn describe_action(action: &Action, result: &Acted) -> String {
-    let what = match action {
+pub fn describe_action(report: &ActionReport) -> String {
+    let what = match &report.action {
         Action::Check { bead, step } => format!("check {bead} {step}"),
         Action::Dispatch {
             bead,
             step,
             attempt,
+            ..
         } => format!("dispatch {bead} {step} (attempt {attempt})"),
         Action::Park { bead, step, reason } => format!("park {bead} at {step}: {reason}"),
         Action::CleanupFanout { bead, children } => {
             format!("clean up {} worktree(s) under {bead}", children.len())
         }
     };
-    match result {
-        Acted::Done(v) => match v.get("status").and_then(Value::as_str) {
-            Some(s) => format!("{what}: {s}"),
-            None => what,
-        },
-        Acted::Started { .. } => format!("{what}: started"),
-        Acted::Skipped(why) => format!("{what}: skipped ({why})"),
+    match &report.result {
+        ActResult::Done { status, .. } => format!("{what}: {status}"),
+        ActResult::Started => format!("{what}: started"),
+        ActResult::Skipped { reason } => format!("{what}: skipped ({reason})"),
+        ActResult::DryRun => format!("{what}: not carried out (dry run)"),
     }
 }
 
 /// The final envelope for a person: the status and every open node's reason.
-pub fn print_human(env: &Value) {
-    println!("status: {}", env["status"].as_str().unwrap_or("?"));
-    if let Some(nodes) = env["nodes"].as_object() {
-        for (id, node) in nodes {
-            let step = node["step"].as_str().unwrap_or("");
-            let rest = &node["rest"];
-            let reason = match rest["kind"].as_str() {
-                None => env["actions"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|a| a["bead"].as_str() == Some(id.as_str()))
-                    .map_or("action".to_string(), |a| {
-                        format!(
-                            "{} ({})",
-                            a["action"].as_str().unwrap_or("action"),
-                            a["result"].as_str().unwrap_or("?")
-                        )
-                    }),
-                Some(kind) => {
-                    let detail: Vec<String> = rest
-                        .as_object()
-                        .into_iter()
-                        .flatten()
-                        .filter(|(k, _)| *k != "kind")
-                        .map(|(k, v)| {
-                            format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))
-                        })
-                        .collect();
-                    if detail.is_empty() {
-                        kind.to_string()
-                    } else {
-                        format!("{kind} ({})", detail.join(", "))
-                    }
-                }
-            };
-            println!("  {id:<16} {step:<16} {reason}");
-        }
+pub fn human(env: &Envelope) -> String {
+    let mut out = format!("status: {}\n", env.status.as_str());
+    for (id, node) in &env.nodes {
+        let reason = match &node.rest {
+            None => env
+                .actions
+                .iter()
+                .find(|a| a.action.bead() == id)
+                .map_or("action".to_string(), |a| {
+                    format!("{} ({})", a.action.name(), result_name(&a.result))
+                }),
+            Some(r) => rest_line(r),
+        };
+        let _ = writeln!(out, "  {id:<16} {:<16} {reason}", node.step);
     }
-    if let Some(n) = env["closed"].as_u64().filter(|n| *n > 0) {
-        println!("  ({n} closed)");
+    if env.closed > 0 {
+        let _ = writeln!(out, "  ({} closed)", env.closed);
+    }
+    out
+}
+
+fn result_name(r: &ActResult) -> &'static str {
+    match r {
+        ActResult::Done { .. } => "done",
+        ActResult::Skipped { .. } => "skipped",
+        ActResult::Started => "started",
+        ActResult::DryRun => "dry-run",
+    }
+}
+
+/// `kind (field=value, …)` for a rest, from its JSON form.
+fn rest_line(r: &RestReport) -> String {
+    let value = serde_json::to_value(r).unwrap_or_default();
+    let detail: Vec<String> = value
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| *k != "kind")
+        .map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string)))
+        .collect();
+    let kind = r.rest.name();
+    if detail.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind} ({})", detail.join(", "))
     }
 }

@@ -1,26 +1,165 @@
-//! What a run tells its caller while it goes: human progress lines, one JSON object per line
-//! (`stream-json`), or nothing until the final envelope (`json`).
+//! Everything a run reports, as one typed [`Event`] enum, serialized in one place.
+//!
+//! The same events become human progress lines (`--output human`), one JSON object per line on
+//! stdout (`--output stream-json`, the last a `result` whose `text` is the final envelope), or
+//! nothing until the final envelope (`--output json`). Whatever the format, a run also appends
+//! every event to `.splice/runs/<run>/events.jsonl` (DESIGN §3), so a run can be read back after
+//! the fact. Each JSON event carries `type` first and `schema_version` last.
+//!
+//! Output to stdout never fails the run: a reader that went away (a closed pipe) loses the lines,
+//! the run goes on and records its work as usual.
 
+use std::fs::File;
 use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
-/// The output format of `splice run` / `splice pass`.
+use crate::error::{Error, Result};
+use crate::model::bead::ExitKind;
+use crate::model::{Limits, RunStatus, Usage};
+
+/// The version of the event and envelope shapes.
+pub const EVENT_SCHEMA: u32 = 1;
+
+/// The output format of `splice run` / `splice pass` / `splice demo`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Output {
     Human,
     Json,
     StreamJson,
-    /// Nothing at all (the demo prints its own lines).
+    /// Nothing at all (benchmarks).
     #[value(skip)]
     Quiet,
 }
 
-/// Where events go.
+/// One thing a run reports.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The run began.
+    RunStart {
+        run: String,
+        holder: String,
+        scope: Option<String>,
+        limits: Limits,
+    },
+    /// A pass began.
+    PassStart { pass: u64 },
+    /// An action of the pass's decision was carried out (or skipped), with how it went.
+    Action {
+        pass: u64,
+        action: Value,
+        #[serde(skip)]
+        line: String,
+    },
+    /// A pass ended with this status.
+    PassEnd { pass: u64, status: RunStatus },
+    /// A dispatch ended.
+    DispatchEnd {
+        bead: String,
+        step: String,
+        attempt: u32,
+        exit: ExitKind,
+        code: Option<i32>,
+        elapsed_ms: u64,
+        usage: Option<Usage>,
+        log: Option<PathBuf>,
+        /// What went wrong around the dispatch (preparing it, or recording its exit).
+        problem: Option<String>,
+    },
+    /// A dispatch is still running (every 10 s while the run waits).
+    Progress {
+        bead: String,
+        step: String,
+        attempt: u32,
+        elapsed_s: u64,
+    },
+    /// Something said to a person along the way (the demo's narration).
+    Note { text: String },
+    /// Ctrl-C or SIGTERM stopped the run.
+    Interrupted { run: String },
+    /// The run ended; `text` is the final envelope as JSON.
+    Result {
+        subtype: String,
+        is_error: bool,
+        interrupted: bool,
+        status: RunStatus,
+        run: String,
+        num_passes: u64,
+        dispatches: u64,
+        tokens: u64,
+        duration_ms: u64,
+        text: String,
+    },
+}
+
+impl Event {
+    /// The line a person sees for this event, if any.
+    pub fn human(&self) -> Option<String> {
+        Some(match self {
+            Event::RunStart { run, .. } => format!("run {run} started"),
+            Event::Action { line, .. } => line.clone(),
+            Event::DispatchEnd {
+                bead,
+                step,
+                attempt,
+                exit,
+                elapsed_ms,
+                problem,
+                ..
+            } => format!(
+                "{bead} {step} attempt {attempt} exited {exit:?} in {:.1}s{}",
+                *elapsed_ms as f64 / 1000.0,
+                problem
+                    .as_ref()
+                    .map_or(String::new(), |p| format!(" ({p})"))
+            ),
+            Event::Progress {
+                bead,
+                step,
+                attempt,
+                elapsed_s,
+            } => format!("… {bead} {step} attempt {attempt} running for {elapsed_s}s"),
+            Event::Note { text } => text.clone(),
+            Event::Interrupted { .. } => {
+                "interrupted: dispatches in flight were stopped and their claims released".into()
+            }
+            Event::Result {
+                run,
+                status,
+                num_passes,
+                dispatches,
+                ..
+            } => format!(
+                "run {run} ended: {} after {num_passes} passes, {dispatches} dispatches",
+                status.as_str()
+            ),
+            Event::PassStart { .. } | Event::PassEnd { .. } => return None,
+        })
+    }
+
+    /// One JSON line: the event with `schema_version`.
+    pub fn to_json_line(&self) -> String {
+        let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Some(obj) = value.as_object_mut() {
+            obj.insert("schema_version".into(), EVENT_SCHEMA.into());
+        }
+        let mut line = serde_json::to_string(&value).unwrap_or_default();
+        line.push('\n');
+        line
+    }
+}
+
+/// Where events go: stdout in the chosen format, and the run's `events.jsonl` once the run knows
+/// its directory.
 pub struct Events {
     output: Output,
     started: Instant,
+    log: Mutex<Option<File>>,
 }
 
 impl Events {
@@ -28,6 +167,7 @@ impl Events {
         Events {
             output,
             started: Instant::now(),
+            log: Mutex::new(None),
         }
     }
 
@@ -35,31 +175,49 @@ impl Events {
         self.output
     }
 
+    /// Append every later event to `<run_dir>/events.jsonl` (created with the directory).
+    pub fn record_to(&self, run_dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(run_dir).map_err(|e| Error::io(run_dir, e))?;
+        let path = run_dir.join("events.jsonl");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        *self.log.lock().unwrap_or_else(|p| p.into_inner()) = Some(file);
+        Ok(())
+    }
+
+    /// Report one event.
+    pub fn emit(&self, event: &Event) {
+        let line = event.to_json_line();
+        if let Some(file) = self.log.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            // One write per line: appends from one owner stay whole. A full disk loses the
+            // line, not the run (the journal and the pass files are the record).
+            let _ = file.write_all(line.as_bytes());
+        }
+        match self.output {
+            Output::StreamJson => out(&line),
+            Output::Human => match (event, event.human()) {
+                // Narration reads as prose, without the run clock.
+                (Event::Note { .. }, Some(text)) => out(&format!("{text}\n")),
+                (_, Some(text)) => out(&format!("{} {text}\n", self.clock())),
+                (_, None) => {}
+            },
+            Output::Json | Output::Quiet => {}
+        }
+    }
+
     /// Seconds since the run started, for human lines.
     fn clock(&self) -> String {
         format!("[{:>6.1}s]", self.started.elapsed().as_secs_f64())
     }
+}
 
-    /// Emit one event. `kind` is the stream-json `type`; `human` the line a person sees (if any).
-    pub fn emit(&self, kind: &str, fields: Value, human: Option<String>) {
-        match self.output {
-            Output::StreamJson => {
-                let mut obj = json!({ "type": kind });
-                if let (Some(o), Value::Object(f)) = (obj.as_object_mut(), fields) {
-                    o.extend(f);
-                }
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{}", serde_json::to_string(&obj).unwrap_or_default());
-                let _ = out.flush();
-            }
-            Output::Human => {
-                if let Some(line) = human {
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{} {line}", self.clock());
-                    let _ = out.flush();
-                }
-            }
-            Output::Json | Output::Quiet => {}
-        }
-    }
+/// Write to stdout; a closed stdout is not the run's failure.
+pub fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
 }

@@ -1,7 +1,11 @@
 //! Step prompt templates: `.splice/prompts/<name>.md` when the project has one, else the default
 //! from `manifest/prompts/`, embedded in the binary.
 
+use std::borrow::Cow;
+
 use crate::error::{Error, Result};
+use crate::exec::template::substitute;
+use crate::model::Step;
 use crate::model::bead::DeliveryMethod;
 use crate::store::Store;
 
@@ -82,19 +86,20 @@ pub fn template(store: &Store, name: &str) -> Result<String> {
         })
 }
 
-/// The artifact a step is expected to produce, for the prompt's `{{artifact}}`.
-pub fn artifact_for(step: &str, bead_id: &str, root_id: &str) -> String {
-    match step {
-        "generate-design" => format!("docs/design/{root_id}.md"),
-        "create-prp" | "refine-design" => format!("docs/prp/{root_id}.md"),
-        "to-issues" => "split".into(),
-        "generate-spec" => format!("specs/{bead_id}.md"),
-        "implement" => "HEAD".into(),
-        "review" => format!("reviews/{bead_id}.md"),
-        "deliver" => "HEAD".into(),
-        "integrate" => format!("docs/reconcile/{bead_id}.md"),
-        _ => String::new(),
-    }
+/// The artifact `step` is expected to produce (its manifest `artifact`, rendered), for the
+/// prompt's `{{artifact}}`; empty when the step declares none.
+pub fn artifact_for(step: &Step, bead_id: &str, root_id: &str) -> Result<String> {
+    let Some(template) = step.artifact.as_deref() else {
+        return Ok(String::new());
+    };
+    substitute(template, &format!("steps.{}.artifact", step.name), |name| {
+        Some(Cow::Borrowed(match name {
+            "bead.id" => bead_id,
+            "root.id" => root_id,
+            "step" => step.name.as_str(),
+            _ => return None,
+        }))
+    })
 }
 
 #[cfg(test)]
@@ -104,11 +109,14 @@ mod tests {
 
     #[test]
     fn every_default_prompt_renders() {
+        let manifest = crate::model::Manifest::default_manifest();
         for (name, text) in DEFAULTS {
+            let step = name.trim_end_matches("-pr").trim_end_matches("-direct");
+            let step = manifest.step(step).expect("a prompt names a step");
             let vars = PromptVars {
                 bead_id: "sp-1".into(),
                 step: name.to_string(),
-                artifact: artifact_for(name, "sp-1", "sp-1"),
+                artifact: artifact_for(step, "sp-1", "sp-1").unwrap(),
                 ..PromptVars::default()
             };
             let out = render(text, &vars).unwrap_or_else(|e| panic!("{name}: {e}"));

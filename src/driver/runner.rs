@@ -1,24 +1,29 @@
-//! The runner: passes of read → decide → act → exit until the status is not `ready` or a limit
-//! is reached. With `jobs` > 1 several dispatches are in flight on their own threads, and a new
-//! pass starts whenever one finishes, so checks elsewhere are not held up by a long dispatch.
-//! It never waits on another holder's claim: such a node rests `running` and the run returns.
+//! The runner: passes of read → decide → act → record until the run rests. It carries out the
+//! decision's actions as given and adds no policy of its own: `decide` says when the run is done,
+//! over budget, stalled or resting, and which actions stand.
+//!
+//! With `jobs` > 1 several dispatches are in flight on their own threads. After a pass whose
+//! actions changed something other than starting dispatches, the next pass starts at once;
+//! otherwise the runner waits for a dispatch to finish. A pass whose actions all came to nothing
+//! with nothing in flight is counted (`counters.idle_passes`), and `decide` calls the run
+//! `stalled` after a few. It never waits on another holder's claim: such a node rests `running`
+//! and the run returns.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-
-use super::act::{self, Acted, Finished, RunCtx};
-use super::envelope;
-use super::events::{Events, Output};
+use super::act::{self, Finished, RunCtx};
+use super::envelope::{self, Running};
+use super::events::{Event, Events, Output};
 use super::feed::Feed;
 use super::interrupt;
 use super::snapshot::Identity;
 use crate::decide::decide;
-use crate::error::Result;
-use crate::model::{Action, Counters, Limits, RunStatus};
+use crate::error::{Error, Result};
+use crate::model::envelope::{ActResult, ActionReport};
+use crate::model::{Action, Counters, Decision, Envelope, Limits, RunStatus};
 use crate::store::Store;
 
 /// What the caller asked of this run.
@@ -48,7 +53,7 @@ pub struct Summary {
     /// Time spent in passes (reading, deciding, acting), not waiting for agents.
     pub overhead_ms: u64,
     /// The last pass's envelope.
-    pub envelope: Value,
+    pub envelope: Option<Envelope>,
     /// Ctrl-C or SIGTERM stopped the run.
     pub interrupted: bool,
 }
@@ -80,283 +85,353 @@ pub fn identity() -> Result<Identity> {
 
 /// Drive passes until the run rests.
 pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
-    let started = Instant::now();
-    let manifest = store.manifest()?;
-    let config = store.config()?;
-    let who = identity()?;
-    let rc = RunCtx {
-        store: store.clone(),
-        manifest,
-        config: config.clone(),
-        holder: who.holder.clone(),
-        run_id: who.run.clone(),
-    };
-    let mut feed = Feed::load(store, opts.scope.as_deref(), who.clone())?;
-    feed.snapshot.limits = Limits {
-        max_passes: opts.max_passes.or(config.limits.max_passes),
-        token_budget: opts.token_budget.or(config.limits.token_budget),
-        wall_time_s: opts.wall_time_s.or(config.limits.wall_time_s),
-        jobs: opts.jobs.or(config.limits.jobs).unwrap_or(1).max(1),
-    };
-    events.emit(
-        "run_start",
-        json!({ "run": who.run, "holder": who.holder, "scope": opts.scope, "limits": feed.snapshot.limits }),
-        Some(format!("run {} started", who.run)),
-    );
-    let (tx, rx) = mpsc::channel::<Finished>();
-    let mut inflight: BTreeMap<String, (String, u32, Instant)> = BTreeMap::new();
-    let mut sum = Summary {
-        run: who.run.clone(),
-        holder: who.holder.clone(),
-        status: RunStatus::Idle,
-        passes: 0,
-        dispatches: 0,
-        tokens: 0,
-        wall_ms: 0,
-        overhead_ms: 0,
-        envelope: Value::Null,
-        interrupted: false,
-    };
-    let mut stalls = 0;
+    let mut run = Run::start(store, opts, events)?;
     loop {
-        while let Ok(f) = rx.try_recv() {
-            finished(&mut sum, &mut inflight, f, events);
-        }
-        let pass_started = Instant::now();
-        if sum.passes > 0
-            && let Err(e) = feed.refresh()
-        {
-            drain(&mut sum, &mut inflight, &rx, events);
-            return Err(e);
-        }
-        feed.refresh_worktrees();
-        feed.snapshot.now = crate::clock::now_string()?;
-        feed.snapshot.counters = Counters {
-            passes: sum.passes,
-            tokens: sum.tokens,
-            wall_s: started.elapsed().as_secs(),
-            idle_passes: 0,
-        };
-        let decision = decide(&feed.snapshot);
-        sum.passes += 1;
-        let pass = sum.passes;
-        events.emit("pass_start", json!({ "pass": pass }), None);
-        let mut acted = Vec::new();
-        let mut progressed = false;
-        let mut fault = None;
-        if !opts.dry_run {
-            for action in &decision.actions {
-                if interrupt::requested() {
-                    break;
-                }
-                // A run out of budget starts nothing more; a done run only cleans up.
-                let allowed = match decision.status {
-                    RunStatus::Budget => false,
-                    RunStatus::Done => matches!(action, Action::CleanupFanout { .. }),
-                    _ => true,
-                };
-                if !allowed {
-                    continue;
-                }
-                let result = match action {
-                    Action::Check { bead, step } => act::check(&rc, bead, step),
-                    Action::Dispatch { bead, attempt, .. } => match feed.bead(bead) {
-                        Some(b) => act::start_dispatch(&rc, b, *attempt, tx.clone()),
-                        None => Ok(Acted::Skipped(format!("{bead} is not in the snapshot"))),
-                    },
-                    Action::Park { bead, reason, .. } => act::park(&rc, bead, reason),
-                    Action::CleanupFanout { children, .. } => act::cleanup_fanout(&rc, children),
-                };
-                let result = match result {
-                    Ok(r) => r,
-                    Err(e) => {
-                        fault = Some(e);
-                        break;
-                    }
-                };
-                match &result {
-                    Acted::Done(_) => progressed = true,
-                    Acted::Started {
-                        bead,
-                        step,
-                        attempt,
-                    } => {
-                        progressed = true;
-                        sum.dispatches += 1;
-                        inflight.insert(bead.clone(), (step.clone(), *attempt, Instant::now()));
-                    }
-                    Acted::Skipped(_) => {}
-                }
-                let mut entry = serde_json::to_value(action).unwrap_or(Value::Null);
-                if let (Some(obj), Value::Object(r)) = (entry.as_object_mut(), result.to_json()) {
-                    obj.extend(r);
-                }
-                events.emit(
-                    "action",
-                    json!({ "pass": pass, "action": entry }),
-                    Some(envelope::describe_action(action, &result)),
-                );
-                acted.push(entry);
+        run.collect_finished();
+        let pass = match run.pass() {
+            Ok(p) => p,
+            Err(e) => {
+                run.drain();
+                return Err(e);
             }
-        }
-        let env = envelope::build(&feed.snapshot, &decision, pass, acted, &inflight);
-        if !opts.dry_run
-            && let Err(e) = envelope::record(&rc, opts.scope.as_deref(), &feed.snapshot, pass, &env)
-        {
-            fault.get_or_insert(e);
-        }
-        sum.status = decision.status;
-        sum.envelope = env;
-        sum.overhead_ms += pass_started.elapsed().as_millis() as u64;
-        events.emit(
-            "pass_end",
-            json!({ "pass": pass, "status": decision.status }),
-            None,
-        );
-        if let Some(e) = fault {
-            drain(&mut sum, &mut inflight, &rx, events);
-            return Err(e);
-        }
+        };
         if interrupt::requested() {
-            sum.interrupted = true;
-            drain(&mut sum, &mut inflight, &rx, events);
+            run.sum.interrupted = true;
+            run.drain();
             break;
         }
         if opts.dry_run {
             break;
         }
         if opts.one_pass {
-            drain(&mut sum, &mut inflight, &rx, events);
+            run.drain();
             break;
         }
-        let only_dispatches = decision
-            .actions
-            .iter()
-            .all(|a| matches!(a, Action::Dispatch { .. }));
-        if decision.status == RunStatus::Ready && progressed && !only_dispatches {
-            stalls = 0;
+        if pass.status == RunStatus::Ready && pass.changed {
+            run.idle_passes = 0;
             continue;
         }
-        if !inflight.is_empty() {
-            wait_one(&mut sum, &mut inflight, &rx, events);
-            stalls = 0;
+        if !run.inflight.is_empty() {
+            run.wait_one();
+            run.idle_passes = 0;
             continue;
         }
-        if decision.status != RunStatus::Ready {
+        if pass.status != RunStatus::Ready {
             break;
         }
-        // Ready but nothing moved (every action was refused): look again, but not forever.
-        stalls += 1;
-        if stalls >= 3 {
-            break;
-        }
+        // Ready, yet every action came to nothing and nothing is in flight: say so to decide.
+        run.idle_passes += 1;
     }
-    sum.wall_ms = started.elapsed().as_millis() as u64;
-    if sum.interrupted {
-        events.emit(
-            "interrupted",
-            json!({ "run": sum.run }),
-            Some("interrupted: dispatches in flight were stopped and their claims released".into()),
+    Ok(run.finish())
+}
+
+/// What one pass came to.
+struct Pass {
+    status: RunStatus,
+    /// An action other than a dispatch changed the state.
+    changed: bool,
+}
+
+/// A run in progress.
+struct Run<'a> {
+    rc: RunCtx,
+    opts: &'a Options,
+    events: &'a Events,
+    feed: Feed,
+    started: Instant,
+    done_tx: Sender<Finished>,
+    done_rx: Receiver<Finished>,
+    inflight: BTreeMap<String, Running>,
+    idle_passes: u64,
+    sum: Summary,
+}
+
+impl<'a> Run<'a> {
+    fn start(store: &Store, opts: &'a Options, events: &'a Events) -> Result<Run<'a>> {
+        let started = Instant::now();
+        let config = store.config()?;
+        let who = identity()?;
+        let rc = RunCtx {
+            store: store.clone(),
+            manifest: store.manifest()?,
+            config: config.clone(),
+            holder: who.holder.clone(),
+            run_id: who.run.clone(),
+        };
+        let mut feed = Feed::load(store, opts.scope.as_deref(), who.clone())?;
+        feed.snapshot.limits = Limits {
+            max_passes: opts.max_passes.or(config.limits.max_passes),
+            token_budget: opts.token_budget.or(config.limits.token_budget),
+            wall_time_s: opts.wall_time_s.or(config.limits.wall_time_s),
+            jobs: opts.jobs.or(config.limits.jobs).unwrap_or(1).max(1),
+        };
+        if !opts.dry_run {
+            events.record_to(&store.runs_dir().join(&who.run))?;
+        }
+        events.emit(&Event::RunStart {
+            run: who.run.clone(),
+            holder: who.holder.clone(),
+            scope: opts.scope.clone(),
+            limits: feed.snapshot.limits.clone(),
+        });
+        let (done_tx, done_rx) = mpsc::channel();
+        Ok(Run {
+            rc,
+            opts,
+            events,
+            feed,
+            started,
+            done_tx,
+            done_rx,
+            inflight: BTreeMap::new(),
+            idle_passes: 0,
+            sum: Summary {
+                run: who.run,
+                holder: who.holder,
+                status: RunStatus::Idle,
+                passes: 0,
+                dispatches: 0,
+                tokens: 0,
+                wall_ms: 0,
+                overhead_ms: 0,
+                envelope: None,
+                interrupted: false,
+            },
+        })
+    }
+
+    /// One pass: refresh the snapshot, decide, act, record the envelope.
+    fn pass(&mut self) -> Result<Pass> {
+        let pass_started = Instant::now();
+        if self.sum.passes > 0 {
+            self.feed.refresh()?;
+        }
+        self.feed.refresh_worktrees();
+        let snap = &mut self.feed.snapshot;
+        snap.now = crate::clock::now_string()?;
+        snap.counters = Counters {
+            passes: self.sum.passes,
+            tokens: self.sum.tokens,
+            wall_s: self.started.elapsed().as_secs(),
+            idle_passes: self.idle_passes,
+        };
+        let decision = decide(snap);
+        self.sum.passes += 1;
+        let pass = self.sum.passes;
+        self.events.emit(&Event::PassStart { pass });
+        let (reports, outcome, fault) = self.act(pass, &decision);
+        let env = envelope::build(
+            &self.feed.snapshot,
+            &decision,
+            pass,
+            reports,
+            &self.inflight,
         );
+        let recorded = if self.opts.dry_run {
+            Ok(())
+        } else {
+            envelope::record(
+                &self.rc,
+                self.opts.scope.as_deref(),
+                &self.feed.snapshot,
+                &env,
+            )
+        };
+        self.sum.status = decision.status;
+        self.sum.envelope = Some(env);
+        self.sum.overhead_ms += elapsed_ms(pass_started);
+        self.events.emit(&Event::PassEnd {
+            pass,
+            status: decision.status,
+        });
+        if let Some(e) = fault {
+            return Err(e);
+        }
+        recorded?;
+        Ok(Pass {
+            status: decision.status,
+            ..outcome
+        })
     }
-    events.emit(
-        "result",
-        json!({
-            "subtype": if matches!(sum.status, RunStatus::Done | RunStatus::Idle) { "success" } else { sum.status.as_str() },
-            "is_error": false,
-            "interrupted": sum.interrupted,
-            "status": sum.status,
-            "run": sum.run,
-            "num_passes": sum.passes,
-            "dispatches": sum.dispatches,
-            "tokens": sum.tokens,
-            "duration_ms": sum.wall_ms,
-            "text": serde_json::to_string(&sum.envelope).unwrap_or_default(),
-        }),
-        Some(format!(
-            "run {} ended: {} after {} passes, {} dispatches",
-            sum.run,
-            sum.status.as_str(),
-            sum.passes,
-            sum.dispatches
-        )),
-    );
-    if events.output() == Output::Human {
-        envelope::print_human(&sum.envelope);
-    }
-    Ok(sum)
-}
 
-fn finished(
-    sum: &mut Summary,
-    inflight: &mut BTreeMap<String, (String, u32, Instant)>,
-    f: Finished,
-    events: &Events,
-) {
-    inflight.remove(&f.bead);
-    sum.tokens += f.tokens();
-    let human = format!(
-        "{} {} attempt {} exited {:?} in {:.1}s{}",
-        f.bead,
-        f.step,
-        f.attempt,
-        f.exit,
-        f.elapsed_ms as f64 / 1000.0,
-        f.problem
-            .as_ref()
-            .map_or(String::new(), |p| format!(" ({p})"))
-    );
-    events.emit(
-        "dispatch_end",
-        json!({
-            "bead": f.bead, "step": f.step, "attempt": f.attempt, "exit": f.exit, "code": f.code,
-            "elapsed_ms": f.elapsed_ms, "usage": f.usage, "log": f.log, "problem": f.problem,
-        }),
-        Some(human),
-    );
-}
-
-/// Wait for one dispatch to finish, telling a person what is still running now and then.
-fn wait_one(
-    sum: &mut Summary,
-    inflight: &mut BTreeMap<String, (String, u32, Instant)>,
-    rx: &Receiver<Finished>,
-    events: &Events,
-) {
-    let mut last_note = Instant::now();
-    loop {
-        // Short ticks: the dispatch threads see an interrupt themselves; this only reports.
-        match rx.recv_timeout(Duration::from_millis(250)) {
-            Ok(f) => return finished(sum, inflight, f, events),
-            Err(RecvTimeoutError::Timeout) if last_note.elapsed() >= Duration::from_secs(10) => {
-                last_note = Instant::now();
-                for (bead, (step, attempt, since)) in inflight.iter() {
-                    events.emit(
-                        "progress",
-                        json!({ "bead": bead, "step": step, "attempt": attempt, "elapsed_s": since.elapsed().as_secs() }),
-                        Some(format!("… {bead} {step} attempt {attempt} running for {}s", since.elapsed().as_secs())),
+    /// Carry out the decision's actions in order. A fault stops the pass (it is returned after
+    /// the envelope is written); a refusal only skips its action.
+    fn act(&mut self, pass: u64, decision: &Decision) -> (Vec<ActionReport>, Pass, Option<Error>) {
+        let mut reports = Vec::with_capacity(decision.actions.len());
+        let mut outcome = Pass {
+            status: decision.status,
+            changed: false,
+        };
+        for action in &decision.actions {
+            if interrupt::requested() {
+                break;
+            }
+            let result = if self.opts.dry_run {
+                Ok(ActResult::DryRun)
+            } else {
+                self.carry_out(action)
+            };
+            let result = match result {
+                Ok(r) => r,
+                Err(e) => return (reports, outcome, Some(e)),
+            };
+            match (&result, action) {
+                (
+                    ActResult::Started,
+                    Action::Dispatch {
+                        bead,
+                        step,
+                        attempt,
+                        ..
+                    },
+                ) => {
+                    self.sum.dispatches += 1;
+                    self.inflight.insert(
+                        bead.clone(),
+                        Running {
+                            step: step.clone(),
+                            attempt: *attempt,
+                            since: Instant::now(),
+                        },
                     );
                 }
+                (ActResult::Done { .. }, _) => outcome.changed = true,
+                _ => {}
             }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => {
-                inflight.clear();
-                return;
+            let report = ActionReport {
+                action: action.clone(),
+                result,
+            };
+            self.events.emit(&Event::Action {
+                pass,
+                action: serde_json::to_value(&report).unwrap_or_default(),
+                line: envelope::describe_action(&report),
+            });
+            reports.push(report);
+        }
+        (reports, outcome, None)
+    }
+
+    fn carry_out(&self, action: &Action) -> Result<ActResult> {
+        let rc = &self.rc;
+        match action {
+            Action::Check { bead, step } => act::check(rc, bead, step),
+            Action::Dispatch {
+                bead,
+                attempt,
+                target,
+                ..
+            } => match self.feed.bead(bead) {
+                Some(b) => act::start_dispatch(rc, b, *attempt, target, self.done_tx.clone()),
+                None => Ok(ActResult::Skipped {
+                    reason: format!("{bead} is not in the snapshot"),
+                }),
+            },
+            Action::Park { bead, reason, .. } => act::park(rc, bead, reason),
+            Action::CleanupFanout { children, .. } => act::cleanup_fanout(rc, children),
+        }
+    }
+
+    /// Take in every dispatch that has finished, without waiting.
+    fn collect_finished(&mut self) {
+        while let Ok(f) = self.done_rx.try_recv() {
+            self.finished(f);
+        }
+    }
+
+    fn finished(&mut self, f: Finished) {
+        self.inflight.remove(&f.bead);
+        self.sum.tokens = self.sum.tokens.saturating_add(f.tokens());
+        self.events.emit(&Event::DispatchEnd {
+            bead: f.bead,
+            step: f.step,
+            attempt: f.attempt,
+            exit: f.exit,
+            code: f.code,
+            elapsed_ms: f.elapsed_ms,
+            usage: f.usage,
+            log: f.log,
+            problem: f.problem,
+        });
+    }
+
+    /// Wait for one dispatch to finish, telling a person what is still running now and then.
+    fn wait_one(&mut self) {
+        let mut last_note = Instant::now();
+        loop {
+            // Short ticks: the dispatch threads see an interrupt themselves; this only reports.
+            match self.done_rx.recv_timeout(Duration::from_millis(250)) {
+                Ok(f) => return self.finished(f),
+                Err(RecvTimeoutError::Timeout)
+                    if last_note.elapsed() >= Duration::from_secs(10) =>
+                {
+                    last_note = Instant::now();
+                    for (bead, r) in &self.inflight {
+                        self.events.emit(&Event::Progress {
+                            bead: bead.clone(),
+                            step: r.step.clone(),
+                            attempt: r.attempt,
+                            elapsed_s: r.since.elapsed().as_secs(),
+                        });
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.inflight.clear();
+                    return;
+                }
             }
         }
     }
+
+    /// Wait for every dispatch in flight.
+    fn drain(&mut self) {
+        while !self.inflight.is_empty() {
+            self.wait_one();
+        }
+    }
+
+    /// The final events, and the summary.
+    fn finish(mut self) -> Summary {
+        let sum = &mut self.sum;
+        sum.wall_ms = elapsed_ms(self.started);
+        if sum.interrupted {
+            self.events.emit(&Event::Interrupted {
+                run: sum.run.clone(),
+            });
+        }
+        let text = sum
+            .envelope
+            .as_ref()
+            .and_then(|e| serde_json::to_string(e).ok())
+            .unwrap_or_default();
+        self.events.emit(&Event::Result {
+            subtype: match sum.status {
+                RunStatus::Done | RunStatus::Idle => "success",
+                other => other.as_str(),
+            }
+            .to_string(),
+            is_error: false,
+            interrupted: sum.interrupted,
+            status: sum.status,
+            run: sum.run.clone(),
+            num_passes: sum.passes,
+            dispatches: sum.dispatches,
+            tokens: sum.tokens,
+            duration_ms: sum.wall_ms,
+            text,
+        });
+        if self.events.output() == Output::Human
+            && let Some(env) = &sum.envelope
+        {
+            super::events::out(&envelope::human(env));
+        }
+        self.sum
+    }
 }
 
-/// Wait for every dispatch in flight.
-fn drain(
-    sum: &mut Summary,
-    inflight: &mut BTreeMap<String, (String, u32, Instant)>,
-    rx: &Receiver<Finished>,
-    events: &Events,
-) {
-    while !inflight.is_empty() {
-        wait_one(sum, inflight, rx, events);
-    }
+fn elapsed_ms(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Is the process behind a `run:<host>:<pid>:…` holder alive? `None` when it names another host

@@ -1,7 +1,8 @@
 //! The decision: what one pass should do and why every other node rests (DESIGN §5 step 2).
 //!
-//! Plain data. `decide` produces it; the runner acts on `actions`; `status` and `nodes` go into the
-//! pass envelope and `splice status`.
+//! Plain data. `decide` produces it; the runner carries out `actions` as given, in order, and
+//! nothing else (the decision is the whole plan); `status` and `nodes` go into the pass envelope
+//! and `splice status`.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +18,9 @@ pub enum RunStatus {
     Done,
     /// A pass cap, the token budget or the wall time is used up.
     Budget,
+    /// The last passes acted and nothing came of it (every action refused or skipped, nothing in
+    /// flight): looking again would only repeat them.
+    Stalled,
     /// Actions to take, or dispatches of this runner in flight.
     Ready,
     /// A node is parked or escalated.
@@ -34,6 +38,7 @@ impl RunStatus {
         match self {
             RunStatus::Done => "done",
             RunStatus::Budget => "budget",
+            RunStatus::Stalled => "stalled",
             RunStatus::Ready => "ready",
             RunStatus::Escalated => "escalated",
             RunStatus::SuspendedHuman => "suspended-human",
@@ -49,11 +54,13 @@ impl RunStatus {
 pub enum Action {
     /// Run the step's floors (`transition complete`).
     Check { bead: String, step: String },
-    /// Start the step's command; `attempt` is the attempt this dispatch will be.
+    /// Start the step's command in the node's worktree, branched from `target` when it is new;
+    /// `attempt` is the attempt this dispatch will be.
     Dispatch {
         bead: String,
         step: String,
         attempt: u32,
+        target: String,
     },
     /// Dead-letter the node: its attempts on the step are used up.
     Park {
@@ -131,6 +138,8 @@ pub enum Rest {
     Queued,
     /// Closed, nothing to do.
     Closed,
+    /// It had an action, withheld because the run is `done`, over `budget` or `stalled`.
+    Held { by: RunStatus },
 }
 
 impl Rest {
@@ -148,6 +157,7 @@ impl Rest {
             Rest::Serialized { .. } => "serialized",
             Rest::Queued => "queued",
             Rest::Closed => "closed",
+            Rest::Held { .. } => "held",
         }
     }
 }

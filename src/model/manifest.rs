@@ -565,6 +565,14 @@ fn not_yet(path: &str, what: &str) -> String {
     )
 }
 
+/// The `{{name}}` variables in a template, trimmed.
+fn template_names(text: &str) -> Vec<&str> {
+    text.split("{{")
+        .skip(1)
+        .filter_map(|part| part.split_once("}}").map(|(name, _)| name.trim()))
+        .collect()
+}
+
 /// The problems of one step.
 fn step_problems(i: usize, step: &Step, out: &mut Vec<String>) {
     if step.name.is_empty() {
@@ -584,6 +592,16 @@ fn step_problems(i: usize, step: &Step, out: &mut Vec<String>) {
             "steps[{i}].timeout_s: {} is outside 1..={MAX_TIMEOUT_S} seconds",
             step.timeout_s
         ));
+    }
+    if let Some(artifact) = &step.artifact {
+        for name in template_names(artifact) {
+            if !["bead.id", "root.id", "step"].contains(&name) {
+                out.push(format!(
+                    "steps[{i}].artifact: unknown template variable `{{{{{name}}}}}` (bead.id, \
+                     root.id or step)"
+                ));
+            }
+        }
     }
     if let Some(Run::Argv { argv }) = &step.run
         && argv.is_empty()

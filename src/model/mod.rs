@@ -3,6 +3,7 @@
 pub mod bead;
 pub mod config;
 pub mod decision;
+pub mod envelope;
 pub mod manifest;
 pub mod snapshot;
 pub mod usage;
@@ -10,6 +11,7 @@ pub mod usage;
 pub use bead::{Bead, Kind, Pipeline, SpecVerdict, Status, Verdict};
 pub use config::Config;
 pub use decision::{Action, Decision, NodeDecision, Rest, RunStatus};
+pub use envelope::Envelope;
 pub use manifest::{Autonomy, FloorKind, Manifest, Role, Step};
 pub use snapshot::{Counters, Limits, Snapshot};
 pub use usage::{CostSource, Usage};
