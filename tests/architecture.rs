@@ -1,0 +1,176 @@
+//! The import direction of `docs/architecture.md`, checked on the sources: which top-level module
+//! of `src/` may name which (`crate::<module>` in code, comments excluded), and no import circle
+//! between them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Modules that may import only the ones listed (every other module is unrestricted but for
+/// [`FORBIDDEN`] and the no-circle rule).
+const ONLY: &[(&str, &[&str])] = &[
+    ("model", &[]),
+    ("error", &[]),
+    ("policy", &["model"]),
+    ("decide", &["model", "policy"]),
+];
+
+/// Imports that point the wrong way: (module, modules it must never name).
+const FORBIDDEN: &[(&str, &[&str])] = &[
+    (
+        "store",
+        &[
+            "transition",
+            "floors",
+            "exec",
+            "driver",
+            "cli",
+            "demo",
+            "decide",
+        ],
+    ),
+    (
+        "floors",
+        &["transition", "exec", "driver", "cli", "demo", "decide"],
+    ),
+    (
+        "exec",
+        &["transition", "floors", "driver", "cli", "demo", "decide"],
+    ),
+    ("transition", &["driver", "cli", "demo", "exec"]),
+    ("driver", &["cli", "demo"]),
+    ("demo", &["cli"]),
+];
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module a source file belongs to.
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap();
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy();
+    first.trim_end_matches(".rs").to_string()
+}
+
+/// The modules named as `crate::<name>` in `text`, comments excluded.
+fn imports(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in text.lines() {
+        let code = line.find("//").map_or(line, |at| &line[..at]);
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in files {
+        let module = module_of(&src, &file);
+        let text = std::fs::read_to_string(&file).unwrap();
+        let entry = graph.entry(module.clone()).or_default();
+        entry.extend(imports(&text).into_iter().filter(|m| *m != module));
+    }
+    graph
+}
+
+/// A circle through `start`, if there is one.
+fn circle(graph: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Option<Vec<String>> {
+    fn walk(
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        start: &str,
+        at: &str,
+        path: &mut Vec<String>,
+        seen: &mut BTreeSet<String>,
+    ) -> bool {
+        for next in graph.get(at).into_iter().flatten() {
+            if next == start {
+                path.push(next.clone());
+                return true;
+            }
+            if seen.insert(next.clone()) {
+                path.push(next.clone());
+                if walk(graph, start, next, path, seen) {
+                    return true;
+                }
+                path.pop();
+            }
+        }
+        false
+    }
+    let mut path = vec![start.to_string()];
+    walk(graph, start, start, &mut path, &mut BTreeSet::new()).then_some(path)
+}
+
+#[test]
+fn modules_import_in_one_direction() {
+    let graph = graph();
+    let mut wrong = Vec::new();
+    for (module, allowed) in ONLY {
+        for name in graph.get(*module).into_iter().flatten() {
+            if !allowed.contains(&name.as_str()) {
+                wrong.push(format!(
+                    "{module} may import only {allowed:?}, but names {name}"
+                ));
+            }
+        }
+    }
+    for (module, never) in FORBIDDEN {
+        for name in graph.get(*module).into_iter().flatten() {
+            if never.contains(&name.as_str()) {
+                wrong.push(format!("{module} must not import {name}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn no_import_circle_between_modules() {
+    let graph = graph();
+    for module in graph.keys() {
+        if let Some(path) = circle(&graph, module) {
+            panic!("import circle: {}", path.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn the_checks_see_imports_and_circles() {
+    let found =
+        imports("use crate::model::Bead; // crate::cli\nlet x = crate::store::Store::at();");
+    assert_eq!(
+        found.into_iter().collect::<Vec<_>>(),
+        vec!["model".to_string(), "store".to_string()]
+    );
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    g.entry("a".into()).or_default().insert("b".into());
+    g.entry("b".into()).or_default().insert("a".into());
+    assert_eq!(circle(&g, "a").unwrap(), vec!["a", "b", "a"]);
+    g.get_mut("b").unwrap().clear();
+    assert!(circle(&g, "a").is_none());
+}
