@@ -60,16 +60,9 @@ fn config_toml(exe: &Path) -> String {
     )
 }
 
-/// Set up the scratch repository and drive the campaign to `done`.
-pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
-    let started = Instant::now();
-    let events = Events::new(output);
-    let plan = Plan::embedded()?;
-    let dir = scratch(keep)?;
-    say(
-        &events,
-        &format!("demo: scratch repository {}", dir.display()),
-    );
+/// The project's files committed on `main`, the campaign branch, and `.splice/` with the demo's
+/// config.
+fn prepare(dir: &Path, plan: &Plan) -> Result<Store> {
     for (path, text) in files::PROJECT {
         let file = dir.join(path);
         if let Some(parent) = file.parent() {
@@ -84,6 +77,20 @@ pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
     let config = store.dir().join("config.toml");
     std::fs::write(&config, config_toml(&exe)).map_err(|e| Error::io(&config, e))?;
+    Ok(store)
+}
+
+/// Set up the scratch repository and drive the campaign to `done`.
+pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
+    let started = Instant::now();
+    let events = Events::new(output);
+    let plan = Plan::embedded()?;
+    let dir = scratch(keep)?;
+    say(
+        &events,
+        &format!("demo: scratch repository {}", dir.display()),
+    );
+    let store = prepare(&dir, &plan)?;
 
     let person = Ctx::person(&store);
     let out = create::init(

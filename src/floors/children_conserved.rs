@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::json;
 
 use super::{Ctx, Floor, Outcome};
+use crate::model::Bead;
 use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct ChildrenConserved;
@@ -44,6 +45,53 @@ pub fn conservation(
     (missing, extra, shared)
 }
 
+/// Each sanctioned child exists and was made by `node`'s split: the problems, and each child's
+/// scenario claims.
+fn provenance(
+    node: &str,
+    children: &[String],
+    all: &[Bead],
+) -> (Vec<String>, Vec<(String, Vec<String>)>) {
+    let mut problems = Vec::new();
+    let mut claims = Vec::new();
+    for id in children {
+        match all.iter().find(|b| &b.id == id) {
+            None => problems.push(format!("sanctioned child {id} does not exist")),
+            Some(child) => {
+                let by = child
+                    .pipeline
+                    .provenance
+                    .as_ref()
+                    .map(|p| p.split_by.as_str());
+                if by != Some(node) {
+                    problems.push(format!(
+                        "child {id} was not created by {node}'s split (provenance: {})",
+                        by.unwrap_or("none")
+                    ));
+                }
+                claims.push((id.clone(), child.pipeline.scenarios.clone()));
+            }
+        }
+    }
+    (problems, claims)
+}
+
+/// Children of `node` (by provenance or parent) that its split did not sanction.
+fn strays<'a>(node: &str, children: &[String], all: &'a [Bead]) -> Vec<&'a str> {
+    let listed: BTreeSet<&str> = children.iter().map(String::as_str).collect();
+    all.iter()
+        .filter(|b| !listed.contains(b.id.as_str()) && b.id != node)
+        .filter(|b| {
+            b.pipeline
+                .provenance
+                .as_ref()
+                .is_some_and(|p| p.split_by == node)
+                || b.parent.as_deref() == Some(node)
+        })
+        .map(|b| b.id.as_str())
+        .collect()
+}
+
 impl Floor for ChildrenConserved {
     fn check(&self, _spec: &FloorSpec, ctx: &Ctx) -> Outcome {
         let node = &ctx.bead.id;
@@ -60,40 +108,8 @@ impl Floor for ChildrenConserved {
                 return Outcome::escalate(KIND, format!("cannot read the beads: {e}"), json!({}));
             }
         };
-        let listed: BTreeSet<&str> = split.children.iter().map(String::as_str).collect();
-        let mut problems = Vec::new();
-        let mut claims = Vec::new();
-        for id in &split.children {
-            match all.iter().find(|b| &b.id == id) {
-                None => problems.push(format!("sanctioned child {id} does not exist")),
-                Some(child) => {
-                    let by = child
-                        .pipeline
-                        .provenance
-                        .as_ref()
-                        .map(|p| p.split_by.as_str());
-                    if by != Some(node.as_str()) {
-                        problems.push(format!(
-                            "child {id} was not created by {node}'s split (provenance: {})",
-                            by.unwrap_or("none")
-                        ));
-                    }
-                    claims.push((id.clone(), child.pipeline.scenarios.clone()));
-                }
-            }
-        }
-        let strays: Vec<&str> = all
-            .iter()
-            .filter(|b| !listed.contains(b.id.as_str()) && &b.id != node)
-            .filter(|b| {
-                b.pipeline
-                    .provenance
-                    .as_ref()
-                    .is_some_and(|p| &p.split_by == node)
-                    || b.parent.as_deref() == Some(node.as_str())
-            })
-            .map(|b| b.id.as_str())
-            .collect();
+        let (mut problems, claims) = provenance(node, &split.children, &all);
+        let strays = strays(node, &split.children, &all);
         if !strays.is_empty() {
             problems.push(format!(
                 "unsanctioned children of {node}: {}",

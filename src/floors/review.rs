@@ -5,7 +5,7 @@
 //! `implement`) with the section's text as guidance; a stale `Reviewed-SHA` only refuses, so the
 //! review is redone against the new code.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{Ctx, Effect, Floor, Outcome, head, is_full_sha};
 use crate::model::manifest::{FloorKind, FloorSpec};
@@ -103,7 +103,7 @@ impl Floor for Review {
                 json!({ "path": rel }),
             );
         };
-        let verdicts: serde_json::Map<String, serde_json::Value> = latest
+        let verdicts: serde_json::Map<String, Value> = latest
             .verdicts
             .iter()
             .map(|(n, v)| (n.clone(), json!(v)))
@@ -114,112 +114,135 @@ impl Floor for Review {
             "verdicts": verdicts,
             "reviewed_sha": latest.sha,
         });
-        let missing: Vec<&str> = VERDICTS
-            .iter()
-            .copied()
-            .filter(|n| !latest.verdicts.iter().any(|(m, _)| m == n))
-            .collect();
-        let invalid: Vec<String> = latest
-            .verdicts
-            .iter()
-            .filter(|(_, v)| !matches!(v.as_str(), "PASS" | "WARNING" | "FAIL"))
-            .map(|(n, v)| format!("{n}: {v:?}"))
-            .collect();
-        if !missing.is_empty() || !invalid.is_empty() {
-            evidence["missing"] = json!(missing);
-            evidence["invalid"] = json!(invalid);
-            let mut parts = Vec::new();
-            if !missing.is_empty() {
-                parts.push(format!("missing verdict line(s) {}", missing.join(", ")));
-            }
-            if !invalid.is_empty() {
-                parts.push(format!(
-                    "verdict(s) not PASS, WARNING or FAIL: {}",
-                    invalid.join(", ")
-                ));
-            }
-            return Outcome::refuse(
-                KIND,
-                format!("{rel}: the latest review has {}", parts.join("; ")),
-                evidence,
-            );
+        if let Some(refusal) = malformed(&rel, latest, &mut evidence) {
+            return refusal;
         }
-        let failed: Vec<&str> = latest
-            .verdicts
-            .iter()
-            .filter(|(_, v)| v == "FAIL")
-            .map(|(n, _)| n.as_str())
-            .collect();
-        if !failed.is_empty() {
-            let step = spec.str_param("back_to").unwrap_or("implement").to_string();
-            evidence["failed"] = json!(failed);
-            return Outcome::refuse(
-                KIND,
-                format!(
-                    "{rel}: the review says FAIL on {}; back to {step}",
-                    failed.join(", ")
-                ),
-                evidence,
-            )
-            .with_effect(Effect::SendBack {
-                step,
-                guidance: head(&latest.text, GUIDANCE_BYTES),
-            });
+        if let Some(back) = failed(spec, &rel, latest, &mut evidence) {
+            return back;
         }
-        let warnings: Vec<&str> = latest
-            .verdicts
-            .iter()
-            .filter(|(_, v)| v == "WARNING")
-            .map(|(n, _)| n.as_str())
-            .collect();
-        evidence["warnings"] = json!(warnings);
-        let Some(sha) = latest.sha.clone().filter(|s| is_full_sha(s)) else {
-            return Outcome::refuse(
-                KIND,
-                format!(
-                    "{rel}: the latest review has no `Reviewed-SHA:` with a full 40-hex commit sha"
-                ),
-                evidence,
-            );
-        };
-        let head_sha = match git2::Repository::discover(&ctx.workdir).and_then(|r| {
-            r.head()
-                .and_then(|h| h.peel_to_commit())
-                .map(|c| c.id().to_string())
-        }) {
-            Ok(h) => h,
-            Err(e) => {
-                return Outcome::escalate(
-                    KIND,
-                    format!(
-                        "cannot read HEAD at {}: {}",
-                        ctx.workdir.display(),
-                        e.message()
-                    ),
-                    evidence,
-                );
-            }
-        };
-        evidence["head"] = json!(head_sha);
-        if sha != head_sha {
-            return Outcome::refuse(
-                KIND,
-                format!(
-                    "{rel}: the review was made against {sha}, but HEAD is {head_sha}; review the current code"
-                ),
-                evidence,
-            );
-        }
-        let reason = if warnings.is_empty() {
-            format!("{rel}: four verdicts pass against HEAD {head_sha}")
-        } else {
-            format!(
-                "{rel}: passes against HEAD {head_sha} with WARNING on {}",
-                warnings.join(", ")
-            )
-        };
-        Outcome::pass(KIND, reason, evidence).with_effect(Effect::SetReviewedSha(sha))
+        against_head(ctx, &rel, latest, evidence)
     }
+}
+
+/// The latest review lacks a verdict line, or has one that is not PASS, WARNING or FAIL.
+fn malformed(rel: &str, latest: &Section, evidence: &mut Value) -> Option<Outcome> {
+    let missing: Vec<&str> = VERDICTS
+        .iter()
+        .copied()
+        .filter(|n| !latest.verdicts.iter().any(|(m, _)| m == n))
+        .collect();
+    let invalid: Vec<String> = latest
+        .verdicts
+        .iter()
+        .filter(|(_, v)| !matches!(v.as_str(), "PASS" | "WARNING" | "FAIL"))
+        .map(|(n, v)| format!("{n}: {v:?}"))
+        .collect();
+    if missing.is_empty() && invalid.is_empty() {
+        return None;
+    }
+    evidence["missing"] = json!(missing);
+    evidence["invalid"] = json!(invalid);
+    let mut parts = Vec::new();
+    if !missing.is_empty() {
+        parts.push(format!("missing verdict line(s) {}", missing.join(", ")));
+    }
+    if !invalid.is_empty() {
+        parts.push(format!(
+            "verdict(s) not PASS, WARNING or FAIL: {}",
+            invalid.join(", ")
+        ));
+    }
+    Some(Outcome::refuse(
+        KIND,
+        format!("{rel}: the latest review has {}", parts.join("; ")),
+        evidence.clone(),
+    ))
+}
+
+/// The latest review says FAIL somewhere: back to `back_to` with its text as guidance.
+fn failed(spec: &FloorSpec, rel: &str, latest: &Section, evidence: &mut Value) -> Option<Outcome> {
+    let failed = named(latest, "FAIL");
+    if failed.is_empty() {
+        return None;
+    }
+    let step = spec.str_param("back_to").unwrap_or("implement").to_string();
+    evidence["failed"] = json!(failed);
+    Some(
+        Outcome::refuse(
+            KIND,
+            format!(
+                "{rel}: the review says FAIL on {}; back to {step}",
+                failed.join(", ")
+            ),
+            evidence.clone(),
+        )
+        .with_effect(Effect::SendBack {
+            step,
+            guidance: head(&latest.text, GUIDANCE_BYTES),
+        }),
+    )
+}
+
+/// The verdict names that say `word`.
+fn named<'s>(latest: &'s Section, word: &str) -> Vec<&'s str> {
+    latest
+        .verdicts
+        .iter()
+        .filter(|(_, v)| v == word)
+        .map(|(n, _)| n.as_str())
+        .collect()
+}
+
+/// A review without FAIL passes when it was made against the current HEAD.
+fn against_head(ctx: &Ctx, rel: &str, latest: &Section, mut evidence: Value) -> Outcome {
+    let warnings = named(latest, "WARNING");
+    evidence["warnings"] = json!(warnings);
+    let Some(sha) = latest.sha.clone().filter(|s| is_full_sha(s)) else {
+        return Outcome::refuse(
+            KIND,
+            format!(
+                "{rel}: the latest review has no `Reviewed-SHA:` with a full 40-hex commit sha"
+            ),
+            evidence,
+        );
+    };
+    let head_sha = match git2::Repository::discover(&ctx.workdir).and_then(|r| {
+        r.head()
+            .and_then(|h| h.peel_to_commit())
+            .map(|c| c.id().to_string())
+    }) {
+        Ok(h) => h,
+        Err(e) => {
+            return Outcome::escalate(
+                KIND,
+                format!(
+                    "cannot read HEAD at {}: {}",
+                    ctx.workdir.display(),
+                    e.message()
+                ),
+                evidence,
+            );
+        }
+    };
+    evidence["head"] = json!(head_sha);
+    if sha != head_sha {
+        return Outcome::refuse(
+            KIND,
+            format!(
+                "{rel}: the review was made against {sha}, but HEAD is {head_sha}; review the current code"
+            ),
+            evidence,
+        );
+    }
+    let reason = if warnings.is_empty() {
+        format!("{rel}: four verdicts pass against HEAD {head_sha}")
+    } else {
+        format!(
+            "{rel}: passes against HEAD {head_sha} with WARNING on {}",
+            warnings.join(", ")
+        )
+    };
+    Outcome::pass(KIND, reason, evidence).with_effect(Effect::SetReviewedSha(sha))
 }
 
 #[cfg(test)]

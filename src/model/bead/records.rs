@@ -1,0 +1,178 @@
+//! The records a bead's `pipeline` keeps: the lease, proposals, checks, gates, dispatches and
+//! their exits, splits and step entries. Each carries the `seq` at which it happened.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::manifest::Autonomy;
+use crate::model::usage::Usage;
+
+/// A claim on a node. It never expires: only its holder or a person removes it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub holder: String,
+    pub since: String,
+}
+
+/// Work submitted for acceptance on a step.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Proposal {
+    pub step: String,
+    pub seq: u64,
+    pub artifact: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<String>,
+    pub at: String,
+}
+
+/// Outcome of running a step's floors (or of a person's rejection).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    Refuse,
+    Escalate,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Refuse => "refuse",
+            Verdict::Escalate => "escalate",
+        }
+    }
+}
+
+/// The last check of the node's current (or just-left) step.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Check {
+    pub step: String,
+    pub seq: u64,
+    pub verdict: Verdict,
+    pub reason: String,
+    #[serde(default)]
+    pub evidence: Value,
+    /// Who made it: a run id, `person`, or a holder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// Set when the refusal means "a PR is open and not yet merged" (DESIGN §5 rule 12).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub awaiting_merge: bool,
+    pub at: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum GateState {
+    Pending,
+    Approved,
+}
+
+/// A human gate on a step: pending until a person approves, or relaxed by autonomy.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Gate {
+    pub step: String,
+    pub state: GateState,
+    pub seq: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// The autonomy level that relaxed it, when no person approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autonomy: Option<Autonomy>,
+    /// The node whose autonomy setting supplied that level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supplied_by: Option<String>,
+    pub at: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct DeadLetter {
+    pub step: String,
+    pub reason: String,
+    pub seq: u64,
+    pub at: String,
+}
+
+/// A dispatch started on a step (one attempt).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Dispatch {
+    pub step: String,
+    pub attempt: u32,
+    pub seq: u64,
+    pub holder: String,
+    pub at: String,
+}
+
+/// How a dispatch ended.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitKind {
+    /// The command exited 0.
+    Ok,
+    /// The command exited non-zero.
+    Failed,
+    /// The command ran past the step's timeout and was killed.
+    Timeout,
+    /// The command could not be started, or died by a signal.
+    Error,
+}
+
+impl ExitKind {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "ok" => Some(Self::Ok),
+            "failed" => Some(Self::Failed),
+            "timeout" => Some(Self::Timeout),
+            "error" => Some(Self::Error),
+            _ => None,
+        }
+    }
+}
+
+/// A typed dispatch exit, recorded by `record-exit`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ExitRecord {
+    pub step: String,
+    pub attempt: u32,
+    pub seq: u64,
+    pub exit: ExitKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    /// Whether a proposal was recorded on the step during this dispatch.
+    pub proposed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    pub at: String,
+}
+
+/// Which node's split created this one.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Provenance {
+    pub split_by: String,
+    pub seq: u64,
+    pub index: usize,
+}
+
+/// On a parent: the children its split sanctioned.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct SplitRecord {
+    pub children: Vec<String>,
+    pub seq: u64,
+}
+
+/// When the node entered a step.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StepEntry {
+    pub step: String,
+    pub seq: u64,
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+}

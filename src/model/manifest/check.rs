@@ -1,0 +1,271 @@
+//! Validating a manifest as it loads: typing every part (so one bad value does not hide the
+//! next), bringing a schema-1 file up to this shape, and every cross-field rule, each problem
+//! naming its JSON path.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use super::{
+    Autonomy, FloorKind, FloorSpec, MANIFEST_SCHEMA, MAX_TIMEOUT_S, Manifest, ManifestProblems,
+    REQUIRED_ROUTES, Role, Run, Step,
+};
+
+impl Manifest {
+    /// Bring a deserialized manifest up to this shape and validate it.
+    pub(super) fn checked(mut self) -> Result<Manifest, ManifestProblems> {
+        if self.schema_version > MANIFEST_SCHEMA {
+            return Err(ManifestProblems(vec![format!(
+                "schema_version: {} is newer than this splice reads ({MANIFEST_SCHEMA}); \
+                 upgrade splice",
+                self.schema_version
+            )]));
+        }
+        if self.schema_version < MANIFEST_SCHEMA {
+            self.infer_schema_one();
+        }
+        let problems = self.problems();
+        if problems.is_empty() {
+            Ok(self)
+        } else {
+            Err(ManifestProblems(problems))
+        }
+    }
+
+    /// Schema 1 had no roles and no artifacts: infer them (see the module doc).
+    fn infer_schema_one(&mut self) {
+        for step in &mut self.steps {
+            if step.role.is_none() {
+                step.role = if step.floors.iter().any(|f| f.kind == FloorKind::Spec) {
+                    Some(Role::Spec)
+                } else {
+                    match step.name.as_str() {
+                        "delegate" => Some(Role::Delegate),
+                        "integrate" => Some(Role::Integrate),
+                        "deliver" => Some(Role::Deliver),
+                        _ => None,
+                    }
+                };
+            }
+            if step.artifact.is_none() {
+                step.artifact = step
+                    .floors
+                    .iter()
+                    .find_map(|f| f.str_param("path"))
+                    .map(String::from);
+            }
+        }
+        self.schema_version = MANIFEST_SCHEMA;
+    }
+
+    /// Every validation problem, each naming its JSON path.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.tiers.is_some() {
+            out.push(not_yet("tiers", "request tiers"));
+        }
+        let mut names = BTreeSet::new();
+        let mut roles: BTreeMap<Role, &str> = BTreeMap::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            step_problems(i, step, &mut out);
+            if !names.insert(step.name.as_str()) {
+                out.push(format!("steps[{i}].name: duplicate step \"{}\"", step.name));
+            }
+            if let Some(role) = step.role
+                && let Some(other) = roles.insert(role, &step.name)
+            {
+                out.push(format!(
+                    "steps[{i}].role: \"{}\" is already the role of step \"{other}\"; a role \
+                     belongs to one step",
+                    role.name()
+                ));
+            }
+        }
+        for required in REQUIRED_ROUTES {
+            if !self.routes.contains_key(*required) {
+                out.push(format!(
+                    "routes.{required}: missing (splice needs root, compound and leaf)"
+                ));
+            }
+        }
+        for (route, steps) in &self.routes {
+            if steps.is_empty() {
+                out.push(format!("routes.{route}: route without steps"));
+            }
+            for (i, s) in steps.iter().enumerate() {
+                if !names.contains(s.as_str()) {
+                    out.push(format!("routes.{route}[{i}]: unknown step \"{s}\""));
+                }
+            }
+        }
+        for (route, step) in &self.entry {
+            let Some(steps) = self.routes.get(route) else {
+                out.push(format!("entry.{route}: unknown route \"{route}\""));
+                continue;
+            };
+            let Some(at) = steps.iter().position(|s| s == step) else {
+                out.push(format!(
+                    "entry.{route}: step \"{step}\" is not on route {route}"
+                ));
+                continue;
+            };
+            for skipped in &steps[..at] {
+                if self.step(skipped).is_some_and(|s| !s.optional) {
+                    out.push(format!(
+                        "entry.{route}: starting at \"{step}\" skips \"{skipped}\", which is not \
+                         `optional: true`"
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Every problem of a manifest's JSON that does not type, each with its path: every step, floor
+/// and relax level is typed on its own, so one bad value does not hide the next; then the parts
+/// that did type are validated as a whole.
+pub(super) fn type_problems(raw: &Value) -> Vec<String> {
+    fn typed<T: serde::de::DeserializeOwned>(v: &Value, at: &str, out: &mut Vec<String>) -> bool {
+        let Err(e) = serde_path_to_error::deserialize::<_, T>(v) else {
+            return true;
+        };
+        let inner = e.path().to_string();
+        let path = match (at.is_empty(), inner.as_str()) {
+            (true, p) => p.to_string(),
+            (false, ".") => at.to_string(),
+            (false, p) => format!("{at}.{p}"),
+        };
+        out.push(format!("{path}: {}", e.inner()));
+        false
+    }
+    let mut out = Vec::new();
+    let mut rest = raw.clone();
+    let mut kept = Vec::new();
+    if let Some(Value::Array(steps)) = rest.as_object_mut().and_then(|o| o.remove("steps")) {
+        for (i, mut step) in steps.into_iter().enumerate() {
+            if let Some(obj) = step.as_object_mut() {
+                if let Some(Value::Array(floors)) = obj.get_mut("floors") {
+                    let mut j = 0;
+                    floors.retain(|f| {
+                        j += 1;
+                        typed::<FloorSpec>(f, &format!("steps[{i}].floors[{}]", j - 1), &mut out)
+                    });
+                }
+                if let Some(Value::Array(levels)) = obj.get_mut("relax") {
+                    let mut j = 0;
+                    levels.retain(|l| {
+                        j += 1;
+                        typed::<Autonomy>(l, &format!("steps[{i}].relax[{}]", j - 1), &mut out)
+                    });
+                }
+            }
+            if typed::<Step>(&step, &format!("steps[{i}]"), &mut out) {
+                kept.push(step);
+            } else if let Some(name) = step.get("name").filter(|n| n.is_string()) {
+                // Keep the name, so routes naming it are not reported as well.
+                kept.push(serde_json::json!({ "name": name }));
+            }
+        }
+    }
+    if let Some(o) = rest.as_object_mut() {
+        o.insert("steps".into(), Value::Array(kept));
+    }
+    if typed::<Manifest>(&rest, "", &mut out)
+        && let Ok(partial) = serde_json::from_value::<Manifest>(rest)
+        && let Err(more) = partial.checked()
+    {
+        out.extend(more.0);
+    }
+    out
+}
+
+/// Deserialize a manifest embedded in another document (a snapshot) with the same typing,
+/// upgrade and validation as [`Manifest::parse`].
+pub fn deserialize_checked<'de, D: Deserializer<'de>>(d: D) -> Result<Manifest, D::Error> {
+    Manifest::deserialize(d)?
+        .checked()
+        .map_err(|p| serde::de::Error::custom(format!("manifest: {p}")))
+}
+
+fn not_yet(path: &str, what: &str) -> String {
+    format!(
+        "{path}: not supported yet ({what} have no runtime in this splice, so the field would \
+         do nothing); remove it"
+    )
+}
+
+/// The `{{name}}` variables in a template, trimmed.
+fn template_names(text: &str) -> Vec<&str> {
+    text.split("{{")
+        .skip(1)
+        .filter_map(|part| part.split_once("}}").map(|(name, _)| name.trim()))
+        .collect()
+}
+
+/// The problems of one step.
+fn step_problems(i: usize, step: &Step, out: &mut Vec<String>) {
+    if step.name.is_empty() {
+        out.push(format!("steps[{i}].name: empty step name"));
+    }
+    if step.loop_.is_some() {
+        out.push(not_yet(&format!("steps[{i}].loop"), "loop steps"));
+    }
+    if step.on_result.is_some() {
+        out.push(not_yet(&format!("steps[{i}].on_result"), "result branches"));
+    }
+    if step.max_attempts == 0 {
+        out.push(format!("steps[{i}].max_attempts: must be at least 1"));
+    }
+    if step.timeout_s == 0 || step.timeout_s > MAX_TIMEOUT_S {
+        out.push(format!(
+            "steps[{i}].timeout_s: {} is outside 1..={MAX_TIMEOUT_S} seconds",
+            step.timeout_s
+        ));
+    }
+    if let Some(artifact) = &step.artifact {
+        for name in template_names(artifact) {
+            if !["bead.id", "root.id", "step"].contains(&name) {
+                out.push(format!(
+                    "steps[{i}].artifact: unknown template variable `{{{{{name}}}}}` (bead.id, \
+                     root.id or step)"
+                ));
+            }
+        }
+    }
+    if let Some(Run::Argv { argv }) = &step.run
+        && argv.is_empty()
+    {
+        out.push(format!("steps[{i}].run.argv: empty command"));
+    }
+    if !step.relax.is_empty() && step.gate.is_none() {
+        out.push(format!(
+            "steps[{i}].relax: the step has no gate to relax; add `\"gate\": \"human\"` or drop relax"
+        ));
+    }
+    for (j, floor) in step.floors.iter().enumerate() {
+        let known = floor.kind.params();
+        for key in floor.params.keys() {
+            if !known.contains(&key.as_str()) {
+                let hint = if known.is_empty() {
+                    "it takes none".to_string()
+                } else {
+                    format!("it takes {}", known.join(", "))
+                };
+                out.push(format!(
+                    "steps[{i}].floors[{j}].{key}: a `{}` floor has no parameter \"{key}\" ({hint})",
+                    floor.kind
+                ));
+            }
+        }
+        if let Some(t) = floor.params.get("timeout_s")
+            && !t.as_u64().is_some_and(|t| (1..=MAX_TIMEOUT_S).contains(&t))
+        {
+            out.push(format!(
+                "steps[{i}].floors[{j}].timeout_s: {t} is not a whole number of seconds in \
+                 1..={MAX_TIMEOUT_S}"
+            ));
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! The manifest's typing and validation, edge by edge.
+
+use super::*;
+
+fn problems_of(text: &str) -> String {
+    Manifest::parse(text).unwrap_err().to_string()
+}
+
+#[test]
+fn the_default_manifest_declares_its_roles() {
+    let m = Manifest::default_manifest();
+    assert_eq!(m.schema_version, MANIFEST_SCHEMA);
+    assert_eq!(m.step_with(Role::Spec).unwrap().name, "generate-spec");
+    assert_eq!(m.step_with(Role::Delegate).unwrap().name, "delegate");
+    assert!(m.is("integrate", Role::Integrate));
+    assert!(m.is("deliver", Role::Deliver));
+}
+
+#[test]
+fn a_schema_one_manifest_gets_roles_and_artifacts_inferred() {
+    let old = DEFAULT_MANIFEST
+        .replace("\"schema_version\": 2", "\"version\": 1")
+        .lines()
+        .filter(|l| !l.contains("\"role\"") && !l.contains("\"artifact\""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let m = Manifest::parse(&old).unwrap();
+    let new = Manifest::default_manifest();
+    assert_eq!(m.step_with(Role::Spec).unwrap().name, "generate-spec");
+    assert!(m.is("delegate", Role::Delegate));
+    assert_eq!(
+        m.step("review").unwrap().artifact,
+        new.step("review").unwrap().artifact
+    );
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let newer = DEFAULT_MANIFEST.replace("\"schema_version\": 2", "\"schema_version\": 9");
+    assert!(problems_of(&newer).contains("newer than this splice reads"));
+}
+
+#[test]
+fn unknown_kinds_fields_and_params_are_named() {
+    let bad = DEFAULT_MANIFEST.replace("\"kind\": \"review\"", "\"kind\": \"revue\"");
+    let p = problems_of(&bad);
+    assert!(
+        p.contains("steps[6].floors[0].kind") && p.contains("known: file_exists"),
+        "{p}"
+    );
+    let bad = DEFAULT_MANIFEST.replace(
+        "\"max_attempts\": 3,\n      \"timeout_s\": 3600",
+        "\"max_attempt\": 3,\n      \"timeout_s\": 3600",
+    );
+    assert!(problems_of(&bad).contains("unknown field `max_attempt`"));
+    let bad = DEFAULT_MANIFEST.replace(
+        "{ \"kind\": \"children_conserved\" }\n      ],\n      \"gate\"",
+        "{ \"kind\": \"children_conserved\", \"path\": \"x\" }\n      ],\n      \"gate\"",
+    );
+    assert!(problems_of(&bad).contains("has no parameter \"path\" (it takes none)"));
+    let bad = DEFAULT_MANIFEST.replace(
+        "\"relax\": [\"deep\"],\n      \"resume\": \"redo\"",
+        "\"relax\": [\"deeper\"],\n      \"resume\": \"redo\"",
+    );
+    assert!(problems_of(&bad).contains("bad autonomy level \"deeper\""));
+}
+
+#[test]
+fn fields_without_a_runtime_are_refused() {
+    let with = |field: &str| {
+        DEFAULT_MANIFEST.replace(
+            "\"name\": \"implement\",",
+            &format!("\"name\": \"implement\", {field},"),
+        )
+    };
+    assert!(problems_of(&with("\"loop\": {}")).contains("steps[5].loop: not supported yet"));
+    assert!(
+        problems_of(&with("\"on_result\": []")).contains("steps[5].on_result: not supported yet")
+    );
+    let tiers = DEFAULT_MANIFEST.replacen('{', "{ \"tiers\": {},", 1);
+    assert!(problems_of(&tiers).contains("tiers: not supported yet"));
+}
+
+#[test]
+fn timeouts_are_bounded_and_entries_skip_only_optional_steps() {
+    let huge = DEFAULT_MANIFEST.replace("\"timeout_s\": 60", "\"timeout_s\": 18446744073709551615");
+    assert!(problems_of(&huge).contains("timeout_s: 18446744073709551615 is outside"));
+    let skip = DEFAULT_MANIFEST.replace("\"leaf\": \"generate-spec\"", "\"leaf\": \"review\"");
+    assert!(problems_of(&skip).contains("skips \"generate-spec\", which is not `optional: true`"));
+    let twice = DEFAULT_MANIFEST.replace(
+        "\"name\": \"review\",",
+        "\"name\": \"review\", \"role\": \"spec\",",
+    );
+    assert!(problems_of(&twice).contains("already the role of step"));
+}
+
+#[test]
+fn floor_kinds_round_trip_by_name() {
+    for kind in FloorKind::ALL {
+        let text = serde_json::to_string(kind).unwrap();
+        assert_eq!(text, format!("\"{}\"", kind.name()));
+        assert_eq!(serde_json::from_str::<FloorKind>(&text).unwrap(), *kind);
+    }
+}
