@@ -70,10 +70,10 @@ fn prepare(dir: &Path, plan: &Plan) -> Result<Store> {
         }
         std::fs::write(&file, text).map_err(|e| Error::io(&file, e))?;
     }
-    let tip = git::init_with_commit(&dir, "main", "calc: the project before the campaign")?;
-    let repo = git::open(&dir)?;
+    let tip = git::init_with_commit(dir, "main", "calc: the project before the campaign")?;
+    let repo = git::open(dir)?;
     git::branch(&repo, &plan.target, tip)?;
-    let store = Store::open_or_create(Some(&dir))?;
+    let store = Store::open_or_create(Some(dir))?;
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
     let config = store.dir().join("config.toml");
     std::fs::write(&config, config_toml(&exe)).map_err(|e| Error::io(&config, e))?;
