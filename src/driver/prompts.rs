@@ -7,48 +7,8 @@ use crate::error::{Error, Result};
 use crate::exec::template::substitute;
 use crate::model::Step;
 use crate::model::bead::DeliveryMethod;
+use crate::model::manifest::prompts::DEFAULT_PROMPTS as DEFAULTS;
 use crate::store::Store;
-
-const DEFAULTS: &[(&str, &str)] = &[
-    (
-        "generate-design",
-        include_str!("../../manifest/prompts/generate-design.md"),
-    ),
-    (
-        "create-prp",
-        include_str!("../../manifest/prompts/create-prp.md"),
-    ),
-    (
-        "refine-design",
-        include_str!("../../manifest/prompts/refine-design.md"),
-    ),
-    (
-        "to-issues",
-        include_str!("../../manifest/prompts/to-issues.md"),
-    ),
-    (
-        "generate-spec",
-        include_str!("../../manifest/prompts/generate-spec.md"),
-    ),
-    (
-        "implement",
-        include_str!("../../manifest/prompts/implement.md"),
-    ),
-    ("review", include_str!("../../manifest/prompts/review.md")),
-    ("deliver", include_str!("../../manifest/prompts/deliver.md")),
-    (
-        "deliver-pr",
-        include_str!("../../manifest/prompts/deliver-pr.md"),
-    ),
-    (
-        "deliver-direct",
-        include_str!("../../manifest/prompts/deliver-direct.md"),
-    ),
-    (
-        "integrate",
-        include_str!("../../manifest/prompts/integrate.md"),
-    ),
-];
 
 /// The template for prompt `name` when the node delivers by `method`: `<name>-<method>` where
 /// one exists (the deliver step's pull-request and direct variants), else `<name>`.

@@ -155,15 +155,13 @@ pub fn judge(text: &str, node: &str, stem: &str) -> Result<Declared, Vec<String>
             ));
         }
     }
-    let verdict = match scalar("verdict").as_deref() {
-        None => None,
-        Some("leaf") => Some(SpecVerdict::Leaf),
-        Some("compound") => Some(SpecVerdict::Compound),
-        Some(v) => {
+    let verdict = scalar("verdict").and_then(|v| {
+        let parsed = SpecVerdict::parse(&v);
+        if parsed.is_none() {
             problems.push(format!("`verdict: {v}` must be `leaf` or `compound`"));
-            None
         }
-    };
+        parsed
+    });
     if scenarios(&body).is_empty() {
         problems.push("no Gherkin `Scenario:` in the body".into());
     }

@@ -74,6 +74,22 @@ pub enum SpecVerdict {
     Compound,
 }
 
+impl SpecVerdict {
+    /// The verdict a spec's front matter names, if it is one.
+    pub fn parse(word: &str) -> Option<SpecVerdict> {
+        [SpecVerdict::Leaf, SpecVerdict::Compound]
+            .into_iter()
+            .find(|v| v.as_str() == word)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpecVerdict::Leaf => Kind::Leaf.as_str(),
+            SpecVerdict::Compound => Kind::Compound.as_str(),
+        }
+    }
+}
+
 /// Where a node's work lands and how.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 mod check;
 mod floor;
+pub mod prompts;
 
 pub use check::deserialize_checked;
 use check::type_problems;
