@@ -158,9 +158,13 @@ fn a_stale_review_only_refuses() {
     r.write("src/new.rs", "fn main() {}\n");
     r.git(&["add", "src/new.rs"]);
     r.git(&["commit", "-q", "-m", "new work"]);
-    r.fails(
+    let err = r.fails(
         1,
         &["transition", "complete", "--bead", &id, "--step", "review"],
+    );
+    assert!(
+        err.contains(&format!("the review was made against {old}, but HEAD is")),
+        "{err}"
     );
     assert_eq!(
         r.bead(&id)["pipeline"]["step"],

@@ -165,4 +165,9 @@ fn bad_snapshot_exits_2_naming_the_file() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("missing.json") && err.contains("No such file"),
+        "{err}"
+    );
 }
