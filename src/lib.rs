@@ -12,6 +12,7 @@ pub mod exec;
 pub mod floors;
 pub mod model;
 pub mod policy;
+pub mod process;
 pub mod store;
 pub mod transition;
 

@@ -8,8 +8,7 @@
 //! | [`worktree`] | `.splice/worktrees/<id>` on `splice/<id>`, created from the delivery target; reset for resume `redo` |
 //! | [`template`] | argv templates (`{{bead}}`, `{{step}}`, `{{prompt}}`, …); the prompt goes last unless named |
 //! | [`prompt`] | step prompts with a bounded context (≤ 8 KiB) |
-//! | [`dispatch`] | one run of an argv: `SPLICE_*` env, own process group, timeout kills the group |
-//! | [`log`] | the bounded log: first and last half of the cap, a marker for what was elided |
+//! | [`dispatch`] | one run of an argv through [`crate::process`]: `SPLICE_*` env, own process group, timeout kills the group, a bounded log |
 //! | [`usage`] | tokens, latency and cost from Claude Code stream-json or a usage file |
 //!
 //! A typical dispatch, as the runner drives it:
@@ -24,7 +23,6 @@
 //! ```
 
 pub mod dispatch;
-pub mod log;
 pub mod prompt;
 pub mod template;
 pub mod usage;
