@@ -11,9 +11,8 @@ use std::time::Duration;
 use git2::{Oid, Repository};
 use serde_json::{Value, json};
 
-use super::run::run;
 use super::target_checkout::{is_on, target_tip};
-use super::{Ctx, Effect, Floor, Outcome, tail};
+use super::{Ctx, Effect, Floor, Outcome, run_command, tail};
 use crate::model::Autonomy;
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::policy::lineage::is_mainline;
@@ -143,7 +142,7 @@ impl Floor for Delivered {
         };
         let mut argv = forge;
         argv.push(url.clone());
-        let ran = match run(&argv, ctx.store.repo(), &[], FORGE_TIMEOUT) {
+        let ran = match run_command(&argv, ctx.store.repo(), &[], FORGE_TIMEOUT) {
             Ok(r) => r,
             Err(e) => {
                 return Outcome::escalate(
@@ -154,7 +153,7 @@ impl Floor for Delivered {
             }
         };
         evidence["forge_output"] = json!(tail(&ran.combined(), 2000));
-        let answer = match (ran.code, parse_forge(&ran.stdout)) {
+        let answer = match (ran.code(), parse_forge(&ran.stdout)) {
             (Some(0), Some(a)) => a,
             (code, _) => {
                 return Outcome::escalate(

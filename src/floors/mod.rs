@@ -17,7 +17,6 @@ pub mod file_exists;
 pub mod gherkin;
 pub mod headings;
 pub mod review;
-pub mod run;
 pub mod sarif;
 pub mod scenarios_declared;
 pub mod spec;
@@ -26,6 +25,7 @@ pub mod target_checkout;
 pub mod test_results;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -33,7 +33,12 @@ use crate::model::bead::{Proposal, SpecVerdict, Verdict};
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::model::{Bead, Config, Manifest, Step};
 use crate::policy::Lineage;
+use crate::process::{self, Captured, Cmd, Exit};
 use crate::store::Store;
+
+/// How much of each output stream of a floor's command is kept (half from the start, half from
+/// the end). Generous, so that `tests` can read the per-test lines of a large suite.
+pub const OUTPUT_CAP: usize = 8 * 1024 * 1024;
 
 /// What a floor asks the writer to record when the check is committed.
 #[derive(Clone, Debug, PartialEq)]
@@ -226,6 +231,48 @@ pub fn workdir_for(store: &Store, bead: &Bead) -> PathBuf {
     } else {
         store.repo().to_path_buf()
     }
+}
+
+/// The time bound for a floor's command: its `timeout_s` parameter, else the step's.
+pub fn timeout_for(spec: &FloorSpec, step_timeout_s: u64) -> Duration {
+    let secs = spec
+        .params
+        .get("timeout_s")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(step_timeout_s)
+        .max(1);
+    Duration::from_secs(secs)
+}
+
+/// Run a floor's command through [`crate::process`]: `argv` in `dir` with `env`, its process
+/// group killed at `timeout` and once the command exits, each stream kept up to
+/// [`OUTPUT_CAP`]. `Err` says why it did not run: the floor cannot check.
+pub fn run_command(
+    argv: &[String],
+    dir: &Path,
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> Result<Captured, String> {
+    let cmd = Cmd {
+        env: env
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect(),
+        timeout: Some(timeout),
+        ..Cmd::new(argv, dir)
+    };
+    let mut out = process::capture(&cmd, OUTPUT_CAP);
+    match &out.ran.exit {
+        Exit::NotStarted(reason) => return Err(reason.clone()),
+        Exit::Lost(reason) => return Err(format!("lost track of it: {reason}")),
+        _ => {}
+    }
+    if !out.ran.drained {
+        out.stderr.push_str(
+            "\n[splice: output after the command ended was not waited for (a process outside its group holds it)]\n",
+        );
+    }
+    Ok(out)
 }
 
 /// The last `max` bytes of `text`, on a char boundary, for evidence.

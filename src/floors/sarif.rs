@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::run::{run, timeout_for};
-use super::{Ctx, Floor, Outcome, tail};
+use super::{Ctx, Floor, Outcome, run_command, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct Sarif;
@@ -159,14 +158,14 @@ impl Floor for Sarif {
             }
             let timeout = timeout_for(spec, ctx.step.timeout_s);
             // Linters exit non-zero when they find something, so the exit code is not the verdict.
-            match run(
+            match run_command(
                 &argv,
                 &ctx.workdir,
                 &[("SPLICE_BEAD", &ctx.bead.id)],
                 timeout,
             ) {
-                Ok(ran) if !ran.timed_out => {
-                    (json!({ "argv": argv, "exit_code": ran.code }), ran.stdout)
+                Ok(ran) if !ran.timed_out() => {
+                    (json!({ "argv": argv, "exit_code": ran.code() }), ran.stdout)
                 }
                 Ok(_) => {
                     return unavailable(

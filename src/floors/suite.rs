@@ -5,10 +5,10 @@
 
 use serde_json::json;
 
-use super::run::{run, timeout_for};
 use super::target_checkout::prepare;
-use super::{Ctx, Floor, Outcome, tail};
+use super::{Ctx, Floor, Outcome, run_command, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
+use crate::process::Exit;
 
 pub struct Suite;
 
@@ -55,7 +55,7 @@ impl Floor for Suite {
         };
         let argv = vec!["sh".to_string(), "-c".to_string(), cmd.clone()];
         let timeout = timeout_for(spec, ctx.step.timeout_s);
-        let ran = match run(
+        let ran = match run_command(
             &argv,
             &checkout.path,
             &[("SPLICE_BEAD", &ctx.bead.id)],
@@ -75,27 +75,30 @@ impl Floor for Suite {
             "read_in": checkout.path,
             "target": checkout.target,
             "tip": checkout.tip,
-            "exit_code": ran.code,
-            "timed_out": ran.timed_out,
+            "exit_code": ran.code(),
+            "timed_out": ran.timed_out(),
             "output_tail": tail(&ran.combined(), TAIL_BYTES),
         });
-        match ran.code {
-            Some(0) => Outcome::pass(
+        match &ran.ran.exit {
+            Exit::Code(0) => Outcome::pass(
                 KIND,
                 format!("`{cmd}` passed on {} at {}", checkout.target, checkout.tip),
                 evidence,
             ),
-            _ if ran.timed_out => Outcome::refuse(
+            Exit::TimedOut => Outcome::refuse(
                 KIND,
                 format!("`{cmd}` ran past {}s and was killed", timeout.as_secs()),
                 evidence,
             ),
-            Some(code) => Outcome::refuse(
+            Exit::Code(code) => Outcome::refuse(
                 KIND,
                 format!("`{cmd}` exited {code} on {}", checkout.target),
                 evidence,
             ),
-            None => Outcome::refuse(KIND, format!("`{cmd}` was killed by a signal"), evidence),
+            Exit::Signal(s) => {
+                Outcome::refuse(KIND, format!("`{cmd}` was killed by signal {s}"), evidence)
+            }
+            other => Outcome::refuse(KIND, format!("`{cmd}` ended: {other:?}"), evidence),
         }
     }
 }

@@ -5,8 +5,7 @@
 
 use serde_json::json;
 
-use super::run::{run, timeout_for};
-use super::{Ctx, Floor, Outcome, tail};
+use super::{Ctx, Floor, Outcome, run_command, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct Tests;
@@ -147,7 +146,7 @@ impl Floor for Tests {
             );
         }
         let timeout = timeout_for(spec, ctx.step.timeout_s);
-        let ran = match run(
+        let ran = match run_command(
             &argv,
             &ctx.workdir,
             &[("SPLICE_BEAD", &ctx.bead.id)],
@@ -180,8 +179,8 @@ impl Floor for Tests {
         );
         let evidence = json!({
             "argv": argv,
-            "exit_code": ran.code,
-            "timed_out": ran.timed_out,
+            "exit_code": ran.code(),
+            "timed_out": ran.timed_out(),
             "junit": junit,
             "junit_read": junit_read,
             "passed": passed,
@@ -200,17 +199,17 @@ impl Floor for Tests {
                 evidence,
             );
         }
-        if ran.timed_out {
+        if ran.timed_out() {
             return Outcome::refuse(
                 KIND,
                 format!("`{cmd}` ran past {}s and was killed", timeout.as_secs()),
                 evidence,
             );
         }
-        if ran.code != Some(0) {
+        if ran.code() != Some(0) {
             return Outcome::refuse(
                 KIND,
-                format!("`{cmd}` exited {:?} ({passed} passed)", ran.code),
+                format!("`{cmd}` exited {:?} ({passed} passed)", ran.code()),
                 evidence,
             );
         }
