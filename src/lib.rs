@@ -15,5 +15,6 @@ pub mod policy;
 pub mod process;
 pub mod store;
 pub mod transition;
+pub mod worktree;
 
 pub use error::{Error, Result};

@@ -4,8 +4,8 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use splice::exec::worktree::{self, Prepared};
 use splice::model::manifest::Resume;
+use splice::worktree::{self, Prepared};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
@@ -65,7 +65,7 @@ fn create_reuse_and_remove() {
     assert!(!again.created);
     assert_eq!(again.path, wt.path);
     assert!(again.path.join("work.txt").exists());
-    assert_eq!(worktree::list(&wts), vec!["sp-1.2".to_string()]);
+    assert_eq!(worktree::list(&wts).unwrap(), vec!["sp-1.2".to_string()]);
 
     // A commit on the node's branch, then remove: the directory goes, the branch stays.
     git(&wt.path, &["add", "work.txt"]);
@@ -73,7 +73,7 @@ fn create_reuse_and_remove() {
     let work_sha = worktree::head(&wt.path).unwrap();
     worktree::remove(root, &wts, "sp-1.2").unwrap();
     assert!(!wt.path.exists());
-    assert!(worktree::list(&wts).is_empty());
+    assert!(worktree::list(&wts).unwrap().is_empty());
     assert_eq!(git(root, &["rev-parse", "splice/sp-1.2"]), work_sha);
     assert!(!git(root, &["worktree", "list"]).contains("sp-1.2"));
 
@@ -101,8 +101,8 @@ fn a_deleted_directory_is_recreated() {
     fs::create_dir_all(wts.join("sp-9@target")).unwrap();
     fs::create_dir_all(wts.join(".tmp")).unwrap();
     fs::write(wts.join("stray-file"), "x").unwrap();
-    assert_eq!(worktree::list(&wts), vec!["sp-9".to_string()]);
-    assert!(worktree::list(&root.join("missing")).is_empty());
+    assert_eq!(worktree::list(&wts).unwrap(), vec!["sp-9".to_string()]);
+    assert!(worktree::list(&root.join("missing")).unwrap().is_empty());
 }
 
 #[test]

@@ -9,13 +9,14 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
-use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage, worktree};
+use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage};
 use crate::model::bead::{DeliveryMethod, ExitKind};
 use crate::model::manifest::Run;
 use crate::model::{Bead, Config, Manifest, Step};
 use crate::policy::Lineage;
 use crate::store::Store;
 use crate::transition::{self, Ctx, Status, claim, complete, park, record};
+use crate::worktree;
 
 use super::prompts;
 

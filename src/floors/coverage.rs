@@ -12,7 +12,6 @@ use serde_json::json;
 use walkdir::WalkDir;
 
 use super::gherkin::{carries_id, scenarios};
-use super::target_checkout::prepare;
 use super::{Ctx, Floor, Outcome, is_relative_inside};
 use crate::model::manifest::{FloorKind, FloorSpec};
 
@@ -207,7 +206,7 @@ impl Floor for Coverage {
                 json!({ "test_paths": test_paths }),
             );
         }
-        let checkout = match prepare(ctx) {
+        let checkout = match ctx.target_checkout() {
             Ok(c) => c,
             Err(reason) => {
                 return Outcome::escalate(

@@ -8,14 +8,14 @@
 
 use std::time::Duration;
 
-use git2::{Oid, Repository};
+use git2::Oid;
 use serde_json::{Value, json};
 
-use super::target_checkout::{is_on, target_tip};
 use super::{Ctx, Effect, Floor, Outcome, run_command, tail};
 use crate::model::Autonomy;
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::policy::lineage::is_mainline;
+use crate::worktree::{is_on, open_repo, resolve};
 
 pub struct Delivered;
 
@@ -81,19 +81,19 @@ impl Floor for Delivered {
             .and_then(|p| p.pr_url.clone())
             .or_else(|| ctx.bead.pipeline.pr_url.clone());
         let mut evidence = json!({ "target": target, "reviewed_sha": reviewed, "pr_url": pr_url });
-        let repo = match Repository::discover(ctx.store.repo()) {
+        let repo = match open_repo(ctx.store.repo()) {
             Ok(r) => r,
             Err(e) => {
                 return Outcome::escalate(
                     KIND,
-                    format!("cannot open the repository: {}", e.message()),
+                    format!("cannot open the repository: {e}"),
                     evidence,
                 );
             }
         };
-        let tip = match target_tip(&repo, &target) {
+        let tip = match resolve(&repo, &target) {
             Ok(t) => t,
-            Err(reason) => return Outcome::escalate(KIND, reason, evidence),
+            Err(e) => return Outcome::escalate(KIND, e.to_string(), evidence),
         };
         evidence["tip"] = json!(tip.to_string());
         let with_pr = |o: Outcome| match &pr_url {
@@ -113,7 +113,7 @@ impl Floor for Delivered {
                     ));
                 }
                 Ok(false) => {}
-                Err(reason) => return Outcome::escalate(KIND, reason, evidence),
+                Err(e) => return Outcome::escalate(KIND, e.to_string(), evidence),
             }
         }
         let Some(url) = pr_url.clone() else {
@@ -195,7 +195,7 @@ impl Floor for Delivered {
                     evidence,
                 ))
             }
-            Some(Err(reason)) => Outcome::escalate(KIND, reason, evidence),
+            Some(Err(e)) => Outcome::escalate(KIND, e.to_string(), evidence),
             _ => Outcome::refuse(
                 KIND,
                 format!(

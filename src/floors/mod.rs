@@ -21,7 +21,6 @@ pub mod sarif;
 pub mod scenarios_declared;
 pub mod spec;
 pub mod suite;
-pub mod target_checkout;
 pub mod test_results;
 
 use std::path::{Path, PathBuf};
@@ -35,6 +34,7 @@ use crate::model::{Bead, Config, Manifest, Step};
 use crate::policy::Lineage;
 use crate::process::{self, Captured, Cmd, Exit};
 use crate::store::Store;
+use crate::worktree::{self, TargetCheckout};
 
 /// How much of each output stream of a floor's command is kept (half from the start, half from
 /// the end). Generous, so that `tests` can read the per-test lines of a large suite.
@@ -147,6 +147,22 @@ impl Ctx<'_> {
             .replace("{{step}}", &self.step.name)
     }
 
+    /// Create or refresh the node's detached checkout of its integration target's tip
+    /// (`.splice/worktrees/<id>@target`), where `coverage` and `suite` read (DESIGN §6). `Err`
+    /// is a plain reason: the floor cannot check.
+    pub fn target_checkout(&self) -> Result<TargetCheckout, String> {
+        let target = self.target().ok_or(
+            "no integration target: set one with `splice transition set-target`, or `[delivery] target` in config.toml",
+        )?;
+        worktree::checkout_target(
+            self.store.repo(),
+            &self.store.worktrees_dir(),
+            &self.bead.id,
+            target,
+        )
+        .map_err(|e| e.to_string())
+    }
+
     /// The text of the artifact at the floor's `path`: `Err` is the floor's answer when there is
     /// no path (escalate) or no readable file (refuse).
     pub fn read_artifact(
@@ -225,7 +241,7 @@ pub fn combine(outcomes: &[Outcome]) -> Verdict {
 
 /// Where floors read for `bead`: its worktree when one exists, else the repository root.
 pub fn workdir_for(store: &Store, bead: &Bead) -> PathBuf {
-    let wt = store.worktrees_dir().join(&bead.id);
+    let wt = worktree::node_path(&store.worktrees_dir(), &bead.id);
     if wt.is_dir() {
         wt
     } else {

@@ -5,7 +5,6 @@
 
 use serde_json::json;
 
-use super::target_checkout::prepare;
 use super::{Ctx, Floor, Outcome, run_command, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::process::Exit;
@@ -43,7 +42,7 @@ impl Floor for Suite {
             );
         }
         let cmd = root.suite_cmd.clone().unwrap_or_default();
-        let checkout = match prepare(ctx) {
+        let checkout = match ctx.target_checkout() {
             Ok(c) => c,
             Err(reason) => {
                 return Outcome::escalate(
