@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{Ctx, Floor, Outcome, run_command, tail, timeout_for};
+use super::{Ctx, Floor, OUTPUT_CAP, Outcome, run_command, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::process::Exit;
 
@@ -36,6 +36,7 @@ impl Floor for Command {
             &ctx.workdir,
             &[("SPLICE_BEAD", &ctx.bead.id)],
             timeout,
+            OUTPUT_CAP,
         ) {
             Ok(r) => r,
             Err(e) => {

@@ -36,8 +36,8 @@ use crate::process::{self, Captured, Cmd, Exit};
 use crate::store::Store;
 use crate::worktree::{self, TargetCheckout};
 
-/// How much of each output stream of a floor's command is kept (half from the start, half from
-/// the end). Generous, so that `tests` can read the per-test lines of a large suite.
+/// How much of each output stream of a floor's command is kept by default (half from the start,
+/// half from the end). Generous, so that `tests` can read the per-test lines of a large suite.
 pub const OUTPUT_CAP: usize = 8 * 1024 * 1024;
 
 /// What a floor asks the writer to record when the check is committed.
@@ -261,13 +261,14 @@ pub fn timeout_for(spec: &FloorSpec, step_timeout_s: u64) -> Duration {
 }
 
 /// Run a floor's command through [`crate::process`]: `argv` in `dir` with `env`, its process
-/// group killed at `timeout` and once the command exits, each stream kept up to
-/// [`OUTPUT_CAP`]. `Err` says why it did not run: the floor cannot check.
+/// group killed at `timeout` and once the command exits, each stream kept up to `cap` bytes
+/// (usually [`OUTPUT_CAP`]). `Err` says why it did not run: the floor cannot check.
 pub fn run_command(
     argv: &[String],
     dir: &Path,
     env: &[(&str, &str)],
     timeout: Duration,
+    cap: usize,
 ) -> Result<Captured, String> {
     let cmd = Cmd {
         env: env
@@ -277,7 +278,7 @@ pub fn run_command(
         timeout: Some(timeout),
         ..Cmd::new(argv, dir)
     };
-    let mut out = process::capture(&cmd, OUTPUT_CAP);
+    let mut out = process::capture(&cmd, cap);
     match &out.ran.exit {
         Exit::NotStarted(reason) => return Err(reason.clone()),
         Exit::Lost(reason) => return Err(format!("lost track of it: {reason}")),

@@ -3,11 +3,14 @@
 //! is the evidence. Unset `suite_cmd` or `test_paths` escalates: missing configuration is not
 //! incomplete work.
 
-use serde_json::json;
+use std::time::Duration;
 
-use super::{Ctx, Floor, Outcome, run_command, tail, timeout_for};
+use serde_json::{Value, json};
+
+use super::{Ctx, Floor, OUTPUT_CAP, Outcome, run_command, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::process::Exit;
+use crate::worktree::TargetCheckout;
 
 pub struct Suite;
 
@@ -59,6 +62,7 @@ impl Floor for Suite {
             &checkout.path,
             &[("SPLICE_BEAD", &ctx.bead.id)],
             timeout,
+            OUTPUT_CAP,
         ) {
             Ok(r) => r,
             Err(e) => {
@@ -78,26 +82,36 @@ impl Floor for Suite {
             "timed_out": ran.timed_out(),
             "output_tail": tail(&ran.combined(), TAIL_BYTES),
         });
-        match &ran.ran.exit {
-            Exit::Code(0) => Outcome::pass(
-                KIND,
-                format!("`{cmd}` passed on {} at {}", checkout.target, checkout.tip),
-                evidence,
-            ),
-            Exit::TimedOut => Outcome::refuse(
-                KIND,
-                format!("`{cmd}` ran past {}s and was killed", timeout.as_secs()),
-                evidence,
-            ),
-            Exit::Code(code) => Outcome::refuse(
-                KIND,
-                format!("`{cmd}` exited {code} on {}", checkout.target),
-                evidence,
-            ),
-            Exit::Signal(s) => {
-                Outcome::refuse(KIND, format!("`{cmd}` was killed by signal {s}"), evidence)
-            }
-            other => Outcome::refuse(KIND, format!("`{cmd}` ended: {other:?}"), evidence),
+        verdict(&cmd, &checkout, &ran.ran.exit, timeout, evidence)
+    }
+}
+
+fn verdict(
+    cmd: &str,
+    checkout: &TargetCheckout,
+    exit: &Exit,
+    timeout: Duration,
+    evidence: Value,
+) -> Outcome {
+    match exit {
+        Exit::Code(0) => Outcome::pass(
+            KIND,
+            format!("`{cmd}` passed on {} at {}", checkout.target, checkout.tip),
+            evidence,
+        ),
+        Exit::TimedOut => Outcome::refuse(
+            KIND,
+            format!("`{cmd}` ran past {}s and was killed", timeout.as_secs()),
+            evidence,
+        ),
+        Exit::Code(code) => Outcome::refuse(
+            KIND,
+            format!("`{cmd}` exited {code} on {}", checkout.target),
+            evidence,
+        ),
+        Exit::Signal(s) => {
+            Outcome::refuse(KIND, format!("`{cmd}` was killed by signal {s}"), evidence)
         }
+        other => Outcome::refuse(KIND, format!("`{cmd}` ended: {other:?}"), evidence),
     }
 }
