@@ -7,6 +7,12 @@
 //!
 //! One floor per file; [`floor_for`] maps a manifest's [`FloorKind`] to its implementation (an
 //! exhaustive match: a kind without a floor does not compile).
+//!
+//! Floors that run a command (`command`, `suite`, `tests`, `sarif`, and `delivered`'s forge
+//! command) do so through [`run_command`]: [`crate::process`] with a time bound, the command's
+//! process group killed at the limit and once the command exits (a background job it leaves
+//! cannot hold the floor), and each output stream bounded ([`OUTPUT_CAP`]). `coverage` and
+//! `suite` read the target checkout of [`Ctx::target_checkout`] ([`crate::worktree`]).
 
 pub mod children_conserved;
 pub mod children_finished;
