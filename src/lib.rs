@@ -12,7 +12,9 @@ pub mod exec;
 pub mod floors;
 pub mod model;
 pub mod policy;
+pub mod process;
 pub mod store;
 pub mod transition;
+pub mod worktree;
 
 pub use error::{Error, Result};

@@ -4,8 +4,8 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use splice::exec::worktree::{self, Prepared};
 use splice::model::manifest::Resume;
+use splice::worktree::{self, Prepared};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
@@ -65,7 +65,7 @@ fn create_reuse_and_remove() {
     assert!(!again.created);
     assert_eq!(again.path, wt.path);
     assert!(again.path.join("work.txt").exists());
-    assert_eq!(worktree::list(&wts), vec!["sp-1.2".to_string()]);
+    assert_eq!(worktree::list(&wts).unwrap(), vec!["sp-1.2".to_string()]);
 
     // A commit on the node's branch, then remove: the directory goes, the branch stays.
     git(&wt.path, &["add", "work.txt"]);
@@ -73,7 +73,7 @@ fn create_reuse_and_remove() {
     let work_sha = worktree::head(&wt.path).unwrap();
     worktree::remove(root, &wts, "sp-1.2").unwrap();
     assert!(!wt.path.exists());
-    assert!(worktree::list(&wts).is_empty());
+    assert!(worktree::list(&wts).unwrap().is_empty());
     assert_eq!(git(root, &["rev-parse", "splice/sp-1.2"]), work_sha);
     assert!(!git(root, &["worktree", "list"]).contains("sp-1.2"));
 
@@ -101,8 +101,8 @@ fn a_deleted_directory_is_recreated() {
     fs::create_dir_all(wts.join("sp-9@target")).unwrap();
     fs::create_dir_all(wts.join(".tmp")).unwrap();
     fs::write(wts.join("stray-file"), "x").unwrap();
-    assert_eq!(worktree::list(&wts), vec!["sp-9".to_string()]);
-    assert!(worktree::list(&root.join("missing")).is_empty());
+    assert_eq!(worktree::list(&wts).unwrap(), vec!["sp-9".to_string()]);
+    assert!(worktree::list(&root.join("missing")).unwrap().is_empty());
 }
 
 #[test]
@@ -180,4 +180,50 @@ fn redo_resets_and_cleans_on_a_retry_continue_keeps() {
     // redo without a recorded base refuses to guess.
     let err = worktree::prepare_for_attempt(&wt.path, Resume::Redo, 3, None).unwrap_err();
     assert!(err.to_string().contains("redo"), "{err}");
+}
+
+#[test]
+fn a_target_checkout_is_detached_at_the_tip_and_not_listed() {
+    let dir = repo();
+    let root = dir.path();
+    let first = git(root, &["rev-parse", "main"]);
+    // A tag named like the branch, on an older commit: the branch wins.
+    git(root, &["tag", "campaign", &first]);
+    git(root, &["checkout", "-q", "-b", "campaign"]);
+    fs::write(root.join("c.txt"), "c").unwrap();
+    git(root, &["add", "c.txt"]);
+    git(root, &["commit", "-q", "-m", "campaign"]);
+    let tip = git(root, &["rev-parse", "refs/heads/campaign"]);
+    let wts = root.join(".splice/worktrees");
+
+    let co = worktree::checkout_target(root, &wts, "sp-4", "campaign").unwrap();
+    assert_eq!(co.path, worktree::target_path(&wts, "sp-4"));
+    assert_eq!(co.path, wts.join("sp-4@target"));
+    assert_eq!(co.tip, tip);
+    assert_eq!(
+        git(&co.path, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "HEAD"
+    );
+    assert!(co.path.join("c.txt").exists());
+    assert_eq!(git(root, &["branch", "--list", "sp-4@target"]), "");
+    assert_eq!(worktree::head(&co.path).unwrap(), tip);
+    assert!(worktree::list(&wts).unwrap().is_empty());
+
+    // A refresh removes stray files and follows the tip.
+    fs::write(co.path.join("stray.txt"), "x").unwrap();
+    git(root, &["checkout", "-q", "main"]);
+    let again = worktree::checkout_target(root, &wts, "sp-4", "main").unwrap();
+    assert_eq!(again.tip, first);
+    assert!(!again.path.join("stray.txt").exists() && !again.path.join("c.txt").exists());
+
+    let repo = worktree::open_repo(root).unwrap();
+    let (first, tip) = (
+        git2::Oid::from_str(&first).unwrap(),
+        worktree::resolve(&repo, "campaign").unwrap(),
+    );
+    assert!(worktree::is_on(&repo, first, tip).unwrap());
+    assert!(!worktree::is_on(&repo, tip, first).unwrap());
+    let err = worktree::resolve(&repo, "nowhere").unwrap_err();
+    assert!(err.to_string().contains("`nowhere`"), "{err}");
+    assert_eq!(worktree::current_branch(root).as_deref(), Some("main"));
 }

@@ -167,3 +167,24 @@ fn an_unknown_target_escalates() {
     assert_verdict(&coverage(&repo, &r, &r), "escalate");
     assert_verdict(&suite(&repo, &r), "escalate");
 }
+
+#[test]
+fn a_suite_that_leaves_a_background_job_returns_with_its_own_verdict() {
+    let (repo, mut r) = campaign();
+    // The job outlives `sh` and holds its output pipes; the suite's verdict is `sh`'s.
+    r.pipeline.suite_cmd = Some("sleep 30 & echo suite ok".into());
+    let started = std::time::Instant::now();
+    let o = suite(&repo, &r);
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+    assert_verdict(&o, "pass");
+    assert_eq!(o.evidence["timed_out"], json!(false));
+    assert!(
+        o.evidence["output_tail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("suite ok"),
+        "{}",
+        o.evidence
+    );
+}

@@ -186,3 +186,46 @@ fn command_passes_on_the_expected_exit_and_is_bounded_in_time() {
     let o = check(&repo, json!({"kind": "command", "argv": ["/no/such/tool"]}));
     assert_verdict(&o, "escalate");
 }
+
+#[test]
+fn command_returns_when_the_leader_exits_though_a_background_job_lingers() {
+    let repo = Repo::new();
+    let started = std::time::Instant::now();
+    // The background `sleep` holds the output pipes open after `sh` exits.
+    let o = check(
+        &repo,
+        json!({"kind": "command", "argv": ["sh", "-c", "sleep 30 & echo hi; exit 4"], "expect_exit": 4, "timeout_s": 60}),
+    );
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+    assert_verdict(&o, "pass");
+    assert_eq!(o.evidence["exit_code"], json!(4));
+    assert!(
+        o.evidence["output_tail"].as_str().unwrap().contains("hi"),
+        "{}",
+        o.evidence
+    );
+}
+
+#[test]
+fn command_whose_leader_runs_past_its_timeout_is_killed() {
+    let repo = Repo::new();
+    let started = std::time::Instant::now();
+    let o = check(
+        &repo,
+        json!({"kind": "command", "argv": ["sh", "-c", "echo begun; sleep 30 & sleep 30"], "timeout_s": 1}),
+    );
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+    assert_verdict(&o, "refuse");
+    assert_eq!(o.evidence["exit_code"], json!(null));
+    assert!(o.reason.contains("killed after 1s"), "{}", o.reason);
+    assert!(
+        o.evidence["output_tail"]
+            .as_str()
+            .unwrap()
+            .contains("begun"),
+        "{}",
+        o.evidence
+    );
+}

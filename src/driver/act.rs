@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::error::{Error, Result};
-use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage, worktree};
+use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage};
 use crate::model::bead::{DeliveryMethod, ExitKind};
 use crate::model::envelope::ActResult;
 use crate::model::manifest::Run;
@@ -17,6 +17,7 @@ use crate::model::{Bead, Config, Manifest, Role, Step};
 use crate::policy::Lineage;
 use crate::store::Store;
 use crate::transition::{self, Ctx, Status, claim, complete, park, record};
+use crate::worktree;
 
 use super::prompts;
 

@@ -102,7 +102,8 @@ impl Feed {
 
     /// Re-list the worktrees of beads in scope.
     pub fn refresh_worktrees(&mut self) {
-        let mut trees = crate::exec::worktree::list(&self.store.worktrees_dir());
+        // A listing that fails leaves no worktree known; the next refresh tries again.
+        let mut trees = crate::worktree::list(&self.store.worktrees_dir()).unwrap_or_default();
         trees.retain(|id| self.index.contains_key(id));
         self.snapshot.worktrees = trees;
     }

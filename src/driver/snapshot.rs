@@ -1,8 +1,7 @@
 //! Build a [`Snapshot`] from the state directory: one directory read of the beads (in
 //! parallel), one of the worktrees, the manifest and the config. No lock, no subprocess.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
-use std::fs;
+use std::collections::{HashMap, HashSet};
 
 use crate::clock;
 use crate::error::{Error, Result};
@@ -27,7 +26,7 @@ pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapsh
         None => (beads, Vec::new()),
     };
     let ids: HashSet<&str> = beads.iter().map(|b| b.id.as_str()).collect();
-    let worktrees = worktrees(store)?
+    let worktrees = crate::worktree::list(&store.worktrees_dir())?
         .into_iter()
         .filter(|w| ids.contains(w.as_str()))
         .collect();
@@ -91,24 +90,4 @@ fn in_scope(beads: Vec<Bead>, root: &str) -> Result<(Vec<Bead>, Vec<Bead>)> {
         .unwrap_or_default();
     let beads = beads.into_iter().filter(|b| keep.contains(&b.id)).collect();
     Ok((beads, ancestors))
-}
-
-/// Names of the directories under `.splice/worktrees/`, except `<id>@target` checkouts.
-fn worktrees(store: &Store) -> Result<Vec<String>> {
-    let dir = store.worktrees_dir();
-    let entries = match fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(&dir, e)),
-    };
-    let mut out = BTreeSet::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(&dir, e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-        if is_dir && !name.contains('@') && !name.starts_with('.') {
-            out.insert(name);
-        }
-    }
-    Ok(out.into_iter().collect())
 }

@@ -1,36 +1,28 @@
 //! Run one dispatch: an argv in the node's worktree, in its own process group, with the
 //! `SPLICE_*` environment, a timeout that kills the whole group, and a bounded log.
 //!
-//! The argv runs as given (no shell unless it says `sh -c`). stdout and stderr share one pipe,
-//! so the log keeps their interleaving; one reader thread drains it into a [`BoundedLog`]. The
-//! wait polls `try_wait` every 20 ms. When the leader exits, whatever is left of its process
-//! group is killed: a dispatch leaves no orphans behind to run outside any timeout or to hold
-//! the log pipe open.
+//! The process itself is run by [`crate::process::run`] (own group, the group killed at the
+//! timeout, on cancel and after the leader exits, the output drained with a grace period).
+//! stdout and stderr share one pipe, so the log keeps their interleaving; the log is a
+//! [`BoundedLog`]. splice's notes (a timeout, a signal, why the command could not start) are
+//! appended to the log after the output.
 //!
 //! A command that cannot start is [`ExitKind::Error`] with the reason in the log; `Err` is kept
 //! for splice's own faults (the run directory or the log cannot be written).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::io::Read;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::model::bead::ExitKind;
 use crate::model::config::Price;
+use crate::process::{self, BoundedLog, Cmd, DEFAULT_CAP, Exit, Output, lock};
 
-use super::log::{BoundedLog, DEFAULT_CAP};
 use super::usage::{self, Adapter, Usage};
-
-/// How often the wait checks on the child.
-const POLL: Duration = Duration::from_millis(20);
-/// How long the log reader may take to see end-of-file once the process group is gone.
-const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// The files of one dispatch, under `.splice/runs/<run-id>/`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -193,48 +185,25 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
         Err(e) => return Err(Error::io(&paths.usage_file, e)),
     }
     let log = Arc::new(Mutex::new(BoundedLog::create(&paths.log, spec.log_cap)?));
-    let started = Instant::now();
-
-    let (exit, code) = match spawn(spec) {
-        Ok((child, reader)) => {
-            let drained = start_reader(reader, Arc::clone(&log));
-            let outcome = wait(child, spec.timeout, spec.cancel);
-            // Drain what the group wrote; a process that left the group may hold the pipe.
-            let drained = drained.recv_timeout(DRAIN_GRACE).is_ok();
-            let mut log = lock(&log);
-            log.finish()?;
-            if !drained {
-                log.note("output after the command ended was not waited for (a process outside its group holds it)")?;
-            }
-            match outcome {
-                Waited::Exited(status) => exit_kind(status, &mut log)?,
-                Waited::TimedOut => {
-                    let limit = spec.timeout.unwrap_or_default().as_secs_f64();
-                    log.note(&format!(
-                        "timed out after {limit}s; killed the process group"
-                    ))?;
-                    (ExitKind::Timeout, None)
-                }
-                Waited::Cancelled => {
-                    log.note("cancelled; killed the process group")?;
-                    (ExitKind::Error, None)
-                }
-                Waited::Lost(e) => {
-                    log.note(&format!(
-                        "lost track of the command: {e}; killed its process group"
-                    ))?;
-                    (ExitKind::Error, None)
-                }
-            }
-        }
-        Err(reason) => {
-            let mut log = lock(&log);
-            log.finish()?;
-            log.note(&reason)?;
-            (ExitKind::Error, None)
-        }
+    let cmd = Cmd {
+        env: env_for(spec)
+            .into_iter()
+            .map(|(k, v)| (k.into(), v))
+            .collect(),
+        timeout: spec.timeout,
+        cancel: spec.cancel,
+        ..Cmd::new(spec.argv, spec.worktree)
     };
-    let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let ran = process::run(&cmd, Output::Combined(log.clone()));
+    let (exit, code) = {
+        let mut log = lock(&log);
+        log.finish()?;
+        if !ran.drained {
+            log.note("output after the command ended was not waited for (a process outside its group holds it)")?;
+        }
+        record_end(spec, &ran.exit, &mut log)?
+    };
+    let elapsed_ms = u64::try_from(ran.elapsed.as_millis()).unwrap_or(u64::MAX);
     let usage = match usage::collect(
         spec.usage,
         &paths.log,
@@ -257,128 +226,52 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
     })
 }
 
-fn lock(log: &Mutex<BoundedLog>) -> std::sync::MutexGuard<'_, BoundedLog> {
-    // A panic in the reader cannot leave the log half-updated in a way that matters here.
-    log.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Start the command, or say why it could not start.
-fn spawn(spec: &DispatchSpec) -> std::result::Result<(Child, std::io::PipeReader), String> {
-    let Some((program, args)) = spec.argv.split_first() else {
-        return Err("cannot start the command: the argv is empty".into());
-    };
-    if !spec.worktree.is_dir() {
-        return Err(format!(
-            "cannot start {program:?}: the worktree {} is not a directory",
-            spec.worktree.display()
-        ));
-    }
-    let (reader, writer) =
-        std::io::pipe().map_err(|e| format!("cannot create the output pipe: {e}"))?;
-    let writer2 = writer
-        .try_clone()
-        .map_err(|e| format!("cannot create the output pipe: {e}"))?;
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(spec.worktree)
-        .envs(env_for(spec))
-        .stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(writer2)
-        .process_group(0);
-    let child = cmd.spawn().map_err(|e| {
-        format!(
-            "cannot start {program:?} in {}: {e}",
-            spec.worktree.display()
-        )
-    })?;
-    // `cmd` holds the pipe's write ends; drop it so the reader sees end-of-file.
-    drop(cmd);
-    Ok((child, reader))
-}
-
-/// Drain the pipe into the log on a thread; the receiver hears when it reaches end-of-file.
-fn start_reader(
-    mut reader: std::io::PipeReader,
-    log: Arc<Mutex<BoundedLog>>,
-) -> mpsc::Receiver<()> {
-    let (done, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match reader.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => lock(&log).write(&buf[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            }
+/// The dispatch's exit kind and code, with a note in the log for every end but a plain exit.
+fn record_end(
+    spec: &DispatchSpec,
+    exit: &Exit,
+    log: &mut BoundedLog,
+) -> Result<(ExitKind, Option<i32>)> {
+    let (kind, code, note) = match exit {
+        Exit::Code(0) => (ExitKind::Ok, Some(0), None),
+        Exit::Code(c) => (ExitKind::Failed, Some(*c), None),
+        Exit::Signal(s) => (
+            ExitKind::Error,
+            None,
+            Some(format!("the command died by signal {s}")),
+        ),
+        Exit::TimedOut => {
+            let limit = spec.timeout.unwrap_or_default().as_secs_f64();
+            let note = format!("timed out after {limit}s; killed the process group");
+            (ExitKind::Timeout, None, Some(note))
         }
-        let _ = done.send(());
-    });
-    rx
-}
-
-enum Waited {
-    Exited(ExitStatus),
-    TimedOut,
-    Cancelled,
-    Lost(std::io::Error),
-}
-
-/// Wait for the child without spinning; kill its group at the deadline, and its leftovers after.
-fn wait(mut child: Child, timeout: Option<Duration>, cancel: Option<&AtomicBool>) -> Waited {
-    let pgid = child.id() as libc::pid_t;
-    let deadline = timeout.map(|t| Instant::now() + t);
-    let outcome = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Waited::Exited(status),
-            Ok(None) => {}
-            Err(e) => {
-                kill_group(pgid);
-                let _ = child.wait();
-                break Waited::Lost(e);
-            }
-        }
-        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            kill_group(pgid);
-            let _ = child.wait();
-            break Waited::Cancelled;
-        }
-        let now = Instant::now();
-        match deadline {
-            Some(d) if now >= d => {
-                // The leader is not reaped yet, so the group id is still ours.
-                kill_group(pgid);
-                let _ = child.wait();
-                break Waited::TimedOut;
-            }
-            Some(d) => std::thread::sleep(POLL.min(d - now)),
-            None => std::thread::sleep(POLL),
+        Exit::Cancelled => (
+            ExitKind::Error,
+            None,
+            Some("cancelled; killed the process group".into()),
+        ),
+        Exit::Lost(e) => (
+            ExitKind::Error,
+            None,
+            Some(format!(
+                "lost track of the command: {e}; killed its process group"
+            )),
+        ),
+        Exit::NotStarted(reason) => {
+            let note = match spec.argv.first() {
+                None => format!("cannot start the command: {reason}"),
+                Some(program) => format!(
+                    "cannot start {program:?} in {}: {reason}",
+                    spec.worktree.display()
+                ),
+            };
+            (ExitKind::Error, None, Some(note))
         }
     };
-    kill_group(pgid);
-    outcome
-}
-
-fn kill_group(pgid: libc::pid_t) {
-    if pgid > 0 {
-        // SAFETY: kill(2) with a negative pid signals a process group; it touches no memory.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
+    if let Some(note) = note {
+        log.note(&note)?;
     }
-}
-
-fn exit_kind(status: ExitStatus, log: &mut BoundedLog) -> Result<(ExitKind, Option<i32>)> {
-    Ok(match status.code() {
-        Some(0) => (ExitKind::Ok, Some(0)),
-        Some(code) => (ExitKind::Failed, Some(code)),
-        None => {
-            let signal = status.signal().map_or("?".to_string(), |s| s.to_string());
-            log.note(&format!("the command died by signal {signal}"))?;
-            (ExitKind::Error, None)
-        }
-    })
+    Ok((kind, code))
 }
 
 #[cfg(test)]

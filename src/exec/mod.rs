@@ -1,18 +1,17 @@
-//! The executor (DESIGN §7): it prepares a node's git worktree, renders the step's command and
-//! prompt, runs one dispatch with a timeout and a bounded log, and reads its usage and cost.
+//! The executor (DESIGN §7): in the node's worktree ([`crate::worktree`]), it renders the step's
+//! command and prompt, runs one dispatch with a timeout and a bounded log, and reads its usage
+//! and cost.
 //! It changes no bead: the runner records what it returns through the writer
 //! (`record-exit`), and the agent signals finished work by calling `splice transition propose`.
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`worktree`] | `.splice/worktrees/<id>` on `splice/<id>`, created from the delivery target; reset for resume `redo` |
 //! | [`template`] | argv templates (`{{bead}}`, `{{step}}`, `{{prompt}}`, …); the prompt goes last unless named |
 //! | [`prompt`] | step prompts with a bounded context (≤ 8 KiB) |
-//! | [`dispatch`] | one run of an argv: `SPLICE_*` env, own process group, timeout kills the group |
-//! | [`log`] | the bounded log: first and last half of the cap, a marker for what was elided |
+//! | [`dispatch`] | one run of an argv through [`crate::process`]: `SPLICE_*` env, own process group, timeout kills the group, a bounded log |
 //! | [`usage`] | tokens, latency and cost from Claude Code stream-json or a usage file |
 //!
-//! A typical dispatch, as the runner drives it:
+//! A typical dispatch, as the runner drives it (`worktree` is [`crate::worktree`]):
 //!
 //! ```text
 //! let wt = worktree::ensure(store.repo(), &store.worktrees_dir(), id, target)?;
@@ -24,12 +23,9 @@
 //! ```
 
 pub mod dispatch;
-pub mod log;
 pub mod prompt;
 pub mod template;
 pub mod usage;
-pub mod worktree;
 
 pub use dispatch::{DispatchPaths, DispatchResult, DispatchSpec, dispatch};
 pub use usage::{CostSource, Usage};
-pub use worktree::Worktree;

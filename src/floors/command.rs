@@ -5,9 +5,9 @@
 
 use serde_json::json;
 
-use super::run::{run, timeout_for};
-use super::{Ctx, Floor, Outcome, tail};
+use super::{Ctx, Floor, OUTPUT_CAP, Outcome, run_command, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
+use crate::process::Exit;
 
 pub struct Command;
 
@@ -31,11 +31,12 @@ impl Floor for Command {
             .and_then(serde_json::Value::as_i64)
             .unwrap_or(0);
         let timeout = timeout_for(spec, ctx.step.timeout_s);
-        let ran = match run(
+        let ran = match run_command(
             &argv,
             &ctx.workdir,
             &[("SPLICE_BEAD", &ctx.bead.id)],
             timeout,
+            OUTPUT_CAP,
         ) {
             Ok(r) => r,
             Err(e) => {
@@ -46,7 +47,7 @@ impl Floor for Command {
                 );
             }
         };
-        let code = ran.code;
+        let code = ran.code();
         let text = ran.combined();
         let evidence = json!({
             "argv": argv,
@@ -61,10 +62,11 @@ impl Floor for Command {
                 evidence,
             )
         } else {
-            let got = match code {
-                Some(c) => c.to_string(),
-                None if ran.timed_out => format!("nothing: killed after {}s", timeout.as_secs()),
-                None => "by a signal".to_string(),
+            let got = match &ran.ran.exit {
+                Exit::Code(c) => c.to_string(),
+                Exit::TimedOut => format!("nothing: killed after {}s", timeout.as_secs()),
+                Exit::Signal(s) => format!("nothing: killed by signal {s}"),
+                other => format!("nothing: {other:?}"),
             };
             Outcome::refuse(
                 KIND,

@@ -12,7 +12,6 @@ use serde_json::json;
 use walkdir::WalkDir;
 
 use super::gherkin::{carries_id, scenarios};
-use super::target_checkout::prepare;
 use super::{Ctx, Floor, Outcome, is_relative_inside};
 use crate::model::manifest::{FloorKind, FloorSpec};
 
@@ -188,6 +187,64 @@ fn declares(ext: &str, t: &str) -> bool {
     }
 }
 
+/// What a walk of the test paths found.
+struct Scan {
+    /// Scenario id → `file:line` of each test declaration carrying it.
+    found: BTreeMap<String, Vec<String>>,
+    /// Test paths that do not exist in the checkout.
+    absent_paths: Vec<String>,
+    files_scanned: usize,
+}
+
+/// Walk each test path under `root` (in file-name order) and note which of `owned` ids appear on
+/// test declarations in test files.
+fn scan(root: &Path, test_paths: &[String], owned: &[String]) -> Scan {
+    let mut out = Scan {
+        found: BTreeMap::new(),
+        absent_paths: Vec::new(),
+        files_scanned: 0,
+    };
+    for tp in test_paths {
+        let base = root.join(tp);
+        if !base.exists() {
+            out.absent_paths.push(tp.clone());
+            continue;
+        }
+        for entry in WalkDir::new(&base)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_map(Result::ok)
+        {
+            let Ok(rel) = entry.path().strip_prefix(root) else {
+                continue;
+            };
+            if !entry.file_type().is_file()
+                || rel.components().any(|c| c.as_os_str() == ".git")
+                || !is_test_file(rel)
+            {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                continue;
+            };
+            out.files_scanned += 1;
+            let name = rel
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            for (line_no, line) in declarations(&name, &text) {
+                for id in owned.iter().filter(|id| carries_id(&line, id)) {
+                    out.found
+                        .entry(id.clone())
+                        .or_default()
+                        .push(format!("{}:{line_no}", rel.display()));
+                }
+            }
+        }
+    }
+    out
+}
+
 impl Floor for Coverage {
     fn check(&self, _spec: &FloorSpec, ctx: &Ctx) -> Outcome {
         let test_paths = &ctx.root().pipeline.test_paths;
@@ -207,7 +264,7 @@ impl Floor for Coverage {
                 json!({ "test_paths": test_paths }),
             );
         }
-        let checkout = match prepare(ctx) {
+        let checkout = match ctx.target_checkout() {
             Ok(c) => c,
             Err(reason) => {
                 return Outcome::escalate(
@@ -218,47 +275,11 @@ impl Floor for Coverage {
             }
         };
         let owned = &ctx.bead.pipeline.scenarios;
-        let mut found: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut absent_paths = Vec::new();
-        let mut files_scanned = 0usize;
-        for tp in test_paths {
-            let base = checkout.path.join(tp);
-            if !base.exists() {
-                absent_paths.push(tp.clone());
-                continue;
-            }
-            for entry in WalkDir::new(&base)
-                .sort_by_file_name()
-                .into_iter()
-                .filter_map(Result::ok)
-            {
-                let Ok(rel) = entry.path().strip_prefix(&checkout.path) else {
-                    continue;
-                };
-                if !entry.file_type().is_file()
-                    || rel.components().any(|c| c.as_os_str() == ".git")
-                    || !is_test_file(rel)
-                {
-                    continue;
-                }
-                let Ok(text) = std::fs::read_to_string(entry.path()) else {
-                    continue;
-                };
-                files_scanned += 1;
-                let name = rel
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                for (line_no, line) in declarations(&name, &text) {
-                    for id in owned.iter().filter(|id| carries_id(&line, id)) {
-                        found
-                            .entry(id.clone())
-                            .or_default()
-                            .push(format!("{}:{line_no}", rel.display()));
-                    }
-                }
-            }
-        }
+        let Scan {
+            found,
+            absent_paths,
+            files_scanned,
+        } = scan(&checkout.path, test_paths, owned);
         let missing: Vec<&String> = owned.iter().filter(|id| !found.contains_key(*id)).collect();
         let evidence = json!({
             "read_in": checkout.path,

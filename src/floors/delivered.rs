@@ -11,12 +11,12 @@ use std::time::Duration;
 use git2::{Oid, Repository};
 use serde_json::{Value, json};
 
-use super::run::run;
-use super::target_checkout::{is_on, target_tip};
-use super::{Ctx, Effect, Floor, Outcome, tail};
+use super::{Ctx, Effect, Floor, OUTPUT_CAP, Outcome, run_command, tail};
 use crate::model::Autonomy;
+use crate::model::bead::Verdict;
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::policy::lineage::is_mainline;
+use crate::worktree::{is_on, open_repo, resolve};
 
 pub struct Delivered;
 
@@ -81,130 +81,156 @@ impl Floor for Delivered {
             .proposal
             .and_then(|p| p.pr_url.clone())
             .or_else(|| ctx.bead.pipeline.pr_url.clone());
-        let mut evidence = json!({ "target": target, "reviewed_sha": reviewed, "pr_url": pr_url });
-        let repo = match Repository::discover(ctx.store.repo()) {
-            Ok(r) => r,
-            Err(e) => {
-                return Outcome::escalate(
-                    KIND,
-                    format!("cannot open the repository: {}", e.message()),
-                    evidence,
-                );
+        let evidence = json!({ "target": target, "reviewed_sha": reviewed, "pr_url": pr_url });
+        let outcome = prove(ctx, &target, &reviewed, pr_url.as_deref(), evidence);
+        // A proven delivery records the PR it went through.
+        match pr_url {
+            Some(url) if outcome.verdict == Verdict::Pass => {
+                outcome.with_effect(Effect::SetPrUrl(url))
             }
-        };
-        let tip = match target_tip(&repo, &target) {
-            Ok(t) => t,
-            Err(reason) => return Outcome::escalate(KIND, reason, evidence),
-        };
-        evidence["tip"] = json!(tip.to_string());
-        let with_pr = |o: Outcome| match &pr_url {
-            Some(url) => o.with_effect(Effect::SetPrUrl(url.clone())),
-            None => o,
-        };
-        if let Ok(oid) = Oid::from_str(&reviewed)
-            && repo.find_commit(oid).is_ok()
-        {
-            match is_on(&repo, oid, tip) {
-                Ok(true) => {
-                    evidence["proof"] = json!("ancestry");
-                    return with_pr(Outcome::pass(
-                        KIND,
-                        format!("reviewed commit {reviewed} is on {target}"),
-                        evidence,
-                    ));
-                }
-                Ok(false) => {}
-                Err(reason) => return Outcome::escalate(KIND, reason, evidence),
-            }
+            _ => outcome,
         }
-        let Some(url) = pr_url.clone() else {
-            return Outcome::refuse(
-                KIND,
-                format!(
-                    "reviewed commit {reviewed} is not on {target} and no pull request is recorded"
-                ),
-                evidence,
-            );
-        };
-        let Some(forge) = ctx
-            .config
-            .delivery
-            .forge_command
-            .clone()
-            .filter(|f| !f.is_empty())
-        else {
-            return Outcome::escalate(
-                KIND,
-                format!(
-                    "a pull request ({url}) is recorded but no `[delivery] forge_command` is configured to confirm its merge"
-                ),
-                evidence,
-            );
-        };
-        let mut argv = forge;
-        argv.push(url.clone());
-        let ran = match run(&argv, ctx.store.repo(), &[], FORGE_TIMEOUT) {
-            Ok(r) => r,
-            Err(e) => {
-                return Outcome::escalate(
-                    KIND,
-                    format!("cannot run the forge command `{}`: {e}", argv[0]),
-                    evidence,
-                );
-            }
-        };
-        evidence["forge_output"] = json!(tail(&ran.combined(), 2000));
-        let answer = match (ran.code, parse_forge(&ran.stdout)) {
-            (Some(0), Some(a)) => a,
-            (code, _) => {
-                return Outcome::escalate(
-                    KIND,
-                    format!(
-                        "the forge command gave no answer (exit {code:?}); it must print {{\"merged\": bool, \"merge_commit\": sha}}"
-                    ),
-                    evidence,
-                );
-            }
-        };
-        if !answer.merged {
-            let mut o = Outcome::refuse(
-                KIND,
-                format!("awaiting merge: {url} is not merged yet"),
-                evidence,
-            );
-            o.awaiting_merge = true;
-            return o;
+    }
+}
+
+/// Prove `reviewed` reached `target`: by ancestry, else through the forge when a PR is known.
+fn prove(
+    ctx: &Ctx,
+    target: &str,
+    reviewed: &str,
+    pr_url: Option<&str>,
+    mut evidence: Value,
+) -> Outcome {
+    let repo = match open_repo(ctx.store.repo()) {
+        Ok(r) => r,
+        Err(e) => {
+            return Outcome::escalate(KIND, format!("cannot open the repository: {e}"), evidence);
         }
-        let Some(merge) = answer.merge_commit.clone() else {
-            return Outcome::refuse(
-                KIND,
-                format!("the forge says {url} is merged but names no merge commit"),
-                evidence,
-            );
-        };
-        evidence["merge_commit"] = json!(merge);
-        let on_target = Oid::from_str(&merge)
-            .ok()
-            .filter(|oid| repo.find_commit(*oid).is_ok())
-            .map(|oid| is_on(&repo, oid, tip));
-        match on_target {
-            Some(Ok(true)) => {
-                evidence["proof"] = json!("forge");
-                with_pr(Outcome::pass(
+    };
+    let tip = match resolve(&repo, target) {
+        Ok(t) => t,
+        Err(e) => return Outcome::escalate(KIND, e.to_string(), evidence),
+    };
+    evidence["tip"] = json!(tip.to_string());
+    if let Ok(oid) = Oid::from_str(reviewed)
+        && repo.find_commit(oid).is_ok()
+    {
+        match is_on(&repo, oid, tip) {
+            Ok(true) => {
+                evidence["proof"] = json!("ancestry");
+                return Outcome::pass(
                     KIND,
-                    format!("{url} is merged as {merge} on {target}"),
+                    format!("reviewed commit {reviewed} is on {target}"),
                     evidence,
-                ))
+                );
             }
-            Some(Err(reason)) => Outcome::escalate(KIND, reason, evidence),
-            _ => Outcome::refuse(
-                KIND,
-                format!(
-                    "{url} is merged as {merge}, which is not on {target} here (fetch the target?)"
-                ),
-                evidence,
+            Ok(false) => {}
+            Err(e) => return Outcome::escalate(KIND, e.to_string(), evidence),
+        }
+    }
+    let Some(url) = pr_url else {
+        return Outcome::refuse(
+            KIND,
+            format!(
+                "reviewed commit {reviewed} is not on {target} and no pull request is recorded"
             ),
+            evidence,
+        );
+    };
+    let answer = match ask_forge(ctx, url, &mut evidence) {
+        Ok(a) => a,
+        Err(outcome) => return *outcome,
+    };
+    merged_on_target(&repo, tip, target, url, answer, evidence)
+}
+
+/// Run `[delivery] forge_command <url>` and read its answer; `Err` is the floor's answer when
+/// there is none.
+fn ask_forge(ctx: &Ctx, url: &str, evidence: &mut Value) -> Result<ForgeAnswer, Box<Outcome>> {
+    let Some(mut argv) = ctx
+        .config
+        .delivery
+        .forge_command
+        .clone()
+        .filter(|f| !f.is_empty())
+    else {
+        return Err(Box::new(Outcome::escalate(
+            KIND,
+            format!(
+                "a pull request ({url}) is recorded but no `[delivery] forge_command` is configured to confirm its merge"
+            ),
+            evidence.clone(),
+        )));
+    };
+    argv.push(url.to_string());
+    let ran =
+        run_command(&argv, ctx.store.repo(), &[], FORGE_TIMEOUT, OUTPUT_CAP).map_err(|e| {
+            Box::new(Outcome::escalate(
+                KIND,
+                format!("cannot run the forge command `{}`: {e}", argv[0]),
+                evidence.clone(),
+            ))
+        })?;
+    evidence["forge_output"] = json!(tail(&ran.combined(), 2000));
+    match (ran.code(), parse_forge(&ran.stdout)) {
+        (Some(0), Some(a)) => Ok(a),
+        (code, _) => Err(Box::new(Outcome::escalate(
+            KIND,
+            format!(
+                "the forge command gave no answer (exit {code:?}); it must print {{\"merged\": bool, \"merge_commit\": sha}}"
+            ),
+            evidence.clone(),
+        ))),
+    }
+}
+
+/// The forge's answer judged: merged, and its merge commit on the target's `tip`.
+fn merged_on_target(
+    repo: &Repository,
+    tip: Oid,
+    target: &str,
+    url: &str,
+    answer: ForgeAnswer,
+    mut evidence: Value,
+) -> Outcome {
+    if !answer.merged {
+        let mut o = Outcome::refuse(
+            KIND,
+            format!("awaiting merge: {url} is not merged yet"),
+            evidence,
+        );
+        o.awaiting_merge = true;
+        return o;
+    }
+    let Some(merge) = answer.merge_commit else {
+        return Outcome::refuse(
+            KIND,
+            format!("the forge says {url} is merged but names no merge commit"),
+            evidence,
+        );
+    };
+    evidence["merge_commit"] = json!(merge);
+    let on_target = Oid::from_str(&merge)
+        .ok()
+        .filter(|oid| repo.find_commit(*oid).is_ok())
+        .map(|oid| is_on(repo, oid, tip));
+    match on_target {
+        Some(Ok(true)) => {
+            evidence["proof"] = json!("forge");
+            Outcome::pass(
+                KIND,
+                format!("{url} is merged as {merge} on {target}"),
+                evidence,
+            )
         }
+        Some(Err(e)) => Outcome::escalate(KIND, e.to_string(), evidence),
+        _ => Outcome::refuse(
+            KIND,
+            format!(
+                "{url} is merged as {merge}, which is not on {target} here (fetch the target?)"
+            ),
+            evidence,
+        ),
     }
 }
 

@@ -7,6 +7,12 @@
 //!
 //! One floor per file; [`floor_for`] maps a manifest's [`FloorKind`] to its implementation (an
 //! exhaustive match: a kind without a floor does not compile).
+//!
+//! Floors that run a command (`command`, `suite`, `tests`, `sarif`, and `delivered`'s forge
+//! command) do so through [`run_command`]: [`crate::process`] with a time bound, the command's
+//! process group killed at the limit and once the command exits (a background job it leaves
+//! cannot hold the floor), and each output stream bounded ([`OUTPUT_CAP`]). `coverage` and
+//! `suite` read the target checkout of [`Ctx::target_checkout`] ([`crate::worktree`]).
 
 pub mod children_conserved;
 pub mod children_finished;
@@ -17,15 +23,14 @@ pub mod file_exists;
 pub mod gherkin;
 pub mod headings;
 pub mod review;
-pub mod run;
 pub mod sarif;
 pub mod scenarios_declared;
 pub mod spec;
 pub mod suite;
-pub mod target_checkout;
 pub mod test_results;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -33,7 +38,13 @@ use crate::model::bead::{Proposal, SpecVerdict, Verdict};
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::model::{Bead, Config, Manifest, Step};
 use crate::policy::Lineage;
+use crate::process::{self, Captured, Cmd, Exit};
 use crate::store::Store;
+use crate::worktree::{self, TargetCheckout};
+
+/// How much of each output stream of a floor's command is kept by default (half from the start,
+/// half from the end). Generous, so that `tests` can read the per-test lines of a large suite.
+pub const OUTPUT_CAP: usize = 8 * 1024 * 1024;
 
 /// What a floor asks the writer to record when the check is committed.
 #[derive(Clone, Debug, PartialEq)]
@@ -142,6 +153,22 @@ impl Ctx<'_> {
             .replace("{{step}}", &self.step.name)
     }
 
+    /// Create or refresh the node's detached checkout of its integration target's tip
+    /// (`.splice/worktrees/<id>@target`), where `coverage` and `suite` read (DESIGN §6). `Err`
+    /// is a plain reason: the floor cannot check.
+    pub fn target_checkout(&self) -> Result<TargetCheckout, String> {
+        let target = self.target().ok_or(
+            "no integration target: set one with `splice transition set-target`, or `[delivery] target` in config.toml",
+        )?;
+        worktree::checkout_target(
+            self.store.repo(),
+            &self.store.worktrees_dir(),
+            &self.bead.id,
+            target,
+        )
+        .map_err(|e| e.to_string())
+    }
+
     /// The text of the artifact at the floor's `path`: `Err` is the floor's answer when there is
     /// no path (escalate) or no readable file (refuse).
     pub fn read_artifact(
@@ -220,12 +247,55 @@ pub fn combine(outcomes: &[Outcome]) -> Verdict {
 
 /// Where floors read for `bead`: its worktree when one exists, else the repository root.
 pub fn workdir_for(store: &Store, bead: &Bead) -> PathBuf {
-    let wt = store.worktrees_dir().join(&bead.id);
+    let wt = worktree::node_path(&store.worktrees_dir(), &bead.id);
     if wt.is_dir() {
         wt
     } else {
         store.repo().to_path_buf()
     }
+}
+
+/// The time bound for a floor's command: its `timeout_s` parameter, else the step's.
+pub fn timeout_for(spec: &FloorSpec, step_timeout_s: u64) -> Duration {
+    let secs = spec
+        .params
+        .get("timeout_s")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(step_timeout_s)
+        .max(1);
+    Duration::from_secs(secs)
+}
+
+/// Run a floor's command through [`crate::process`]: `argv` in `dir` with `env`, its process
+/// group killed at `timeout` and once the command exits, each stream kept up to `cap` bytes
+/// (usually [`OUTPUT_CAP`]). `Err` says why it did not run: the floor cannot check.
+pub fn run_command(
+    argv: &[String],
+    dir: &Path,
+    env: &[(&str, &str)],
+    timeout: Duration,
+    cap: usize,
+) -> Result<Captured, String> {
+    let cmd = Cmd {
+        env: env
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect(),
+        timeout: Some(timeout),
+        ..Cmd::new(argv, dir)
+    };
+    let mut out = process::capture(&cmd, cap);
+    match &out.ran.exit {
+        Exit::NotStarted(reason) => return Err(reason.clone()),
+        Exit::Lost(reason) => return Err(format!("lost track of it: {reason}")),
+        _ => {}
+    }
+    if !out.ran.drained {
+        out.stderr.push_str(
+            "\n[splice: output after the command ended was not waited for (a process outside its group holds it)]\n",
+        );
+    }
+    Ok(out)
 }
 
 /// The last `max` bytes of `text`, on a char boundary, for evidence.

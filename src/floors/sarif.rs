@@ -3,18 +3,23 @@
 //! high ≥ 7, medium ≥ 4, low). Findings at a `fail_on` severity (default error, critical, high)
 //! refuse. A missing report or tool is never a silent pass: it escalates with
 //! `{"status": "incomplete"}`, or with `optional: true` passes as `{"status": "not-applicable"}`.
+//!
+//! Limit: a report on stdout over 64 MiB is cut in the middle (its first and last 32 MiB kept),
+//! cannot be parsed and escalates as unreadable; such a tool should write a `file` instead.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::run::{run, timeout_for};
-use super::{Ctx, Floor, Outcome, tail};
+use super::{Ctx, Floor, Outcome, run_command, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct Sarif;
 
 const KIND: FloorKind = FloorKind::Sarif;
+
+/// How much of a tool's stdout is kept (see the module's limit).
+const REPORT_CAP: usize = 64 * 1024 * 1024;
 
 const LEVELS: &[&str] = &[
     "error", "warning", "note", "none", "critical", "high", "medium", "low",
@@ -113,6 +118,52 @@ pub fn count(text: &str) -> Result<(BTreeMap<String, u64>, Vec<Value>), String> 
     Ok((counts, findings))
 }
 
+/// Why there is no report to read.
+enum Missing {
+    /// The floor declares neither `file` nor `argv`.
+    Undeclared,
+    /// A declared report or tool is not there: the reason and the evidence.
+    Unavailable(String, Value),
+}
+
+/// The report's source (for the evidence) and its text: the `file`, else the stdout of `argv`.
+fn read_report(spec: &FloorSpec, ctx: &Ctx) -> Result<(Value, String), Missing> {
+    if let Some(file) = spec.str_param("file") {
+        let rel = ctx.render(file);
+        return match std::fs::read_to_string(ctx.workdir.join(&rel)) {
+            Ok(t) => Ok((json!({ "file": rel }), t)),
+            Err(e) => Err(Missing::Unavailable(
+                format!("cannot read the SARIF report {rel}: {e}"),
+                json!({ "file": rel }),
+            )),
+        };
+    }
+    let argv: Vec<String> = spec
+        .list_param("argv")
+        .iter()
+        .map(|a| ctx.render(a))
+        .collect();
+    if argv.is_empty() {
+        return Err(Missing::Undeclared);
+    }
+    let timeout = timeout_for(spec, ctx.step.timeout_s);
+    let env = [("SPLICE_BEAD", ctx.bead.id.as_str())];
+    // Linters exit non-zero when they find something, so the exit code is not the verdict.
+    match run_command(&argv, &ctx.workdir, &env, timeout, REPORT_CAP) {
+        Ok(ran) if !ran.timed_out() => {
+            Ok((json!({ "argv": argv, "exit_code": ran.code() }), ran.stdout))
+        }
+        Ok(_) => Err(Missing::Unavailable(
+            format!("`{}` ran past {}s", argv.join(" "), timeout.as_secs()),
+            json!({ "argv": argv }),
+        )),
+        Err(e) => Err(Missing::Unavailable(
+            format!("cannot run `{}`: {e}", argv.join(" ")),
+            json!({ "argv": argv }),
+        )),
+    }
+}
+
 impl Floor for Sarif {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
         let optional = spec
@@ -120,66 +171,26 @@ impl Floor for Sarif {
             .get("optional")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        let unavailable = |reason: String, mut evidence: Value| {
-            if optional {
-                evidence["status"] = json!("not-applicable");
-                Outcome::pass(
-                    KIND,
-                    format!("{reason} (optional: not applicable)"),
-                    evidence,
-                )
-            } else {
-                evidence["status"] = json!("incomplete");
-                Outcome::escalate(KIND, reason, evidence)
-            }
-        };
-        let (source, text) = if let Some(file) = spec.str_param("file") {
-            let rel = ctx.render(file);
-            match std::fs::read_to_string(ctx.workdir.join(&rel)) {
-                Ok(t) => (json!({ "file": rel }), t),
-                Err(e) => {
-                    return unavailable(
-                        format!("cannot read the SARIF report {rel}: {e}"),
-                        json!({ "file": rel }),
-                    );
-                }
-            }
-        } else {
-            let argv: Vec<String> = spec
-                .list_param("argv")
-                .iter()
-                .map(|a| ctx.render(a))
-                .collect();
-            if argv.is_empty() {
+        let (source, text) = match read_report(spec, ctx) {
+            Ok(report) => report,
+            Err(Missing::Undeclared) => {
                 return Outcome::escalate(
                     KIND,
                     "the floor declares neither `file` nor `argv`",
                     json!({ "status": "incomplete" }),
                 );
             }
-            let timeout = timeout_for(spec, ctx.step.timeout_s);
-            // Linters exit non-zero when they find something, so the exit code is not the verdict.
-            match run(
-                &argv,
-                &ctx.workdir,
-                &[("SPLICE_BEAD", &ctx.bead.id)],
-                timeout,
-            ) {
-                Ok(ran) if !ran.timed_out => {
-                    (json!({ "argv": argv, "exit_code": ran.code }), ran.stdout)
-                }
-                Ok(_) => {
-                    return unavailable(
-                        format!("`{}` ran past {}s", argv.join(" "), timeout.as_secs()),
-                        json!({ "argv": argv }),
-                    );
-                }
-                Err(e) => {
-                    return unavailable(
-                        format!("cannot run `{}`: {e}", argv.join(" ")),
-                        json!({ "argv": argv }),
-                    );
-                }
+            Err(Missing::Unavailable(reason, mut evidence)) if optional => {
+                evidence["status"] = json!("not-applicable");
+                return Outcome::pass(
+                    KIND,
+                    format!("{reason} (optional: not applicable)"),
+                    evidence,
+                );
+            }
+            Err(Missing::Unavailable(reason, mut evidence)) => {
+                evidence["status"] = json!("incomplete");
+                return Outcome::escalate(KIND, reason, evidence);
             }
         };
         let (counts, findings) = match count(&text) {

@@ -3,12 +3,14 @@
 //! is the evidence. Unset `suite_cmd` or `test_paths` escalates: missing configuration is not
 //! incomplete work.
 
-use serde_json::json;
+use std::time::Duration;
 
-use super::run::{run, timeout_for};
-use super::target_checkout::prepare;
-use super::{Ctx, Floor, Outcome, tail};
+use serde_json::{Value, json};
+
+use super::{Ctx, Floor, OUTPUT_CAP, Outcome, run_command, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
+use crate::process::Exit;
+use crate::worktree::TargetCheckout;
 
 pub struct Suite;
 
@@ -43,7 +45,7 @@ impl Floor for Suite {
             );
         }
         let cmd = root.suite_cmd.clone().unwrap_or_default();
-        let checkout = match prepare(ctx) {
+        let checkout = match ctx.target_checkout() {
             Ok(c) => c,
             Err(reason) => {
                 return Outcome::escalate(
@@ -55,11 +57,12 @@ impl Floor for Suite {
         };
         let argv = vec!["sh".to_string(), "-c".to_string(), cmd.clone()];
         let timeout = timeout_for(spec, ctx.step.timeout_s);
-        let ran = match run(
+        let ran = match run_command(
             &argv,
             &checkout.path,
             &[("SPLICE_BEAD", &ctx.bead.id)],
             timeout,
+            OUTPUT_CAP,
         ) {
             Ok(r) => r,
             Err(e) => {
@@ -75,27 +78,40 @@ impl Floor for Suite {
             "read_in": checkout.path,
             "target": checkout.target,
             "tip": checkout.tip,
-            "exit_code": ran.code,
-            "timed_out": ran.timed_out,
+            "exit_code": ran.code(),
+            "timed_out": ran.timed_out(),
             "output_tail": tail(&ran.combined(), TAIL_BYTES),
         });
-        match ran.code {
-            Some(0) => Outcome::pass(
-                KIND,
-                format!("`{cmd}` passed on {} at {}", checkout.target, checkout.tip),
-                evidence,
-            ),
-            _ if ran.timed_out => Outcome::refuse(
-                KIND,
-                format!("`{cmd}` ran past {}s and was killed", timeout.as_secs()),
-                evidence,
-            ),
-            Some(code) => Outcome::refuse(
-                KIND,
-                format!("`{cmd}` exited {code} on {}", checkout.target),
-                evidence,
-            ),
-            None => Outcome::refuse(KIND, format!("`{cmd}` was killed by a signal"), evidence),
+        verdict(&cmd, &checkout, &ran.ran.exit, timeout, evidence)
+    }
+}
+
+fn verdict(
+    cmd: &str,
+    checkout: &TargetCheckout,
+    exit: &Exit,
+    timeout: Duration,
+    evidence: Value,
+) -> Outcome {
+    match exit {
+        Exit::Code(0) => Outcome::pass(
+            KIND,
+            format!("`{cmd}` passed on {} at {}", checkout.target, checkout.tip),
+            evidence,
+        ),
+        Exit::TimedOut => Outcome::refuse(
+            KIND,
+            format!("`{cmd}` ran past {}s and was killed", timeout.as_secs()),
+            evidence,
+        ),
+        Exit::Code(code) => Outcome::refuse(
+            KIND,
+            format!("`{cmd}` exited {code} on {}", checkout.target),
+            evidence,
+        ),
+        Exit::Signal(s) => {
+            Outcome::refuse(KIND, format!("`{cmd}` was killed by signal {s}"), evidence)
         }
+        other => Outcome::refuse(KIND, format!("`{cmd}` ended: {other:?}"), evidence),
     }
 }

@@ -3,11 +3,13 @@
 //! failed or errored test refuses; the counts are the evidence. A command that cannot start, or
 //! a run from which no result can be read, escalates.
 
-use serde_json::json;
+use std::time::Duration;
 
-use super::run::{run, timeout_for};
-use super::{Ctx, Floor, Outcome, tail};
+use serde_json::{Value, json};
+
+use super::{Ctx, Floor, OUTPUT_CAP, Outcome, run_command, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
+use crate::process::{Captured, Exit};
 
 pub struct Tests;
 
@@ -147,11 +149,12 @@ impl Floor for Tests {
             );
         }
         let timeout = timeout_for(spec, ctx.step.timeout_s);
-        let ran = match run(
+        let ran = match run_command(
             &argv,
             &ctx.workdir,
             &[("SPLICE_BEAD", &ctx.bead.id)],
             timeout,
+            OUTPUT_CAP,
         ) {
             Ok(r) => r,
             Err(e) => {
@@ -180,8 +183,8 @@ impl Floor for Tests {
         );
         let evidence = json!({
             "argv": argv,
-            "exit_code": ran.code,
-            "timed_out": ran.timed_out,
+            "exit_code": ran.code(),
+            "timed_out": ran.timed_out(),
             "junit": junit,
             "junit_read": junit_read,
             "passed": passed,
@@ -192,41 +195,56 @@ impl Floor for Tests {
             "errored_tests": results.names(TestResult::Errored),
             "output_tail": tail(&ran.combined(), 2000),
         });
-        let cmd = argv.join(" ");
-        if failed + errored > 0 {
-            return Outcome::refuse(
-                KIND,
-                format!("`{cmd}`: {failed} failed, {errored} errored, {passed} passed"),
-                evidence,
-            );
-        }
-        if ran.timed_out {
-            return Outcome::refuse(
-                KIND,
-                format!("`{cmd}` ran past {}s and was killed", timeout.as_secs()),
-                evidence,
-            );
-        }
-        if ran.code != Some(0) {
-            return Outcome::refuse(
-                KIND,
-                format!("`{cmd}` exited {:?} ({passed} passed)", ran.code),
-                evidence,
-            );
-        }
-        if passed + skipped == 0 {
-            return Outcome::escalate(
-                KIND,
-                format!("`{cmd}` exited 0 but no test result could be read"),
-                evidence,
-            );
-        }
-        Outcome::pass(
-            KIND,
-            format!("`{cmd}`: {passed} passed, {skipped} skipped"),
-            evidence,
-        )
+        verdict(&argv.join(" "), &results, &ran, timeout, evidence)
     }
+}
+
+/// The answer from the parsed results first, then from how the command ended.
+fn verdict(
+    cmd: &str,
+    results: &Results,
+    ran: &Captured,
+    timeout: Duration,
+    evidence: Value,
+) -> Outcome {
+    let (passed, failed, errored, skipped) = (
+        results.count(TestResult::Passed),
+        results.count(TestResult::Failed),
+        results.count(TestResult::Errored),
+        results.count(TestResult::Skipped),
+    );
+    if failed + errored > 0 {
+        return Outcome::refuse(
+            KIND,
+            format!("`{cmd}`: {failed} failed, {errored} errored, {passed} passed"),
+            evidence,
+        );
+    }
+    let ended = match &ran.ran.exit {
+        Exit::Code(0) => None,
+        Exit::Code(c) => Some(format!("exited {c}")),
+        Exit::TimedOut => {
+            let reason = format!("`{cmd}` ran past {}s and was killed", timeout.as_secs());
+            return Outcome::refuse(KIND, reason, evidence);
+        }
+        Exit::Signal(s) => Some(format!("was killed by signal {s}")),
+        other => Some(format!("ended: {other:?}")),
+    };
+    if let Some(ended) = ended {
+        return Outcome::refuse(KIND, format!("`{cmd}` {ended} ({passed} passed)"), evidence);
+    }
+    if passed + skipped == 0 {
+        return Outcome::escalate(
+            KIND,
+            format!("`{cmd}` exited 0 but no test result could be read"),
+            evidence,
+        );
+    }
+    Outcome::pass(
+        KIND,
+        format!("`{cmd}`: {passed} passed, {skipped} skipped"),
+        evidence,
+    )
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! One git worktree per node: `.splice/worktrees/<id>` on branch `splice/<id>`, created from the
-//! node's delivery target with git2, reset with git2 for resume `redo` (DESIGN §7).
+//! A node's worktree: `.splice/worktrees/<id>` on branch `splice/<id>`, created from the node's
+//! delivery target, reset for resume `redo`, removed when its container closes (DESIGN §7).
 //!
 //! Resume policy ([`prepare_for_attempt`]):
 //!
@@ -16,10 +16,10 @@ use std::path::{Path, PathBuf};
 
 use git2::{BranchType, Repository, ResetType, StatusOptions, WorktreeAddOptions};
 
+use super::{check_id, git_at, is_worktree, node_path, open_repo, prune, resolve};
 use crate::error::{Error, Result};
 use crate::model::Bead;
 use crate::model::manifest::Resume;
-use crate::store::ids;
 
 /// A node's worktree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,36 +47,12 @@ pub fn branch_name(id: &str) -> String {
     format!("splice/{id}")
 }
 
-fn check_id(id: &str) -> Result<()> {
-    if ids::is_valid(id) {
-        Ok(())
-    } else {
-        Err(Error::Invalid(format!(
-            "{id:?} is not a bead id; cannot name a worktree after it"
-        )))
-    }
-}
-
-fn git_at(path: &Path, what: &str, e: git2::Error) -> Error {
-    Error::Git(format!("{}: {what}: {}", path.display(), e.message()))
-}
-
-fn open_repo(repo_root: &Path) -> Result<Repository> {
-    Repository::discover(repo_root).map_err(|e| git_at(repo_root, "not a git repository", e))
-}
-
-/// Is `path` an opened worktree of some repository (its `.git` file is valid)?
-fn is_worktree(path: &Path) -> bool {
-    path.join(".git").exists()
-        && Repository::open(path).is_ok_and(|r| r.workdir().is_some() && r.is_worktree())
-}
-
 /// Create the node's worktree, or reuse the one already there. The branch `splice/<id>` is
-/// created at `target` (a local branch, else any revision git understands) if it does not
-/// exist; an existing branch is checked out as it is.
+/// created at `target` ([`resolve`]) if it does not exist; an existing branch is checked out as
+/// it is.
 pub fn ensure(repo_root: &Path, worktrees_dir: &Path, id: &str, target: &str) -> Result<Worktree> {
     check_id(id)?;
-    let path = worktrees_dir.join(id);
+    let path = node_path(worktrees_dir, id);
     let branch = branch_name(id);
     if is_worktree(&path) {
         return Ok(Worktree {
@@ -100,28 +76,12 @@ pub fn ensure(repo_root: &Path, worktrees_dir: &Path, id: &str, target: &str) ->
     }
     let repo = open_repo(repo_root)?;
     // A registration whose directory is gone (deleted by hand) would block the add.
-    if let Ok(stale) = repo.find_worktree(id) {
-        stale
-            .prune(Some(
-                git2::WorktreePruneOptions::new()
-                    .valid(true)
-                    .working_tree(false),
-            ))
-            .map_err(|e| git_at(&path, "pruning a stale worktree registration", e))?;
-    }
+    prune(&repo, id, false)
+        .map_err(|e| git_at(&path, "pruning a stale worktree registration", e))?;
     let local = match repo.find_branch(&branch, BranchType::Local) {
         Ok(b) => b,
         Err(_) => {
-            let commit = repo
-                .revparse_single(target)
-                .and_then(|o| o.peel_to_commit())
-                .map_err(|e| {
-                    git_at(
-                        repo_root,
-                        &format!("delivery target {target:?} not found"),
-                        e,
-                    )
-                })?;
+            let commit = repo.find_commit(resolve(&repo, target)?)?;
             repo.branch(&branch, &commit, false)
                 .map_err(|e| git_at(repo_root, &format!("creating branch {branch}"), e))?
         }
@@ -137,16 +97,6 @@ pub fn ensure(repo_root: &Path, worktrees_dir: &Path, id: &str, target: &str) ->
         branch,
         created: true,
     })
-}
-
-/// The sha of HEAD in the worktree at `path`.
-pub fn head(path: &Path) -> Result<String> {
-    let repo = Repository::open(path).map_err(|e| git_at(path, "not a git worktree", e))?;
-    let commit = repo
-        .head()
-        .and_then(|h| h.peel_to_commit())
-        .map_err(|e| git_at(path, "reading HEAD", e))?;
-    Ok(commit.id().to_string())
 }
 
 /// Reset the worktree at `path` hard to `sha` and remove untracked files and directories
@@ -189,38 +139,14 @@ pub fn reset_hard_clean(path: &Path, sha: &str) -> Result<()> {
 /// the node's work).
 pub fn remove(repo_root: &Path, worktrees_dir: &Path, id: &str) -> Result<()> {
     check_id(id)?;
-    let path = worktrees_dir.join(id);
+    let path = node_path(worktrees_dir, id);
     let repo = open_repo(repo_root)?;
-    if let Ok(wt) = repo.find_worktree(id) {
-        wt.prune(Some(
-            git2::WorktreePruneOptions::new()
-                .valid(true)
-                .locked(true)
-                .working_tree(true),
-        ))
-        .map_err(|e| git_at(&path, "pruning the worktree", e))?;
-    }
+    prune(&repo, id, true).map_err(|e| git_at(&path, "pruning the worktree", e))?;
     match fs::remove_dir_all(&path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(Error::io(&path, e)),
     }
-}
-
-/// The ids of the nodes that have a worktree directory, sorted. Other checkouts in the
-/// directory (`<id>@target`) and unreadable entries are left out.
-pub fn list(worktrees_dir: &Path) -> Vec<String> {
-    let Ok(entries) = fs::read_dir(worktrees_dir) else {
-        return Vec::new();
-    };
-    let mut ids: Vec<String> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|name| ids::is_valid(name))
-        .collect();
-    ids.sort();
-    ids
 }
 
 /// The commit the node's current step started from: the HEAD recorded on the history entry of

@@ -1,0 +1,169 @@
+//! The git checkouts splice makes under `.splice/worktrees/`, and the git helpers they share.
+//!
+//! | checkout | path | HEAD | made by | used by |
+//! |---|---|---|---|---|
+//! | a node's worktree ([`ensure`]) | `<id>` | branch `splice/<id>`, from the delivery target | the executor, before a dispatch | the agent, and floors reading the node's work |
+//! | a target checkout ([`checkout_target`]) | `<id>@target` | detached at the integration target's tip | the `coverage` and `suite` floors | those floors (DESIGN §6) |
+//!
+//! Both are created, reset and pruned with git2, never by running `git`. Shared here: opening
+//! the repository ([`open_repo`]), resolving a target to a commit ([`resolve`]), ancestry
+//! ([`is_on`]), a checkout's HEAD ([`head`]), the branch checked out in the repository
+//! ([`current_branch`]), forgetting stale registrations, and the one listing of node worktrees
+//! ([`list`]).
+//!
+//! Limits: git2 only adds a worktree on a branch, so a target checkout is added on a helper
+//! branch named after it and detached right after. A registration whose directory is gone is
+//! pruned even when locked: splice owns what is under `.splice/worktrees/`.
+
+mod node;
+mod target;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use git2::{BranchType, Oid, Repository, WorktreePruneOptions};
+
+use crate::error::{Error, Result};
+use crate::store::ids;
+
+pub use node::{
+    Prepared, Worktree, branch_name, ensure, prepare_for_attempt, remove, reset_hard_clean,
+    step_base,
+};
+pub use target::{TargetCheckout, checkout_target};
+
+/// Where a node's worktree lives.
+pub fn node_path(worktrees_dir: &Path, id: &str) -> PathBuf {
+    worktrees_dir.join(id)
+}
+
+/// Where a node's checkout of its integration target lives.
+pub fn target_path(worktrees_dir: &Path, id: &str) -> PathBuf {
+    worktrees_dir.join(target_name(id))
+}
+
+/// The name of a target checkout: its directory, its worktree registration, its helper branch.
+fn target_name(id: &str) -> String {
+    format!("{id}@target")
+}
+
+/// A git error with the path it happened at and what was being done.
+fn git_at(path: &Path, what: &str, e: git2::Error) -> Error {
+    Error::Git(format!("{}: {what}: {}", path.display(), e.message()))
+}
+
+fn check_id(id: &str) -> Result<()> {
+    if ids::is_valid(id) {
+        Ok(())
+    } else {
+        Err(Error::Invalid(format!(
+            "{id:?} is not a bead id; cannot name a worktree after it"
+        )))
+    }
+}
+
+/// The repository `path` is in (it may be a subdirectory).
+pub fn open_repo(path: &Path) -> Result<Repository> {
+    Repository::discover(path).map_err(|e| git_at(path, "not a git repository", e))
+}
+
+/// The commit `target` names: a local branch, else any revision git can resolve
+/// (`origin/main`, a tag, a sha). A local branch wins over a tag of the same name.
+pub fn resolve(repo: &Repository, target: &str) -> Result<Oid> {
+    if let Ok(branch) = repo.find_branch(target, BranchType::Local)
+        && let Ok(commit) = branch.get().peel_to_commit()
+    {
+        return Ok(commit.id());
+    }
+    repo.revparse_single(target)
+        .and_then(|o| o.peel_to_commit())
+        .map(|c| c.id())
+        .map_err(|e| {
+            Error::Invalid(format!(
+                "target `{target}` does not resolve to a commit: {}",
+                e.message()
+            ))
+        })
+}
+
+/// Is `commit` the tip of, or reachable from, `tip`?
+pub fn is_on(repo: &Repository, commit: Oid, tip: Oid) -> Result<bool> {
+    if commit == tip {
+        return Ok(true);
+    }
+    Ok(repo.graph_descendant_of(tip, commit)?)
+}
+
+/// The sha of HEAD in the checkout at `path`.
+pub fn head(path: &Path) -> Result<String> {
+    let repo = Repository::open(path).map_err(|e| git_at(path, "not a git worktree", e))?;
+    let commit = repo
+        .head()
+        .and_then(|h| h.peel_to_commit())
+        .map_err(|e| git_at(path, "reading HEAD", e))?;
+    Ok(commit.id().to_string())
+}
+
+/// The branch checked out in the repository at `repo_root`; `None` when HEAD is detached or
+/// there is no repository.
+///
+/// The same answer as `transition::create::current_branch`, which is kept where it is while
+/// `src/transition/` is being rewritten; that one can delegate here.
+pub fn current_branch(repo_root: &Path) -> Option<String> {
+    let repo = Repository::discover(repo_root).ok()?;
+    let head = repo.head().ok()?;
+    if !head.is_branch() {
+        return None;
+    }
+    head.shorthand().map(str::to_string)
+}
+
+/// Is `path` an opened worktree of some repository (its `.git` file is valid)?
+fn is_worktree(path: &Path) -> bool {
+    path.join(".git").exists()
+        && Repository::open(path).is_ok_and(|r| r.workdir().is_some() && r.is_worktree())
+}
+
+/// Forget the worktree registration `name`, if there is one, locked or not; with
+/// `working_tree`, delete its directory too. A registration whose directory is gone blocks
+/// adding a worktree under the same name.
+fn prune(
+    repo: &Repository,
+    name: &str,
+    working_tree: bool,
+) -> std::result::Result<(), git2::Error> {
+    match repo.find_worktree(name) {
+        Ok(wt) => wt.prune(Some(
+            WorktreePruneOptions::new()
+                .valid(true)
+                .locked(true)
+                .working_tree(working_tree),
+        )),
+        Err(_) => Ok(()),
+    }
+}
+
+/// The ids of the nodes that have a worktree directory, sorted. Target checkouts
+/// (`<id>@target`), files, hidden entries and names that are not bead ids are left out; a
+/// missing directory lists nothing.
+pub fn list(worktrees_dir: &Path) -> Result<Vec<String>> {
+    let entries = match fs::read_dir(worktrees_dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(worktrees_dir, e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(worktrees_dir, e))?;
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        if let Ok(name) = entry.file_name().into_string()
+            && ids::is_valid(&name)
+        {
+            out.push(name);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
