@@ -75,89 +75,92 @@ fn is_rust_fn(line: &str) -> bool {
 pub fn declarations(name: &str, text: &str) -> Vec<(usize, String)> {
     let ext = name.rsplit('.').next().unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
     match ext {
-        "feature" | "md" => {
-            for s in scenarios(text) {
-                // The id may sit on the tag line just before the scenario.
-                let tags = lines[..s.line - 1]
-                    .iter()
-                    .rev()
-                    .find(|l| !l.trim().is_empty())
-                    .filter(|l| l.trim_start().starts_with('@'))
-                    .map_or(String::new(), |l| format!("{} ", l.trim()));
-                out.push((s.line, format!("{tags}{}", lines[s.line - 1].trim())));
-            }
-        }
-        "rs" => {
-            // A test attribute arms the next `fn` line; other attributes, comments and multi-line
-            // attribute arguments may sit between; a line of code disarms.
-            let mut armed = false;
-            for (i, line) in lines.iter().enumerate() {
-                let t = line.trim();
-                if t.starts_with("#[") {
-                    armed |= is_test_attribute(t);
-                    if let Some(end) = t.find(']') {
-                        let rest = t[end + 1..].trim();
-                        if armed && is_rust_fn(rest) {
-                            out.push((i + 1, (*line).to_string()));
-                            armed = false;
-                        }
-                    }
-                    continue;
-                }
-                if !armed || t.is_empty() || t.starts_with("//") {
-                    continue;
-                }
-                if is_rust_fn(t) {
+        "feature" | "md" => gherkin_declarations(text, &lines),
+        "rs" => rust_declarations(&lines),
+        "java" | "kt" | "kts" | "groovy" | "scala" => jvm_declarations(&lines),
+        _ => lines
+            .iter()
+            .enumerate()
+            .filter(|(_, line)| declares(ext, line.trim()))
+            .map(|(i, line)| (i + 1, (*line).to_string()))
+            .collect(),
+    }
+}
+
+/// Gherkin scenarios, each with the tag line just before it (where the id may sit).
+fn gherkin_declarations(text: &str, lines: &[&str]) -> Vec<(usize, String)> {
+    scenarios(text)
+        .into_iter()
+        .map(|s| {
+            let tags = lines[..s.line - 1]
+                .iter()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .filter(|l| l.trim_start().starts_with('@'))
+                .map_or(String::new(), |l| format!("{} ", l.trim()));
+            (s.line, format!("{tags}{}", lines[s.line - 1].trim()))
+        })
+        .collect()
+}
+
+/// Rust: a test attribute arms the next `fn` line; other attributes, comments and multi-line
+/// attribute arguments may sit between; a line of code disarms.
+fn rust_declarations(lines: &[&str]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut armed = false;
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if t.starts_with("#[") {
+            armed |= is_test_attribute(t);
+            if let Some(end) = t.find(']') {
+                let rest = t[end + 1..].trim();
+                if armed && is_rust_fn(rest) {
                     out.push((i + 1, (*line).to_string()));
                     armed = false;
-                } else if t.contains(['{', '}', ';']) {
-                    armed = false;
                 }
             }
+            continue;
         }
-        "java" | "kt" | "kts" | "groovy" | "scala" => {
-            let mut armed = false;
-            for (i, line) in lines.iter().enumerate() {
-                let t = line.trim();
-                if let Some(after_at) = t.strip_prefix('@') {
-                    let ann: String = after_at
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '.')
-                        .collect();
-                    let last = ann.rsplit('.').next().unwrap_or_default();
-                    armed |= matches!(
-                        last,
-                        "Test"
-                            | "ParameterizedTest"
-                            | "RepeatedTest"
-                            | "TestFactory"
-                            | "TestTemplate"
-                    );
-                    continue;
-                }
-                if !armed
-                    || t.is_empty()
-                    || t.starts_with("//")
-                    || t.starts_with("/*")
-                    || t.starts_with('*')
-                {
-                    continue;
-                }
-                if t.contains('(') {
-                    out.push((i + 1, (*line).to_string()));
-                }
-                armed = false;
-            }
+        if !armed || t.is_empty() || t.starts_with("//") {
+            continue;
         }
-        _ => {
-            for (i, line) in lines.iter().enumerate() {
-                if declares(ext, line.trim()) {
-                    out.push((i + 1, (*line).to_string()));
-                }
-            }
+        if is_rust_fn(t) {
+            out.push((i + 1, (*line).to_string()));
+            armed = false;
+        } else if t.contains(['{', '}', ';']) {
+            armed = false;
         }
+    }
+    out
+}
+
+/// JVM languages: a JUnit test annotation arms the next declaration with a parameter list.
+fn jvm_declarations(lines: &[&str]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut armed = false;
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if let Some(after_at) = t.strip_prefix('@') {
+            let ann: String = after_at
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '.')
+                .collect();
+            let last = ann.rsplit('.').next().unwrap_or_default();
+            armed |= matches!(
+                last,
+                "Test" | "ParameterizedTest" | "RepeatedTest" | "TestFactory" | "TestTemplate"
+            );
+            continue;
+        }
+        let comment = t.starts_with("//") || t.starts_with("/*") || t.starts_with('*');
+        if !armed || t.is_empty() || comment {
+            continue;
+        }
+        if t.contains('(') {
+            out.push((i + 1, (*line).to_string()));
+        }
+        armed = false;
     }
     out
 }
