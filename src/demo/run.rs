@@ -86,7 +86,7 @@ pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
     let config = store.dir().join("config.toml");
     std::fs::write(&config, config_toml(&exe)).map_err(|e| Error::io(&config, e))?;
 
-    let person = Ctx::person(&store);
+    let person = Ctx::person(&store, crate::clock::now_string()?);
     let out = create::init(
         &person,
         create::NewNode {
@@ -98,7 +98,7 @@ pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
             ..create::NewNode::default()
         },
     )?;
-    let root = out.json["id"].as_str().unwrap_or_default().to_string();
+    let root = out.id;
     settings::set_config(
         &person,
         &root,
@@ -146,6 +146,7 @@ pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
                     "demo: {bead} waits for a person at {step} (a planning gate never relaxes); approving as the person"
                 ),
             );
+            let person = Ctx::person(&store, crate::clock::now_string()?);
             gate::approve(&person, &bead, &step)?;
         }
     }

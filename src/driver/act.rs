@@ -15,7 +15,7 @@ use crate::model::manifest::Run;
 use crate::model::{Bead, Config, Manifest, Step};
 use crate::policy::Lineage;
 use crate::store::Store;
-use crate::transition::{self, Ctx, Status, claim, complete, park, record};
+use crate::transition::{self, Ctx, claim, complete, park, record};
 
 use super::prompts;
 
@@ -30,14 +30,16 @@ pub struct RunCtx {
 }
 
 impl RunCtx {
-    fn ctx(&self) -> Ctx<'_> {
-        Ctx {
+    /// The writer's context for one verb, at the time read now.
+    fn ctx(&self) -> Result<Ctx<'_>> {
+        Ok(Ctx {
             store: &self.store,
             holder: Some(self.holder.clone()),
             dispatched: false,
             run: Some(self.run_id.clone()),
             expect_seq: None,
-        }
+            now: crate::clock::now_string()?,
+        })
     }
 }
 
@@ -69,31 +71,36 @@ impl Acted {
 /// A refusal becomes `Skipped`; any other error is a fault for the caller.
 fn refusal_is_skip(r: Result<Acted>) -> Result<Acted> {
     match r {
-        Err(Error::Refused(why)) => Ok(Acted::Skipped(why)),
+        Err(Error::Refused(why)) => Ok(Acted::Skipped(why.to_string())),
         other => other,
     }
 }
 
-/// `check` = `transition complete` on the node's step.
+/// `check` = `transition complete` on the node's step. A check whose floors refused or
+/// escalated is recorded (done, with that status); a precondition's refusal wrote nothing (skip).
 pub fn check(rc: &RunCtx, bead: &str, step: &str) -> Result<Acted> {
     let verb = match step {
         "integrate" | "deliver" => step,
         _ => "complete",
     };
-    refusal_is_skip(
-        complete::complete(&rc.ctx(), bead, step, None, verb).map(|out| {
-            let status = match &out.status {
-                Status::Ok => "ok".to_string(),
-                Status::Refused(r) => format!("refused: {r}"),
-                Status::Escalated(r) => format!("escalated: {r}"),
-            };
-            Acted::Done(json!({ "verdict": out.json["verdict"], "status": status, "gate": out.json["gate"], "next": out.json["next"] }))
-        }),
-    )
+    let done = |c: &complete::Checked, status: String| {
+        Acted::Done(
+            json!({ "verdict": c.verdict, "status": status, "gate": c.gate, "next": c.next }),
+        )
+    };
+    match complete::complete(&rc.ctx()?, bead, step, None, verb) {
+        Ok(checked) => Ok(done(&checked, "ok".to_string())),
+        Err(e @ Error::Refused(_)) => match e.refusal().and_then(|r| r.checked()) {
+            Some(checked) => Ok(done(checked, e.to_string())),
+            None => refusal_is_skip(Err(e)),
+        },
+        Err(e) => Err(e),
+    }
 }
 
 pub fn park(rc: &RunCtx, bead: &str, reason: &str) -> Result<Acted> {
-    refusal_is_skip(park::park(&rc.ctx(), bead, reason).map(|o| Acted::Done(o.json)))
+    let parked = park::park(&rc.ctx()?, bead, reason);
+    refusal_is_skip(parked.map(|o| Acted::Done(json!(o))))
 }
 
 /// Remove the worktrees of a closed container's children.
@@ -148,7 +155,7 @@ pub fn start_dispatch(
     let head = worktree::head(&wt.path)?;
     let ctx = Ctx {
         expect_seq: Some(bead.pipeline.seq),
-        ..rc.ctx()
+        ..rc.ctx()?
     };
     if let Err(e) = claim::claim(&ctx, &bead.id, &rc.holder, true, Some(&head)) {
         return refusal_is_skip(Err(e));
@@ -211,19 +218,26 @@ impl Job {
         }
         finished.elapsed_ms = started.elapsed().as_millis() as u64;
         // Record the exit and release, whatever happened: the attempt was counted at the claim.
-        let ctx = self.rc.ctx();
         let exit = record::ExitArgs {
             exit: finished.exit,
             code: finished.code,
             log: finished.log.as_ref().map(|p| p.display().to_string()),
             usage: finished.usage.clone(),
         };
-        if let Err(e) = record::record_exit(&ctx, &self.bead, exit) {
+        let recorded = self
+            .rc
+            .ctx()
+            .and_then(|c| record::record_exit(&c, &self.bead, exit));
+        if let Err(e) = recorded {
             finished
                 .problem
                 .get_or_insert_with(|| format!("record-exit: {e}"));
         }
-        if let Err(e) = claim::release(&ctx, &self.bead, &self.rc.holder) {
+        let released = self
+            .rc
+            .ctx()
+            .and_then(|c| claim::release(&c, &self.bead, &self.rc.holder));
+        if let Err(e) = released {
             finished
                 .problem
                 .get_or_insert_with(|| format!("release: {e}"));

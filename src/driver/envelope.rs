@@ -98,6 +98,7 @@ pub fn record(
             dispatched: false,
             run: Some(rc.run_id.clone()),
             expect_seq: None,
+            now: crate::clock::now_string()?,
         };
         record::record_run(&ctx, &root, compact)?;
     }
