@@ -398,18 +398,21 @@ fn exit_args(
             "--exit {exit:?}: expected ok, failed, timeout or error"
         ))
     })?;
-    let usage = usage
-        .map(|u| {
-            serde_json::from_str(&u)
-                .map_err(|e| Error::Invalid(format!("--usage is not a usage record: {e}")))
-        })
-        .transpose()?;
+    let usage = usage.as_deref().map(parse_usage).transpose()?;
     Ok(record::ExitArgs {
         exit,
         code,
         log,
         usage,
     })
+}
+
+/// `--usage`: JSON, and a usage record. Each problem is named as what it is.
+fn parse_usage(text: &str) -> Result<crate::model::Usage> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| Error::Invalid(format!("--usage is not JSON: {e}")))?;
+    serde_json::from_value(value)
+        .map_err(|e| Error::Invalid(format!("--usage is not a usage record: {e}")))
 }
 
 /// The verbs that change a node's settings or route (the read-only ones are answered).
