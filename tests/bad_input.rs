@@ -231,11 +231,21 @@ fn a_bead_from_a_newer_splice_is_refused_and_an_older_one_is_rewritten_in_this_s
     let id = r.task("T", &[]);
     let path = r.state().join("beads").join(format!("{id}.json"));
     let mut bead = r.bead(&id);
-    assert_eq!(bead["schema_version"], 1, "a new bead is written in this shape");
+    assert_eq!(
+        bead["schema_version"], 1,
+        "a new bead is written in this shape"
+    );
     // An older file (no schema_version) is read, and the writer rewrites it in this shape.
     bead.as_object_mut().unwrap().remove("schema_version");
     std::fs::write(&path, serde_json::to_vec_pretty(&bead).unwrap()).unwrap();
-    r.ok(&["transition", "set-autonomy", "--bead", &id, "--level", "wave"]);
+    r.ok(&[
+        "transition",
+        "set-autonomy",
+        "--bead",
+        &id,
+        "--level",
+        "wave",
+    ]);
     assert_eq!(r.bead(&id)["schema_version"], 1);
     // A newer one is refused, naming the file, and nothing changes.
     let mut newer = r.bead(&id);
@@ -243,7 +253,17 @@ fn a_bead_from_a_newer_splice_is_refused_and_an_older_one_is_rewritten_in_this_s
     std::fs::write(&path, serde_json::to_vec_pretty(&newer).unwrap()).unwrap();
     let before = r.beads_bytes();
     let journal = r.journal();
-    let err = r.fails(2, &["transition", "set-autonomy", "--bead", &id, "--level", "deep"]);
+    let err = r.fails(
+        2,
+        &[
+            "transition",
+            "set-autonomy",
+            "--bead",
+            &id,
+            "--level",
+            "deep",
+        ],
+    );
     assert!(
         err.contains(&format!("{id}.json")) && err.contains("newer than this splice reads"),
         "{err}"
