@@ -11,6 +11,9 @@ pub mod journal;
 pub mod lock;
 pub mod shell;
 
+#[cfg(test)]
+mod tests;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -11,11 +11,13 @@ use std::path::PathBuf;
 use super::complete::Checked;
 
 /// A verb's refusal. [`Refusal::kind`] is stable for matching; `Display` is the reason.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(thiserror::Error, Clone, Debug, PartialEq)]
 pub enum Refusal {
     /// The bead is closed.
+    #[error("bead {bead} is closed")]
     Closed { bead: String },
     /// The bead is at another step than the caller named.
+    #[error("bead {bead} is at step {at}, not {asked}")]
     WrongStep {
         bead: String,
         at: String,
@@ -23,6 +25,7 @@ pub enum Refusal {
     },
     /// The bead's `seq` moved: not the `--expect-seq` the caller gave, or changed while its
     /// floors ran.
+    #[error("{}", stale(bead, *seq, *expected, *while_checking))]
     StaleSeq {
         bead: String,
         seq: u64,
@@ -30,36 +33,56 @@ pub enum Refusal {
         while_checking: bool,
     },
     /// Another holder has the bead.
+    #[error(
+        "bead {bead} is claimed by {holder} since {since}; wait for it, or clear it with \
+         `splice transition release --bead {bead} --clear --reason R`"
+    )]
     ForeignLease {
         bead: String,
         holder: String,
         since: String,
     },
     /// The caller names a holder, but nobody holds the bead any more.
+    #[error("bead {bead} is not claimed by {holder} (its claim was released or cleared)")]
     ClaimLost { bead: String, holder: String },
     /// `record-exit` by a holder that does not hold the bead.
+    #[error("bead {bead} is not claimed by {holder}")]
     NotClaimedBy { bead: String, holder: String },
     /// `release` by a holder other than the one holding the bead.
+    #[error("bead {bead} is claimed by {holder}, not {asker}")]
     HeldByOther {
         bead: String,
         holder: String,
         asker: String,
     },
     /// `release --clear` on a bead nobody holds.
+    #[error("bead {bead} is not claimed")]
     NotClaimed { bead: String },
     /// `record-exit` with no dispatch by that holder to record.
+    #[error("bead {bead} has no dispatch by {holder} to record an exit for")]
     NoDispatch { bead: String, holder: String },
     /// A person's verb called from a dispatched session.
+    #[error(
+        "`{verb}` is a person's verb; a dispatched session (SPLICE_DISPATCHED=1) cannot run it"
+    )]
     NotAPerson { verb: String },
-    /// `approve` (or a reject's wish to clear) with no gate pending on the step.
+    /// `approve` with no gate pending on the step.
+    #[error(
+        "no gate is pending on {step} of bead {bead}; a gate is pending only after \
+         `complete` passed its floors"
+    )]
     NothingPending { bead: String, step: String },
     /// `park` on a parked bead.
+    #[error("bead {bead} is already parked: {reason}")]
     AlreadyParked { bead: String, reason: String },
     /// `unpark` on a bead that is not parked.
+    #[error("bead {bead} is not parked")]
     NotParked { bead: String },
     /// A dispatch claim on a parked bead.
+    #[error("bead {bead} is parked ({reason}); unpark it first")]
     Parked { bead: String, reason: String },
     /// A dispatch claim with every attempt on the step spent.
+    #[error("bead {bead}: attempts on {step} exhausted ({spent} of {max})")]
     AttemptsExhausted {
         bead: String,
         step: String,
@@ -67,30 +90,51 @@ pub enum Refusal {
         max: u32,
     },
     /// `split` on a leaf.
+    #[error(
+        "bead {bead} is a leaf; only a root or compound node splits (a spec with \
+         `verdict: compound` makes a leaf compound)"
+    )]
     LeafSplit { bead: String },
     /// `split` on a node that split already.
+    #[error(
+        "bead {bead} was already split into {joined} (at seq {seq}); a node splits once",
+        joined = children.join(", ")
+    )]
     AlreadySplit {
         bead: String,
         children: Vec<String>,
         seq: u64,
     },
     /// A split's child id is taken.
+    #[error("bead {child} already exists")]
     ChildExists { child: String },
     /// `set-config --test-paths` names no directory.
+    #[error(
+        "--test-paths {path:?} names no existing directory under {}",
+        repo.display()
+    )]
     NoSuchDirectory { path: String, repo: PathBuf },
-    /// `set-target main` on a node at deep autonomy.
+    /// `set-target main` on a node at deep autonomy (supplied by a node, `config` or `default`).
+    #[error(
+        "bead {bead} runs at deep autonomy (from {supplied_by}); deep work lands on a campaign \
+         branch, never on {target}"
+    )]
     DeepOnMainline {
         bead: String,
-        source: String,
+        supplied_by: String,
         target: String,
     },
     /// `route --to` a route the manifest does not declare.
+    #[error("unknown route {route:?} (the manifest has: {known})", known = known.join(", "))]
     UnknownRoute { route: String, known: Vec<String> },
     /// `route --at` a step that is not on the route.
+    #[error("step {step:?} is not on route {route}")]
     StepNotOnRoute { step: String, route: String },
     /// `complete`'s floors refused; the check is recorded.
+    #[error("{}", .0.reason)]
     FloorRefused(Box<Checked>),
     /// `complete`'s floors could not check; the check is recorded.
+    #[error("{}", .0.reason)]
     FloorEscalated(Box<Checked>),
 }
 
@@ -148,120 +192,13 @@ impl Refusal {
     }
 }
 
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Refusal::Closed { bead } => write!(f, "bead {bead} is closed"),
-            Refusal::WrongStep { bead, at, asked } => {
-                write!(f, "bead {bead} is at step {at}, not {asked}")
-            }
-            Refusal::StaleSeq {
-                bead,
-                seq,
-                expected,
-                while_checking: false,
-            } => write!(
-                f,
-                "bead {bead} changed: its seq is {seq}, expected {expected}"
-            ),
-            Refusal::StaleSeq {
-                bead,
-                seq,
-                expected,
-                while_checking: true,
-            } => write!(
-                f,
-                "bead {bead} changed while its floors ran (seq {expected} → {seq}); run the check again"
-            ),
-            Refusal::ForeignLease {
-                bead,
-                holder,
-                since,
-            } => write!(
-                f,
-                "bead {bead} is claimed by {holder} since {since}; wait for it, or clear it with \
-                 `splice transition release --bead {bead} --clear --reason R`"
-            ),
-            Refusal::ClaimLost { bead, holder } => write!(
-                f,
-                "bead {bead} is not claimed by {holder} (its claim was released or cleared)"
-            ),
-            Refusal::NotClaimedBy { bead, holder } => {
-                write!(f, "bead {bead} is not claimed by {holder}")
-            }
-            Refusal::HeldByOther {
-                bead,
-                holder,
-                asker,
-            } => write!(f, "bead {bead} is claimed by {holder}, not {asker}"),
-            Refusal::NotClaimed { bead } => write!(f, "bead {bead} is not claimed"),
-            Refusal::NoDispatch { bead, holder } => write!(
-                f,
-                "bead {bead} has no dispatch by {holder} to record an exit for"
-            ),
-            Refusal::NotAPerson { verb } => write!(
-                f,
-                "`{verb}` is a person's verb; a dispatched session (SPLICE_DISPATCHED=1) cannot run it"
-            ),
-            Refusal::NothingPending { bead, step } => write!(
-                f,
-                "no gate is pending on {step} of bead {bead}; a gate is pending only after \
-                 `complete` passed its floors"
-            ),
-            Refusal::AlreadyParked { bead, reason } => {
-                write!(f, "bead {bead} is already parked: {reason}")
-            }
-            Refusal::NotParked { bead } => write!(f, "bead {bead} is not parked"),
-            Refusal::Parked { bead, reason } => {
-                write!(f, "bead {bead} is parked ({reason}); unpark it first")
-            }
-            Refusal::AttemptsExhausted {
-                bead,
-                step,
-                spent,
-                max,
-            } => write!(
-                f,
-                "bead {bead}: attempts on {step} exhausted ({spent} of {max})"
-            ),
-            Refusal::LeafSplit { bead } => write!(
-                f,
-                "bead {bead} is a leaf; only a root or compound node splits (a spec with \
-                 `verdict: compound` makes a leaf compound)"
-            ),
-            Refusal::AlreadySplit {
-                bead,
-                children,
-                seq,
-            } => write!(
-                f,
-                "bead {bead} was already split into {} (at seq {seq}); a node splits once",
-                children.join(", ")
-            ),
-            Refusal::ChildExists { child } => write!(f, "bead {child} already exists"),
-            Refusal::NoSuchDirectory { path, repo } => write!(
-                f,
-                "--test-paths {path:?} names no existing directory under {}",
-                repo.display()
-            ),
-            Refusal::DeepOnMainline {
-                bead,
-                source,
-                target,
-            } => write!(
-                f,
-                "bead {bead} runs at deep autonomy (from {source}); deep work lands on a campaign \
-                 branch, never on {target}"
-            ),
-            Refusal::UnknownRoute { route, known } => write!(
-                f,
-                "unknown route {route:?} (the manifest has: {})",
-                known.join(", ")
-            ),
-            Refusal::StepNotOnRoute { step, route } => {
-                write!(f, "step {step:?} is not on route {route}")
-            }
-            Refusal::FloorRefused(c) | Refusal::FloorEscalated(c) => f.write_str(&c.reason),
-        }
+/// The reason a stale `seq` gives: a compare-and-swap that failed, or floors that raced a change.
+fn stale(bead: &str, seq: u64, expected: u64, while_checking: bool) -> String {
+    if while_checking {
+        format!(
+            "bead {bead} changed while its floors ran (seq {expected} → {seq}); run the check again"
+        )
+    } else {
+        format!("bead {bead} changed: its seq is {seq}, expected {expected}")
     }
 }

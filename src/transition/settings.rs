@@ -240,7 +240,7 @@ pub fn plan_target(
     if level == Autonomy::Deep && is_mainline(&args.target) {
         return Err(Refusal::DeepOnMainline {
             bead: bead.id.clone(),
-            source: source.label(),
+            supplied_by: source.label(),
             target: args.target,
         });
     }
