@@ -1,6 +1,7 @@
 //! The writer: the only code that changes pipeline state. One file per verb (or pair of verbs).
 //!
-//! Every verb is a *pure plan* plus the one shell that does the I/O ([`Store::apply`]):
+//! Every verb is a *pure plan* plus the one shell that does the I/O ([`Store::apply`]; for
+//! `init` and `init-task`, which have no subject, [`Store::create`]):
 //!
 //! - the plan, `plan(&input, &bead, …, now) -> Result<Change<Output>, Refusal>`, takes what the
 //!   verb needs as arguments (the subject and, when it needs them, its ancestors as a
@@ -8,9 +9,12 @@
 //!   of slow floor work done before the lock) and returns the after-images of the beads it
 //!   changes, the journal's reason and a typed output, or a typed [`Refusal`]. It reads no file,
 //!   clock or environment and never bumps `seq`: it records the transition's seq with
-//!   [`next_seq`] where a record needs it. Plans are unit-tested without a file system.
+//!   [`next_seq`] where a record needs it. Plans are unit-tested without a file system
+//!   (`tests.rs`). Checks that only look at the caller or the arguments (a person's verb, a
+//!   route the manifest lacks) also run before the shell, so they refuse before anything is
+//!   read, as they always did.
 //! - the shell owns DESIGN §3's protocol for every verb: slow evidence work happens first
-//!   without the lock (only `complete` has any), then lock → recover → read fresh →
+//!   without the lock (only `complete` has any: its floors), then lock → recover → read fresh →
 //!   compare-and-swap on `--expect-seq` → plan → bump `seq`/`updated_at`/`schema_version` of
 //!   every changed bead → one journal record holding every after-image, `fsync` → publish →
 //!   commit marker. A refusal writes nothing; the one refusal that follows a write is a
@@ -18,7 +22,8 @@
 //!   ([`Refusal::FloorRefused`], [`Refusal::FloorEscalated`]).
 //!
 //! `now` is the caller's ([`Ctx::now`]): the CLI and the runner read the clock once per verb.
-//! Outputs are typed; only `src/cli/` turns them into JSON.
+//! Outputs are typed (`Serialize`); only `src/cli/` turns them into JSON. What recovery repaired
+//! is data ([`crate::store::Repair`]) the CLI reports.
 
 pub mod claim;
 pub mod complete;
