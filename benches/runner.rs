@@ -119,7 +119,7 @@ fn campaign_store(dir: &Path, n: usize) -> Store {
     std::fs::write(dir.join(".splice/manifest.json"), manifest.to_string()).unwrap();
     std::fs::write(dir.join(".splice/config.toml"), "[limits]\njobs = 2\n").unwrap();
     let store = Store::discover(Some(dir)).unwrap();
-    let person = splice::transition::Ctx::person(&store);
+    let person = splice::transition::Ctx::person(&store, "2026-01-01T00:00:00Z");
     let root = splice::transition::create::init(
         &person,
         splice::transition::create::NewNode {
@@ -129,7 +129,7 @@ fn campaign_store(dir: &Path, n: usize) -> Store {
         },
     )
     .unwrap();
-    let root = root.json["id"].as_str().unwrap().to_string();
+    let root = root.id;
     let children: Vec<splice::transition::split::ChildSpec> = (0..n)
         .map(|i| serde_json::from_value(serde_json::json!({ "title": format!("leaf {i}"), "files": [format!("src/f{i}.rs")] })).unwrap())
         .collect();

@@ -34,7 +34,7 @@ fn store_with(dir: &Path, n: usize) -> (Store, Vec<String>) {
 
 /// One transition: claim if free, else release.
 fn toggle(store: &Store, id: &str, holder: &str, claimed: &mut bool) {
-    let ctx = Ctx::person(store);
+    let ctx = Ctx::person(store, "2026-01-01T00:00:00Z");
     if *claimed {
         claim::release(&ctx, id, holder).unwrap();
     } else {

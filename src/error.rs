@@ -1,16 +1,16 @@
-//! Library errors, categorised once for the exit code (DESIGN §5): a refusal or escalation is 1,
-//! a machinery fault is 2.
+//! Library errors, categorised once for the exit code (DESIGN §5): a refusal (a precondition or
+//! a floor said no, or a floor could not check) is 1, a machinery fault is 2.
 
 use std::path::{Path, PathBuf};
 
+pub use crate::refusal::Refusal;
+
 #[derive(thiserror::Error, Debug)]
 pub enum Error {
-    /// A precondition or a floor said no. Nothing about the machinery is wrong.
-    #[error("refused: {0}")]
-    Refused(String),
-    /// A floor could not check (e.g. unset configuration).
-    #[error("escalated: {0}")]
-    Escalated(String),
+    /// A precondition or a floor said no, or a floor could not check. Nothing about the
+    /// machinery is wrong. Printed as `refused: …` or `escalated: …`.
+    #[error("{headline}: {0}", headline = .0.headline())]
+    Refused(Refusal),
     /// An I/O error on a named file.
     #[error("{}: {source}", path.display())]
     Io {
@@ -35,7 +35,7 @@ impl Error {
     /// The process exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Refused(_) | Error::Escalated(_) => 1,
+            Error::Refused(_) => 1,
             _ => 2,
         }
     }
@@ -54,8 +54,18 @@ impl Error {
         }
     }
 
-    pub fn refused(msg: impl Into<String>) -> Error {
-        Error::Refused(msg.into())
+    /// The refusal, when this error is one.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match self {
+            Error::Refused(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+impl From<Refusal> for Error {
+    fn from(r: Refusal) -> Self {
+        Error::Refused(r)
     }
 }
 

@@ -13,6 +13,7 @@ pub mod floors;
 pub mod model;
 pub mod policy;
 pub mod process;
+pub mod refusal;
 pub mod store;
 pub mod transition;
 pub mod worktree;

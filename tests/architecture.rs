@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 /// [`FORBIDDEN`] and the no-circle rule).
 const ONLY: &[(&str, &[&str])] = &[
     ("model", &[]),
-    ("error", &[]),
+    ("error", &["refusal", "model"]),
     ("policy", &["model"]),
+    ("refusal", &["model"]),
     ("decide", &["model", "policy"]),
 ];
 

@@ -77,10 +77,12 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             .unwrap_or_default(),
         ..args.node.into_node()?
     };
+    let now = crate::clock::now_string()?;
     let store = Store::open_or_create(global.dir.as_deref())?;
-    let outcome = create::init(&Ctx::person(&store), node)?;
-    for w in outcome.json["warnings"].as_array().into_iter().flatten() {
-        eprintln!("splice: warning: {}", w.as_str().unwrap_or_default());
+    let outcome = create::init(&Ctx::person(&store, now), node);
+    output::report_repairs(&store);
+    for w in outcome.iter().flat_map(|created| &created.warnings) {
+        eprintln!("splice: warning: {w}");
     }
-    Ok(output::emit(&outcome))
+    output::emit(&store, outcome)
 }

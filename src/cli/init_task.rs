@@ -22,9 +22,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         tier: Some(args.tier),
         ..args.node.into_node()?
     };
+    let now = crate::clock::now_string()?;
     let store = Store::open_or_create(global.dir.as_deref())?;
-    Ok(output::emit(&create::init_task(
-        &Ctx::person(&store),
-        node,
-    )?))
+    let outcome = create::init_task(&Ctx::person(&store, now), node);
+    output::emit(&store, outcome)
 }

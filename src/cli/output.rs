@@ -1,30 +1,43 @@
-//! Printing a verb's outcome: JSON on stdout; a refusal or escalation also on stderr, exit 1.
+//! Printing a verb's typed outcome: JSON on stdout. A refusal goes back to `main`, which prints
+//! its reason on stderr and exits 1; a recorded check that refused is printed on stdout first.
 
-use serde_json::Value;
+use serde::Serialize;
 
-use crate::transition::{Outcome, Status};
+use crate::error::{Error, Result};
+use crate::store::Store;
 
-/// Print `json` pretty on stdout.
-pub fn print_json(json: &Value) {
+/// Print `value` as pretty JSON on stdout.
+pub fn print_json<T: Serialize + ?Sized>(value: &T) {
     println!(
         "{}",
-        serde_json::to_string_pretty(json).unwrap_or_else(|_| "null".into())
+        serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into())
     );
 }
 
-/// Print an outcome and return its exit code.
-pub fn emit(outcome: &Outcome) -> i32 {
-    print_json(&outcome.json);
-    match &outcome.status {
-        Status::Ok => 0,
-        Status::Refused(reason) => {
-            eprintln!("splice: refused: {reason}");
-            1
+/// Print a verb's outcome: its output (exit 0), or the check a refusal recorded, then the
+/// refusal for `main` to report. What recovery repaired before the verb ran is reported first,
+/// on stderr, whatever the outcome.
+pub fn emit<T: Serialize>(store: &Store, outcome: Result<T>) -> Result<i32> {
+    report_repairs(store);
+    match outcome {
+        Ok(out) => {
+            print_json(&out);
+            Ok(0)
         }
-        Status::Escalated(reason) => {
-            eprintln!("splice: escalated: {reason}");
-            1
+        Err(Error::Refused(refusal)) => {
+            if let Some(checked) = refusal.checked() {
+                print_json(checked);
+            }
+            Err(Error::Refused(refusal))
         }
+        Err(e) => Err(e),
+    }
+}
+
+/// Say on stderr what the writer's recovery repaired.
+pub fn report_repairs(store: &Store) {
+    for repair in store.take_repairs() {
+        eprintln!("splice: {repair}");
     }
 }
 

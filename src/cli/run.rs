@@ -57,10 +57,9 @@ pub fn run(args: RunArgs, global: &Global) -> Result<i32> {
         wall_time_s: args.wall_time,
         ..Options::default()
     };
-    finish(
-        runner::run(&store, &opts, &Events::new(args.output))?,
-        args.output,
-    )
+    let summary = runner::run(&store, &opts, &Events::new(args.output));
+    super::output::report_repairs(&store);
+    finish(summary?, args.output)
 }
 
 pub fn pass(args: PassArgs, global: &Global) -> Result<i32> {
@@ -73,10 +72,9 @@ pub fn pass(args: PassArgs, global: &Global) -> Result<i32> {
         one_pass: true,
         ..Options::default()
     };
-    finish(
-        runner::run(&store, &opts, &Events::new(args.output))?,
-        args.output,
-    )
+    let summary = runner::run(&store, &opts, &Events::new(args.output));
+    super::output::report_repairs(&store);
+    finish(summary?, args.output)
 }
 
 /// Exit 0 whatever the status (it is in the output); 130 when Ctrl-C stopped the run.

@@ -210,13 +210,14 @@ pub enum Verb {
     Delivery(BeadOnly),
 }
 
-fn ctx<'a>(store: &'a Store, common: &Common) -> Ctx<'a> {
+fn ctx<'a>(store: &'a Store, common: &Common, now: &str) -> Ctx<'a> {
     Ctx {
         store,
         holder: common.holder.clone().filter(|h| !h.is_empty()),
         dispatched: std::env::var("SPLICE_DISPATCHED").is_ok_and(|v| v == "1"),
         run: common.run.clone().filter(|r| !r.is_empty()),
         expect_seq: common.expect_seq,
+        now: now.to_string(),
     }
 }
 
@@ -243,116 +244,128 @@ fn read_json_arg(path: &PathBuf) -> Result<Value> {
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
     let store = Store::discover(global.dir.as_deref())?;
-    let outcome = match args.verb {
-        Verb::Show(b) => return query(&store, &b, Query::Show),
-        Verb::Step(b) => return query(&store, &b, Query::Step),
-        Verb::Kind(b) => return query(&store, &b, Query::Kind),
-        Verb::Autonomy(b) => return query(&store, &b, Query::Autonomy),
-        Verb::Target(b) => return query(&store, &b, Query::Target),
-        Verb::Delivery(b) => return query(&store, &b, Query::Delivery),
+    if read_only(&args.verb).is_some() {
+        return answer(&store, &args.verb);
+    }
+    // The one clock read of a writing verb: its transition's time.
+    let now = crate::clock::now_string()?;
+    step_verb(&store, &now, args.verb)
+}
+
+/// The read-only verbs' bead and question.
+fn read_only(verb: &Verb) -> Option<(&BeadOnly, Query)> {
+    match verb {
+        Verb::Show(b) => Some((b, Query::Show)),
+        Verb::Step(b) => Some((b, Query::Step)),
+        Verb::Kind(b) => Some((b, Query::Kind)),
+        Verb::Autonomy(b) => Some((b, Query::Autonomy)),
+        Verb::Target(b) => Some((b, Query::Target)),
+        Verb::Delivery(b) => Some((b, Query::Delivery)),
+        _ => None,
+    }
+}
+
+/// Print a read-only verb's answer (it never locks, recovers or reads the clock).
+fn answer(store: &Store, verb: &Verb) -> Result<i32> {
+    let Some((b, what)) = read_only(verb) else {
+        return Err(Error::Invalid("not a read-only verb".into()));
+    };
+    output::print_json(&read::query(store, &b.bead, what)?);
+    Ok(0)
+}
+
+/// The verbs that move a node along its route; the others go on to [`lease_verb`].
+fn step_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
+    match verb {
         Verb::Propose {
             common,
             step,
             artifact,
             result,
             pr_url,
-        } => propose::propose(
-            &ctx(&store, &common),
-            &common.bead,
-            propose::ProposeArgs {
+        } => {
+            let args = propose::ProposeArgs {
                 step,
                 artifact,
                 result,
                 pr_url,
-            },
-        )?,
+            };
+            let out = propose::propose(&ctx(store, &common, now), &common.bead, args);
+            output::emit(store, out)
+        }
         Verb::Complete { common, step } => {
-            complete::complete(&ctx(&store, &common), &common.bead, &step, None, "complete")?
+            let ctx = ctx(store, &common, now);
+            output::emit(
+                store,
+                complete::complete(&ctx, &common.bead, &step, None, "complete"),
+            )
         }
         Verb::Approve { common, step } => {
-            gate::approve(&ctx(&store, &common), &common.bead, &step)?
+            let out = gate::approve(&ctx(store, &common, now), &common.bead, &step);
+            output::emit(store, out)
         }
         Verb::Reject {
             common,
             step,
             reason,
-        } => gate::reject(&ctx(&store, &common), &common.bead, &step, &reason)?,
-        Verb::Integrate { common } => complete::complete(
-            &ctx(&store, &common),
-            &common.bead,
-            "integrate",
-            None,
-            "integrate",
-        )?,
-        Verb::Deliver { common, pr_url } => complete::complete(
-            &ctx(&store, &common),
-            &common.bead,
-            "deliver",
-            pr_url,
-            "deliver",
-        )?,
+        } => {
+            let out = gate::reject(&ctx(store, &common, now), &common.bead, &step, &reason);
+            output::emit(store, out)
+        }
+        Verb::Integrate { common } => {
+            let ctx = ctx(store, &common, now);
+            let out = complete::complete(&ctx, &common.bead, "integrate", None, "integrate");
+            output::emit(store, out)
+        }
+        Verb::Deliver { common, pr_url } => {
+            let ctx = ctx(store, &common, now);
+            let out = complete::complete(&ctx, &common.bead, "deliver", pr_url, "deliver");
+            output::emit(store, out)
+        }
         Verb::Split { common, children } => {
             let children = split::read_children(&children)?;
-            split::split(&ctx(&store, &common), &common.bead, &children)?
+            let out = split::split(&ctx(store, &common, now), &common.bead, &children);
+            output::emit(store, out)
         }
+        other => lease_verb(store, now, other),
+    }
+}
+
+/// The verbs of claims, parking and records; the others go on to [`setting_verb`].
+fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
+    match verb {
         Verb::Claim {
             common,
             dispatch,
             base,
         } => {
             let holder = require_holder(&common)?;
-            claim::claim(
-                &ctx(&store, &common),
-                &common.bead,
-                &holder,
-                dispatch,
-                base.as_deref(),
-            )?
+            let ctx = ctx(store, &common, now);
+            let out = claim::claim(&ctx, &common.bead, &holder, dispatch, base.as_deref());
+            output::emit(store, out)
         }
         Verb::Release {
             common,
-            clear,
+            clear: true,
             reason,
         } => {
-            if clear {
-                claim::clear(
-                    &ctx(&store, &common),
-                    &common.bead,
-                    reason.as_deref().unwrap_or(""),
-                )?
-            } else {
-                let holder = require_holder(&common)?;
-                claim::release(&ctx(&store, &common), &common.bead, &holder)?
-            }
+            let ctx = ctx(store, &common, now);
+            let reason = reason.as_deref().unwrap_or("");
+            output::emit(store, claim::clear(&ctx, &common.bead, reason))
         }
-        Verb::Park { common, reason } => park::park(&ctx(&store, &common), &common.bead, &reason)?,
+        Verb::Release { common, .. } => {
+            let holder = require_holder(&common)?;
+            let out = claim::release(&ctx(store, &common, now), &common.bead, &holder);
+            output::emit(store, out)
+        }
+        Verb::Park { common, reason } => {
+            let out = park::park(&ctx(store, &common, now), &common.bead, &reason);
+            output::emit(store, out)
+        }
         Verb::Unpark { common, reason } => {
-            park::unpark(&ctx(&store, &common), &common.bead, &reason)?
+            let out = park::unpark(&ctx(store, &common, now), &common.bead, &reason);
+            output::emit(store, out)
         }
-        Verb::SetConfig {
-            common,
-            suite_cmd,
-            test_paths,
-        } => settings::set_config(
-            &ctx(&store, &common),
-            &common.bead,
-            suite_cmd,
-            test_paths.as_deref().map(output::comma_list),
-        )?,
-        Verb::SetAutonomy { common, level } => {
-            let level = parse_autonomy(Some(&level))?.expect("parsed from Some");
-            settings::set_autonomy(&ctx(&store, &common), &common.bead, level)?
-        }
-        Verb::SetTarget {
-            common,
-            target,
-            delivery,
-        } => settings::set_target(
-            &ctx(&store, &common),
-            &common.bead,
-            &target,
-            parse_delivery(delivery.as_deref())?,
-        )?,
         Verb::RecordExit {
             common,
             exit,
@@ -360,47 +373,83 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             log,
             usage,
         } => {
-            let exit = ExitKind::parse(&exit).ok_or_else(|| {
-                Error::Invalid(format!(
-                    "--exit {exit:?}: expected ok, failed, timeout or error"
-                ))
-            })?;
-            let usage = usage
-                .map(|u| {
-                    serde_json::from_str(&u).map_err(|e| {
-                        let what = if e.is_data() {
-                            "is not a usage record"
-                        } else {
-                            "is not JSON"
-                        };
-                        Error::Invalid(format!("--usage {what}: {e}"))
-                    })
-                })
-                .transpose()?;
-            record::record_exit(
-                &ctx(&store, &common),
-                &common.bead,
-                record::ExitArgs {
-                    exit,
-                    code,
-                    log,
-                    usage,
-                },
-            )?
+            let args = exit_args(&exit, code, log, usage)?;
+            let out = record::record_exit(&ctx(store, &common, now), &common.bead, args);
+            output::emit(store, out)
         }
         Verb::RecordRun { common, envelope } => {
             let envelope = read_json_arg(&envelope)?;
-            record::record_run(&ctx(&store, &common), &common.bead, envelope)?
+            let out = record::record_run(&ctx(store, &common, now), &common.bead, envelope);
+            output::emit(store, out)
         }
-        Verb::Route { common, to, at } => {
-            settings::route(&ctx(&store, &common), &common.bead, &to, at.as_deref())?
-        }
-    };
-    Ok(output::emit(&outcome))
+        other => setting_verb(store, now, other),
+    }
 }
 
-fn query(store: &Store, b: &BeadOnly, what: Query) -> Result<i32> {
-    let value = read::query(&Ctx::person(store), &b.bead, what)?;
-    output::print_json(&value);
-    Ok(0)
+/// `record-exit`'s arguments, parsed.
+fn exit_args(
+    exit: &str,
+    code: Option<i32>,
+    log: Option<String>,
+    usage: Option<String>,
+) -> Result<record::ExitArgs> {
+    let exit = ExitKind::parse(exit).ok_or_else(|| {
+        Error::Invalid(format!(
+            "--exit {exit:?}: expected ok, failed, timeout or error"
+        ))
+    })?;
+    let usage = usage.as_deref().map(parse_usage).transpose()?;
+    Ok(record::ExitArgs {
+        exit,
+        code,
+        log,
+        usage,
+    })
+}
+
+/// `--usage`: JSON, and a usage record. Each problem is named as what it is.
+fn parse_usage(text: &str) -> Result<crate::model::Usage> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| Error::Invalid(format!("--usage is not JSON: {e}")))?;
+    serde_json::from_value(value)
+        .map_err(|e| Error::Invalid(format!("--usage is not a usage record: {e}")))
+}
+
+/// The verbs that change a node's settings or route (the read-only ones are answered).
+fn setting_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
+    match verb {
+        Verb::SetConfig {
+            common,
+            suite_cmd,
+            test_paths,
+        } => {
+            let ctx = ctx(store, &common, now);
+            let paths = test_paths.as_deref().map(output::comma_list);
+            let out = settings::set_config(&ctx, &common.bead, suite_cmd, paths);
+            output::emit(store, out)
+        }
+        Verb::SetAutonomy { common, level } => {
+            let level = parse_autonomy(Some(&level))?.expect("parsed from Some");
+            let out = settings::set_autonomy(&ctx(store, &common, now), &common.bead, level);
+            output::emit(store, out)
+        }
+        Verb::SetTarget {
+            common,
+            target,
+            delivery,
+        } => {
+            let delivery = parse_delivery(delivery.as_deref())?;
+            let ctx = ctx(store, &common, now);
+            let out = settings::set_target(&ctx, &common.bead, &target, delivery);
+            output::emit(store, out)
+        }
+        Verb::Route { common, to, at } => {
+            let ctx = ctx(store, &common, now);
+            output::emit(
+                store,
+                settings::route(&ctx, &common.bead, &to, at.as_deref()),
+            )
+        }
+        other => answer(store, &other),
+    }
 }

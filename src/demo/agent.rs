@@ -270,15 +270,18 @@ fn review(job: &Job) -> Result<String> {
 }
 
 fn deliver(job: &Job) -> Result<String> {
-    let ctx = crate::transition::Ctx::person(&job.store);
-    let resolved =
-        crate::transition::read::query(&ctx, &job.bead.id, crate::transition::read::Query::Target)?;
-    let target = resolved["target"]
-        .as_str()
-        .ok_or_else(|| {
-            Error::Invalid(format!("sim-agent: {} has no delivery target", job.bead.id))
-        })?
-        .to_string();
+    use crate::transition::read::{Answer, Query, query};
+    let target = match query(&job.store, &job.bead.id, Query::Target)? {
+        Answer::Target {
+            target: Some(t), ..
+        } => t,
+        _ => {
+            return Err(Error::Invalid(format!(
+                "sim-agent: {} has no delivery target",
+                job.bead.id
+            )));
+        }
+    };
     let repo = git::open(&job.worktree)?;
     Ok(git::deliver(&repo, &target)?.to_string())
 }

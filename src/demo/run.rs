@@ -92,7 +92,7 @@ pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
     );
     let store = prepare(&dir, &plan)?;
 
-    let person = Ctx::person(&store);
+    let person = Ctx::person(&store, crate::clock::now_string()?);
     let out = create::init(
         &person,
         create::NewNode {
@@ -104,7 +104,7 @@ pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
             ..create::NewNode::default()
         },
     )?;
-    let root = out.json["id"].as_str().unwrap_or_default().to_string();
+    let root = out.id;
     settings::set_config(
         &person,
         &root,
@@ -151,6 +151,7 @@ pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
                     "demo: {bead} waits for a person at {step} (a planning gate never relaxes); approving as the person"
                 ),
             );
+            let person = Ctx::person(&store, crate::clock::now_string()?);
             gate::approve(&person, &bead, &step)?;
         }
     }

@@ -16,7 +16,7 @@ use crate::model::manifest::Run;
 use crate::model::{Bead, Config, Manifest, Role, Step};
 use crate::policy::Lineage;
 use crate::store::Store;
-use crate::transition::{self, Ctx, Status, claim, complete, park, record};
+use crate::transition::{self, Ctx, claim, complete, park, record};
 use crate::worktree;
 
 use super::prompts;
@@ -32,55 +32,57 @@ pub struct RunCtx {
 }
 
 impl RunCtx {
-    /// The writer's context for this runner's own calls.
-    pub fn writer_ctx(&self) -> Ctx<'_> {
-        Ctx {
+    /// The writer's context for one of this runner's own verbs, at the time read now.
+    pub fn writer_ctx(&self) -> Result<Ctx<'_>> {
+        Ok(Ctx {
             store: &self.store,
             holder: Some(self.holder.clone()),
             dispatched: false,
             run: Some(self.run_id.clone()),
             expect_seq: None,
-        }
+            now: crate::clock::now_string()?,
+        })
     }
 }
 
 /// A refusal becomes `Skipped`; any other error is a fault for the caller.
 fn refusal_is_skip(r: Result<ActResult>) -> Result<ActResult> {
     match r {
-        Err(Error::Refused(why)) => Ok(ActResult::Skipped { reason: why }),
+        Err(Error::Refused(why)) => Ok(ActResult::Skipped {
+            reason: why.to_string(),
+        }),
         other => other,
     }
 }
 
 /// `check` = `transition complete` on the node's step (journaled as `integrate` or `deliver` for
-/// the steps with those roles).
+/// the steps with those roles). A check whose floors refused or escalated is recorded (done, with
+/// that status); a precondition's refusal wrote nothing (skip).
 pub fn check(rc: &RunCtx, bead: &str, step: &str) -> Result<ActResult> {
     let verb = [Role::Integrate, Role::Deliver]
         .into_iter()
         .find(|r| rc.manifest.is(step, *r))
         .map_or("complete", Role::name);
-    refusal_is_skip(
-        complete::complete(&rc.writer_ctx(), bead, step, None, verb).map(|out| {
-            let status = match &out.status {
-                Status::Ok => "ok".to_string(),
-                Status::Refused(r) => format!("refused: {r}"),
-                Status::Escalated(r) => format!("escalated: {r}"),
-            };
-            ActResult::Done {
-                status,
-                detail: json!({ "verdict": out.json["verdict"], "gate": out.json["gate"], "next": out.json["next"] }),
-            }
-        }),
-    )
+    let done = |c: &complete::Checked, status: String| ActResult::Done {
+        status,
+        detail: json!({ "verdict": c.verdict, "gate": c.gate, "next": c.next }),
+    };
+    match complete::complete(&rc.writer_ctx()?, bead, step, None, verb) {
+        Ok(checked) => Ok(done(&checked, "ok".to_string())),
+        Err(e @ Error::Refused(_)) => match e.refusal().and_then(|r| r.checked()) {
+            Some(checked) => Ok(done(checked, e.to_string())),
+            None => refusal_is_skip(Err(e)),
+        },
+        Err(e) => Err(e),
+    }
 }
 
 pub fn park(rc: &RunCtx, bead: &str, reason: &str) -> Result<ActResult> {
-    refusal_is_skip(
-        park::park(&rc.writer_ctx(), bead, reason).map(|o| ActResult::Done {
-            status: "parked".into(),
-            detail: o.json,
-        }),
-    )
+    let parked = park::park(&rc.writer_ctx()?, bead, reason);
+    refusal_is_skip(parked.map(|o| ActResult::Done {
+        status: "parked".into(),
+        detail: json!(o),
+    }))
 }
 
 /// Remove the worktrees of a closed container's children.
@@ -132,7 +134,7 @@ pub fn start_dispatch(
     let head = worktree::head(&wt.path)?;
     let ctx = Ctx {
         expect_seq: Some(bead.pipeline.seq),
-        ..rc.writer_ctx()
+        ..rc.writer_ctx()?
     };
     if let Err(e) = claim::claim(&ctx, &bead.id, &rc.holder, true, Some(&head)) {
         return refusal_is_skip(Err(e));
@@ -190,19 +192,26 @@ impl Job {
         }
         finished.elapsed_ms = started.elapsed().as_millis() as u64;
         // Record the exit and release, whatever happened: the attempt was counted at the claim.
-        let ctx = self.rc.writer_ctx();
         let exit = record::ExitArgs {
             exit: finished.exit,
             code: finished.code,
             log: finished.log.as_ref().map(|p| p.display().to_string()),
             usage: finished.usage.clone(),
         };
-        if let Err(e) = record::record_exit(&ctx, &self.bead, exit) {
+        let recorded = self
+            .rc
+            .writer_ctx()
+            .and_then(|c| record::record_exit(&c, &self.bead, exit));
+        if let Err(e) = recorded {
             finished
                 .problem
                 .get_or_insert_with(|| format!("record-exit: {e}"));
         }
-        if let Err(e) = claim::release(&ctx, &self.bead, &self.rc.holder) {
+        let released = self
+            .rc
+            .writer_ctx()
+            .and_then(|c| claim::release(&c, &self.bead, &self.rc.holder));
+        if let Err(e) = released {
             finished
                 .problem
                 .get_or_insert_with(|| format!("release: {e}"));

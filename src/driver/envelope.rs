@@ -115,7 +115,7 @@ pub fn record(rc: &RunCtx, scope: Option<&str>, snapshot: &Snapshot, env: &Envel
                 .to_string(),
         };
         let value = serde_json::to_value(&compact).unwrap_or_default();
-        record::record_run(&rc.writer_ctx(), &root, value)?;
+        record::record_run(&rc.writer_ctx()?, &root, value)?;
     }
     Ok(())
 }

@@ -30,7 +30,12 @@ impl Failpoint {
     /// Abort the process here if `SPLICE_FAILPOINT` names this point.
     pub fn hit(self) {
         if std::env::var("SPLICE_FAILPOINT").is_ok_and(|v| v == self.name()) {
-            eprintln!("splice: failpoint {} reached, aborting", self.name());
+            // The library does not print; this line only says why the process is about to die.
+            let _ = writeln!(
+                std::io::stderr(),
+                "splice: failpoint {} reached, aborting",
+                self.name()
+            );
             std::process::abort();
         }
     }

@@ -14,7 +14,7 @@ use crate::model::Bead;
 
 /// One bead's step before and after a transition.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct Change {
+pub struct StepChange {
     pub bead: String,
     pub from: Option<String>,
     pub to: String,
@@ -31,7 +31,7 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub at: String,
-    pub changes: Vec<Change>,
+    pub changes: Vec<StepChange>,
     pub beads: Vec<Bead>,
 }
 

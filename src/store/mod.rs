@@ -1,24 +1,28 @@
 //! The state directory `.splice/`: bead files, the lock, the journal and recovery.
 //!
-//! Readers never lock: every bead file is replaced by rename, so a read sees a whole file. Writers
-//! go through [`Store::transact`], which takes the lock, recovers, runs the verb against fresh
-//! reads, and commits its after-images journal-first (DESIGN §3).
+//! Readers never lock: every bead file is replaced by rename, so a read sees a whole file. Every
+//! writer goes through one shell, [`Store::apply`] (or [`Store::create`] for a verb with no
+//! subject), which takes the lock, recovers, reads what the verb declared fresh, runs the verb's
+//! pure plan, and commits the after-images journal-first (DESIGN §3; [`shell`] says how).
 
 pub mod atomic;
 pub mod ids;
 pub mod journal;
 pub mod lock;
+pub mod shell;
 
-use std::collections::BTreeMap;
+#[cfg(test)]
+mod tests;
+
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
 use crate::model::bead::BEAD_SCHEMA;
 use crate::model::{Bead, Config, Manifest};
 
-use atomic::Failpoint;
-use journal::{Change, Record, Tail};
+pub use shell::{Change, Fresh, Reads, Repair, Transition};
 
 /// The name of the state directory.
 pub const STATE_DIR: &str = ".splice";
@@ -33,6 +37,8 @@ pub struct Store {
     dir: PathBuf,
     /// The directory holding `.splice/` (the repository root floors read by default).
     repo: PathBuf,
+    /// What recovery repaired, kept for the caller to report (shared by clones).
+    repairs: Arc<Mutex<Vec<Repair>>>,
 }
 
 /// Where `--dir` / `SPLICE_DIR` point: a `.splice` directory, or a directory that holds one.
@@ -109,7 +115,11 @@ impl Store {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
-        Store { dir: state, repo }
+        Store {
+            dir: state,
+            repo,
+            repairs: Arc::default(),
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -211,77 +221,23 @@ impl Store {
         }
     }
 
-    /// Run one transition: lock, recover, let `f` read and stage beads, commit. If `f` fails,
-    /// nothing is written. Returns `f`'s value.
-    pub fn transact<T>(
-        &self,
-        verb: &str,
-        actor: &str,
-        f: impl FnOnce(&mut Tx) -> Result<T>,
-    ) -> Result<T> {
-        let _lock = lock::LockGuard::acquire(&self.dir.join("lock"))?;
-        self.recover()?;
-        let now = crate::clock::now_string()?;
-        let mut tx = Tx {
-            store: self,
-            now,
-            staged: BTreeMap::new(),
-            order: Vec::new(),
-            before: BTreeMap::new(),
-            reason: None,
-        };
-        let value = f(&mut tx)?;
-        tx.commit(verb, actor)?;
-        Ok(value)
-    }
-
-    /// Bring the store to a clean state after a crash (caller holds the lock). Messages about
-    /// what was repaired go to stderr.
-    fn recover(&self) -> Result<()> {
-        let journal = self.journal_path();
-        loop {
-            match journal::read_tail(&journal)? {
-                Tail::Clean => return Ok(()),
-                Tail::Torn { keep, dropped } => {
-                    eprintln!(
-                        "splice: recovered: truncated a torn last journal record ({dropped} bytes) in {}",
-                        journal.display()
-                    );
-                    journal::truncate(&journal, keep)?;
-                }
-                Tail::Uncommitted(record) => {
-                    // Only the beads of the last record can have temp files: the writer creates
-                    // them after the record is durable and renames them before its marker.
-                    for bead in &record.beads {
-                        let tmp = atomic::tmp_path(&self.bead_path(&bead.id));
-                        let _ = fs::remove_file(tmp);
-                    }
-                    self.publish(&record.beads)?;
-                    journal::append_marker(&journal, record.tx)?;
-                    let ids: Vec<&str> = record.beads.iter().map(|b| b.id.as_str()).collect();
-                    eprintln!(
-                        "splice: recovered: rolled forward the interrupted `{}` transition on {}",
-                        record.verb,
-                        ids.join(", ")
-                    );
-                    return Ok(());
-                }
+    /// The node's ancestors, nearest first. A parent cycle (possible only in hand-edited files)
+    /// is a fault naming the bead.
+    pub fn read_ancestors(&self, bead: &Bead) -> Result<Vec<Bead>> {
+        let mut out: Vec<Bead> = Vec::new();
+        let mut next = bead.parent.clone();
+        while let Some(id) = next {
+            if out.len() > 1024 || id == bead.id || out.iter().any(|b| b.id == id) {
+                return Err(Error::Invalid(format!(
+                    "bead {}: its parent chain loops at {id}",
+                    bead.id
+                )));
             }
+            let parent = self.read_bead(&id)?;
+            next = parent.parent.clone();
+            out.push(parent);
         }
-    }
-
-    /// Write after-images into place: temp files, then renames, then the directory sync.
-    fn publish(&self, beads: &[Bead]) -> Result<()> {
-        for bead in beads {
-            atomic::write_tmp(&self.bead_path(&bead.id), &bead.to_file_bytes())?;
-        }
-        Failpoint::AfterTmp.hit();
-        for bead in beads {
-            atomic::publish(&self.bead_path(&bead.id))?;
-        }
-        atomic::sync_dir(&self.beads_dir())?;
-        Failpoint::AfterRename.hit();
-        Ok(())
+        Ok(out)
     }
 }
 
@@ -351,92 +307,4 @@ fn read_parallel(paths: &[PathBuf]) -> Result<Vec<Bead>> {
         }
         Ok(out)
     })
-}
-
-/// A transition in progress: fresh reads under the lock, staged after-images.
-pub struct Tx<'s> {
-    store: &'s Store,
-    /// The transition's time, RFC 3339.
-    pub now: String,
-    staged: BTreeMap<String, Bead>,
-    order: Vec<String>,
-    before: BTreeMap<String, Option<String>>,
-    reason: Option<String>,
-}
-
-impl Tx<'_> {
-    pub fn store(&self) -> &Store {
-        self.store
-    }
-
-    /// Read a bead: the staged after-image if this transaction changed it, else the file.
-    pub fn read(&mut self, id: &str) -> Result<Bead> {
-        if let Some(b) = self.staged.get(id) {
-            return Ok(b.clone());
-        }
-        let bead = self.store.read_bead(id)?;
-        self.before
-            .entry(id.to_string())
-            .or_insert_with(|| Some(bead.pipeline.step.clone()));
-        Ok(bead)
-    }
-
-    pub fn exists(&self, id: &str) -> bool {
-        self.staged.contains_key(id) || self.store.exists(id)
-    }
-
-    /// A fresh id for a new bead derived from `seed`, free on disk and in this transaction.
-    pub fn new_id(&self, seed: &str) -> Result<String> {
-        ids::candidates(seed)
-            .find(|id| !self.exists(id))
-            .ok_or_else(|| Error::Invalid(format!("every id derived from {seed:?} is taken")))
-    }
-
-    /// Stage `bead`'s after-image. The caller has already bumped its `seq`.
-    pub fn put(&mut self, bead: Bead) {
-        let id = bead.id.clone();
-        self.before.entry(id.clone()).or_insert(None);
-        if !self.staged.contains_key(&id) {
-            self.order.push(id.clone());
-        }
-        self.staged.insert(id, bead);
-    }
-
-    /// The reason recorded in the journal for this transition.
-    pub fn set_reason(&mut self, reason: impl Into<String>) {
-        self.reason = Some(reason.into());
-    }
-
-    fn commit(self, verb: &str, actor: &str) -> Result<()> {
-        if self.order.is_empty() {
-            return Ok(());
-        }
-        let mut beads = Vec::with_capacity(self.order.len());
-        let mut changes = Vec::with_capacity(self.order.len());
-        let mut staged = self.staged;
-        for id in &self.order {
-            let bead = staged.remove(id).expect("staged bead");
-            changes.push(Change {
-                bead: id.clone(),
-                from: self.before.get(id).cloned().flatten(),
-                to: bead.pipeline.step.clone(),
-                seq: bead.pipeline.seq,
-            });
-            beads.push(bead);
-        }
-        let mut record = Record {
-            tx: 0,
-            verb: verb.to_string(),
-            actor: actor.to_string(),
-            reason: self.reason,
-            at: self.now,
-            changes,
-            beads,
-        };
-        let journal = self.store.journal_path();
-        let tx = journal::append_record(&journal, &mut record)?;
-        Failpoint::AfterJournal.hit();
-        self.store.publish(&record.beads)?;
-        journal::append_marker(&journal, tx)
-    }
 }

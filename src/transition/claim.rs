@@ -1,11 +1,62 @@
 //! `claim` and `release`: the lease that says who is acting on a node. A claim never expires;
 //! only its holder releases it, or a person clears it.
 
-use serde_json::json;
+use serde::Serialize;
 
-use super::{Ctx, Outcome, current_step, require_not_foreign, require_open, require_seq};
+use super::{Caller, Ctx, Refusal, current_step, next_seq, require_not_foreign, require_open};
 use crate::error::{Error, Result};
-use crate::model::bead::{Dispatch, Lease};
+use crate::model::bead::{Dispatch, Lease, StepEntry};
+use crate::model::{Bead, Step};
+use crate::store::{Change, Reads};
+
+/// What a claim asks for.
+#[derive(Clone, Copy, Debug)]
+pub struct ClaimArgs<'a> {
+    pub holder: &'a str,
+    /// Start a dispatch of the bead's current step, which the manifest defines as this (one
+    /// attempt).
+    pub dispatch: Option<&'a Step>,
+    /// The worktree's HEAD, recorded as the commit the step started from.
+    pub base: Option<&'a str>,
+}
+
+/// A claim held.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Claimed {
+    pub bead: String,
+    pub holder: String,
+    /// Always `true`.
+    pub claimed: bool,
+    /// Whether this call took the claim (`false`: the holder had it already).
+    pub new: bool,
+    /// Present when this call wrote something.
+    #[serde(flatten)]
+    pub wrote: Option<ClaimWrite>,
+}
+
+/// What a claim that wrote recorded.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct ClaimWrite {
+    /// The attempt a dispatch claim started.
+    pub attempt: Option<u32>,
+    pub seq: u64,
+}
+
+/// A release (`released: false` when there was no claim to release).
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Released {
+    pub bead: String,
+    pub released: bool,
+}
+
+/// A claim a person cleared.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Cleared {
+    pub bead: String,
+    /// The holder whose claim was cleared.
+    pub cleared: String,
+    pub reason: String,
+}
 
 /// Claim `id` for `holder`. Idempotent for the same holder. With `dispatch`, the claim starts a
 /// dispatch of the current step and counts one attempt on it; `base` is the worktree's HEAD,
@@ -17,69 +68,98 @@ pub fn claim(
     holder: &str,
     dispatch: bool,
     base: Option<&str>,
-) -> Result<Outcome> {
+) -> Result<Claimed> {
     if holder.trim().is_empty() {
         return Err(Error::Invalid("--holder must not be empty".into()));
     }
     let manifest = ctx.store.manifest()?;
-    ctx.store.transact("claim", holder, |tx| {
-        let mut bead = tx.read(id)?;
-        require_open(&bead)?;
-        require_seq(&bead, ctx.expect_seq)?;
-        require_not_foreign(&bead, Some(holder))?;
-        let already = bead.pipeline.lease.is_some();
-        let mut attempt = None;
-        if dispatch {
-            if let Some(dl) = &bead.pipeline.dead_letter {
-                return Err(Error::refused(format!(
-                    "bead {id} is parked ({}); unpark it first",
-                    dl.reason
-                )));
-            }
-            let step = current_step(&manifest, &bead)?;
-            let spent = bead.attempts_on(&step.name);
-            if spent >= step.max_attempts {
-                return Err(Error::refused(format!(
-                    "bead {id}: attempts on {} exhausted ({spent} of {})",
-                    step.name, step.max_attempts
-                )));
-            }
-            attempt = Some(spent + 1);
-        } else if already {
-            return Ok(Outcome::ok(json!({ "bead": id, "holder": holder, "claimed": true, "new": false })));
-        }
-        let now = tx.now.clone();
-        let seq = bead.bump(&now);
-        if !already {
-            bead.pipeline.lease = Some(Lease {
-                holder: holder.to_string(),
-                since: now.clone(),
+    ctx.store.apply(
+        &ctx.transition("claim", holder),
+        &Reads::subject(id),
+        |fresh| {
+            let bead = &fresh.subject;
+            // A step the manifest does not declare is the manifest's fault, not a refusal.
+            let step = match dispatch {
+                true => Some(current_step(&manifest, bead)?),
+                false => None,
+            };
+            let args = ClaimArgs {
+                holder,
+                dispatch: step,
+                base,
+            };
+            Ok(plan_claim(&args, bead, &ctx.now)?)
+        },
+    )
+}
+
+/// Claim `bead` for `args.holder`, and start a dispatch when asked.
+pub fn plan_claim(args: &ClaimArgs, bead: &Bead, now: &str) -> Result<Change<Claimed>, Refusal> {
+    require_open(bead)?;
+    require_not_foreign(bead, Some(args.holder))?;
+    let already = bead.pipeline.lease.is_some();
+    let mut claimed = Claimed {
+        bead: bead.id.clone(),
+        holder: args.holder.to_string(),
+        claimed: true,
+        new: !already,
+        wrote: None,
+    };
+    let attempt = match (args.dispatch, &bead.pipeline.dead_letter) {
+        (Some(_), Some(dl)) => {
+            return Err(Refusal::Parked {
+                bead: bead.id.clone(),
+                reason: dl.reason.clone(),
             });
         }
-        if let Some(n) = attempt {
-            let step = bead.pipeline.step.clone();
-            if let Some(sha) = base {
-                record_base(&mut bead, sha, &now);
-            }
-            bead.pipeline.attempts.insert(step.clone(), n);
-            bead.pipeline.last_dispatch = Some(Dispatch {
-                step: step.clone(),
-                attempt: n,
-                seq,
-                holder: holder.to_string(),
-                at: now,
-            });
-            tx.set_reason(format!("dispatch {step} attempt {n}"));
+        (Some(step), None) => Some(next_attempt(bead, step)?),
+        (None, _) if already => return Ok(Change::nothing(claimed)),
+        (None, _) => None,
+    };
+    let seq = next_seq(bead);
+    let mut after = bead.clone();
+    if !already {
+        after.pipeline.lease = Some(Lease {
+            holder: args.holder.to_string(),
+            since: now.to_string(),
+        });
+    }
+    let mut reason = None;
+    if let Some(n) = attempt {
+        let step = after.pipeline.step.clone();
+        if let Some(sha) = args.base {
+            record_base(&mut after, sha, now);
         }
-        tx.put(bead);
-        Ok(Outcome::ok(json!({
-            "bead": id, "holder": holder, "claimed": true, "new": !already, "attempt": attempt, "seq": seq,
-        })))
-    })
+        after.pipeline.attempts.insert(step.clone(), n);
+        after.pipeline.last_dispatch = Some(Dispatch {
+            step: step.clone(),
+            attempt: n,
+            seq,
+            holder: args.holder.to_string(),
+            at: now.to_string(),
+        });
+        reason = Some(format!("dispatch {step} attempt {n}"));
+    }
+    claimed.wrote = Some(ClaimWrite { attempt, seq });
+    Ok(Change::one(after, reason, claimed))
+}
+
+/// The attempt a dispatch of `step` would be, or the refusal when none is left.
+fn next_attempt(bead: &Bead, step: &Step) -> Result<u32, Refusal> {
+    let spent = bead.attempts_on(&step.name);
+    if spent >= step.max_attempts {
+        return Err(Refusal::AttemptsExhausted {
+            bead: bead.id.clone(),
+            step: step.name.clone(),
+            spent,
+            max: step.max_attempts,
+        });
+    }
+    Ok(spent + 1)
 }
 
 /// Record `sha` as the head the current step started from, unless one is recorded already.
-fn record_base(bead: &mut crate::model::Bead, sha: &str, now: &str) {
+fn record_base(bead: &mut Bead, sha: &str, now: &str) {
     let p = &mut bead.pipeline;
     let (step, entered) = (p.step.clone(), p.entered);
     match p
@@ -90,7 +170,7 @@ fn record_base(bead: &mut crate::model::Bead, sha: &str, now: &str) {
     {
         Some(entry) if entry.head.is_none() => entry.head = Some(sha.to_string()),
         Some(_) => {}
-        None => p.history.push(crate::model::bead::StepEntry {
+        None => p.history.push(StepEntry {
             step,
             seq: entered,
             at: now.to_string(),
@@ -100,55 +180,73 @@ fn record_base(bead: &mut crate::model::Bead, sha: &str, now: &str) {
 }
 
 /// Release the holder's own claim. Releasing an unclaimed bead is a no-op.
-pub fn release(ctx: &Ctx, id: &str, holder: &str) -> Result<Outcome> {
-    ctx.store.transact("release", holder, |tx| {
-        let mut bead = tx.read(id)?;
-        require_seq(&bead, ctx.expect_seq)?;
-        match &bead.pipeline.lease {
-            None => return Ok(Outcome::ok(json!({ "bead": id, "released": false }))),
-            Some(lease) if lease.holder != holder => {
-                return Err(Error::refused(format!(
-                    "bead {id} is claimed by {}, not {holder}",
-                    lease.holder
-                )));
-            }
-            Some(_) => {}
+pub fn release(ctx: &Ctx, id: &str, holder: &str) -> Result<Released> {
+    ctx.store.apply(
+        &ctx.transition("release", holder),
+        &Reads::subject(id),
+        |fresh| Ok(plan_release(holder, &fresh.subject)?),
+    )
+}
+
+/// Release `holder`'s claim on `bead`.
+pub fn plan_release(holder: &str, bead: &Bead) -> Result<Change<Released>, Refusal> {
+    let mut released = Released {
+        bead: bead.id.clone(),
+        released: false,
+    };
+    match &bead.pipeline.lease {
+        None => return Ok(Change::nothing(released)),
+        Some(lease) if lease.holder != holder => {
+            return Err(Refusal::HeldByOther {
+                bead: bead.id.clone(),
+                holder: lease.holder.clone(),
+                asker: holder.to_string(),
+            });
         }
-        let now = tx.now.clone();
-        bead.bump(&now);
-        bead.pipeline.lease = None;
-        tx.put(bead);
-        Ok(Outcome::ok(json!({ "bead": id, "released": true })))
-    })
+        Some(_) => {}
+    }
+    let mut after = bead.clone();
+    after.pipeline.lease = None;
+    released.released = true;
+    Ok(Change::one(after, None, released))
 }
 
 /// A person clears someone else's claim (they judged the holder dead). Counts no attempt.
-pub fn clear(ctx: &Ctx, id: &str, reason: &str) -> Result<Outcome> {
-    ctx.person_only("release --clear")?;
+pub fn clear(ctx: &Ctx, id: &str, reason: &str) -> Result<Cleared> {
+    ctx.caller().person_only("release --clear")?;
     if reason.trim().is_empty() {
         return Err(Error::Invalid(
             "--reason must say why the claim is cleared".into(),
         ));
     }
-    ctx.store.transact("release-clear", &ctx.actor(), |tx| {
-        let mut bead = tx.read(id)?;
-        require_seq(&bead, ctx.expect_seq)?;
-        let Some(lease) = bead.pipeline.lease.take() else {
-            return Err(Error::refused(format!("bead {id} is not claimed")));
-        };
-        let now = tx.now.clone();
-        bead.bump(&now);
-        // The dispatch the dead holder started counts no attempt.
-        if let Some(d) = bead.pipeline.last_dispatch.take()
-            && d.holder == lease.holder
-            && let Some(n) = bead.pipeline.attempts.get_mut(&d.step)
-        {
-            *n = n.saturating_sub(1);
-        }
-        tx.set_reason(format!("cleared claim of {}: {reason}", lease.holder));
-        tx.put(bead);
-        Ok(Outcome::ok(
-            json!({ "bead": id, "cleared": lease.holder, "reason": reason }),
-        ))
-    })
+    ctx.store.apply(
+        &ctx.transition("release-clear", &ctx.actor()),
+        &Reads::subject(id),
+        |fresh| Ok(plan_clear(reason, ctx.caller(), &fresh.subject)?),
+    )
+}
+
+/// Clear whoever's claim is on `bead`, giving back the attempt its holder's dispatch counted.
+pub fn plan_clear(reason: &str, who: Caller, bead: &Bead) -> Result<Change<Cleared>, Refusal> {
+    who.person_only("release --clear")?;
+    let mut after = bead.clone();
+    let Some(lease) = after.pipeline.lease.take() else {
+        return Err(Refusal::NotClaimed {
+            bead: bead.id.clone(),
+        });
+    };
+    // The dispatch the dead holder started counts no attempt.
+    if let Some(d) = after.pipeline.last_dispatch.take()
+        && d.holder == lease.holder
+        && let Some(n) = after.pipeline.attempts.get_mut(&d.step)
+    {
+        *n = n.saturating_sub(1);
+    }
+    let output = Cleared {
+        bead: bead.id.clone(),
+        cleared: lease.holder.clone(),
+        reason: reason.to_string(),
+    };
+    let why = format!("cleared claim of {}: {reason}", lease.holder);
+    Ok(Change::one(after, Some(why), output))
 }

@@ -1,41 +1,110 @@
 //! `complete` (and `integrate`, `deliver`, which are `complete` for those steps): run the step's
 //! floors, record the check, and advance — through the human gate, which the node's autonomy may
 //! relax — or close the node when the step was its route's last.
+//!
+//! The floors are the slow part: they run first, without the lock ([`gather`]), and their
+//! outcomes are an input of the pure [`plan`], which the shell runs under the lock against the
+//! node as it is then. A check whose floors refuse or escalate is committed too; `complete` then
+//! returns the matching [`Refusal`] carrying the recorded check.
 
-use serde_json::{Value, json};
+use std::path::PathBuf;
 
 use super::{
-    Ctx, Outcome, Status, advance, ancestors, ancestors_unlocked, create::current_branch,
-    current_step, defaults, require_not_foreign, require_open, require_seq, require_step,
+    Caller, Ctx, Refusal, advance, ancestors_unlocked, create::current_branch, current_step,
+    defaults, next_seq, require_not_foreign, require_open, require_seq, require_step,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::floors::{self, Effect};
 use crate::model::bead::{Check, Gate, GateState, Proposal, Verdict};
-use crate::model::{Bead, Kind};
+pub use crate::model::check::{Checked, FloorReport, GateMet};
+use crate::model::{Bead, Config, Kind, Manifest, Step};
 use crate::policy::{GateOutcome, Lineage, gate};
+use crate::store::{Change, Reads, Transition};
 
-/// Check `step` of `id` and advance it when the evidence holds. `pr_url` is `deliver --pr-url`.
+/// What the floors found, gathered before the lock: the input of [`plan`].
+#[derive(Clone, Debug)]
+pub struct Evidence {
+    /// The step checked, as the manifest defines it.
+    pub step: Step,
+    /// `deliver --pr-url`.
+    pub pr_url: Option<String>,
+    /// The node's `seq` when the floors ran: the check stands only if it is still that.
+    pub seen_seq: u64,
+    /// Every floor's answer, in the step's order.
+    pub outcomes: Vec<floors::Outcome>,
+    /// Where the floors read.
+    pub read_in: PathBuf,
+}
+
+impl From<&floors::Outcome> for FloorReport {
+    fn from(o: &floors::Outcome) -> FloorReport {
+        FloorReport {
+            kind: o.kind.to_string(),
+            verdict: o.verdict,
+            reason: o.reason.clone(),
+            evidence: o.evidence.clone(),
+        }
+    }
+}
+
+/// Check `step` of `id` and advance it when the evidence holds. `pr_url` is `deliver --pr-url`;
+/// `verb` names the transition in the journal. Floors that refuse or escalate are recorded, then
+/// returned as [`Refusal::FloorRefused`] / [`Refusal::FloorEscalated`].
 pub fn complete(
     ctx: &Ctx,
     id: &str,
     step: &str,
     pr_url: Option<String>,
     verb: &str,
-) -> Result<Outcome> {
-    let store = ctx.store;
-    let manifest = store.manifest()?;
-    let config = store.config()?;
+) -> Result<Checked> {
+    let manifest = ctx.store.manifest()?;
+    let config = ctx.store.config()?;
+    let branch = current_branch(ctx.store);
+    let evidence = gather(ctx, id, step, pr_url, (&manifest, &config, &branch))?;
+    let actor = ctx.actor();
+    // The floors' seq is the compare-and-swap (`--expect-seq` was checked against it already).
+    let t = Transition {
+        expect_seq: None,
+        ..ctx.transition(verb, &actor)
+    };
+    let checked = ctx
+        .store
+        .apply(&t, &Reads::subject(id).with_ancestors(), |fresh| {
+            let lineage = Lineage::new(&fresh.ancestors, defaults(&config, &branch));
+            let who = ctx.caller();
+            Ok(plan(
+                &evidence,
+                who,
+                &fresh.subject,
+                &lineage,
+                &manifest,
+                &ctx.now,
+            )?)
+        })?;
+    match checked.verdict {
+        Verdict::Pass => Ok(checked),
+        Verdict::Refuse => Err(Refusal::FloorRefused(Box::new(checked)).into()),
+        Verdict::Escalate => Err(Refusal::FloorEscalated(Box::new(checked)).into()),
+    }
+}
 
-    // Slow evidence work first, without the lock.
+/// The slow part, without the lock: check the preconditions on the node as read, then run the
+/// step's floors.
+pub fn gather(
+    ctx: &Ctx,
+    id: &str,
+    step: &str,
+    pr_url: Option<String>,
+    (manifest, config, branch): (&Manifest, &Config, &Option<String>),
+) -> Result<Evidence> {
+    let store = ctx.store;
     let bead = store.read_bead(id)?;
     require_open(&bead)?;
     require_step(&bead, step)?;
     require_seq(&bead, ctx.expect_seq)?;
     require_not_foreign(&bead, ctx.holder.as_deref())?;
-    let seen_seq = bead.pipeline.seq;
-    let step_def = current_step(&manifest, &bead)?.clone();
-    let branch = current_branch(store);
-    let ancestors_before = ancestors_unlocked(store, &bead)?;
+    let step_def = current_step(manifest, &bead)?.clone();
+    let ancestors = ancestors_unlocked(store, &bead)?;
     let mut proposal: Option<Proposal> = bead.proposal_since_entry().cloned();
     if let Some(url) = &pr_url {
         let p = proposal.get_or_insert_with(|| Proposal {
@@ -45,15 +114,15 @@ pub fn complete(
         });
         p.pr_url = Some(url.clone());
     }
-    let workdir = floors::workdir_for(store, &bead);
+    let read_in = floors::workdir_for(store, &bead);
     let floor_ctx = floors::Ctx {
         store,
-        manifest: &manifest,
-        config: &config,
+        manifest,
+        config,
         bead: &bead,
-        lineage: Lineage::new(&ancestors_before, defaults(&config, &branch)),
+        lineage: Lineage::new(&ancestors, defaults(config, branch)),
         step: &step_def,
-        workdir: workdir.clone(),
+        workdir: read_in.clone(),
         proposal: proposal.as_ref(),
     };
     let mut outcomes = floors::run_all(&floor_ctx);
@@ -63,115 +132,140 @@ pub fn complete(
              nothing; propose the step's result first"
         )));
     }
-    let verdict = floors::combine(&outcomes);
-    let reason = summary(verdict, &outcomes, step);
-    let evidence: Vec<Value> = outcomes
-        .iter()
-        .map(|o| json!({ "kind": o.kind, "verdict": o.verdict, "reason": o.reason, "evidence": o.evidence }))
-        .collect();
-    let awaiting_merge = verdict == Verdict::Refuse && outcomes.iter().any(|o| o.awaiting_merge);
-
-    store.transact(verb, &ctx.actor(), |tx| {
-        let mut bead = tx.read(id)?;
-        require_open(&bead)?;
-        require_step(&bead, step)?;
-        require_not_foreign(&bead, ctx.holder.as_deref())?;
-        if bead.pipeline.seq != seen_seq {
-            return Err(Error::refused(format!(
-                "bead {id} changed while its floors ran (seq {seen_seq} → {}); run the check again",
-                bead.pipeline.seq
-            )));
-        }
-        let now = tx.now.clone();
-        let seq = bead.bump(&now);
-        bead.pipeline.last_check = Some(Check {
-            step: step.to_string(),
-            seq,
-            verdict,
-            reason: reason.clone(),
-            evidence: Value::Array(evidence.clone()),
-            run: ctx.run.clone().or_else(|| Some(ctx.actor())),
-            awaiting_merge,
-            at: now.clone(),
-        });
-        if pr_url.is_some() {
-            bead.pipeline.pr_url = pr_url.clone();
-        }
-        tx.set_reason(format!("{step}: {reason}"));
-        let mut gate = Value::Null;
-        let mut next = Value::Null;
-        let status = match verdict {
-            Verdict::Pass => {
-                for effect in outcomes.iter().flat_map(|o| &o.effects) {
-                    apply_effect(tx, &mut bead, effect)?;
-                }
-                let ancestors = ancestors(tx, &bead)?;
-                let lineage = Lineage::new(&ancestors, defaults(&config, &branch));
-                let at_gate = gate::at_pass(
-                    &step_def,
-                    &bead,
-                    lineage.autonomy(&bead),
-                    lineage.target(&bead),
-                );
-                match at_gate {
-                    GateOutcome::Open => {
-                        next = json!(advance(&mut bead, &manifest, seq, &now));
-                    }
-                    GateOutcome::Relaxed { level, source } => {
-                        bead.pipeline.gate = Some(Gate {
-                            step: step.to_string(),
-                            state: GateState::Approved,
-                            seq,
-                            by: None,
-                            autonomy: Some(level),
-                            supplied_by: Some(source.label()),
-                            at: now.clone(),
-                        });
-                        gate = json!({ "state": "relaxed", "autonomy": level, "supplied_by": source.label() });
-                        next = json!(advance(&mut bead, &manifest, seq, &now));
-                    }
-                    GateOutcome::Pending => {
-                        bead.pipeline.gate = Some(Gate {
-                            step: step.to_string(),
-                            state: GateState::Pending,
-                            seq,
-                            by: None,
-                            autonomy: None,
-                            supplied_by: None,
-                            at: now.clone(),
-                        });
-                        gate = json!("pending");
-                    }
-                }
-                Status::Ok
-            }
-            Verdict::Refuse => {
-                for effect in outcomes.iter().flat_map(|o| &o.effects) {
-                    if let Effect::SendBack { step: back, guidance } = effect {
-                        bead.pipeline.guidance = Some(guidance.clone());
-                        bead.enter_step(back, seq, &now);
-                        next = json!(back);
-                    }
-                }
-                Status::Refused(reason.clone())
-            }
-            Verdict::Escalate => Status::Escalated(reason.clone()),
-        };
-        let json = json!({
-            "bead": id,
-            "step": step,
-            "verdict": verdict,
-            "reason": reason,
-            "floors": evidence,
-            "read_in": workdir,
-            "gate": gate,
-            "next": next,
-            "closed": bead.is_closed(),
-            "seq": seq,
-        });
-        tx.put(bead);
-        Ok(Outcome { json, status })
+    Ok(Evidence {
+        step: step_def,
+        pr_url,
+        seen_seq: bead.pipeline.seq,
+        outcomes,
+        read_in,
     })
+}
+
+/// Record the check `ev` makes of `bead` (which must not have moved since the floors ran) and
+/// act on its verdict: a pass applies the floors' effects and meets the gate (advance, wait for
+/// a person, or close on the route's last step); a refusal may send the node back; an
+/// escalation only records. The campaign root's after-image comes first when a floor set its
+/// scenarios.
+pub fn plan(
+    ev: &Evidence,
+    who: Caller,
+    bead: &Bead,
+    lineage: &Lineage,
+    manifest: &Manifest,
+    now: &str,
+) -> Result<Change<Checked>, Refusal> {
+    let step = &ev.step.name;
+    require_open(bead)?;
+    require_step(bead, step)?;
+    require_not_foreign(bead, who.holder)?;
+    if bead.pipeline.seq != ev.seen_seq {
+        return Err(Refusal::StaleSeq {
+            bead: bead.id.clone(),
+            seq: bead.pipeline.seq,
+            expected: ev.seen_seq,
+            while_checking: true,
+        });
+    }
+    let seq = next_seq(bead);
+    let verdict = floors::combine(&ev.outcomes);
+    let reason = summary(verdict, &ev.outcomes, step);
+    let reports: Vec<FloorReport> = ev.outcomes.iter().map(FloorReport::from).collect();
+    let mut after = bead.clone();
+    after.pipeline.last_check = Some(Check {
+        step: step.clone(),
+        seq,
+        verdict,
+        reason: reason.clone(),
+        evidence: serde_json::to_value(&reports).unwrap_or_default(),
+        run: Some(who.run.map_or_else(|| who.actor(), str::to_string)),
+        awaiting_merge: verdict == Verdict::Refuse && ev.outcomes.iter().any(|o| o.awaiting_merge),
+        at: now.to_string(),
+    });
+    if ev.pr_url.is_some() {
+        after.pipeline.pr_url = ev.pr_url.clone();
+    }
+    let mut root = None;
+    let (gate, next) = match verdict {
+        Verdict::Pass => {
+            for effect in ev.outcomes.iter().flat_map(|o| &o.effects) {
+                apply_effect(&mut after, &mut root, lineage, effect);
+            }
+            meet_gate(&mut after, ev, lineage, manifest, (seq, now))
+        }
+        Verdict::Refuse => (None, send_back(&mut after, ev, seq, now)),
+        Verdict::Escalate => (None, None),
+    };
+    let output = Checked {
+        bead: bead.id.clone(),
+        step: step.clone(),
+        verdict,
+        reason: reason.clone(),
+        floors: reports,
+        read_in: ev.read_in.clone(),
+        gate,
+        next,
+        closed: after.is_closed(),
+        seq,
+    };
+    Ok(Change {
+        beads: root.into_iter().chain([after]).collect(),
+        reason: Some(format!("{step}: {reason}")),
+        output,
+    })
+}
+
+/// A passed check at the step's gate: advance (open or relaxed), or wait for a person.
+fn meet_gate(
+    bead: &mut Bead,
+    ev: &Evidence,
+    lineage: &Lineage,
+    manifest: &Manifest,
+    (seq, now): (u64, &str),
+) -> (Option<GateMet>, Option<String>) {
+    let at_gate = gate::at_pass(&ev.step, bead, lineage.autonomy(bead), lineage.target(bead));
+    let mut record = |state, autonomy, supplied_by| {
+        bead.pipeline.gate = Some(Gate {
+            step: ev.step.name.clone(),
+            state,
+            seq,
+            by: None,
+            autonomy,
+            supplied_by,
+            at: now.to_string(),
+        });
+    };
+    match at_gate {
+        GateOutcome::Open => (None, advance(bead, manifest, seq, now)),
+        GateOutcome::Relaxed { level, source } => {
+            record(GateState::Approved, Some(level), Some(source.label()));
+            let met = GateMet::Relaxed {
+                autonomy: level,
+                supplied_by: source.label(),
+            };
+            (Some(met), advance(bead, manifest, seq, now))
+        }
+        GateOutcome::Pending => {
+            record(GateState::Pending, None, None);
+            (Some(GateMet::Pending), None)
+        }
+    }
+}
+
+/// A refused check whose floor said where to go back to: the step entered, with guidance.
+fn send_back(bead: &mut Bead, ev: &Evidence, seq: u64, now: &str) -> Option<String> {
+    let mut next = None;
+    for effect in ev.outcomes.iter().flat_map(|o| &o.effects) {
+        if let Effect::SendBack {
+            step: back,
+            guidance,
+        } = effect
+        {
+            bead.pipeline.guidance = Some(guidance.clone());
+            bead.enter_step(back, seq, now);
+            next = Some(back.clone());
+        }
+    }
+    next
 }
 
 /// One line saying why: the pass, or every refusing/escalating floor's reason.
@@ -192,20 +286,16 @@ fn summary(verdict: Verdict, outcomes: &[floors::Outcome], step: &str) -> String
     }
 }
 
-/// Record what a passing floor asked for.
-fn apply_effect(tx: &mut crate::store::Tx, bead: &mut Bead, effect: &Effect) -> Result<()> {
+/// Record what a passing floor asked for, on the node or (scenarios of a node under a campaign)
+/// on the campaign root, whose after-image `root` then holds.
+fn apply_effect(bead: &mut Bead, root: &mut Option<Bead>, lineage: &Lineage, effect: &Effect) {
     match effect {
         Effect::SetScenarios(ids) => {
             if bead.pipeline.kind == Kind::Root || bead.parent.is_none() {
                 bead.pipeline.scenarios = ids.clone();
-            } else {
-                let lineage = ancestors(tx, bead)?;
-                if let Some(mut root) = lineage.last().cloned() {
-                    let now = tx.now.clone();
-                    root.bump(&now);
-                    root.pipeline.scenarios = ids.clone();
-                    tx.put(root);
-                }
+            } else if let Some(campaign) = lineage.ancestors.last() {
+                let root = root.get_or_insert_with(|| campaign.clone());
+                root.pipeline.scenarios = ids.clone();
             }
         }
         Effect::SetVerdict(v) => bead.pipeline.verdict = Some(*v),
@@ -214,5 +304,4 @@ fn apply_effect(tx: &mut crate::store::Tx, bead: &mut Bead, effect: &Effect) -> 
         Effect::SetPrUrl(url) => bead.pipeline.pr_url = Some(url.clone()),
         Effect::SendBack { .. } => {}
     }
-    Ok(())
 }

@@ -1,11 +1,12 @@
 //! `init` (a campaign root at create-prp) and `init-task` (a lone leaf at generate-spec).
 
-use serde_json::json;
+use serde::Serialize;
 
-use super::{Ctx, Outcome};
+use super::{Ctx, next_seq};
 use crate::error::{Error, Result};
 use crate::model::bead::{DeliveryMethod, Kind};
 use crate::model::{Autonomy, Bead};
+use crate::store::{Change, ids};
 
 /// The tiers `init-task --tier` accepts.
 pub const TIERS: &[&str] = &["auto", "trivial", "light", "substantial", "architectural"];
@@ -33,12 +34,12 @@ pub fn current_branch(store: &crate::store::Store) -> Option<String> {
 }
 
 /// Create a campaign root at the root route's entry step.
-pub fn init(ctx: &Ctx, node: NewNode) -> Result<Outcome> {
+pub fn init(ctx: &Ctx, node: NewNode) -> Result<Created> {
     create(ctx, node, Kind::Root, "init")
 }
 
 /// Create a lone task: a leaf at the leaf route's entry step.
-pub fn init_task(ctx: &Ctx, node: NewNode) -> Result<Outcome> {
+pub fn init_task(ctx: &Ctx, node: NewNode) -> Result<Created> {
     if let Some(tier) = &node.tier {
         check_tier(tier)?;
     }
@@ -56,7 +57,32 @@ pub fn check_tier(tier: &str) -> Result<()> {
     )))
 }
 
-fn create(ctx: &Ctx, node: NewNode, kind: Kind, verb: &str) -> Result<Outcome> {
+/// A created node.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Created {
+    pub id: String,
+    pub kind: Kind,
+    pub step: String,
+    pub target: Option<String>,
+    /// What a person should know about the new node (also printed on stderr by `init`).
+    pub warnings: Vec<String>,
+}
+
+/// What a create plan needs besides the new node's fields.
+#[derive(Clone, Copy, Debug)]
+pub struct CreateInput<'a> {
+    pub kind: Kind,
+    /// The route's entry step.
+    pub entry: &'a str,
+    /// The id, free on disk.
+    pub id: &'a str,
+    /// The target resolved for the node (`--target`, else `[delivery] target`, else the branch).
+    pub target: Option<&'a str>,
+    /// The journal's verb (`init` or `init-task`).
+    pub verb: &'a str,
+}
+
+fn create(ctx: &Ctx, node: NewNode, kind: Kind, verb: &str) -> Result<Created> {
     let route = kind.route();
     if node.title.trim().is_empty() {
         return Err(Error::Invalid("--title must not be empty".into()));
@@ -65,48 +91,71 @@ fn create(ctx: &Ctx, node: NewNode, kind: Kind, verb: &str) -> Result<Outcome> {
     let config = ctx.store.config()?;
     let entry = manifest
         .entry_step(route)
-        .ok_or_else(|| Error::Invalid(format!("the manifest has no {route} route")))?
-        .to_string();
-    let scenarios = normalize_scenarios(&node.scenarios)?;
-    let target = node
-        .target
-        .clone()
-        .or_else(|| config.delivery.target.clone())
-        .or_else(|| current_branch(ctx.store));
-    let bead = ctx.store.transact(verb, &ctx.actor(), |tx| {
-        let seed = format!("{}\n{}\n{}", node.title, node.description, tx.now);
-        let id = tx.new_id(&seed)?;
-        let mut bead = Bead::new(id, node.title.clone(), node.description.clone(), &tx.now);
-        let now = tx.now.clone();
-        let seq = bead.bump(&now);
-        let p = &mut bead.pipeline;
-        p.kind = kind;
-        p.route = route.to_string();
-        p.scenarios = scenarios.clone();
-        p.autonomy = node.autonomy;
-        p.target = target.clone();
-        p.delivery = node.delivery;
-        p.tier = node.tier.clone();
-        bead.enter_step(&entry, seq, &now);
-        tx.set_reason(format!("{verb}: {}", node.title));
-        tx.put(bead.clone());
-        Ok(bead)
-    })?;
+        .ok_or_else(|| Error::Invalid(format!("the manifest has no {route} route")))?;
+    let node = NewNode {
+        scenarios: normalize_scenarios(&node.scenarios)?,
+        target: node
+            .target
+            .or_else(|| config.delivery.target.clone())
+            .or_else(|| current_branch(ctx.store)),
+        ..node
+    };
+    let seed = format!("{}\n{}\n{}", node.title, node.description, ctx.now);
+    let candidates: Vec<String> = ids::candidates(&seed).collect();
+    ctx.store
+        .create(&ctx.transition(verb, &ctx.actor()), &candidates, |taken| {
+            let id = candidates
+                .iter()
+                .find(|id| !taken.contains(*id))
+                .ok_or_else(|| {
+                    Error::Invalid(format!("every id derived from {seed:?} is taken"))
+                })?;
+            let input = CreateInput {
+                kind,
+                entry,
+                id,
+                target: node.target.as_deref(),
+                verb,
+            };
+            Ok(plan(&node, &input, &ctx.now))
+        })
+}
+
+/// The new node: `kind` at its route's entry step.
+pub fn plan(node: &NewNode, input: &CreateInput, now: &str) -> Change<Created> {
+    let mut bead = Bead::new(
+        input.id.to_string(),
+        node.title.clone(),
+        node.description.clone(),
+        now,
+    );
+    let seq = next_seq(&bead);
+    let p = &mut bead.pipeline;
+    p.kind = input.kind;
+    p.route = input.kind.route().to_string();
+    p.scenarios = node.scenarios.clone();
+    p.autonomy = node.autonomy;
+    p.target = input.target.map(str::to_string);
+    p.delivery = node.delivery;
+    p.tier = node.tier.clone();
+    bead.enter_step(input.entry, seq, now);
     let mut warnings = Vec::new();
-    if kind == Kind::Root {
+    if input.kind == Kind::Root {
         warnings.push(
             "suite_cmd and test_paths are unset: integrate will escalate until \
              `splice transition set-config --bead ID --suite-cmd C --test-paths P` records them"
                 .to_string(),
         );
     }
-    Ok(Outcome::ok(json!({
-        "id": bead.id,
-        "kind": kind.as_str(),
-        "step": bead.pipeline.step,
-        "target": bead.pipeline.target,
-        "warnings": warnings,
-    })))
+    let output = Created {
+        id: bead.id.clone(),
+        kind: input.kind,
+        step: bead.pipeline.step.clone(),
+        target: bead.pipeline.target.clone(),
+        warnings,
+    };
+    let reason = format!("{}: {}", input.verb, node.title);
+    Change::one(bead, Some(reason), output)
 }
 
 /// Scenario ids: trimmed, non-empty, unique case-insensitively.

@@ -1,86 +1,165 @@
 //! `approve` and `reject`: a person's judgment at a human gate.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
-use super::{Ctx, Outcome, advance, require_not_foreign, require_open, require_seq, require_step};
+use super::{
+    Caller, Ctx, Refusal, advance, next_seq, require_not_foreign, require_open, require_step,
+};
 use crate::error::{Error, Result};
 use crate::model::bead::{Check, GateState, Verdict};
+use crate::model::{Bead, Manifest};
+use crate::store::{Change, Reads};
+
+/// An approved gate.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Approved {
+    pub bead: String,
+    pub step: String,
+    /// Always `true`.
+    pub approved: bool,
+    /// The step entered, or `None` when the node closed.
+    pub next: Option<String>,
+    pub closed: bool,
+}
+
+/// A recorded rejection.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Rejected {
+    pub bead: String,
+    pub step: String,
+    /// Always `true`.
+    pub rejected: bool,
+    pub reason: String,
+}
 
 /// Approve the pending gate on `step` and advance, without re-running floors.
-pub fn approve(ctx: &Ctx, id: &str, step: &str) -> Result<Outcome> {
-    ctx.person_only("approve")?;
+pub fn approve(ctx: &Ctx, id: &str, step: &str) -> Result<Approved> {
+    ctx.caller().person_only("approve")?;
     let manifest = ctx.store.manifest()?;
     let actor = ctx.actor();
-    ctx.store.transact("approve", &actor, |tx| {
-        let mut bead = tx.read(id)?;
-        require_open(&bead)?;
-        require_step(&bead, step)?;
-        require_seq(&bead, ctx.expect_seq)?;
-        require_not_foreign(&bead, ctx.holder.as_deref())?;
-        if !bead
-            .gate_on_step()
-            .is_some_and(|g| g.state == GateState::Pending)
-        {
-            return Err(Error::refused(format!(
-                "no gate is pending on {step} of bead {id}; a gate is pending only after \
-                 `complete` passed its floors"
-            )));
-        }
-        let now = tx.now.clone();
-        let seq = bead.bump(&now);
-        if let Some(gate) = bead.pipeline.gate.as_mut() {
-            gate.state = GateState::Approved;
-            gate.by = Some(actor.clone());
-            gate.seq = seq;
-            gate.at = now.clone();
-        }
-        let next = advance(&mut bead, &manifest, seq, &now);
-        tx.set_reason(format!("{step} approved by {actor}"));
-        let closed = bead.is_closed();
-        tx.put(bead);
-        Ok(Outcome::ok(json!({
-            "bead": id, "step": step, "approved": true, "next": next, "closed": closed,
-        })))
-    })
+    ctx.store.apply(
+        &ctx.transition("approve", &actor),
+        &Reads::subject(id),
+        |fresh| {
+            Ok(plan_approve(
+                step,
+                ctx.caller(),
+                &fresh.subject,
+                &manifest,
+                &ctx.now,
+            )?)
+        },
+    )
+}
+
+/// Approve the gate pending on `step` of `bead`.
+pub fn plan_approve(
+    step: &str,
+    who: Caller,
+    bead: &Bead,
+    manifest: &Manifest,
+    now: &str,
+) -> Result<Change<Approved>, Refusal> {
+    who.person_only("approve")?;
+    require_open(bead)?;
+    require_step(bead, step)?;
+    require_not_foreign(bead, who.holder)?;
+    if !bead
+        .gate_on_step()
+        .is_some_and(|g| g.state == GateState::Pending)
+    {
+        return Err(Refusal::NothingPending {
+            bead: bead.id.clone(),
+            step: step.to_string(),
+        });
+    }
+    let actor = who.actor();
+    let seq = next_seq(bead);
+    let mut after = bead.clone();
+    if let Some(gate) = after.pipeline.gate.as_mut() {
+        gate.state = GateState::Approved;
+        gate.by = Some(actor.clone());
+        gate.seq = seq;
+        gate.at = now.to_string();
+    }
+    let next = advance(&mut after, manifest, seq, now);
+    let output = Approved {
+        bead: bead.id.clone(),
+        step: step.to_string(),
+        approved: true,
+        next,
+        closed: after.is_closed(),
+    };
+    let reason = format!("{step} approved by {actor}");
+    Ok(Change::one(after, Some(reason), output))
 }
 
 /// Record a person's refusal of `step`'s result. The next pass treats it like a refused check and
 /// re-dispatches with the reason as revision guidance.
-pub fn reject(ctx: &Ctx, id: &str, step: &str, reason: &str) -> Result<Outcome> {
-    ctx.person_only("reject")?;
+pub fn reject(ctx: &Ctx, id: &str, step: &str, reason: &str) -> Result<Rejected> {
+    ctx.caller().person_only("reject")?;
     if reason.trim().is_empty() {
         return Err(Error::Invalid("--reason must say what is wrong".into()));
     }
     let actor = ctx.actor();
-    ctx.store.transact("reject", &actor, |tx| {
-        let mut bead = tx.read(id)?;
-        require_open(&bead)?;
-        require_step(&bead, step)?;
-        require_seq(&bead, ctx.expect_seq)?;
-        require_not_foreign(&bead, ctx.holder.as_deref())?;
-        let now = tx.now.clone();
-        let seq = bead.bump(&now);
-        if bead
-            .gate_on_step()
-            .is_some_and(|g| g.state == GateState::Pending)
-        {
-            bead.pipeline.gate = None;
-        }
-        bead.pipeline.last_check = Some(Check {
-            step: step.to_string(),
-            seq,
-            verdict: Verdict::Refuse,
-            reason: format!("rejected by {actor}: {reason}"),
-            evidence: Value::Null,
-            run: Some(actor.clone()),
-            awaiting_merge: false,
-            at: now,
-        });
-        bead.pipeline.guidance = Some(reason.to_string());
-        tx.set_reason(format!("{step} rejected: {reason}"));
-        tx.put(bead);
-        Ok(Outcome::ok(
-            json!({ "bead": id, "step": step, "rejected": true, "reason": reason }),
-        ))
-    })
+    ctx.store.apply(
+        &ctx.transition("reject", &actor),
+        &Reads::subject(id),
+        |fresh| {
+            Ok(plan_reject(
+                step,
+                reason,
+                ctx.caller(),
+                &fresh.subject,
+                &ctx.now,
+            )?)
+        },
+    )
+}
+
+/// Reject `step` of `bead` for `reason`: a refused check, the reason as guidance, and a pending
+/// gate withdrawn.
+pub fn plan_reject(
+    step: &str,
+    reason: &str,
+    who: Caller,
+    bead: &Bead,
+    now: &str,
+) -> Result<Change<Rejected>, Refusal> {
+    who.person_only("reject")?;
+    require_open(bead)?;
+    require_step(bead, step)?;
+    require_not_foreign(bead, who.holder)?;
+    let actor = who.actor();
+    let seq = next_seq(bead);
+    let mut after = bead.clone();
+    if after
+        .gate_on_step()
+        .is_some_and(|g| g.state == GateState::Pending)
+    {
+        after.pipeline.gate = None;
+    }
+    after.pipeline.last_check = Some(Check {
+        step: step.to_string(),
+        seq,
+        verdict: Verdict::Refuse,
+        reason: format!("rejected by {actor}: {reason}"),
+        evidence: Value::Null,
+        run: Some(actor),
+        awaiting_merge: false,
+        at: now.to_string(),
+    });
+    after.pipeline.guidance = Some(reason.to_string());
+    let output = Rejected {
+        bead: bead.id.clone(),
+        step: step.to_string(),
+        rejected: true,
+        reason: reason.to_string(),
+    };
+    Ok(Change::one(
+        after,
+        Some(format!("{step} rejected: {reason}")),
+        output,
+    ))
 }

@@ -1,9 +1,29 @@
-//! The writer: the only code that changes pipeline state. One function per verb.
+//! The writer: the only code that changes pipeline state. One file per verb (or pair of verbs).
 //!
-//! Every verb follows DESIGN §3: slow evidence work first without the lock, then under the lock
-//! (via [`Store::transact`]) recover, re-read the beads it touches, check its preconditions as a
-//! compare-and-swap on (step, `seq`, lease, status), and commit one journal record holding the
-//! after-image of every bead it changes. A refused precondition writes nothing.
+//! Every verb is a *pure plan* plus the one shell that does the I/O ([`Store::apply`]; for
+//! `init` and `init-task`, which have no subject, [`Store::create`]):
+//!
+//! - the plan, `plan(&input, &bead, …, now) -> Result<Change<Output>, Refusal>`, takes what the
+//!   verb needs as arguments (the subject and, when it needs them, its ancestors as a
+//!   [`Lineage`](crate::policy::Lineage), the manifest, other beads the verb declared, the results
+//!   of slow floor work done before the lock) and returns the after-images of the beads it
+//!   changes, the journal's reason and a typed output, or a typed [`Refusal`]. It reads no file,
+//!   clock or environment and never bumps `seq`: it records the transition's seq with
+//!   [`next_seq`] where a record needs it. Plans are unit-tested without a file system
+//!   (`tests.rs`). Checks that only look at the caller or the arguments (a person's verb, a
+//!   route the manifest lacks) also run before the shell, so they refuse before anything is
+//!   read, as they always did.
+//! - the shell owns DESIGN §3's protocol for every verb: slow evidence work happens first
+//!   without the lock (only `complete` has any: its floors), then lock → recover → read fresh →
+//!   compare-and-swap on `--expect-seq` → plan → bump `seq`/`updated_at`/`schema_version` of
+//!   every changed bead → one journal record holding every after-image, `fsync` → publish →
+//!   commit marker. A refusal writes nothing; the one refusal that follows a write is a
+//!   `complete` whose floors said no, which commits its check and then refuses
+//!   ([`Refusal::FloorRefused`], [`Refusal::FloorEscalated`]).
+//!
+//! `now` is the caller's ([`Ctx::now`]): the CLI and the runner read the clock once per verb.
+//! Outputs are typed (`Serialize`); only `src/cli/` turns them into JSON. What recovery repaired
+//! is data ([`crate::store::Repair`]) the CLI reports.
 
 pub mod claim;
 pub mod complete;
@@ -16,15 +36,18 @@ pub mod record;
 pub mod settings;
 pub mod split;
 
-use serde_json::Value;
+#[cfg(test)]
+mod tests;
+
+pub use crate::refusal::Refusal;
 
 use crate::error::{Error, Result};
 use crate::model::{Bead, Config, Manifest};
 use crate::policy::lineage::Defaults;
 use crate::policy::route::{self, Advance};
-use crate::store::{Store, Tx};
+use crate::store::{Store, Transition};
 
-/// Who is calling and from where.
+/// Who is calling, from where, and when.
 #[derive(Clone, Debug)]
 pub struct Ctx<'a> {
     pub store: &'a Store,
@@ -36,147 +59,149 @@ pub struct Ctx<'a> {
     pub run: Option<String>,
     /// Compare-and-swap: refuse unless the bead's `seq` is this.
     pub expect_seq: Option<u64>,
+    /// The transition's time (RFC 3339), read once by the caller.
+    pub now: String,
 }
 
 impl<'a> Ctx<'a> {
-    /// A person's context with no holder.
-    pub fn person(store: &'a Store) -> Ctx<'a> {
+    /// A person's context with no holder, at `now`.
+    pub fn person(store: &'a Store, now: impl Into<String>) -> Ctx<'a> {
         Ctx {
             store,
             holder: None,
             dispatched: false,
             run: None,
             expect_seq: None,
+            now: now.into(),
+        }
+    }
+
+    /// The caller as plans see it.
+    pub fn caller(&self) -> Caller<'_> {
+        Caller {
+            holder: self.holder.as_deref(),
+            dispatched: self.dispatched,
+            run: self.run.as_deref(),
         }
     }
 
     /// The actor named in journal records.
     pub fn actor(&self) -> String {
-        match (&self.holder, self.dispatched) {
-            (Some(h), _) => h.clone(),
+        self.caller().actor()
+    }
+
+    /// The shell's view of one run of `verb` by `actor`.
+    fn transition<'t>(&'t self, verb: &'t str, actor: &'t str) -> Transition<'t> {
+        Transition {
+            verb,
+            actor,
+            now: &self.now,
+            expect_seq: self.expect_seq,
+        }
+    }
+}
+
+/// Who is calling, as a plan sees it: plain data, no store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Caller<'a> {
+    /// The runner or dispatched session acting; `None` for a person.
+    pub holder: Option<&'a str>,
+    /// A dispatched agent session (`SPLICE_DISPATCHED=1`).
+    pub dispatched: bool,
+    /// The run id of a runner.
+    pub run: Option<&'a str>,
+}
+
+impl Caller<'_> {
+    /// The actor named in journal records.
+    pub fn actor(&self) -> String {
+        match (self.holder, self.dispatched) {
+            (Some(h), _) => h.to_string(),
             (None, true) => "dispatched".into(),
             (None, false) => "person".into(),
         }
     }
 
     /// Refuse a person-only verb from a dispatched session.
-    pub fn person_only(&self, verb: &str) -> Result<()> {
+    pub fn person_only(&self, verb: &str) -> Result<(), Refusal> {
         if self.dispatched {
-            return Err(Error::refused(format!(
-                "`{verb}` is a person's verb; a dispatched session (SPLICE_DISPATCHED=1) cannot run it"
-            )));
+            return Err(Refusal::NotAPerson { verb: verb.into() });
         }
         Ok(())
     }
 }
 
-/// How a verb ended: it ran (exit 0), or it recorded a refusal or escalation (exit 1).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Status {
-    Ok,
-    Refused(String),
-    Escalated(String),
-}
-
-/// A verb's JSON output and status.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Outcome {
-    pub json: Value,
-    pub status: Status,
-}
-
-impl Outcome {
-    pub fn ok(json: Value) -> Outcome {
-        Outcome {
-            json,
-            status: Status::Ok,
-        }
-    }
+/// The seq the current transition gives `bead`: the shell bumps it to this when it commits, and
+/// records made by the transition carry it.
+pub fn next_seq(bead: &Bead) -> u64 {
+    bead.pipeline.seq.saturating_add(1)
 }
 
 /// Refuse unless the bead is open.
-pub fn require_open(bead: &Bead) -> Result<()> {
+pub fn require_open(bead: &Bead) -> Result<(), Refusal> {
     if bead.is_closed() {
-        return Err(Error::refused(format!("bead {} is closed", bead.id)));
+        return Err(Refusal::Closed {
+            bead: bead.id.clone(),
+        });
     }
     Ok(())
 }
 
 /// Refuse unless the bead is at `step`.
-pub fn require_step(bead: &Bead, step: &str) -> Result<()> {
+pub fn require_step(bead: &Bead, step: &str) -> Result<(), Refusal> {
     if bead.pipeline.step != step {
-        return Err(Error::refused(format!(
-            "bead {} is at step {}, not {step}",
-            bead.id, bead.pipeline.step
-        )));
+        return Err(Refusal::WrongStep {
+            bead: bead.id.clone(),
+            at: bead.pipeline.step.clone(),
+            asked: step.to_string(),
+        });
     }
     Ok(())
 }
 
 /// Refuse when the bead is leased by a holder other than `holder` (`None`: a person, who may
 /// act only on an unleased bead).
-pub fn require_lease_free_for(bead: &Bead, holder: Option<&str>) -> Result<()> {
+pub fn require_lease_free_for(bead: &Bead, holder: Option<&str>) -> Result<(), Refusal> {
     match (&bead.pipeline.lease, holder) {
         (None, None) => Ok(()),
-        (None, Some(h)) => Err(Error::refused(format!(
-            "bead {} is not claimed by {h} (its claim was released or cleared)",
-            bead.id
-        ))),
+        (None, Some(h)) => Err(Refusal::ClaimLost {
+            bead: bead.id.clone(),
+            holder: h.to_string(),
+        }),
         (Some(lease), Some(h)) if lease.holder == h => Ok(()),
-        (Some(lease), _) => Err(Error::refused(format!(
-            "bead {} is claimed by {} since {}; wait for it, or clear it with \
-             `splice transition release --bead {} --clear --reason R`",
-            bead.id, lease.holder, lease.since, bead.id
-        ))),
+        (Some(lease), _) => Err(Refusal::ForeignLease {
+            bead: bead.id.clone(),
+            holder: lease.holder.clone(),
+            since: lease.since.clone(),
+        }),
     }
 }
 
 /// Refuse when another holder has the bead; anyone may act on an unleased bead.
-pub fn require_not_foreign(bead: &Bead, holder: Option<&str>) -> Result<()> {
+pub fn require_not_foreign(bead: &Bead, holder: Option<&str>) -> Result<(), Refusal> {
     match &bead.pipeline.lease {
         Some(lease) if Some(lease.holder.as_str()) != holder => require_lease_free_for(bead, None),
         _ => Ok(()),
     }
 }
 
-/// The compare-and-swap on `seq`, when the caller asked for one.
-pub fn require_seq(bead: &Bead, expect: Option<u64>) -> Result<()> {
+/// The compare-and-swap on `seq` checked before slow work (the shell checks it again under the
+/// lock).
+pub fn require_seq(bead: &Bead, expect: Option<u64>) -> Result<(), Refusal> {
     match expect {
-        Some(seq) if bead.pipeline.seq != seq => Err(Error::refused(format!(
-            "bead {} changed: its seq is {}, expected {seq}",
-            bead.id, bead.pipeline.seq
-        ))),
+        Some(expected) if bead.pipeline.seq != expected => Err(Refusal::StaleSeq {
+            bead: bead.id.clone(),
+            seq: bead.pipeline.seq,
+            expected,
+            while_checking: false,
+        }),
         _ => Ok(()),
     }
 }
 
-/// The node's ancestors, nearest first, each read by `read`. A parent cycle (possible only in
-/// hand-edited files) is a fault naming the bead.
-fn walk_ancestors(bead: &Bead, mut read: impl FnMut(&str) -> Result<Bead>) -> Result<Vec<Bead>> {
-    let mut out: Vec<Bead> = Vec::new();
-    let mut next = bead.parent.clone();
-    while let Some(id) = next {
-        if out.len() > 1024 || id == bead.id || out.iter().any(|b| b.id == id) {
-            return Err(Error::Invalid(format!(
-                "bead {}: its parent chain loops at {id}",
-                bead.id
-            )));
-        }
-        let parent = read(&id)?;
-        next = parent.parent.clone();
-        out.push(parent);
-    }
-    Ok(out)
-}
-
-/// The node's ancestors, nearest first, read through the transaction.
-pub fn ancestors(tx: &mut Tx, bead: &Bead) -> Result<Vec<Bead>> {
-    walk_ancestors(bead, |id| tx.read(id))
-}
-
-/// The node's ancestors read without a transaction (for work done before the lock).
+/// The node's ancestors read without the lock (for work done before it, and for readers).
 pub fn ancestors_unlocked(store: &Store, bead: &Bead) -> Result<Vec<Bead>> {
-    walk_ancestors(bead, |id| store.read_bead(id))
+    store.read_ancestors(bead)
 }
 
 /// The defaults a node of this store falls back to: the config's, then `branch` (the branch
@@ -186,7 +211,8 @@ pub fn defaults<'a>(config: &'a Config, branch: &'a Option<String>) -> Defaults<
 }
 
 /// Move a node past its current step: to the next step of its route, onto the compound route
-/// when its spec said `compound`, or closed when the step was the route's last.
+/// when its spec said `compound`, or closed when the step was the route's last. `seq` is the
+/// transition's ([`next_seq`]). Returns the step entered, or `None` when the node closed.
 pub fn advance(bead: &mut Bead, manifest: &Manifest, seq: u64, now: &str) -> Option<String> {
     bead.pipeline.guidance = None;
     match route::advance(manifest, bead) {

@@ -1,71 +1,110 @@
 //! `park` (dead-letter a node for a person) and `unpark` (a person puts it back in play).
 
-use serde_json::json;
+use serde::Serialize;
 
-use super::{Ctx, Outcome, require_not_foreign, require_open, require_seq};
+use super::{Caller, Ctx, Refusal, next_seq, require_not_foreign, require_open};
 use crate::error::{Error, Result};
+use crate::model::Bead;
 use crate::model::bead::DeadLetter;
+use crate::store::{Change, Reads};
+
+/// A parked node.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Parked {
+    pub bead: String,
+    /// Always `true`.
+    pub parked: bool,
+    pub step: String,
+    pub reason: String,
+}
+
+/// An unparked node.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Unparked {
+    pub bead: String,
+    /// Always `true`.
+    pub unparked: bool,
+    pub step: String,
+}
 
 /// Park the node at its current step with `reason`.
-pub fn park(ctx: &Ctx, id: &str, reason: &str) -> Result<Outcome> {
+pub fn park(ctx: &Ctx, id: &str, reason: &str) -> Result<Parked> {
     if reason.trim().is_empty() {
         return Err(Error::Invalid(
             "--reason must say why the node is parked".into(),
         ));
     }
-    ctx.store.transact("park", &ctx.actor(), |tx| {
-        let mut bead = tx.read(id)?;
-        require_open(&bead)?;
-        require_seq(&bead, ctx.expect_seq)?;
-        require_not_foreign(&bead, ctx.holder.as_deref())?;
-        if let Some(dl) = &bead.pipeline.dead_letter {
-            return Err(Error::refused(format!(
-                "bead {id} is already parked: {}",
-                dl.reason
-            )));
-        }
-        let now = tx.now.clone();
-        let seq = bead.bump(&now);
-        bead.pipeline.dead_letter = Some(DeadLetter {
-            step: bead.pipeline.step.clone(),
-            reason: reason.to_string(),
-            seq,
-            at: now,
+    ctx.store.apply(
+        &ctx.transition("park", &ctx.actor()),
+        &Reads::subject(id),
+        |fresh| Ok(plan_park(reason, ctx.caller(), &fresh.subject, &ctx.now)?),
+    )
+}
+
+/// Dead-letter `bead` at its current step.
+pub fn plan_park(
+    reason: &str,
+    who: Caller,
+    bead: &Bead,
+    now: &str,
+) -> Result<Change<Parked>, Refusal> {
+    require_open(bead)?;
+    require_not_foreign(bead, who.holder)?;
+    if let Some(dl) = &bead.pipeline.dead_letter {
+        return Err(Refusal::AlreadyParked {
+            bead: bead.id.clone(),
+            reason: dl.reason.clone(),
         });
-        tx.set_reason(reason.to_string());
-        let step = bead.pipeline.step.clone();
-        tx.put(bead);
-        Ok(Outcome::ok(
-            json!({ "bead": id, "parked": true, "step": step, "reason": reason }),
-        ))
-    })
+    }
+    let mut after = bead.clone();
+    after.pipeline.dead_letter = Some(DeadLetter {
+        step: bead.pipeline.step.clone(),
+        reason: reason.to_string(),
+        seq: next_seq(bead),
+        at: now.to_string(),
+    });
+    let output = Parked {
+        bead: bead.id.clone(),
+        parked: true,
+        step: bead.pipeline.step.clone(),
+        reason: reason.to_string(),
+    };
+    Ok(Change::one(after, Some(reason.to_string()), output))
 }
 
 /// Unpark: reset the step's attempts and clear the last check, so the node is checked again.
-pub fn unpark(ctx: &Ctx, id: &str, reason: &str) -> Result<Outcome> {
-    ctx.person_only("unpark")?;
+pub fn unpark(ctx: &Ctx, id: &str, reason: &str) -> Result<Unparked> {
+    ctx.caller().person_only("unpark")?;
     if reason.trim().is_empty() {
         return Err(Error::Invalid(
             "--reason must say why the node may go on".into(),
         ));
     }
-    ctx.store.transact("unpark", &ctx.actor(), |tx| {
-        let mut bead = tx.read(id)?;
-        require_open(&bead)?;
-        require_seq(&bead, ctx.expect_seq)?;
-        if bead.pipeline.dead_letter.is_none() {
-            return Err(Error::refused(format!("bead {id} is not parked")));
-        }
-        let now = tx.now.clone();
-        bead.bump(&now);
-        bead.pipeline.dead_letter = None;
-        let step = bead.pipeline.step.clone();
-        bead.pipeline.attempts.remove(&step);
-        bead.pipeline.last_check = None;
-        tx.set_reason(reason.to_string());
-        tx.put(bead);
-        Ok(Outcome::ok(
-            json!({ "bead": id, "unparked": true, "step": step }),
-        ))
-    })
+    ctx.store.apply(
+        &ctx.transition("unpark", &ctx.actor()),
+        &Reads::subject(id),
+        |fresh| Ok(plan_unpark(reason, ctx.caller(), &fresh.subject)?),
+    )
+}
+
+/// Put `bead` back in play at its step, with fresh attempts and no last check.
+pub fn plan_unpark(reason: &str, who: Caller, bead: &Bead) -> Result<Change<Unparked>, Refusal> {
+    who.person_only("unpark")?;
+    require_open(bead)?;
+    if bead.pipeline.dead_letter.is_none() {
+        return Err(Refusal::NotParked {
+            bead: bead.id.clone(),
+        });
+    }
+    let mut after = bead.clone();
+    let step = after.pipeline.step.clone();
+    after.pipeline.dead_letter = None;
+    after.pipeline.attempts.remove(&step);
+    after.pipeline.last_check = None;
+    let output = Unparked {
+        bead: bead.id.clone(),
+        unparked: true,
+        step,
+    };
+    Ok(Change::one(after, Some(reason.to_string()), output))
 }

@@ -1,10 +1,12 @@
 //! `propose`: record the artifact a step produced, awaiting acceptance by `complete`.
 
-use serde_json::json;
+use serde::Serialize;
 
-use super::{Ctx, Outcome, require_lease_free_for, require_open, require_seq, require_step};
+use super::{Caller, Ctx, Refusal, next_seq, require_lease_free_for, require_open, require_step};
 use crate::error::{Error, Result};
+use crate::model::Bead;
 use crate::model::bead::Proposal;
+use crate::store::{Change, Reads};
 
 /// What a proposal carries.
 #[derive(Clone, Debug, Default)]
@@ -15,33 +17,57 @@ pub struct ProposeArgs {
     pub pr_url: Option<String>,
 }
 
+/// A recorded proposal.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Proposed {
+    pub bead: String,
+    pub step: String,
+    pub artifact: String,
+    /// The seq the proposal was recorded at.
+    pub seq: u64,
+}
+
 /// Record a proposal on the node's current step. A dispatched session names its holder and is
 /// refused unless it still holds the claim; a person proposes on an unclaimed node.
-pub fn propose(ctx: &Ctx, id: &str, args: ProposeArgs) -> Result<Outcome> {
+pub fn propose(ctx: &Ctx, id: &str, args: ProposeArgs) -> Result<Proposed> {
     if args.artifact.trim().is_empty() {
         return Err(Error::Invalid("--artifact must not be empty".into()));
     }
-    ctx.store.transact("propose", &ctx.actor(), |tx| {
-        let mut bead = tx.read(id)?;
-        require_open(&bead)?;
-        require_step(&bead, &args.step)?;
-        require_seq(&bead, ctx.expect_seq)?;
-        require_lease_free_for(&bead, ctx.holder.as_deref())?;
-        let now = tx.now.clone();
-        let seq = bead.bump(&now);
-        bead.pipeline.proposal = Some(Proposal {
-            step: args.step.clone(),
-            seq,
-            artifact: args.artifact.clone(),
-            result: args.result.clone(),
-            pr_url: args.pr_url.clone(),
-            holder: ctx.holder.clone(),
-            at: now,
-        });
-        tx.set_reason(format!("proposed {} for {}", args.artifact, args.step));
-        tx.put(bead);
-        Ok(Outcome::ok(json!({
-            "bead": id, "step": args.step, "artifact": args.artifact, "seq": seq,
-        })))
-    })
+    let actor = ctx.actor();
+    ctx.store.apply(
+        &ctx.transition("propose", &actor),
+        &Reads::subject(id),
+        |fresh| Ok(plan(&args, ctx.caller(), &fresh.subject, &ctx.now)?),
+    )
+}
+
+/// The proposal on `bead`'s current step, by `who`.
+pub fn plan(
+    args: &ProposeArgs,
+    who: Caller,
+    bead: &Bead,
+    now: &str,
+) -> Result<Change<Proposed>, Refusal> {
+    require_open(bead)?;
+    require_step(bead, &args.step)?;
+    require_lease_free_for(bead, who.holder)?;
+    let seq = next_seq(bead);
+    let mut after = bead.clone();
+    after.pipeline.proposal = Some(Proposal {
+        step: args.step.clone(),
+        seq,
+        artifact: args.artifact.clone(),
+        result: args.result.clone(),
+        pr_url: args.pr_url.clone(),
+        holder: who.holder.map(str::to_string),
+        at: now.to_string(),
+    });
+    let reason = format!("proposed {} for {}", args.artifact, args.step);
+    let output = Proposed {
+        bead: bead.id.clone(),
+        step: args.step.clone(),
+        artifact: args.artifact.clone(),
+        seq,
+    };
+    Ok(Change::one(after, Some(reason), output))
 }

@@ -1,11 +1,14 @@
 //! Read-only verbs: `show`, `step`, `kind`, `autonomy`, `target`, `delivery`. They never lock and
 //! never recover; a rename makes every file they read whole.
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
-use super::{Ctx, ancestors_unlocked, create::current_branch, defaults};
+use super::{ancestors_unlocked, create::current_branch, defaults};
 use crate::error::Result;
+use crate::model::bead::{DeliveryMethod, Kind, Status};
+use crate::model::{Autonomy, Bead};
 use crate::policy::Lineage;
+use crate::store::Store;
 
 /// Which read-only verb.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,25 +21,73 @@ pub enum Query {
     Delivery,
 }
 
-pub fn query(ctx: &Ctx, id: &str, what: Query) -> Result<Value> {
-    let bead = ctx.store.read_bead(id)?;
+/// A read-only verb's answer.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(untagged)]
+pub enum Answer {
+    /// `show`: the bead as stored.
+    Show(Box<Bead>),
+    Step {
+        bead: String,
+        step: String,
+        route: String,
+        status: Status,
+        seq: u64,
+    },
+    Kind {
+        bead: String,
+        kind: Kind,
+    },
+    /// The resolved level, the node (or `config`, `default`) that supplied it, and the node's own.
+    Autonomy {
+        bead: String,
+        autonomy: Autonomy,
+        source: String,
+        own: Option<Autonomy>,
+    },
+    /// `target` and `delivery` both answer with the resolved target and method.
+    Target {
+        bead: String,
+        target: Option<String>,
+        delivery: DeliveryMethod,
+    },
+}
+
+pub fn query(store: &Store, id: &str, what: Query) -> Result<Answer> {
+    let bead = store.read_bead(id)?;
+    let id = id.to_string();
     Ok(match what {
-        Query::Show => serde_json::to_value(&bead).unwrap_or(Value::Null),
-        Query::Step => json!({
-            "bead": id, "step": bead.pipeline.step, "route": bead.pipeline.route,
-            "status": bead.status, "seq": bead.pipeline.seq,
-        }),
-        Query::Kind => json!({ "bead": id, "kind": bead.pipeline.kind }),
+        Query::Show => Answer::Show(Box::new(bead)),
+        Query::Step => Answer::Step {
+            bead: id,
+            step: bead.pipeline.step,
+            route: bead.pipeline.route,
+            status: bead.status,
+            seq: bead.pipeline.seq,
+        },
+        Query::Kind => Answer::Kind {
+            bead: id,
+            kind: bead.pipeline.kind,
+        },
         Query::Autonomy | Query::Target | Query::Delivery => {
-            let config = ctx.store.config()?;
-            let branch = current_branch(ctx.store);
-            let ancestors = ancestors_unlocked(ctx.store, &bead)?;
+            let config = store.config()?;
+            let branch = current_branch(store);
+            let ancestors = ancestors_unlocked(store, &bead)?;
             let lineage = Lineage::new(&ancestors, defaults(&config, &branch));
             if what == Query::Autonomy {
                 let (level, source) = lineage.autonomy(&bead);
-                json!({ "bead": id, "autonomy": level, "source": source.label(), "own": bead.pipeline.autonomy })
+                Answer::Autonomy {
+                    bead: id,
+                    autonomy: level,
+                    source: source.label(),
+                    own: bead.pipeline.autonomy,
+                }
             } else {
-                json!({ "bead": id, "target": lineage.target(&bead), "delivery": lineage.delivery(&bead) })
+                Answer::Target {
+                    bead: id,
+                    target: lineage.target(&bead).map(str::to_string),
+                    delivery: lineage.delivery(&bead),
+                }
             }
         }
     })

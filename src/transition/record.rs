@@ -1,12 +1,14 @@
 //! `record-exit` (a dispatch's typed exit, by the holder that dispatched) and `record-run` (a
 //! pass's envelope on the scope root).
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
-use super::{Ctx, Outcome, require_seq};
+use super::{Ctx, Refusal, next_seq};
 use crate::error::{Error, Result};
-use crate::model::Usage;
 use crate::model::bead::{ExitKind, ExitRecord};
+use crate::model::{Bead, Usage};
+use crate::store::{Change, Reads};
 
 /// What a dispatch left.
 #[derive(Clone, Debug)]
@@ -17,67 +19,120 @@ pub struct ExitArgs {
     pub usage: Option<Usage>,
 }
 
+/// A recorded dispatch exit.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct ExitRecorded {
+    pub bead: String,
+    pub step: String,
+    pub attempt: u32,
+    pub exit: ExitKind,
+    /// Whether the dispatch proposed on its step.
+    pub proposed: bool,
+}
+
+/// A recorded pass envelope.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct RunRecorded {
+    pub bead: String,
+    /// Always `true`.
+    pub recorded: bool,
+    /// The envelope's `status`.
+    pub status: Value,
+}
+
 /// Record how the holder's dispatch on the current step ended.
-pub fn record_exit(ctx: &Ctx, id: &str, args: ExitArgs) -> Result<Outcome> {
+pub fn record_exit(ctx: &Ctx, id: &str, args: ExitArgs) -> Result<ExitRecorded> {
     let Some(holder) = ctx.holder.clone() else {
         return Err(Error::Invalid(
             "record-exit needs --holder (or SPLICE_HOLDER)".into(),
         ));
     };
-    ctx.store.transact("record-exit", &holder, |tx| {
-        let mut bead = tx.read(id)?;
-        require_seq(&bead, ctx.expect_seq)?;
-        if bead.pipeline.lease.as_ref().map(|l| l.holder.as_str()) != Some(holder.as_str()) {
-            return Err(Error::refused(format!("bead {id} is not claimed by {holder}")));
-        }
-        let Some(dispatch) = bead.pipeline.last_dispatch.clone().filter(|d| d.holder == holder) else {
-            return Err(Error::refused(format!(
-                "bead {id} has no dispatch by {holder} to record an exit for"
-            )));
-        };
-        let proposed = bead
-            .pipeline
-            .proposal
-            .as_ref()
-            .is_some_and(|p| p.step == dispatch.step && p.seq > dispatch.seq);
-        let now = tx.now.clone();
-        let seq = bead.bump(&now);
-        if let Some(usage) = &args.usage {
-            Usage::accumulate(&mut bead.pipeline.usage, usage);
-        }
-        bead.push_exit(ExitRecord {
-            step: dispatch.step.clone(),
-            attempt: dispatch.attempt,
-            seq,
-            exit: args.exit,
-            code: args.code,
-            proposed,
-            log: args.log.clone(),
-            usage: args.usage.clone(),
-            at: now,
+    ctx.store.apply(
+        &ctx.transition("record-exit", &holder),
+        &Reads::subject(id),
+        |fresh| Ok(plan_exit(&args, &holder, &fresh.subject, &ctx.now)?),
+    )
+}
+
+/// Record `holder`'s dispatch exit on `bead`.
+pub fn plan_exit(
+    args: &ExitArgs,
+    holder: &str,
+    bead: &Bead,
+    now: &str,
+) -> Result<Change<ExitRecorded>, Refusal> {
+    let id = &bead.id;
+    if bead.pipeline.lease.as_ref().map(|l| l.holder.as_str()) != Some(holder) {
+        return Err(Refusal::NotClaimedBy {
+            bead: id.clone(),
+            holder: holder.to_string(),
         });
-        tx.set_reason(format!("{} attempt {} exited {:?}", dispatch.step, dispatch.attempt, args.exit));
-        tx.put(bead);
-        Ok(Outcome::ok(json!({
-            "bead": id, "step": dispatch.step, "attempt": dispatch.attempt, "exit": args.exit, "proposed": proposed,
-        })))
-    })
+    }
+    let Some(dispatch) = bead
+        .pipeline
+        .last_dispatch
+        .as_ref()
+        .filter(|d| d.holder == holder)
+    else {
+        return Err(Refusal::NoDispatch {
+            bead: id.clone(),
+            holder: holder.to_string(),
+        });
+    };
+    let proposed = bead
+        .pipeline
+        .proposal
+        .as_ref()
+        .is_some_and(|p| p.step == dispatch.step && p.seq > dispatch.seq);
+    let mut after = bead.clone();
+    if let Some(usage) = &args.usage {
+        Usage::accumulate(&mut after.pipeline.usage, usage);
+    }
+    after.push_exit(ExitRecord {
+        step: dispatch.step.clone(),
+        attempt: dispatch.attempt,
+        seq: next_seq(bead),
+        exit: args.exit,
+        code: args.code,
+        proposed,
+        log: args.log.clone(),
+        usage: args.usage.clone(),
+        at: now.to_string(),
+    });
+    let reason = format!(
+        "{} attempt {} exited {:?}",
+        dispatch.step, dispatch.attempt, args.exit
+    );
+    let output = ExitRecorded {
+        bead: id.clone(),
+        step: dispatch.step.clone(),
+        attempt: dispatch.attempt,
+        exit: args.exit,
+        proposed,
+    };
+    Ok(Change::one(after, Some(reason), output))
 }
 
 /// Record a pass's envelope as the scope root's `driver_last`.
-pub fn record_run(ctx: &Ctx, id: &str, envelope: Value) -> Result<Outcome> {
-    ctx.store.transact("record-run", &ctx.actor(), |tx| {
-        let mut bead = tx.read(id)?;
-        let now = tx.now.clone();
-        bead.bump(&now);
-        let status = envelope.get("status").cloned().unwrap_or(Value::Null);
-        bead.pipeline.driver_last = Some(envelope.clone());
-        tx.set_reason(format!("run status {status}"));
-        tx.put(bead);
-        Ok(Outcome::ok(
-            json!({ "bead": id, "recorded": true, "status": status }),
-        ))
-    })
+pub fn record_run(ctx: &Ctx, id: &str, envelope: Value) -> Result<RunRecorded> {
+    ctx.store.apply(
+        &ctx.transition("record-run", &ctx.actor()),
+        &Reads::subject(id),
+        |fresh| Ok(plan_run(envelope, &fresh.subject)),
+    )
+}
+
+/// Keep `envelope` on `bead` as its last run.
+pub fn plan_run(envelope: Value, bead: &Bead) -> Change<RunRecorded> {
+    let status = envelope.get("status").cloned().unwrap_or(Value::Null);
+    let mut after = bead.clone();
+    after.pipeline.driver_last = Some(envelope);
+    let output = RunRecorded {
+        bead: bead.id.clone(),
+        recorded: true,
+        status: status.clone(),
+    };
+    Change::one(after, Some(format!("run status {status}")), output)
 }
 
 #[cfg(test)]

@@ -3,14 +3,57 @@
 
 use std::collections::HashMap;
 
-use serde_json::json;
+use serde::Serialize;
 
-use super::{Ctx, Outcome, ancestors, ancestors_unlocked, defaults, require_open, require_seq};
+use super::{
+    Caller, Ctx, Refusal, ancestors_unlocked, defaults, next_seq, require_not_foreign, require_open,
+};
 use crate::error::{Error, Result};
-use crate::model::Autonomy;
 use crate::model::bead::{DeliveryMethod, Kind, Verdict};
+use crate::model::{Autonomy, Bead, Manifest};
 use crate::policy::Lineage;
 use crate::policy::lineage::is_mainline;
+use crate::store::{Change, Fresh, Reads};
+
+/// What `set-config` records.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConfigArgs {
+    pub suite_cmd: Option<String>,
+    pub test_paths: Option<Vec<String>>,
+}
+
+/// The campaign root's new settings, and the nodes to be checked again.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Configured {
+    pub root: String,
+    pub suite_cmd: Option<String>,
+    pub test_paths: Option<Vec<String>>,
+    /// Escalated nodes whose last check was cleared.
+    pub rechecked: Vec<String>,
+}
+
+/// A node's own autonomy level, set.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct AutonomySet {
+    pub bead: String,
+    pub autonomy: Autonomy,
+}
+
+/// A node's target (and delivery method), set.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct TargetSet {
+    pub bead: String,
+    pub target: String,
+    pub delivery: Option<DeliveryMethod>,
+}
+
+/// A node moved to another route.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Routed {
+    pub bead: String,
+    pub route: String,
+    pub step: String,
+}
 
 /// Record `suite_cmd` and `test_paths` on the campaign root of `id`, and clear the last check of
 /// every escalated node under that root so it is checked again.
@@ -19,25 +62,38 @@ pub fn set_config(
     id: &str,
     suite_cmd: Option<String>,
     test_paths: Option<Vec<String>>,
-) -> Result<Outcome> {
-    ctx.person_only("set-config")?;
+) -> Result<Configured> {
+    ctx.caller().person_only("set-config")?;
     if suite_cmd.is_none() && test_paths.is_none() {
         return Err(Error::Invalid(
             "give --suite-cmd, --test-paths, or both".into(),
         ));
     }
-    if let Some(paths) = &test_paths {
-        for p in paths {
-            let dir = ctx.store.repo().join(p);
-            if !crate::floors::is_relative_inside(p) || !dir.is_dir() {
-                return Err(Error::refused(format!(
-                    "--test-paths {p:?} names no existing directory under {}",
-                    ctx.store.repo().display()
-                )));
+    for p in test_paths.iter().flatten() {
+        let dir = ctx.store.repo().join(p);
+        if !crate::floors::is_relative_inside(p) || !dir.is_dir() {
+            return Err(Refusal::NoSuchDirectory {
+                path: p.clone(),
+                repo: ctx.store.repo().to_path_buf(),
             }
+            .into());
         }
     }
-    // Which nodes of the tree are escalated: found without the lock, re-checked under it.
+    let args = ConfigArgs {
+        suite_cmd,
+        test_paths,
+    };
+    // Which nodes of the tree are escalated: found without the lock, read again under it.
+    let escalated = escalated_in_tree(ctx, id)?;
+    ctx.store.apply(
+        &ctx.transition("set-config", &ctx.actor()),
+        &Reads::subject(id).with_ancestors().with_others(escalated),
+        |fresh| Ok(plan_config(&args, ctx.caller(), fresh)?),
+    )
+}
+
+/// The escalated nodes under `id`'s campaign root, other than the root itself.
+fn escalated_in_tree(ctx: &Ctx, id: &str) -> Result<Vec<String>> {
     let all = ctx.store.read_all()?;
     let target = ctx.store.read_bead(id)?;
     let root_id = ancestors_unlocked(ctx.store, &target)?
@@ -58,47 +114,59 @@ pub fn set_config(
         }
         false
     };
-    let escalated: Vec<String> = all
+    Ok(all
         .iter()
         .filter(|b| b.id != root_id && in_tree(&b.id) && is_escalated(b))
         .map(|b| b.id.clone())
-        .collect();
-    ctx.store.transact("set-config", &ctx.actor(), |tx| {
-        let bead = tx.read(id)?;
-        let lineage = ancestors(tx, &bead)?;
-        let mut root = lineage.last().cloned().unwrap_or(bead);
-        let now = tx.now.clone();
-        root.bump(&now);
-        if let Some(cmd) = &suite_cmd {
-            root.pipeline.suite_cmd = Some(cmd.clone());
+        .collect())
+}
+
+/// Set the campaign root's suite command and test paths; clear the last check of the root and
+/// of every node of `fresh.others` (the tree's nodes found escalated before the lock) that is
+/// still escalated. The root is the subject's farthest ancestor, or the subject itself.
+pub fn plan_config(
+    args: &ConfigArgs,
+    who: Caller,
+    fresh: &Fresh,
+) -> Result<Change<Configured>, Refusal> {
+    who.person_only("set-config")?;
+    let mut root = fresh.ancestors.last().unwrap_or(&fresh.subject).clone();
+    if let Some(cmd) = &args.suite_cmd {
+        root.pipeline.suite_cmd = Some(cmd.clone());
+    }
+    if let Some(paths) = &args.test_paths {
+        root.pipeline.test_paths = paths.clone();
+    }
+    let mut rechecked = Vec::new();
+    if is_escalated(&root) {
+        root.pipeline.last_check = None;
+        rechecked.push(root.id.clone());
+    }
+    let root_id = root.id.clone();
+    let mut beads = vec![root];
+    for b in fresh.others.iter().filter(|b| b.id != root_id) {
+        if !is_escalated(b) || beads.iter().any(|done| done.id == b.id) {
+            continue;
         }
-        if let Some(paths) = &test_paths {
-            root.pipeline.test_paths = paths.clone();
-        }
-        let root_id = root.id.clone();
-        let mut cleared = Vec::new();
-        if is_escalated(&root) {
-            root.pipeline.last_check = None;
-            cleared.push(root_id.clone());
-        }
-        tx.put(root);
-        for other in &escalated {
-            let mut b = tx.read(other)?;
-            if is_escalated(&b) {
-                b.bump(&now);
-                b.pipeline.last_check = None;
-                cleared.push(b.id.clone());
-                tx.put(b);
-            }
-        }
-        tx.set_reason("suite_cmd/test_paths set".to_string());
-        Ok(Outcome::ok(json!({
-            "root": root_id, "suite_cmd": suite_cmd, "test_paths": test_paths, "rechecked": cleared,
-        })))
+        let mut b = b.clone();
+        b.pipeline.last_check = None;
+        rechecked.push(b.id.clone());
+        beads.push(b);
+    }
+    let output = Configured {
+        root: root_id,
+        suite_cmd: args.suite_cmd.clone(),
+        test_paths: args.test_paths.clone(),
+        rechecked,
+    };
+    Ok(Change {
+        beads,
+        reason: Some("suite_cmd/test_paths set".to_string()),
+        output,
     })
 }
 
-fn is_escalated(bead: &crate::model::Bead) -> bool {
+fn is_escalated(bead: &Bead) -> bool {
     bead.pipeline
         .last_check
         .as_ref()
@@ -106,18 +174,30 @@ fn is_escalated(bead: &crate::model::Bead) -> bool {
 }
 
 /// Set a node's own autonomy level.
-pub fn set_autonomy(ctx: &Ctx, id: &str, level: Autonomy) -> Result<Outcome> {
-    ctx.person_only("set-autonomy")?;
-    ctx.store.transact("set-autonomy", &ctx.actor(), |tx| {
-        let mut bead = tx.read(id)?;
-        require_seq(&bead, ctx.expect_seq)?;
-        let now = tx.now.clone();
-        bead.bump(&now);
-        bead.pipeline.autonomy = Some(level);
-        tx.set_reason(format!("autonomy {}", level.as_str()));
-        tx.put(bead);
-        Ok(Outcome::ok(json!({ "bead": id, "autonomy": level })))
-    })
+pub fn set_autonomy(ctx: &Ctx, id: &str, level: Autonomy) -> Result<AutonomySet> {
+    ctx.caller().person_only("set-autonomy")?;
+    ctx.store.apply(
+        &ctx.transition("set-autonomy", &ctx.actor()),
+        &Reads::subject(id),
+        |fresh| Ok(plan_autonomy(level, ctx.caller(), &fresh.subject)?),
+    )
+}
+
+/// `bead` at its own autonomy `level`.
+pub fn plan_autonomy(
+    level: Autonomy,
+    who: Caller,
+    bead: &Bead,
+) -> Result<Change<AutonomySet>, Refusal> {
+    who.person_only("set-autonomy")?;
+    let mut after = bead.clone();
+    after.pipeline.autonomy = Some(level);
+    let output = AutonomySet {
+        bead: bead.id.clone(),
+        autonomy: level,
+    };
+    let reason = format!("autonomy {}", level.as_str());
+    Ok(Change::one(after, Some(reason), output))
 }
 
 /// Set where a node's work lands, and optionally how. `main` is refused at deep autonomy: deep
@@ -127,72 +207,112 @@ pub fn set_target(
     id: &str,
     target: &str,
     delivery: Option<DeliveryMethod>,
-) -> Result<Outcome> {
-    ctx.person_only("set-target")?;
+) -> Result<TargetSet> {
+    ctx.caller().person_only("set-target")?;
     if target.trim().is_empty() {
         return Err(Error::Invalid("--target must name a branch".into()));
     }
     let config = ctx.store.config()?;
-    ctx.store.transact("set-target", &ctx.actor(), |tx| {
-        let mut bead = tx.read(id)?;
-        require_seq(&bead, ctx.expect_seq)?;
-        let ancestors = ancestors(tx, &bead)?;
-        let lineage = Lineage::new(&ancestors, defaults(&config, &None));
-        let (level, source) = lineage.autonomy(&bead);
-        if level == Autonomy::Deep && is_mainline(target) {
-            return Err(Error::refused(format!(
-                "bead {id} runs at deep autonomy (from {}); deep work lands on a campaign branch, \
-                 never on {target}",
-                source.label()
-            )));
-        }
-        let now = tx.now.clone();
-        bead.bump(&now);
-        bead.pipeline.target = Some(target.to_string());
-        if delivery.is_some() {
-            bead.pipeline.delivery = delivery;
-        }
-        tx.set_reason(format!("target {target}"));
-        tx.put(bead);
-        Ok(Outcome::ok(
-            json!({ "bead": id, "target": target, "delivery": delivery }),
-        ))
-    })
+    ctx.store.apply(
+        &ctx.transition("set-target", &ctx.actor()),
+        &Reads::subject(id).with_ancestors(),
+        |fresh| {
+            let lineage = Lineage::new(&fresh.ancestors, defaults(&config, &None));
+            let args = TargetSet {
+                bead: fresh.subject.id.clone(),
+                target: target.to_string(),
+                delivery,
+            };
+            Ok(plan_target(args, ctx.caller(), &fresh.subject, &lineage)?)
+        },
+    )
+}
+
+/// `bead` delivering to `args.target` (by `args.delivery` when given).
+pub fn plan_target(
+    args: TargetSet,
+    who: Caller,
+    bead: &Bead,
+    lineage: &Lineage,
+) -> Result<Change<TargetSet>, Refusal> {
+    who.person_only("set-target")?;
+    let (level, source) = lineage.autonomy(bead);
+    if level == Autonomy::Deep && is_mainline(&args.target) {
+        return Err(Refusal::DeepOnMainline {
+            bead: bead.id.clone(),
+            supplied_by: source.label(),
+            target: args.target,
+        });
+    }
+    let mut after = bead.clone();
+    after.pipeline.target = Some(args.target.clone());
+    if args.delivery.is_some() {
+        after.pipeline.delivery = args.delivery;
+    }
+    let reason = format!("target {}", args.target);
+    Ok(Change::one(after, Some(reason), args))
 }
 
 /// Move a node onto route `to`, at step `at` (default: the route's entry step).
-pub fn route(ctx: &Ctx, id: &str, to: &str, at: Option<&str>) -> Result<Outcome> {
+pub fn route(ctx: &Ctx, id: &str, to: &str, at: Option<&str>) -> Result<Routed> {
     let manifest = ctx.store.manifest()?;
+    // A route or step the manifest lacks is refused before the bead is read.
+    resolve_route(&manifest, to, at)?;
+    ctx.store.apply(
+        &ctx.transition("route", &ctx.actor()),
+        &Reads::subject(id),
+        |fresh| {
+            let plan = plan_route(to, at, ctx.caller(), &fresh.subject, &manifest, &ctx.now);
+            Ok(plan?)
+        },
+    )
+}
+
+/// `bead` on route `to`, entering step `at` (default: the route's entry step).
+pub fn plan_route(
+    to: &str,
+    at: Option<&str>,
+    who: Caller,
+    bead: &Bead,
+    manifest: &Manifest,
+    now: &str,
+) -> Result<Change<Routed>, Refusal> {
+    let step = resolve_route(manifest, to, at)?;
+    require_open(bead)?;
+    require_not_foreign(bead, who.holder)?;
+    let mut after = bead.clone();
+    after.pipeline.route = to.to_string();
+    after.pipeline.kind = Kind::for_route(to).unwrap_or(bead.pipeline.kind);
+    after.enter_step(&step, next_seq(bead), now);
+    let output = Routed {
+        bead: bead.id.clone(),
+        route: to.to_string(),
+        step: step.clone(),
+    };
+    Ok(Change::one(
+        after,
+        Some(format!("routed to {to} at {step}")),
+        output,
+    ))
+}
+
+/// The step a node routed to `to` enters: `at` when the route has it, else the route's entry.
+pub fn resolve_route(manifest: &Manifest, to: &str, at: Option<&str>) -> Result<String, Refusal> {
     let Some(steps) = manifest.route(to) else {
-        return Err(Error::refused(format!(
-            "unknown route {to:?} (the manifest has: {})",
-            manifest
-                .routes
-                .keys()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
+        return Err(Refusal::UnknownRoute {
+            route: to.to_string(),
+            known: manifest.routes.keys().cloned().collect(),
+        });
     };
     let step = match at {
         Some(s) if steps.iter().any(|x| x == s) => s.to_string(),
-        Some(s) => return Err(Error::refused(format!("step {s:?} is not on route {to}"))),
+        Some(s) => {
+            return Err(Refusal::StepNotOnRoute {
+                step: s.to_string(),
+                route: to.to_string(),
+            });
+        }
         None => manifest.entry_step(to).unwrap_or(&steps[0]).to_string(),
     };
-    ctx.store.transact("route", &ctx.actor(), |tx| {
-        let mut bead = tx.read(id)?;
-        require_open(&bead)?;
-        require_seq(&bead, ctx.expect_seq)?;
-        super::require_not_foreign(&bead, ctx.holder.as_deref())?;
-        let now = tx.now.clone();
-        let seq = bead.bump(&now);
-        bead.pipeline.route = to.to_string();
-        bead.pipeline.kind = Kind::for_route(to).unwrap_or(bead.pipeline.kind);
-        bead.enter_step(&step, seq, &now);
-        tx.set_reason(format!("routed to {to} at {step}"));
-        tx.put(bead);
-        Ok(Outcome::ok(
-            json!({ "bead": id, "route": to, "step": step }),
-        ))
-    })
+    Ok(step)
 }

@@ -1,18 +1,19 @@
 //! `split`: create a node's children in one journal record, each with provenance naming the
 //! split that created it. A node splits once.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::{
-    Ctx, Outcome, create::normalize_scenarios, require_lease_free_for, require_open, require_seq,
+    Caller, Ctx, Refusal, create::normalize_scenarios, next_seq, require_lease_free_for,
+    require_open,
 };
 use crate::error::{Error, Result};
 use crate::model::Bead;
 use crate::model::bead::{Dependency, Kind, Provenance, SplitRecord};
-use crate::store::ids;
+use crate::store::{Change, Reads, ids};
 
 /// One child in the `--children` file.
 #[derive(Deserialize, Debug, Clone)]
@@ -72,77 +73,134 @@ pub fn read_children(path: &Path) -> Result<Vec<ChildSpec>> {
     Ok(children)
 }
 
+/// A split: the children created, in order.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct SplitDone {
+    pub bead: String,
+    pub children: Vec<String>,
+}
+
 /// Split `id` into `children`, all created in one transition.
-pub fn split(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<Outcome> {
+pub fn split(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<SplitDone> {
     let manifest = ctx.store.manifest()?;
     let entry = manifest
         .entry_step(Kind::Leaf.route())
-        .ok_or_else(|| Error::Invalid("the manifest has no leaf route".into()))?
-        .to_string();
-    ctx.store.transact("split", &ctx.actor(), |tx| {
-        let mut parent = tx.read(id)?;
-        require_open(&parent)?;
-        require_seq(&parent, ctx.expect_seq)?;
-        require_lease_free_for(&parent, ctx.holder.as_deref())?;
-        if parent.pipeline.kind == Kind::Leaf {
-            return Err(Error::refused(format!(
-                "bead {id} is a leaf; only a root or compound node splits (a spec with \
-                 `verdict: compound` makes a leaf compound)"
-            )));
-        }
-        if let Some(split) = &parent.pipeline.split {
-            return Err(Error::refused(format!(
-                "bead {id} was already split into {} (at seq {}); a node splits once",
-                split.children.join(", "),
-                split.seq
-            )));
-        }
-        let now = tx.now.clone();
-        let seq = parent.bump(&now);
-        let mut ids_made = Vec::with_capacity(children.len());
-        for (i, spec) in children.iter().enumerate() {
-            let child_id = ids::child_id(id, i + 1);
-            if tx.exists(&child_id) {
-                return Err(Error::refused(format!("bead {child_id} already exists")));
-            }
-            let mut child = Bead::new(
-                child_id.clone(),
-                spec.title.clone(),
-                spec.description.clone(),
-                &now,
-            );
-            child.parent = Some(id.to_string());
-            child.priority = spec.priority.unwrap_or(parent.priority);
-            child.dependencies = spec
-                .depends_on
-                .iter()
-                .map(|d| Dependency {
-                    depends_on_id: ids::child_id(id, d + 1),
-                    dep_type: "blocks".into(),
-                    extra: Default::default(),
-                })
-                .collect();
-            let child_seq = child.bump(&now);
-            let p = &mut child.pipeline;
-            p.kind = Kind::Leaf;
-            p.route = Kind::Leaf.route().into();
-            p.scenarios = normalize_scenarios(&spec.scenarios)?;
-            p.files = spec.files.clone();
-            p.provenance = Some(Provenance {
-                split_by: id.to_string(),
-                seq,
-                index: i + 1,
-            });
-            child.enter_step(&entry, child_seq, &now);
-            ids_made.push(child_id);
-            tx.put(child);
-        }
-        parent.pipeline.split = Some(SplitRecord {
-            children: ids_made.clone(),
-            seq,
+        .ok_or_else(|| Error::Invalid("the manifest has no leaf route".into()))?;
+    let mut children = children.to_vec();
+    for child in &mut children {
+        child.scenarios = normalize_scenarios(&child.scenarios)?;
+    }
+    let ids = (1..=children.len()).map(|i| ids::child_id(id, i)).collect();
+    ctx.store.apply(
+        &ctx.transition("split", &ctx.actor()),
+        &Reads::subject(id).probing(ids),
+        |fresh| {
+            let input = SplitInput {
+                children: &children,
+                entry,
+                taken: &fresh.taken,
+            };
+            Ok(plan(&input, ctx.caller(), &fresh.subject, &ctx.now)?)
+        },
+    )
+}
+
+/// What a split plan needs besides the parent.
+#[derive(Clone, Copy, Debug)]
+pub struct SplitInput<'a> {
+    /// The children, their scenario ids normalized.
+    pub children: &'a [ChildSpec],
+    /// The leaf route's entry step, where every child starts.
+    pub entry: &'a str,
+    /// Which of the children's ids are taken already.
+    pub taken: &'a BTreeSet<String>,
+}
+
+/// Split `parent` into `input.children`: the children's after-images first, then the parent's.
+pub fn plan(
+    input: &SplitInput,
+    who: Caller,
+    parent: &Bead,
+    now: &str,
+) -> Result<Change<SplitDone>, Refusal> {
+    let id = &parent.id;
+    require_open(parent)?;
+    require_lease_free_for(parent, who.holder)?;
+    if parent.pipeline.kind == Kind::Leaf {
+        return Err(Refusal::LeafSplit { bead: id.clone() });
+    }
+    if let Some(split) = &parent.pipeline.split {
+        return Err(Refusal::AlreadySplit {
+            bead: id.clone(),
+            children: split.children.clone(),
+            seq: split.seq,
         });
-        tx.set_reason(format!("split into {} children", ids_made.len()));
-        tx.put(parent);
-        Ok(Outcome::ok(json!({ "bead": id, "children": ids_made })))
+    }
+    let seq = next_seq(parent);
+    let mut beads = Vec::with_capacity(input.children.len() + 1);
+    for (i, spec) in input.children.iter().enumerate() {
+        let child_id = ids::child_id(id, i + 1);
+        if input.taken.contains(&child_id) {
+            return Err(Refusal::ChildExists { child: child_id });
+        }
+        beads.push(child(
+            parent,
+            spec,
+            child_id,
+            (seq, i + 1),
+            input.entry,
+            now,
+        ));
+    }
+    let children: Vec<String> = beads.iter().map(|b| b.id.clone()).collect();
+    let mut after = parent.clone();
+    after.pipeline.split = Some(SplitRecord {
+        children: children.clone(),
+        seq,
+    });
+    beads.push(after);
+    Ok(Change {
+        beads,
+        reason: Some(format!("split into {} children", children.len())),
+        output: SplitDone {
+            bead: id.clone(),
+            children,
+        },
     })
+}
+
+/// The `index`-th child of `parent`'s split at `seq`, a new leaf at `entry`.
+fn child(
+    parent: &Bead,
+    spec: &ChildSpec,
+    child_id: String,
+    (seq, index): (u64, usize),
+    entry: &str,
+    now: &str,
+) -> Bead {
+    let mut child = Bead::new(child_id, spec.title.clone(), spec.description.clone(), now);
+    child.parent = Some(parent.id.clone());
+    child.priority = spec.priority.unwrap_or(parent.priority);
+    child.dependencies = spec
+        .depends_on
+        .iter()
+        .map(|d| Dependency {
+            depends_on_id: ids::child_id(&parent.id, d + 1),
+            dep_type: "blocks".into(),
+            extra: Default::default(),
+        })
+        .collect();
+    let child_seq = next_seq(&child);
+    let p = &mut child.pipeline;
+    p.kind = Kind::Leaf;
+    p.route = Kind::Leaf.route().into();
+    p.scenarios = spec.scenarios.clone();
+    p.files = spec.files.clone();
+    p.provenance = Some(Provenance {
+        split_by: parent.id.clone(),
+        seq,
+        index,
+    });
+    child.enter_step(entry, child_seq, now);
+    child
 }

@@ -1,0 +1,204 @@
+//! Why a verb said no: one enum, matched by kind, printed as the reason a person reads.
+//!
+//! A refusal is never a fault (exit 1, not 2) and travels one way only: as
+//! [`Error::Refused`](crate::Error::Refused). Every kind but two writes nothing. The two that do,
+//! [`Refusal::FloorRefused`] and [`Refusal::FloorEscalated`], are a `complete` whose check was
+//! recorded: they carry that check's output, so a caller can tell "the check was recorded and
+//! said no" from "a precondition said no and nothing was written".
+
+use std::path::PathBuf;
+
+use crate::model::check::Checked;
+
+/// A verb's refusal. [`Refusal::kind`] is stable for matching; `Display` is the reason.
+#[derive(thiserror::Error, Clone, Debug, PartialEq)]
+pub enum Refusal {
+    /// The bead is closed.
+    #[error("bead {bead} is closed")]
+    Closed { bead: String },
+    /// The bead is at another step than the caller named.
+    #[error("bead {bead} is at step {at}, not {asked}")]
+    WrongStep {
+        bead: String,
+        at: String,
+        asked: String,
+    },
+    /// The bead's `seq` moved: not the `--expect-seq` the caller gave, or changed while its
+    /// floors ran.
+    #[error("{}", stale(bead, *seq, *expected, *while_checking))]
+    StaleSeq {
+        bead: String,
+        seq: u64,
+        expected: u64,
+        while_checking: bool,
+    },
+    /// Another holder has the bead.
+    #[error(
+        "bead {bead} is claimed by {holder} since {since}; wait for it, or clear it with \
+         `splice transition release --bead {bead} --clear --reason R`"
+    )]
+    ForeignLease {
+        bead: String,
+        holder: String,
+        since: String,
+    },
+    /// The caller names a holder, but nobody holds the bead any more.
+    #[error("bead {bead} is not claimed by {holder} (its claim was released or cleared)")]
+    ClaimLost { bead: String, holder: String },
+    /// `record-exit` by a holder that does not hold the bead.
+    #[error("bead {bead} is not claimed by {holder}")]
+    NotClaimedBy { bead: String, holder: String },
+    /// `release` by a holder other than the one holding the bead.
+    #[error("bead {bead} is claimed by {holder}, not {asker}")]
+    HeldByOther {
+        bead: String,
+        holder: String,
+        asker: String,
+    },
+    /// `release --clear` on a bead nobody holds.
+    #[error("bead {bead} is not claimed")]
+    NotClaimed { bead: String },
+    /// `record-exit` with no dispatch by that holder to record.
+    #[error("bead {bead} has no dispatch by {holder} to record an exit for")]
+    NoDispatch { bead: String, holder: String },
+    /// A person's verb called from a dispatched session.
+    #[error(
+        "`{verb}` is a person's verb; a dispatched session (SPLICE_DISPATCHED=1) cannot run it"
+    )]
+    NotAPerson { verb: String },
+    /// `approve` with no gate pending on the step.
+    #[error(
+        "no gate is pending on {step} of bead {bead}; a gate is pending only after \
+         `complete` passed its floors"
+    )]
+    NothingPending { bead: String, step: String },
+    /// `park` on a parked bead.
+    #[error("bead {bead} is already parked: {reason}")]
+    AlreadyParked { bead: String, reason: String },
+    /// `unpark` on a bead that is not parked.
+    #[error("bead {bead} is not parked")]
+    NotParked { bead: String },
+    /// A dispatch claim on a parked bead.
+    #[error("bead {bead} is parked ({reason}); unpark it first")]
+    Parked { bead: String, reason: String },
+    /// A dispatch claim with every attempt on the step spent.
+    #[error("bead {bead}: attempts on {step} exhausted ({spent} of {max})")]
+    AttemptsExhausted {
+        bead: String,
+        step: String,
+        spent: u32,
+        max: u32,
+    },
+    /// `split` on a leaf.
+    #[error(
+        "bead {bead} is a leaf; only a root or compound node splits (a spec with \
+         `verdict: compound` makes a leaf compound)"
+    )]
+    LeafSplit { bead: String },
+    /// `split` on a node that split already.
+    #[error(
+        "bead {bead} was already split into {joined} (at seq {seq}); a node splits once",
+        joined = children.join(", ")
+    )]
+    AlreadySplit {
+        bead: String,
+        children: Vec<String>,
+        seq: u64,
+    },
+    /// A split's child id is taken.
+    #[error("bead {child} already exists")]
+    ChildExists { child: String },
+    /// `set-config --test-paths` names no directory.
+    #[error(
+        "--test-paths {path:?} names no existing directory under {}",
+        repo.display()
+    )]
+    NoSuchDirectory { path: String, repo: PathBuf },
+    /// `set-target main` on a node at deep autonomy (supplied by a node, `config` or `default`).
+    #[error(
+        "bead {bead} runs at deep autonomy (from {supplied_by}); deep work lands on a campaign \
+         branch, never on {target}"
+    )]
+    DeepOnMainline {
+        bead: String,
+        supplied_by: String,
+        target: String,
+    },
+    /// `route --to` a route the manifest does not declare.
+    #[error("unknown route {route:?} (the manifest has: {known})", known = known.join(", "))]
+    UnknownRoute { route: String, known: Vec<String> },
+    /// `route --at` a step that is not on the route.
+    #[error("step {step:?} is not on route {route}")]
+    StepNotOnRoute { step: String, route: String },
+    /// `complete`'s floors refused; the check is recorded.
+    #[error("{}", .0.reason)]
+    FloorRefused(Box<Checked>),
+    /// `complete`'s floors could not check; the check is recorded.
+    #[error("{}", .0.reason)]
+    FloorEscalated(Box<Checked>),
+}
+
+impl Refusal {
+    /// A stable kebab-case name for the kind of refusal.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Refusal::Closed { .. } => "closed",
+            Refusal::WrongStep { .. } => "wrong-step",
+            Refusal::StaleSeq { .. } => "stale-seq",
+            Refusal::ForeignLease { .. } => "foreign-lease",
+            Refusal::ClaimLost { .. } => "claim-lost",
+            Refusal::NotClaimedBy { .. } => "not-claimed-by-you",
+            Refusal::HeldByOther { .. } => "held-by-other",
+            Refusal::NotClaimed { .. } => "not-claimed",
+            Refusal::NoDispatch { .. } => "no-dispatch",
+            Refusal::NotAPerson { .. } => "not-a-person",
+            Refusal::NothingPending { .. } => "nothing-pending",
+            Refusal::AlreadyParked { .. } => "already-parked",
+            Refusal::NotParked { .. } => "not-parked",
+            Refusal::Parked { .. } => "parked",
+            Refusal::AttemptsExhausted { .. } => "attempts-exhausted",
+            Refusal::LeafSplit { .. } => "leaf-split",
+            Refusal::AlreadySplit { .. } => "already-split",
+            Refusal::ChildExists { .. } => "child-exists",
+            Refusal::NoSuchDirectory { .. } => "no-such-directory",
+            Refusal::DeepOnMainline { .. } => "deep-on-mainline",
+            Refusal::UnknownRoute { .. } => "unknown-route",
+            Refusal::StepNotOnRoute { .. } => "step-not-on-route",
+            Refusal::FloorRefused(_) => "floor-refused",
+            Refusal::FloorEscalated(_) => "floor-escalated",
+        }
+    }
+
+    /// The word a person reads before the reason: `escalated` when a floor could not check,
+    /// else `refused`.
+    pub fn headline(&self) -> &'static str {
+        match self {
+            Refusal::FloorEscalated(_) => "escalated",
+            _ => "refused",
+        }
+    }
+
+    /// The recorded check, when the refusal is a `complete` whose floors said no.
+    pub fn checked(&self) -> Option<&Checked> {
+        match self {
+            Refusal::FloorRefused(c) | Refusal::FloorEscalated(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Did this refusal write something (a recorded check)?
+    pub fn recorded(&self) -> bool {
+        self.checked().is_some()
+    }
+}
+
+/// The reason a stale `seq` gives: a compare-and-swap that failed, or floors that raced a change.
+fn stale(bead: &str, seq: u64, expected: u64, while_checking: bool) -> String {
+    if while_checking {
+        format!(
+            "bead {bead} changed while its floors ran (seq {expected} → {seq}); run the check again"
+        )
+    } else {
+        format!("bead {bead} changed: its seq is {seq}, expected {expected}")
+    }
+}

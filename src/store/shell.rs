@@ -1,0 +1,370 @@
+//! The one shell every writing verb runs in: the write protocol of DESIGN §3, in one place.
+//!
+//! A verb brings a *plan*: a pure function from the beads it needs, as they are under the lock,
+//! to a [`Change`] (after-images, the journal's reason, the verb's typed output) or a refusal.
+//! Plans touch no file, clock or environment, and never bump `seq`. The shell does the rest, the
+//! same way for every verb, so no verb can forget a step:
+//!
+//! 1. take the lock (`.splice/lock`) and recover (roll forward or truncate the journal's tail);
+//! 2. read the subject, and whatever the verb declared in its [`Reads`], fresh;
+//! 3. compare-and-swap: refuse unless the subject's `seq` is the caller's `--expect-seq`;
+//! 4. run the plan — a refusal writes nothing;
+//! 5. for every changed bead: check the plan left its `seq` alone, then bump `seq`, stamp
+//!    `updated_at` with the transition's `now` and write this build's `schema_version`;
+//! 6. append one journal record holding every after-image, `fsync`;
+//! 7. publish: temp file, `fsync`, rename, `fsync` the directory;
+//! 8. append the record's commit marker; release the lock.
+//!
+//! `now` is the caller's: the shell reads no clock. What recovery repaired is kept as
+//! [`Repair`]s for the caller to report ([`Store::take_repairs`]).
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::fs;
+use std::path::PathBuf;
+
+use super::Store;
+use super::atomic::{self, Failpoint};
+use super::journal::{self, Record, StepChange, Tail};
+use super::lock::LockGuard;
+use crate::error::{Error, Result};
+use crate::model::Bead;
+use crate::refusal::Refusal;
+
+/// Who runs which verb, when, and with what compare-and-swap.
+#[derive(Clone, Copy, Debug)]
+pub struct Transition<'a> {
+    /// The verb, as the journal names it.
+    pub verb: &'a str,
+    /// Who acts, as the journal names them.
+    pub actor: &'a str,
+    /// The transition's time, RFC 3339: stamped on every bead it changes and on its record.
+    pub now: &'a str,
+    /// Refuse unless the subject's `seq` is this.
+    pub expect_seq: Option<u64>,
+}
+
+/// What a verb needs read, fresh, under the lock: its subject, and what else it declares.
+#[derive(Clone, Debug)]
+pub struct Reads {
+    subject: String,
+    ancestors: bool,
+    others: Vec<String>,
+    probe: Vec<String>,
+}
+
+impl Reads {
+    /// The bead the verb acts on (a missing one is a fault naming its file).
+    pub fn subject(id: &str) -> Reads {
+        Reads {
+            subject: id.to_string(),
+            ancestors: false,
+            others: Vec::new(),
+            probe: Vec::new(),
+        }
+    }
+
+    /// Also the subject's ancestors, nearest first.
+    pub fn with_ancestors(mut self) -> Reads {
+        self.ancestors = true;
+        self
+    }
+
+    /// Also these beads (each must exist).
+    pub fn with_others(mut self, ids: Vec<String>) -> Reads {
+        self.others = ids;
+        self
+    }
+
+    /// Also whether these ids are taken (for beads the plan creates).
+    pub fn probing(mut self, ids: Vec<String>) -> Reads {
+        self.probe = ids;
+        self
+    }
+}
+
+/// The beads a plan gets, as they are under the lock.
+#[derive(Clone, Debug)]
+pub struct Fresh {
+    pub subject: Bead,
+    /// Nearest first; empty unless declared.
+    pub ancestors: Vec<Bead>,
+    /// The declared other beads, in the order declared (one may also be the subject or an
+    /// ancestor: it is the same image).
+    pub others: Vec<Bead>,
+    /// The probed ids that exist.
+    pub taken: BTreeSet<String>,
+}
+
+impl Fresh {
+    /// A bead this read holds, by id.
+    pub fn get(&self, id: &str) -> Option<&Bead> {
+        std::iter::once(&self.subject)
+            .chain(&self.ancestors)
+            .chain(&self.others)
+            .find(|b| b.id == id)
+    }
+}
+
+/// What a plan decided: the after-image of every bead it changes (in the journal's order), the
+/// journal's reason, and the verb's output. Existing beads keep the `seq` they were read with;
+/// new ones have `seq` 0. No beads: nothing is written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change<O> {
+    pub beads: Vec<Bead>,
+    pub reason: Option<String>,
+    pub output: O,
+}
+
+impl<O> Change<O> {
+    /// A verb that changes nothing (e.g. claiming a bead one already holds).
+    pub fn nothing(output: O) -> Change<O> {
+        Change {
+            beads: Vec::new(),
+            reason: None,
+            output,
+        }
+    }
+
+    /// A verb that changes one bead, with the journal's reason.
+    pub fn one(bead: Bead, reason: Option<String>, output: O) -> Change<O> {
+        Change {
+            beads: vec![bead],
+            reason,
+            output,
+        }
+    }
+}
+
+/// What recovery repaired before a transition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Repair {
+    /// The journal's last line was torn; it was cut off.
+    TornRecord { journal: PathBuf, dropped: u64 },
+    /// The last record had no commit marker; its after-images were written and it was marked.
+    RolledForward { verb: String, beads: Vec<String> },
+}
+
+impl fmt::Display for Repair {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Repair::TornRecord { journal, dropped } => write!(
+                f,
+                "recovered: truncated a torn last journal record ({dropped} bytes) in {}",
+                journal.display()
+            ),
+            Repair::RolledForward { verb, beads } => write!(
+                f,
+                "recovered: rolled forward the interrupted `{verb}` transition on {}",
+                beads.join(", ")
+            ),
+        }
+    }
+}
+
+impl Store {
+    /// Run one transition on `reads`' subject: lock, recover, read fresh, compare-and-swap on
+    /// `seq`, plan, and commit what the plan changed. A refusal, from the compare-and-swap or the
+    /// plan, writes nothing. Returns the plan's output.
+    pub fn apply<O>(
+        &self,
+        t: &Transition,
+        reads: &Reads,
+        plan: impl FnOnce(&Fresh) -> Result<Change<O>>,
+    ) -> Result<O> {
+        let _lock = self.lock_and_recover()?;
+        let fresh = self.read_fresh(reads)?;
+        let seq = fresh.subject.pipeline.seq;
+        if let Some(expected) = t.expect_seq.filter(|e| *e != seq) {
+            return Err(Refusal::StaleSeq {
+                bead: fresh.subject.id.clone(),
+                seq,
+                expected,
+                while_checking: false,
+            }
+            .into());
+        }
+        let change = plan(&fresh)?;
+        self.commit(t, |id| fresh.get(id), change)
+    }
+
+    /// Run one transition that has no subject (it creates beads): lock, recover, probe which of
+    /// `probe` are taken, plan, commit.
+    pub fn create<O>(
+        &self,
+        t: &Transition,
+        probe: &[String],
+        plan: impl FnOnce(&BTreeSet<String>) -> Result<Change<O>>,
+    ) -> Result<O> {
+        let _lock = self.lock_and_recover()?;
+        let taken = self.taken(probe);
+        let change = plan(&taken)?;
+        self.commit(t, |_| None, change)
+    }
+
+    /// What recovery repaired since the last call, oldest first.
+    pub fn take_repairs(&self) -> Vec<Repair> {
+        let mut repairs = self.repairs.lock().unwrap_or_else(|p| p.into_inner());
+        std::mem::take(&mut *repairs)
+    }
+
+    fn lock_and_recover(&self) -> Result<LockGuard> {
+        let lock = LockGuard::acquire(&self.dir().join("lock"))?;
+        let repaired = self.recover()?;
+        if !repaired.is_empty() {
+            let mut repairs = self.repairs.lock().unwrap_or_else(|p| p.into_inner());
+            repairs.extend(repaired);
+        }
+        Ok(lock)
+    }
+
+    fn read_fresh(&self, reads: &Reads) -> Result<Fresh> {
+        let subject = self.read_bead(&reads.subject)?;
+        let ancestors = if reads.ancestors {
+            self.read_ancestors(&subject)?
+        } else {
+            Vec::new()
+        };
+        let mut fresh = Fresh {
+            subject,
+            ancestors,
+            others: Vec::new(),
+            taken: self.taken(&reads.probe),
+        };
+        for id in &reads.others {
+            let bead = match fresh.get(id) {
+                Some(b) => b.clone(),
+                None => self.read_bead(id)?,
+            };
+            fresh.others.push(bead);
+        }
+        Ok(fresh)
+    }
+
+    fn taken(&self, probe: &[String]) -> BTreeSet<String> {
+        probe.iter().filter(|id| self.exists(id)).cloned().collect()
+    }
+
+    /// Bump every after-image, then journal, publish and mark them. `read` gives the image a
+    /// bead was read with (none for a bead the plan creates).
+    fn commit<'f, O>(
+        &self,
+        t: &Transition,
+        read: impl Fn(&str) -> Option<&'f Bead>,
+        change: Change<O>,
+    ) -> Result<O> {
+        let Change {
+            beads,
+            reason,
+            output,
+        } = change;
+        if beads.is_empty() {
+            return Ok(output);
+        }
+        let mut changes = Vec::with_capacity(beads.len());
+        let mut images = Vec::with_capacity(beads.len());
+        for mut bead in beads {
+            let from = self.check_image(t.verb, &bead, read(&bead.id), &images)?;
+            bead.bump(t.now);
+            changes.push(StepChange {
+                bead: bead.id.clone(),
+                from,
+                to: bead.pipeline.step.clone(),
+                seq: bead.pipeline.seq,
+            });
+            images.push(bead);
+        }
+        let mut record = Record {
+            tx: 0,
+            verb: t.verb.to_string(),
+            actor: t.actor.to_string(),
+            reason,
+            at: t.now.to_string(),
+            changes,
+            beads: images,
+        };
+        let journal = self.journal_path();
+        let tx = journal::append_record(&journal, &mut record)?;
+        Failpoint::AfterJournal.hit();
+        self.publish(&record.beads)?;
+        journal::append_marker(&journal, tx)?;
+        Ok(output)
+    }
+
+    /// The shell's guard on a plan: an existing bead keeps the `seq` it was read with; a new one
+    /// has seq 0, a valid id that is free on disk; no bead twice. Returns the step it was read at.
+    fn check_image(
+        &self,
+        verb: &str,
+        bead: &Bead,
+        before: Option<&Bead>,
+        done: &[Bead],
+    ) -> Result<Option<String>> {
+        let broken = |what: &str| {
+            Err(Error::Invalid(format!(
+                "internal: the `{verb}` plan {what} bead {}; the plan is wrong, nothing was written",
+                bead.id
+            )))
+        };
+        if done.iter().any(|d| d.id == bead.id) {
+            return broken("changed twice");
+        }
+        match before {
+            Some(b) if b.pipeline.seq != bead.pipeline.seq => broken("bumped the seq of"),
+            Some(b) => Ok(Some(b.pipeline.step.clone())),
+            None if bead.pipeline.seq != 0 => broken("gave a seq to new"),
+            None if !super::ids::is_valid(&bead.id) || self.exists(&bead.id) => {
+                broken("changed, without reading it,")
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Bring the store to a clean state after a crash (caller holds the lock). Returns what was
+    /// repaired.
+    fn recover(&self) -> Result<Vec<Repair>> {
+        let journal = self.journal_path();
+        let mut repaired = Vec::new();
+        loop {
+            match journal::read_tail(&journal)? {
+                Tail::Clean => return Ok(repaired),
+                Tail::Torn { keep, dropped } => {
+                    journal::truncate(&journal, keep)?;
+                    repaired.push(Repair::TornRecord {
+                        journal: journal.clone(),
+                        dropped,
+                    });
+                }
+                Tail::Uncommitted(record) => {
+                    // Only the beads of the last record can have temp files: the writer creates
+                    // them after the record is durable and renames them before its marker.
+                    for bead in &record.beads {
+                        let tmp = atomic::tmp_path(&self.bead_path(&bead.id));
+                        let _ = fs::remove_file(tmp);
+                    }
+                    self.publish(&record.beads)?;
+                    journal::append_marker(&journal, record.tx)?;
+                    repaired.push(Repair::RolledForward {
+                        verb: record.verb.clone(),
+                        beads: record.beads.iter().map(|b| b.id.clone()).collect(),
+                    });
+                    return Ok(repaired);
+                }
+            }
+        }
+    }
+
+    /// Write after-images into place: temp files, then renames, then the directory sync.
+    fn publish(&self, beads: &[Bead]) -> Result<()> {
+        for bead in beads {
+            atomic::write_tmp(&self.bead_path(&bead.id), &bead.to_file_bytes())?;
+        }
+        Failpoint::AfterTmp.hit();
+        for bead in beads {
+            atomic::publish(&self.bead_path(&bead.id))?;
+        }
+        atomic::sync_dir(&self.beads_dir())?;
+        Failpoint::AfterRename.hit();
+        Ok(())
+    }
+}

@@ -1,0 +1,141 @@
+//! The shell's guarantees, checked on a real directory: it owns the bump, a refusal or a broken
+//! plan writes nothing, and recovery is reported as data.
+
+use super::*;
+use crate::refusal::Refusal;
+
+const NOW: &str = "2026-02-03T04:05:06Z";
+
+fn store_with(ids: &[&str]) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join(".splice/beads")).unwrap();
+    let store = Store::discover(Some(dir.path())).unwrap();
+    for id in ids {
+        let mut bead = Bead::new(id.to_string(), "t".into(), String::new(), "then");
+        bead.pipeline.seq = 5;
+        bead.schema_version = 0;
+        fs::write(store.bead_path(id), bead.to_file_bytes()).unwrap();
+    }
+    (dir, store)
+}
+
+fn t(expect_seq: Option<u64>) -> Transition<'static> {
+    Transition {
+        verb: "test",
+        actor: "person",
+        now: NOW,
+        expect_seq,
+    }
+}
+
+fn journal_len(store: &Store) -> u64 {
+    fs::metadata(store.journal_path()).map_or(0, |m| m.len())
+}
+
+#[test]
+fn the_shell_bumps_stamps_and_journals_every_changed_bead() {
+    let (_d, store) = store_with(&["sp-a"]);
+    let out = store
+        .apply(&t(Some(5)), &Reads::subject("sp-a"), |fresh| {
+            let mut after = fresh.subject.clone();
+            after.title = "changed".into();
+            Ok(Change::one(after, Some("why".into()), 7))
+        })
+        .unwrap();
+    assert_eq!(out, 7);
+    let bead = store.read_bead("sp-a").unwrap();
+    assert_eq!((bead.pipeline.seq, bead.updated_at.as_str()), (6, NOW));
+    assert_eq!(
+        (bead.schema_version, bead.title.as_str()),
+        (BEAD_SCHEMA, "changed")
+    );
+    let (records, _) = journal::read_committed(&store.journal_path(), 0).unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].beads, vec![bead]);
+    assert_eq!(records[0].reason.as_deref(), Some("why"));
+}
+
+#[test]
+fn a_stale_expect_seq_or_a_refusing_plan_writes_nothing() {
+    let (_d, store) = store_with(&["sp-a"]);
+    let before = fs::read(store.bead_path("sp-a")).unwrap();
+    let stale = store.apply(
+        &t(Some(4)),
+        &Reads::subject("sp-a"),
+        |_| -> Result<Change<()>> {
+            panic!("the plan must not run after a failed compare-and-swap")
+        },
+    );
+    let refusal = stale.unwrap_err();
+    assert_eq!(refusal.refusal().map(Refusal::kind), Some("stale-seq"));
+    let refused = store.apply(&t(None), &Reads::subject("sp-a"), |fresh| {
+        Err::<Change<()>, _>(
+            Refusal::NotParked {
+                bead: fresh.subject.id.clone(),
+            }
+            .into(),
+        )
+    });
+    assert!(refused.is_err());
+    assert_eq!(fs::read(store.bead_path("sp-a")).unwrap(), before);
+    assert_eq!(journal_len(&store), 0);
+}
+
+#[test]
+fn a_plan_that_bumps_or_writes_an_unread_bead_is_a_fault_and_writes_nothing() {
+    let (_d, store) = store_with(&["sp-a", "sp-b"]);
+    let bumped = store.apply(&t(None), &Reads::subject("sp-a"), |fresh| {
+        let mut after = fresh.subject.clone();
+        after.bump(NOW);
+        Ok(Change::one(after, None, ()))
+    });
+    assert!(matches!(bumped, Err(Error::Invalid(m)) if m.contains("bumped the seq")));
+    let unread = store.apply(&t(None), &Reads::subject("sp-a"), |fresh| {
+        let mut other = Bead::new("sp-b".into(), "b".into(), String::new(), NOW);
+        other.pipeline.step = fresh.subject.pipeline.step.clone();
+        Ok(Change::one(other, None, ()))
+    });
+    assert!(matches!(unread, Err(Error::Invalid(m)) if m.contains("without reading it")));
+    assert_eq!(journal_len(&store), 0);
+    assert_eq!(store.read_bead("sp-a").unwrap().pipeline.seq, 5);
+}
+
+#[test]
+fn a_new_bead_starts_at_seq_one_and_probes_see_what_is_taken() {
+    let (_d, store) = store_with(&["sp-a"]);
+    let probe = vec!["sp-a".to_string(), "sp-new".to_string()];
+    let taken = store
+        .create(&t(None), &probe, |taken| {
+            let bead = Bead::new("sp-new".into(), "n".into(), String::new(), NOW);
+            Ok(Change::one(bead, None, taken.clone()))
+        })
+        .unwrap();
+    assert_eq!(taken.into_iter().collect::<Vec<_>>(), ["sp-a"]);
+    assert_eq!(store.read_bead("sp-new").unwrap().pipeline.seq, 1);
+}
+
+#[test]
+fn recovery_is_reported_as_data_for_the_caller() {
+    let (_d, store) = store_with(&["sp-a"]);
+    fs::write(store.journal_path(), b"{\"torn").unwrap();
+    store
+        .apply(&t(None), &Reads::subject("sp-a"), |_| {
+            Ok(Change::nothing(()))
+        })
+        .unwrap();
+    let repairs = store.take_repairs();
+    assert_eq!(
+        repairs,
+        [Repair::TornRecord {
+            journal: store.journal_path(),
+            dropped: 6
+        }]
+    );
+    assert!(
+        repairs[0]
+            .to_string()
+            .starts_with("recovered: truncated a torn")
+    );
+    assert!(store.take_repairs().is_empty(), "taken once");
+    assert_eq!(journal_len(&store), 0);
+}
