@@ -7,7 +7,7 @@ fn main() {
     let code = match splice::cli::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("splice: {e}");
+            splice::cli::output::err(&format!("splice: {e}\n"));
             e.exit_code()
         }
     };

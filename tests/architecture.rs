@@ -160,8 +160,60 @@ fn no_import_circle_between_modules() {
     }
 }
 
+/// Step and route names a default manifest uses, which code must not name: it finds a step by
+/// its role and a route by its kind (issue 8). `model/` owns the names; the demo's simulated
+/// agent plays the steps; tests may name them.
+const STEP_AND_ROUTE_NAMES: &[&str] = &[
+    "\"compound\"",
+    "\"leaf\"",
+    "\"delegate\"",
+    "\"integrate\"",
+    "\"deliver\"",
+];
+
+/// The code of a source file before its `#[cfg(test)]` module, comments excluded.
+fn code_before_tests(text: &str) -> Vec<(usize, &str)> {
+    text.lines()
+        .enumerate()
+        .take_while(|(_, l)| l.trim() != "#[cfg(test)]")
+        .map(|(n, l)| (n + 1, l.find("//").map_or(l, |at| &l[..at])))
+        .collect()
+}
+
+#[test]
+fn no_code_outside_the_model_names_a_step_or_route() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let module = module_of(&src, &file);
+        let is_test = file.file_name().is_some_and(|n| n == "tests.rs");
+        if module == "model" || module == "demo" || is_test {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, code) in code_before_tests(&text) {
+            for name in STEP_AND_ROUTE_NAMES {
+                if code.contains(name) {
+                    found.push(format!("{}:{n}: {name}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "name steps by role, routes by kind:\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn the_checks_see_imports_and_circles() {
+    assert_eq!(
+        code_before_tests("a \"leaf\" // \"deliver\"\n#[cfg(test)]\n\"x\""),
+        vec![(1, "a \"leaf\" ")]
+    );
     let found =
         imports("use crate::model::Bead; // crate::cli\nlet x = crate::store::Store::at();");
     assert_eq!(

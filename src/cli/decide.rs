@@ -35,12 +35,12 @@ pub fn run(_global: &Global, args: Args) -> Result<i32> {
     if expected == actual {
         return Ok(0);
     }
-    eprintln!(
-        "splice: the decision for {} differs from {} (- expected, + actual):",
+    super::output::err(&format!(
+        "splice: the decision for {} differs from {} (- expected, + actual):\n{}",
         args.snapshot.display(),
-        expect.display()
-    );
-    eprint!("{}", line_diff(&expected, &actual));
+        expect.display(),
+        line_diff(&expected, &actual)
+    ));
     Ok(1)
 }
 

@@ -82,7 +82,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let outcome = create::init(&Ctx::person(&store, now), node);
     output::report_repairs(&store);
     for w in outcome.iter().flat_map(|created| &created.warnings) {
-        eprintln!("splice: warning: {w}");
+        output::err(&format!("splice: warning: {w}\n"));
     }
     output::emit(&store, outcome)
 }

@@ -1,17 +1,35 @@
-//! Printing a verb's typed outcome: JSON on stdout. A refusal goes back to `main`, which prints
-//! its reason on stderr and exits 1; a recorded check that refused is printed on stdout first.
+//! The CLI's output sink, and printing a verb's typed outcome: JSON on stdout. A refusal goes back
+//! to `main`, which prints its reason on stderr and exits 1; a recorded check that refused is
+//! printed on stdout first.
+//!
+//! Nothing here fails or panics on a closed stdout or stderr (`splice … | head`): a verb that
+//! committed its write still exits as the verb ran.
+
+use std::io::Write;
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::store::Store;
 
+/// Write `text` to stdout; a reader that went away loses it, nothing else happens.
+pub fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+}
+
+/// Write `text` to stderr, the same way.
+pub fn err(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
 /// Print `value` as pretty JSON on stdout.
 pub fn print_json<T: Serialize + ?Sized>(value: &T) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into())
-    );
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
+    text.push('\n');
+    out(&text);
 }
 
 /// Print a verb's outcome: its output (exit 0), or the check a refusal recorded, then the
@@ -37,7 +55,7 @@ pub fn emit<T: Serialize>(store: &Store, outcome: Result<T>) -> Result<i32> {
 /// Say on stderr what the writer's recovery repaired.
 pub fn report_repairs(store: &Store) {
     for repair in store.take_repairs() {
-        eprintln!("splice: {repair}");
+        err(&format!("splice: {repair}\n"));
     }
 }
 

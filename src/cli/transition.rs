@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::init::{parse_autonomy, parse_delivery};
 use super::{Global, output};
 use crate::error::{Error, Result};
+use crate::model::Role;
 use crate::model::bead::ExitKind;
 use crate::store::Store;
 use crate::transition::read::Query;
@@ -313,13 +314,15 @@ fn step_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             output::emit(store, out)
         }
         Verb::Integrate { common } => {
+            let step = step_with(store, Role::Integrate)?;
             let ctx = ctx(store, &common, now);
-            let out = complete::complete(&ctx, &common.bead, "integrate", None, "integrate");
+            let out = complete::complete(&ctx, &common.bead, &step, None, Role::Integrate.name());
             output::emit(store, out)
         }
         Verb::Deliver { common, pr_url } => {
+            let step = step_with(store, Role::Deliver)?;
             let ctx = ctx(store, &common, now);
-            let out = complete::complete(&ctx, &common.bead, "deliver", pr_url, "deliver");
+            let out = complete::complete(&ctx, &common.bead, &step, pr_url, Role::Deliver.name());
             output::emit(store, out)
         }
         Verb::Split { common, children } => {
@@ -405,6 +408,20 @@ fn exit_args(
         log,
         usage,
     })
+}
+
+/// The name of the manifest's step with `role` (`transition integrate` and `deliver` complete it).
+fn step_with(store: &Store, role: Role) -> Result<String> {
+    let manifest = store.manifest()?;
+    let step = manifest.step_with(role).ok_or_else(|| {
+        Error::Invalid(format!(
+            "the manifest has no step with role `{}`; give one `\"role\": \"{}\"`, or use \
+             `transition complete --step STEP`",
+            role.name(),
+            role.name()
+        ))
+    })?;
+    Ok(step.name.clone())
 }
 
 /// `--usage`: JSON, and a usage record. Each problem is named as what it is.

@@ -6,6 +6,7 @@
 //! `SPLICE_*` environment the executor sets. `--fail` makes it exit 1 without proposing (an agent
 //! that always fails); `--sleep-ms` makes it slow (for timeout and crash tests).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -58,7 +59,7 @@ pub fn run(args: &Args) -> Result<i32> {
         std::thread::sleep(std::time::Duration::from_millis(args.sleep_ms));
     }
     if args.fail {
-        eprintln!("sim-agent: failing on purpose (--fail)");
+        let _ = writeln!(std::io::stderr(), "sim-agent: failing on purpose (--fail)");
         return Ok(1);
     }
     let store = Store::discover(Some(Path::new(&env("SPLICE_DIR")?)))?;
@@ -106,7 +107,12 @@ pub fn run(args: &Args) -> Result<i32> {
             &artifact,
         ])?;
     }
-    println!("sim-agent: {} {} → {artifact}", job.bead.id, job.step);
+    let _ = writeln!(
+        std::io::stdout(),
+        "sim-agent: {} {} → {artifact}",
+        job.bead.id,
+        job.step
+    );
     Ok(0)
 }
 

@@ -128,7 +128,7 @@ pub fn start_dispatch(
 ) -> Result<ActResult> {
     let step = transition::current_step(&rc.manifest, bead)?.clone();
     let ancestors = transition::ancestors_unlocked(&rc.store, bead)?;
-    let branch = transition::create::current_branch(&rc.store);
+    let branch = worktree::current_branch(rc.store.repo());
     let lineage = Lineage::new(&ancestors, transition::defaults(&rc.config, &branch));
     let wt = worktree::ensure(rc.store.repo(), &rc.store.worktrees_dir(), &bead.id, target)?;
     let head = worktree::head(&wt.path)?;

@@ -47,7 +47,7 @@ pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapsh
         autonomy_default: config.autonomy.default,
         delivery_target: config.delivery.target,
         delivery_method: config.delivery.method,
-        branch: crate::transition::create::current_branch(store),
+        branch: crate::worktree::current_branch(store.repo()),
         ancestors,
         worktrees,
         manifest,

@@ -10,8 +10,8 @@
 use std::path::PathBuf;
 
 use super::{
-    Caller, Ctx, Refusal, advance, ancestors_unlocked, create::current_branch, current_step,
-    defaults, next_seq, require_not_foreign, require_open, require_seq, require_step,
+    Caller, Ctx, Refusal, advance, ancestors_unlocked, current_step, defaults, next_seq,
+    require_not_foreign, require_open, require_seq, require_step,
 };
 use crate::error::Result;
 use crate::floors::{self, Effect};
@@ -20,6 +20,7 @@ pub use crate::model::check::{Checked, FloorReport, GateMet};
 use crate::model::{Bead, Config, Kind, Manifest, Step};
 use crate::policy::{GateOutcome, Lineage, gate};
 use crate::store::{Change, Reads, Transition};
+use crate::worktree::current_branch;
 
 /// What the floors found, gathered before the lock: the input of [`plan`].
 #[derive(Clone, Debug)]
@@ -59,7 +60,7 @@ pub fn complete(
 ) -> Result<Checked> {
     let manifest = ctx.store.manifest()?;
     let config = ctx.store.config()?;
-    let branch = current_branch(ctx.store);
+    let branch = current_branch(ctx.store.repo());
     let evidence = gather(ctx, id, step, pr_url, (&manifest, &config, &branch))?;
     let actor = ctx.actor();
     // The floors' seq is the compare-and-swap (`--expect-seq` was checked against it already).

@@ -23,16 +23,6 @@ pub struct NewNode {
     pub tier: Option<String>,
 }
 
-/// The branch checked out in the repository holding the store, if any.
-pub fn current_branch(store: &crate::store::Store) -> Option<String> {
-    let repo = git2::Repository::discover(store.repo()).ok()?;
-    let head = repo.head().ok()?;
-    if !head.is_branch() {
-        return None;
-    }
-    head.shorthand().map(str::to_string)
-}
-
 /// Create a campaign root at the root route's entry step.
 pub fn init(ctx: &Ctx, node: NewNode) -> Result<Created> {
     create(ctx, node, Kind::Root, "init")
@@ -97,7 +87,7 @@ fn create(ctx: &Ctx, node: NewNode, kind: Kind, verb: &str) -> Result<Created> {
         target: node
             .target
             .or_else(|| config.delivery.target.clone())
-            .or_else(|| current_branch(ctx.store)),
+            .or_else(|| crate::worktree::current_branch(ctx.store.repo())),
         ..node
     };
     let seed = format!("{}\n{}\n{}", node.title, node.description, ctx.now);

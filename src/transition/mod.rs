@@ -205,7 +205,7 @@ pub fn ancestors_unlocked(store: &Store, bead: &Bead) -> Result<Vec<Bead>> {
 }
 
 /// The defaults a node of this store falls back to: the config's, then `branch` (the branch
-/// checked out in the repository, [`create::current_branch`]).
+/// checked out in the repository, [`crate::worktree::current_branch`]).
 pub fn defaults<'a>(config: &'a Config, branch: &'a Option<String>) -> Defaults<'a> {
     Defaults::new(config, branch.as_deref())
 }

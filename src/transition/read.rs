@@ -3,12 +3,13 @@
 
 use serde::Serialize;
 
-use super::{ancestors_unlocked, create::current_branch, defaults};
+use super::{ancestors_unlocked, defaults};
 use crate::error::Result;
 use crate::model::bead::{DeliveryMethod, Kind, Status};
 use crate::model::{Autonomy, Bead};
 use crate::policy::Lineage;
 use crate::store::Store;
+use crate::worktree::current_branch;
 
 /// Which read-only verb.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +72,7 @@ pub fn query(store: &Store, id: &str, what: Query) -> Result<Answer> {
         },
         Query::Autonomy | Query::Target | Query::Delivery => {
             let config = store.config()?;
-            let branch = current_branch(store);
+            let branch = current_branch(store.repo());
             let ancestors = ancestors_unlocked(store, &bead)?;
             let lineage = Lineage::new(&ancestors, defaults(&config, &branch));
             if what == Query::Autonomy {

@@ -104,7 +104,7 @@ impl Repo {
         let step = self.manifest.step(step).expect("manifest step");
         let ancestors =
             splice::transition::ancestors_unlocked(&self.store, bead).unwrap_or_default();
-        let branch = splice::transition::create::current_branch(&self.store);
+        let branch = splice::worktree::current_branch(self.store.repo());
         let ctx = Ctx {
             lineage: Lineage::new(&ancestors, Defaults::new(&self.config, branch.as_deref())),
             store: &self.store,
