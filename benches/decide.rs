@@ -118,6 +118,8 @@ fn campaign(n: usize) -> Snapshot {
     beads.push(root);
     Snapshot {
         scope: Some("sp-root".into()),
+        // As read in a repository with `main` checked out: every dispatch has a target.
+        branch: Some("main".into()),
         limits: Limits {
             jobs: 8,
             ..Limits::default()

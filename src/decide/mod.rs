@@ -97,7 +97,7 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     let mut seen = Seen::default();
     for outcome in &outcomes {
         match outcome {
-            Outcome::Act(_) => seen.action = true,
+            Outcome::Act(_) | Outcome::Dispatch { .. } => seen.action = true,
             Outcome::Rest(rest) => seen.note(rest),
         }
     }
@@ -107,11 +107,21 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     let mut nodes = Vec::with_capacity(n);
     for ((bead, outcome), (id, step)) in ix.beads.iter().zip(outcomes).zip(names) {
         let rest = match outcome {
-            Outcome::Act(action) if stands(status, &action) => {
+            Outcome::Act(action) if stands(status, cleans_up(&action)) => {
                 actions.push((bead.priority, action));
                 None
             }
-            Outcome::Act(_) => Some(Rest::Held { by: status }),
+            Outcome::Dispatch { attempt, target } if stands(status, false) => {
+                let action = Action::Dispatch {
+                    bead: id.clone(),
+                    step: step.clone(),
+                    attempt,
+                    target: target.to_string(),
+                };
+                actions.push((bead.priority, action));
+                None
+            }
+            Outcome::Act(_) | Outcome::Dispatch { .. } => Some(Rest::Held { by: status }),
             Outcome::Rest(rest) => Some(rest),
         };
         nodes.push((id, NodeDecision { step, rest }));
@@ -128,13 +138,17 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     }
 }
 
-/// Does `action` stand under `status`? Only a `ready` run acts; a `done` one only cleans up.
-fn stands(status: RunStatus, action: &Action) -> bool {
+/// Does an action stand under `status`? Only a `ready` run acts; a `done` one only cleans up.
+fn stands(status: RunStatus, cleanup: bool) -> bool {
     match status {
-        RunStatus::Done => matches!(action, Action::CleanupFanout { .. }),
+        RunStatus::Done => cleanup,
         RunStatus::Budget | RunStatus::Stalled => false,
         _ => true,
     }
+}
+
+fn cleans_up(action: &Action) -> bool {
+    matches!(action, Action::CleanupFanout { .. })
 }
 
 /// Which outcomes occur, for the run status.

@@ -9,12 +9,18 @@ use super::index::Index;
 
 /// One node's result before serialization.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Outcome {
+pub(crate) enum Outcome<'a> {
     Act(Action),
+    /// Rule 13's dispatch, kept borrowed until it is known to stand (most dispatches of a large
+    /// campaign end `queued`, and need no owned copy).
+    Dispatch {
+        attempt: u32,
+        target: &'a str,
+    },
     Rest(Rest),
 }
 
-pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
+pub(crate) fn node_outcome<'a>(ix: &Index<'a>, bead: &'a Bead) -> Outcome<'a> {
     let p = &bead.pipeline;
     // Owned copies only for the outcome that needs them (a rest like `closed` needs none).
     let id = || bead.id.clone();
@@ -177,12 +183,10 @@ pub(crate) fn node_outcome(ix: &Index, bead: &Bead) -> Outcome {
                     ),
                 });
             };
-            return Outcome::Act(Action::Dispatch {
-                bead: id(),
-                step: here(),
+            return Outcome::Dispatch {
                 attempt: attempts.saturating_add(1),
-                target: target.to_string(),
-            });
+                target,
+            };
         }
         return Outcome::Act(Action::Park {
             bead: id(),

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use crate::model::{Action, Bead, Rest};
+use crate::model::{Bead, Rest};
 
 use super::index::{FxMap, Index};
 use super::rules::Outcome;
@@ -36,11 +36,11 @@ enum Role {
 
 impl<'a> Contender<'a> {
     /// `bead` (at position `at` in id order) as a contender, given its rule outcome.
-    pub fn of(at: usize, bead: &'a Bead, outcome: &Outcome) -> Option<Contender<'a>> {
+    pub fn of(at: usize, bead: &'a Bead, outcome: &Outcome<'a>) -> Option<Contender<'a>> {
         let role = match outcome {
             Outcome::Rest(Rest::InFlight { .. }) => Role::InFlight,
             Outcome::Rest(Rest::Running { .. }) => Role::RunningElsewhere,
-            Outcome::Act(Action::Dispatch { .. }) => Role::Dispatch,
+            Outcome::Dispatch { .. } => Role::Dispatch,
             _ => return None,
         };
         Some(Contender {
@@ -58,7 +58,7 @@ impl<'a> Contender<'a> {
 pub(crate) fn serialize_dispatches<'a>(
     ix: &Index<'a>,
     contenders: Vec<Contender<'a>>,
-    outcomes: &mut [Outcome],
+    outcomes: &mut [Outcome<'a>],
 ) {
     let mut groups: FxMap<Option<&str>, Claims<'a>> = FxMap::default();
     let in_flight = contenders

@@ -36,11 +36,14 @@ pub fn advance<'m>(manifest: &'m Manifest, bead: &Bead) -> Advance<'m> {
 /// Has `parent` reached the step that releases its children (the delegate step), or does its
 /// route have none? A step its route does not list releases nothing.
 pub fn releases_children(manifest: &Manifest, parent: &Bead) -> bool {
-    let Some(route) = manifest.route(&parent.pipeline.route) else {
+    let (Some(route), Some(delegate)) = (
+        manifest.route(&parent.pipeline.route),
+        manifest.step_with(Role::Delegate),
+    ) else {
         return true;
     };
     let at = route.iter().position(|s| *s == parent.pipeline.step);
-    let delegate = route.iter().position(|s| manifest.is(s, Role::Delegate));
+    let delegate = route.iter().position(|s| *s == delegate.name);
     !matches!((at, delegate), (Some(a), Some(d)) if a < d)
 }
 
