@@ -1,10 +1,12 @@
 //! Lookups built once per decision, so no rule scans every node per node.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::{Bead, Snapshot, Step};
 use crate::policy::lineage::{self, Defaults};
+use crate::policy::route;
 
 /// A small deterministic hasher (the rustc "Fx" mix): ids are short and hashing them dominates
 /// the lookups, and a fixed function keeps `decide` free of any per-process randomness.
@@ -62,6 +64,9 @@ pub(crate) struct Index<'a> {
     steps: FxMap<&'a str, &'a Step>,
     /// Parent id → its children that have a worktree, sorted.
     worktree_children: FxMap<&'a str, Vec<&'a str>>,
+    /// Answers asked once per parent and shared by its children (siblings ask the same).
+    released: RefCell<FxMap<&'a str, bool>>,
+    inherited_target: RefCell<FxMap<&'a str, Option<&'a str>>>,
 }
 
 impl<'a> Index<'a> {
@@ -111,7 +116,37 @@ impl<'a> Index<'a> {
             defaults: Defaults::of(snapshot),
             steps,
             worktree_children,
+            released: RefCell::default(),
+            inherited_target: RefCell::default(),
         }
+    }
+
+    /// [`route::releases_children`] for `parent`, asked once per parent.
+    pub fn releases_children(&self, parent: &'a Bead) -> bool {
+        *self
+            .released
+            .borrow_mut()
+            .entry(parent.id.as_str())
+            .or_insert_with(|| route::releases_children(&self.snapshot.manifest, parent))
+    }
+
+    /// [`lineage::target`] of `bead`: its own, else its parent's lineage's (asked once per
+    /// parent), else the defaults.
+    pub fn target(&self, bead: &'a Bead) -> Option<&'a str> {
+        if let Some(own) = bead.pipeline.target.as_deref() {
+            return Some(own);
+        }
+        let Some(parent) = bead.parent.as_deref().and_then(|p| self.lineage_bead(p)) else {
+            return lineage::target([bead], &self.defaults);
+        };
+        if let Some(known) = self.inherited_target.borrow().get(parent.id.as_str()) {
+            return *known;
+        }
+        let found = lineage::target(self.chain(parent), &self.defaults);
+        self.inherited_target
+            .borrow_mut()
+            .insert(parent.id.as_str(), found);
+        found
     }
 
     pub fn bead(&self, id: &str) -> Option<&'a Bead> {
@@ -120,9 +155,12 @@ impl<'a> Index<'a> {
 
     /// `bead` and its ancestors, nearest first, through the scope's context above the snapshot.
     pub fn chain(&self, bead: &'a Bead) -> impl Iterator<Item = &'a Bead> + '_ {
-        lineage::chain(bead, |id| {
-            self.by_id.get(id).or_else(|| self.context.get(id)).copied()
-        })
+        lineage::chain(bead, |id| self.lineage_bead(id))
+    }
+
+    /// A bead of the snapshot, or an ancestor of the scope above it.
+    fn lineage_bead(&self, id: &str) -> Option<&'a Bead> {
+        self.by_id.get(id).or_else(|| self.context.get(id)).copied()
     }
 
     pub fn step(&self, name: &str) -> Option<&'a Step> {

@@ -2,8 +2,8 @@
 
 use crate::model::bead::{GateState, Verdict};
 use crate::model::{Action, Autonomy, Bead, Rest, Role};
+use crate::policy::gate;
 use crate::policy::lineage::{self, Source};
-use crate::policy::{gate, route};
 
 use super::index::Index;
 
@@ -77,7 +77,7 @@ pub(crate) fn node_outcome<'a>(ix: &Index<'a>, bead: &'a Bead) -> Outcome<'a> {
     // 7: the parent has not reached delegate.
     if let Some(parent) = bead.parent.as_deref().and_then(|p| ix.bead(p))
         && !parent.is_closed()
-        && !route::releases_children(&ix.snapshot.manifest, parent)
+        && !ix.releases_children(parent)
     {
         return Outcome::Rest(Rest::WaitingParent {
             parent: parent.id.clone(),
@@ -92,7 +92,7 @@ pub(crate) fn node_outcome<'a>(ix: &Index<'a>, bead: &'a Bead) -> Outcome<'a> {
         && gate.state == GateState::Pending
     {
         let (level, source) = resolve_autonomy(ix, bead);
-        let target = lineage::target(ix.chain(bead), &ix.defaults);
+        let target = ix.target(bead);
         let relaxes = step.map(|s| gate::relaxes(s, bead, level, target));
         return Outcome::Rest(Rest::AwaitingHuman {
             gate: Some(here()),
@@ -173,7 +173,7 @@ pub(crate) fn node_outcome<'a>(ix: &Index<'a>, bead: &'a Bead) -> Outcome<'a> {
     if step.run.is_some() && needs_dispatch(bead) {
         let attempts = bead.attempts_on(&p.step);
         if attempts < step.max_attempts {
-            let Some(target) = lineage::target(ix.chain(bead), &ix.defaults) else {
+            let Some(target) = ix.target(bead) else {
                 return Outcome::Rest(Rest::Escalated {
                     reason: format!(
                         "no delivery target to branch the worktree from: set one with `splice \
@@ -221,7 +221,7 @@ fn needs_dispatch(bead: &Bead) -> bool {
     untried || refused || exited_empty
 }
 
-fn resolve_autonomy(ix: &Index, bead: &Bead) -> (Autonomy, Source) {
+fn resolve_autonomy<'a>(ix: &Index<'a>, bead: &'a Bead) -> (Autonomy, Source) {
     lineage::autonomy(ix.chain(bead), &ix.defaults)
 }
 
