@@ -17,11 +17,7 @@ const TAIL_BYTES: usize = 2000;
 impl Floor for Command {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
         const KIND: FloorKind = FloorKind::Command;
-        let argv: Vec<String> = spec
-            .list_param("argv")
-            .iter()
-            .map(|a| ctx.render(a))
-            .collect();
+        let argv = ctx.argv_param(spec);
         if argv.is_empty() {
             return Outcome::escalate(KIND, "the floor declares no `argv`", json!({}));
         }

@@ -193,6 +193,14 @@ impl Ctx<'_> {
         }
     }
 
+    /// A floor's `argv` parameter, each argument rendered.
+    pub fn argv_param(&self, spec: &FloorSpec) -> Vec<String> {
+        spec.list_param("argv")
+            .iter()
+            .map(|a| self.render(a))
+            .collect()
+    }
+
     /// A floor's `path` parameter rendered and resolved against the workdir.
     pub fn path_param(&self, spec: &FloorSpec) -> Option<(String, PathBuf)> {
         let rel = self.render(spec.str_param("path")?);

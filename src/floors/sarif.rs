@@ -138,11 +138,7 @@ fn read_report(spec: &FloorSpec, ctx: &Ctx) -> Result<(Value, String), Missing> 
             )),
         };
     }
-    let argv: Vec<String> = spec
-        .list_param("argv")
-        .iter()
-        .map(|a| ctx.render(a))
-        .collect();
+    let argv = ctx.argv_param(spec);
     if argv.is_empty() {
         return Err(Missing::Undeclared);
     }

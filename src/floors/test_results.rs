@@ -135,11 +135,7 @@ impl Floor for Tests {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
         let argv: Vec<String> = match spec.str_param("cmd") {
             Some(cmd) => vec!["sh".into(), "-c".into(), ctx.render(cmd)],
-            None => spec
-                .list_param("argv")
-                .iter()
-                .map(|a| ctx.render(a))
-                .collect(),
+            None => ctx.argv_param(spec),
         };
         if argv.is_empty() {
             return Outcome::escalate(
