@@ -223,9 +223,15 @@ impl fmt::Display for ManifestProblems {
 impl Manifest {
     /// Parse, type and validate manifest JSON. An older shape is brought up to this one.
     pub fn parse(text: &str) -> Result<Manifest, ManifestProblems> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        match serde_path_to_error::deserialize::<_, Manifest>(de) {
-            Ok(manifest) => manifest.checked(),
+        let mut de = serde_json::Deserializer::from_str(text);
+        match serde_path_to_error::deserialize::<_, Manifest>(&mut de) {
+            // The typed parse stops after the first value: anything after it is refused too.
+            Ok(manifest) => match de.end() {
+                Ok(()) => manifest.checked(),
+                Err(e) => Err(ManifestProblems(vec![format!(
+                    "not one JSON document: {e}"
+                )])),
+            },
             Err(first) => {
                 // Typing stops at the first error; list every one, part by part, when the text
                 // is at least JSON.

@@ -102,3 +102,12 @@ fn floor_kinds_round_trip_by_name() {
         assert_eq!(serde_json::from_str::<FloorKind>(&text).unwrap(), *kind);
     }
 }
+
+#[test]
+fn bytes_after_the_manifest_are_refused() {
+    let p = problems_of(&format!("{DEFAULT_MANIFEST}\n{{\"routes\": 1}}"));
+    assert!(
+        p.contains("not one JSON document: trailing characters"),
+        "{p}"
+    );
+}
