@@ -196,12 +196,18 @@ fn not_yet(path: &str, what: &str) -> String {
     )
 }
 
-/// The `{{name}}` variables in a template, trimmed.
-fn template_names(text: &str) -> Vec<&str> {
-    text.split("{{")
-        .skip(1)
-        .filter_map(|part| part.split_once("}}").map(|(name, _)| name.trim()))
-        .collect()
+/// The `{{name}}` variables in a template, trimmed, read the way the renderer
+/// (`exec::template::substitute`) reads them; `None` at a `{{` without its `}}`.
+fn template_names(text: &str) -> Option<Vec<&str>> {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("{{") {
+        let after = &rest[open + 2..];
+        let close = after.find("}}")?;
+        names.push(after[..close].trim());
+        rest = &after[close + 2..];
+    }
+    Some(names)
 }
 
 /// The problems of one step.
@@ -225,7 +231,13 @@ fn step_problems(i: usize, step: &Step, out: &mut Vec<String>) {
         ));
     }
     if let Some(artifact) = &step.artifact {
-        for name in template_names(artifact) {
+        let names = template_names(artifact).unwrap_or_else(|| {
+            out.push(format!(
+                "steps[{i}].artifact: `{{{{` without a closing `}}}}`"
+            ));
+            Vec::new()
+        });
+        for name in names {
             if !["bead.id", "root.id", "step"].contains(&name) {
                 out.push(format!(
                     "steps[{i}].artifact: unknown template variable `{{{{{name}}}}}` (bead.id, \

@@ -111,3 +111,12 @@ fn bytes_after_the_manifest_are_refused() {
         "{p}"
     );
 }
+
+#[test]
+fn an_artifact_template_is_read_as_it_renders() {
+    let artifact = "\"artifact\": \"docs/prp/{{root.id}}.md\"";
+    let unclosed = DEFAULT_MANIFEST.replacen(artifact, "\"artifact\": \"docs/{{root.id\"", 1);
+    assert!(problems_of(&unclosed).contains("steps[1].artifact: `{{` without a closing `}}`"));
+    let nested = DEFAULT_MANIFEST.replacen(artifact, "\"artifact\": \"{{ {{root.id}}\"", 1);
+    assert!(problems_of(&nested).contains("unknown template variable `{{{{root.id}}`"));
+}
