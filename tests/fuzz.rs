@@ -6,6 +6,8 @@
 
 #[path = "fuzz/harness.rs"]
 mod harness;
+#[path = "fuzz/mutate.rs"]
+mod mutate;
 #[path = "fuzz/targets/mod.rs"]
 mod targets;
 

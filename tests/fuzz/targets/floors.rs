@@ -115,7 +115,7 @@ fn review_target(data: &[u8]) -> bool {
             assert!(word.bytes().all(|b| b.is_ascii_uppercase()), "{word:?}");
         }
         if let Some(sha) = &s.sha {
-            assert_eq!(sha, &sha.to_lowercase());
+            assert_eq!(sha, &sha.to_ascii_lowercase());
             assert!(!sha.contains(char::is_whitespace));
         }
     }

@@ -13,6 +13,7 @@ use std::path::{Component, Path, PathBuf};
 
 pub mod exec;
 pub mod floors;
+pub mod journal;
 pub mod model;
 pub mod store;
 
@@ -47,9 +48,9 @@ pub enum Format {
 pub const ALL: &[&Target] = &[
     &store::BEAD,
     &store::BEAD_WRITE,
-    &store::JOURNAL_TAIL,
-    &store::JOURNAL_COMMITTED,
-    &store::RECOVERY,
+    &journal::JOURNAL_TAIL,
+    &journal::JOURNAL_COMMITTED,
+    &journal::RECOVERY,
     &model::MANIFEST,
     &model::CONFIG,
     &model::DECIDE,
