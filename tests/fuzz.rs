@@ -51,6 +51,7 @@ fuzz_tests! {
     decide => "decide",
     spec => "spec",
     review => "review",
+    headings => "headings",
     junit => "junit",
     libtest => "libtest",
     sarif => "sarif",

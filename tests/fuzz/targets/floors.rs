@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 use splice::floors::test_results::{Results, TestResult};
 use splice::floors::{
-    coverage, delivered, gherkin, is_full_sha, is_relative_inside, review, sarif,
+    coverage, delivered, gherkin, headings, is_full_sha, is_relative_inside, review, sarif,
     scenarios_declared, spec, test_results,
 };
 
@@ -403,4 +403,38 @@ fn forge(data: &[u8]) -> bool {
         "an answer from text that does not say it"
     );
     true
+}
+
+/// `headings`: every heading found is on a `#` line of the input, outside fences.
+pub const HEADINGS: Target = Target {
+    name: "headings",
+    run: headings_target,
+    corpus: "headings",
+    cases: 20_000,
+    format: Format::Text,
+    dict: &[
+        "# ",
+        "## Problem\n",
+        "####### x\n",
+        "```\n",
+        "~~~\n",
+        " ##\n",
+        "#\n",
+    ],
+    seeds: no_seeds,
+};
+
+fn headings_target(data: &[u8]) -> bool {
+    let Some(text) = utf8(data) else { return false };
+    let found = headings::headings_of(text);
+    let lines = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with('#'))
+        .count();
+    assert!(found.len() <= lines, "more headings than `#` lines");
+    for h in &found {
+        assert!(text.contains(h.as_str()), "{h:?} is not in the input");
+        assert_eq!(h, h.trim(), "an untrimmed heading");
+    }
+    !found.is_empty()
 }

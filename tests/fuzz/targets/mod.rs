@@ -56,6 +56,7 @@ pub const ALL: &[&Target] = &[
     &model::DECIDE,
     &floors::SPEC,
     &floors::REVIEW,
+    &floors::HEADINGS,
     &floors::JUNIT,
     &floors::LIBTEST,
     &floors::SARIF,
