@@ -375,3 +375,16 @@ fn a_verb_never_writes_outside_the_state_directory() {
         r.path().join("escaped.json").display()
     );
 }
+
+/// Two beads, each the other's parent.
+#[test]
+fn a_parent_cycle_between_two_beads() {
+    let (r, a) = with_task();
+    let b = r.task("B", &[]);
+    for (x, y) in [(&a, &b), (&b, &a)] {
+        let mut bead = r.bead(x);
+        bead["parent"] = y.as_str().into();
+        std::fs::write(bead_file(&r, x), bead.to_string()).unwrap();
+    }
+    run_all(&r, &a, "a parent cycle");
+}
