@@ -40,7 +40,7 @@ pub const TEMPLATE: Target = Target {
     name: "template",
     run: template,
     corpus: "template",
-    cases: 20_000,
+    cases: 40_000,
     format: Format::Text,
     dict: &[
         "{{bead}}",
@@ -138,7 +138,7 @@ pub const PROMPT: Target = Target {
     name: "prompt",
     run: prompt,
     corpus: "prompt",
-    cases: 30_000,
+    cases: 60_000,
     format: Format::Text,
     dict: &[
         "{{bead.title}}",
@@ -213,7 +213,7 @@ pub const CHILDREN: Target = Target {
     name: "children",
     run: children,
     corpus: "children",
-    cases: 6000,
+    cases: 12_000,
     format: Format::Json,
     dict: &[
         "\"depends_on\": [0]",
@@ -258,7 +258,7 @@ pub const USAGE: Target = Target {
     name: "usage",
     run: usage_target,
     corpus: "usage",
-    cases: 10_000,
+    cases: 20_000,
     format: Format::JsonLines,
     dict: &[
         "{\"type\":\"result\"}",

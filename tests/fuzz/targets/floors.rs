@@ -20,7 +20,7 @@ pub const SPEC: Target = Target {
     name: "spec",
     run: spec_target,
     corpus: "spec",
-    cases: 20_000,
+    cases: 40_000,
     format: Format::Text,
     dict: &[
         "---\n",
@@ -70,7 +70,7 @@ pub const REVIEW: Target = Target {
     name: "review",
     run: review_target,
     corpus: "review",
-    cases: 20_000,
+    cases: 40_000,
     format: Format::Text,
     dict: &[
         "## Review\n",
@@ -140,7 +140,7 @@ pub const JUNIT: Target = Target {
     name: "junit",
     run: junit,
     corpus: "junit",
-    cases: 30_000,
+    cases: 60_000,
     format: Format::Text,
     dict: &[
         "<testcase",
@@ -170,7 +170,7 @@ pub const LIBTEST: Target = Target {
     name: "libtest",
     run: libtest,
     corpus: "libtest",
-    cases: 30_000,
+    cases: 60_000,
     format: Format::Text,
     dict: &[
         "test ",
@@ -200,7 +200,7 @@ pub const SARIF: Target = Target {
     name: "sarif",
     run: sarif_target,
     corpus: "sarif",
-    cases: 3000,
+    cases: 6000,
     format: Format::Json,
     dict: &[
         "\"security-severity\": \"9.5\"",
@@ -249,7 +249,7 @@ pub const GHERKIN: Target = Target {
     name: "gherkin",
     run: gherkin_target,
     corpus: "gherkin",
-    cases: 20_000,
+    cases: 40_000,
     format: Format::Text,
     dict: &[
         "Scenario: ",
@@ -317,7 +317,7 @@ pub const COVERAGE: Target = Target {
     name: "coverage",
     run: coverage_target,
     corpus: "coverage",
-    cases: 15_000,
+    cases: 30_000,
     format: Format::Text,
     dict: &[
         "#[test]\n",
@@ -382,7 +382,7 @@ pub const FORGE: Target = Target {
     name: "forge",
     run: forge,
     corpus: "forge",
-    cases: 20_000,
+    cases: 40_000,
     format: Format::Json,
     dict: &["\"merged\": true", "\"merge_commit\": \"abc\"", "\n"],
     seeds: no_seeds,
@@ -410,7 +410,7 @@ pub const HEADINGS: Target = Target {
     name: "headings",
     run: headings_target,
     corpus: "headings",
-    cases: 20_000,
+    cases: 40_000,
     format: Format::Text,
     dict: &[
         "# ",

@@ -23,7 +23,7 @@ pub struct Target {
     pub run: fn(&[u8]) -> bool,
     /// The corpus directory under `tests/fuzz/corpus/` (targets reading one format share one).
     pub corpus: &'static str,
-    /// Cases in the default (CI) budget: about a second or two each in a debug build.
+    /// Cases in the default (CI) budget: one to three seconds in a debug build.
     pub cases: u64,
     /// What to mutate structurally, beside the bytes.
     pub format: Format,

@@ -27,7 +27,7 @@ pub const MANIFEST: Target = Target {
     name: "manifest",
     run: manifest,
     corpus: "manifest",
-    cases: 1500,
+    cases: 3000,
     format: Format::Json,
     dict: &[
         "{{bead.id}}",
@@ -141,7 +141,7 @@ pub const CONFIG: Target = Target {
     name: "config",
     run: config,
     corpus: "config",
-    cases: 10_000,
+    cases: 20_000,
     format: Format::Text,
     dict: &[
         "[agent]\n",
@@ -214,7 +214,7 @@ pub const DECIDE: Target = Target {
     name: "decide",
     run: decide_target,
     corpus: "decide",
-    cases: 1500,
+    cases: 3000,
     format: Format::Json,
     dict: &[],
     seeds: snapshot_seeds,

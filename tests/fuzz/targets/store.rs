@@ -100,7 +100,7 @@ pub const BEAD: Target = Target {
     name: "bead",
     run: bead,
     corpus: "bead",
-    cases: 2000,
+    cases: 4000,
     format: Format::Json,
     dict: &[
         "\"schema_version\": 2",
@@ -165,7 +165,7 @@ pub const BEAD_WRITE: Target = Target {
     name: "bead-write",
     run: bead_write,
     corpus: "bead",
-    cases: 2000,
+    cases: 4000,
     format: Format::Json,
     dict: &["\"id\": \"../x\"", "\"id\": \"sp-other\""],
     seeds: bead_seeds,
