@@ -124,7 +124,7 @@ mod found {
         assert!(!outside.exists(), "wrote {}", outside.display());
     }
 
-    /// The bad-input test found it (tests/exit_codes.rs, broken_journals): recovery of a last
+    /// The bad-input test found it (tests/bad_input_matrix.rs, broken_journals): recovery of a last
     /// record holding two images of one bead writes both temp files under one name, renames
     /// the first, and fails on the second; every writing verb then exits 2 with "beads/<id>.json:
     /// No such file or directory", naming neither the journal nor the cause.

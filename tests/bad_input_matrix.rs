@@ -3,7 +3,7 @@
 //! ones (0 the verb ran, 1 a refusal, 2 a fault or a usage error; 130, an interrupted
 //! `splice run`, is not exercised here) and nothing panics.
 
-#[path = "exit_codes/commands.rs"]
+#[path = "bad_input_matrix/commands.rs"]
 mod commands;
 mod common;
 

@@ -1,4 +1,4 @@
-//! The command lines `tests/exit_codes.rs` runs: every subcommand with plausible arguments,
+//! The command lines `tests/bad_input_matrix.rs` runs: every subcommand with plausible arguments,
 //! and arguments that are wrong on their own.
 
 /// Every subcommand, with plausible arguments for bead `id`.
