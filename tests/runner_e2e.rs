@@ -452,3 +452,59 @@ fn a_run_out_of_passes_starts_nothing_more() {
     assert!(b["pipeline"]["lease"].is_null());
     assert!(b["pipeline"]["dead_letter"].is_null());
 }
+
+#[test]
+fn a_panic_in_a_dispatch_thread_ends_the_run_with_exit_2_and_releases_its_claim() {
+    let r = Repo::new();
+    argv_manifest(
+        &r,
+        "splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done",
+        30,
+        3,
+    );
+    let (_, c1, c2) = two_children(&r, "a", "b");
+    let mut child = r
+        .cmd(&["run", "--jobs", "2", "--output", "json"])
+        .env("SPLICE_FAILPOINT", "dispatch-panic")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run must end by itself; before the fix it waited for the dead thread forever.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("splice run hung after a dispatch thread panicked");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("internal error") && err.contains("the dispatch thread panicked"),
+        "{err}"
+    );
+    for id in [&c1, &c2] {
+        let b = r.bead(id);
+        assert!(
+            b["pipeline"]["lease"].is_null(),
+            "{id} is still claimed: {b:#}"
+        );
+    }
+    // The attempt that panicked was recorded as an error, so a person sees what happened.
+    let exits = [&c1, &c2]
+        .iter()
+        .flat_map(|id| {
+            r.bead(id)["pipeline"]["exits"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>();
+    assert!(
+        !exits.is_empty() && exits.iter().all(|e| e["exit"] == "error"),
+        "{exits:?}"
+    );
+}

@@ -88,6 +88,10 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
     let mut run = Run::start(store, opts, events)?;
     loop {
         run.collect_finished();
+        if let Some(panic) = run.panicked.take() {
+            run.drain();
+            return Err(Error::Internal(panic));
+        }
         let pass = match run.pass() {
             Ok(p) => p,
             Err(e) => {
@@ -122,6 +126,9 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
         // Ready, yet every action came to nothing and nothing is in flight: say so to decide.
         run.idle_passes += 1;
     }
+    if let Some(panic) = run.panicked.take() {
+        return Err(Error::Internal(panic));
+    }
     Ok(run.finish())
 }
 
@@ -143,6 +150,8 @@ struct Run<'a> {
     done_rx: Receiver<Finished>,
     inflight: BTreeMap<String, Running>,
     idle_passes: u64,
+    /// A dispatch thread panicked: the run stops (exit 2) once every dispatch has ended.
+    panicked: Option<String>,
     sum: Summary,
 }
 
@@ -185,6 +194,7 @@ impl<'a> Run<'a> {
             done_rx,
             inflight: BTreeMap::new(),
             idle_passes: 0,
+            panicked: None,
             sum: Summary {
                 run: who.run,
                 holder: who.holder,
@@ -341,6 +351,10 @@ impl<'a> Run<'a> {
 
     fn finished(&mut self, f: Finished) {
         self.inflight.remove(&f.bead);
+        if let Some(panic) = &f.panic {
+            self.panicked
+                .get_or_insert_with(|| format!("{} {}: {panic}", f.bead, f.step));
+        }
         self.sum.tokens = self.sum.tokens.saturating_add(f.tokens());
         self.events.emit(&Event::DispatchEnd {
             bead: f.bead,
