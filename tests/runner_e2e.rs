@@ -508,3 +508,35 @@ fn a_panic_in_a_dispatch_thread_ends_the_run_with_exit_2_and_releases_its_claim(
         "{exits:?}"
     );
 }
+
+#[test]
+fn two_runners_started_together_never_fail_on_creating_worktrees() {
+    // Before the checkouts' lock, 4 trials in 10 had one runner exit 2 on a git error
+    // ("… .lock: File exists", "already checked out") while both created the same worktree.
+    for trial in 0..4 {
+        let r = Repo::new();
+        argv_manifest(
+            &r,
+            "sleep 0.2; splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done",
+            30,
+            3,
+        );
+        two_children(&r, "a", "b");
+        let start = || {
+            r.cmd(&["run", "--jobs", "2", "--output", "json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (one, two) = (start(), start());
+        for out in [
+            one.wait_with_output().unwrap(),
+            two.wait_with_output().unwrap(),
+        ] {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "trial {trial}: {err}");
+            assert!(!err.contains("panicked"), "trial {trial}: {err}");
+        }
+    }
+}

@@ -32,6 +32,48 @@ pub use node::{
 };
 pub use target::{TargetCheckout, checkout_target};
 
+/// How long to wait for another process creating or removing a checkout.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Held while a checkout under `.splice/worktrees/` is created, refreshed or removed: two
+/// runners doing it at once collide on git's own lock files and branches ("… .lock: File
+/// exists", "already checked out"). Dropping it releases the lock.
+pub(crate) struct CheckoutLock {
+    _file: fs::File,
+}
+
+/// Take the checkouts' lock (`.splice/worktrees/.lock`), waiting at most [`LOCK_WAIT`].
+pub(crate) fn lock(worktrees_dir: &Path) -> Result<CheckoutLock> {
+    fs::create_dir_all(worktrees_dir).map_err(|e| Error::io(worktrees_dir, e))?;
+    let path = worktrees_dir.join(".lock");
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(CheckoutLock { _file: file }),
+            Err(fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(Error::bad_file(
+                    &path,
+                    format!(
+                        "another process has been creating or removing a checkout for {}s; \
+                         is a runner stuck?",
+                        LOCK_WAIT.as_secs()
+                    ),
+                ));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        }
+    }
+}
+
 /// Where a node's worktree lives.
 pub fn node_path(worktrees_dir: &Path, id: &str) -> PathBuf {
     worktrees_dir.join(id)
