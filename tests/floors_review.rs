@@ -142,6 +142,37 @@ fn a_review_of_an_older_commit_is_refused_after_a_new_commit_lands() {
 }
 
 #[test]
+fn a_stale_fail_review_never_sends_the_node_back() {
+    // Issue 10, item 1: after one FAIL review, each new implement commit was checked against the
+    // old review and sent straight back, so the reviewer never ran again and the task parked.
+    let repo = Repo::new();
+    let reviewed = repo.head();
+    let text = review(&reviewed, ["FAIL: S2 is missing", "PASS", "PASS", "PASS"]);
+    repo.write("src/add.rs", "pub fn add() {}\n");
+    let new_head = repo.commit("the fix");
+    let o = check(&repo, default_spec(), &text);
+    assert_verdict(&o, "refuse");
+    assert!(
+        o.reason.contains(&reviewed) && o.reason.contains(&new_head),
+        "{}",
+        o.reason
+    );
+    assert!(
+        o.effects.is_empty(),
+        "a stale FAIL only refuses: {:?}",
+        o.effects
+    );
+    // A FAIL without a usable Reviewed-SHA cannot be placed either: it only refuses.
+    let o = check(
+        &repo,
+        default_spec(),
+        "## Review\nStandards: FAIL\nSpec: PASS\nArchitecture: PASS\nEvidence: PASS\n",
+    );
+    assert_verdict(&o, "refuse");
+    assert!(o.effects.is_empty(), "{:?}", o.effects);
+}
+
+#[test]
 fn a_short_sha_refuses() {
     let repo = Repo::new();
     let head = repo.head();
