@@ -540,3 +540,38 @@ fn two_runners_started_together_never_fail_on_creating_worktrees() {
         }
     }
 }
+
+#[test]
+fn a_run_warns_when_the_main_checkout_has_uncommitted_changes() {
+    // Issue 10, item 12: agents branch from the committed target, so an edit left uncommitted in
+    // the main checkout is silently not part of the work.
+    let r = Repo::new();
+    let id = r.task("T", &[]);
+    use_sim_agent(&r, &[]);
+    let out = r.run(&["run", "--output", "human", "--max-passes", "1"]);
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("warning"),
+        "a clean checkout gives no warning"
+    );
+    r.write("notes.md", "not committed\n");
+    std::fs::write(r.path().join("README.md"), "edited\n").unwrap();
+    let out = r.run(&["run", "--output", "human", "--max-passes", "1"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("warning: the main checkout has uncommitted changes (README.md, notes.md)"),
+        "{text}"
+    );
+    let out = r.run(&["run", "--output", "json", "--max-passes", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("splice: warning: the main checkout has uncommitted"),
+        "{err}"
+    );
+    let out = r.run(&["run", "--output", "stream-json", "--max-passes", "1"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.contains("\"type\":\"warning\"")),
+        "{text}"
+    );
+    let _ = id;
+}

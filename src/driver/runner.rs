@@ -183,6 +183,7 @@ impl<'a> Run<'a> {
             scope: opts.scope.clone(),
             limits: feed.snapshot.limits.clone(),
         });
+        warn_uncommitted(store, events);
         let (done_tx, done_rx) = mpsc::channel();
         Ok(Run {
             rc,
@@ -442,6 +443,27 @@ impl<'a> Run<'a> {
         }
         self.sum
     }
+}
+
+/// Agents branch from committed work: say so when the main checkout has changes they will not see.
+fn warn_uncommitted(store: &Store, events: &Events) {
+    let Some(paths) = crate::worktree::uncommitted(store.repo()).filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let shown: Vec<&str> = paths.iter().take(5).map(String::as_str).collect();
+    let more = paths.len().saturating_sub(shown.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    events.emit(&Event::Warning {
+        text: format!(
+            "the main checkout has uncommitted changes ({}{more}); agents work from committed \
+             commits and will not see them: commit them first if they belong to the work",
+            shown.join(", ")
+        ),
+    });
 }
 
 fn elapsed_ms(since: Instant) -> u64 {

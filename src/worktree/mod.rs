@@ -148,9 +148,6 @@ pub fn head(path: &Path) -> Result<String> {
 
 /// The branch checked out in the repository at `repo_root`; `None` when HEAD is detached or
 /// there is no repository.
-///
-/// The same answer as `transition::create::current_branch`, which is kept where it is while
-/// `src/transition/` is being rewritten; that one can delegate here.
 pub fn current_branch(repo_root: &Path) -> Option<String> {
     let repo = Repository::discover(repo_root).ok()?;
     let head = repo.head().ok()?;
@@ -158,6 +155,27 @@ pub fn current_branch(repo_root: &Path) -> Option<String> {
         return None;
     }
     head.shorthand().map(str::to_string)
+}
+
+/// Paths with uncommitted changes in the repository's main checkout (tracked files modified,
+/// staged or deleted, and untracked files), sorted, leaving out `.splice/` and ignored files.
+/// Agents branch from committed commits, so these are not part of their work. `None` when
+/// there is no repository to ask.
+pub fn uncommitted(repo_root: &Path) -> Option<Vec<String>> {
+    let repo = Repository::discover(repo_root).ok()?;
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(false)
+        .include_ignored(false);
+    let statuses = repo.statuses(Some(&mut opts)).ok()?;
+    let mut paths: Vec<String> = statuses
+        .iter()
+        .filter(|e| e.status() != git2::Status::CURRENT)
+        .filter_map(|e| e.path().map(str::to_string))
+        .filter(|p| p != ".splice" && !p.starts_with(".splice/"))
+        .collect();
+    paths.sort();
+    Some(paths)
 }
 
 /// Is `path` an opened worktree of some repository (its `.git` file is valid)?
