@@ -575,3 +575,31 @@ fn a_run_warns_when_the_main_checkout_has_uncommitted_changes() {
     );
     let _ = id;
 }
+
+#[test]
+fn exit_status_maps_the_final_run_status_to_its_documented_code() {
+    // Issue 10, item 19: `splice run` exits 0 when it ran, whatever happened; `--exit-status`
+    // says how it ended, with codes clear of 1, 2 and 130.
+    let r = Repo::new();
+    r.task("Write the notes", &[]);
+    use_sim_agent(&r, &[]);
+    let plain = r.run(&["run", "--json"]);
+    assert_eq!(plain.status.code(), Some(0));
+    let env: Value = serde_json::from_slice(&plain.stdout).unwrap();
+    assert_eq!(env["status"], "suspended-human", "{env:#}");
+    let out = r.run(&["run", "--json", "--exit-status"]);
+    assert_eq!(out.status.code(), Some(10), "suspended-human is 10");
+    let out = r.run(&[
+        "run",
+        "--exit-status",
+        "--max-passes",
+        "0",
+        "--output",
+        "json",
+    ]);
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["status"], "budget");
+    assert_eq!(out.status.code(), Some(13), "budget is 13");
+    let err = r.fails(2, &["run", "--json", "--output", "human"]);
+    assert!(err.contains("cannot be used with"), "{err}");
+}
