@@ -240,6 +240,7 @@ fn an_uncommitted_record_whose_seq_skips_is_not_applied() {
     let a = r.task("A", &[]);
     append_uncommitted(&r, &a, |rec| {
         rec["beads"][0]["pipeline"]["seq"] = 7.into();
+        rec["changes"][0]["seq"] = 7.into();
         rec["beads"][0]["title"] = "replayed".into();
     });
     let out = park(&r, &a);
