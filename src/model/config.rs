@@ -56,6 +56,28 @@ pub struct Config {
     /// Model name → per-million-token prices.
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
+    /// The writer's lock.
+    #[serde(default)]
+    pub lock: LockConfig,
+}
+
+/// How long a writer waits for the lock when no `[lock] timeout_s` is set.
+pub const DEFAULT_LOCK_TIMEOUT_S: u64 = 30;
+
+/// `[lock]`: how long a writer waits for `.splice/lock` before it gives up (exit 2) naming the
+/// holder.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LockConfig {
+    /// Seconds; unset: [`DEFAULT_LOCK_TIMEOUT_S`]; 0: try once.
+    #[serde(default)]
+    pub timeout_s: Option<u64>,
+}
+
+impl LockConfig {
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.timeout_s.unwrap_or(DEFAULT_LOCK_TIMEOUT_S))
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]

@@ -34,7 +34,7 @@ pub use shell::{Change, Fresh, Reads, Repair, Transition};
 pub const STATE_DIR: &str = ".splice";
 
 /// What `.splice/.gitignore` holds: beads and journal are meant to be committed.
-const GITIGNORE: &str = "worktrees/\nruns/\nlock\n";
+const GITIGNORE: &str = "worktrees/\nruns/\nlock\nlock.holder\n";
 
 /// An opened state directory.
 #[derive(Clone, Debug)]
@@ -225,20 +225,18 @@ impl Store {
     /// The manifest: `.splice/manifest.json` when present, else the embedded default.
     pub fn manifest(&self) -> Result<Manifest> {
         let path = self.dir.join("manifest.json");
-        match fs::read_to_string(&path) {
-            Ok(text) => Manifest::parse(&text).map_err(|p| Error::bad_file(&path, p.to_string())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default_manifest()),
-            Err(e) => Err(Error::io(&path, e)),
+        match read_text(&path)? {
+            Some(text) => Manifest::parse(&text).map_err(|p| Error::bad_file(&path, p.to_string())),
+            None => Ok(Manifest::default_manifest()),
         }
     }
 
     /// The config: `.splice/config.toml` when present, else defaults.
     pub fn config(&self) -> Result<Config> {
         let path = self.dir.join("config.toml");
-        match fs::read_to_string(&path) {
-            Ok(text) => Config::parse(&text).map_err(|e| Error::bad_file(&path, e)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(e) => Err(Error::io(&path, e)),
+        match read_text(&path)? {
+            Some(text) => Config::parse(&text).map_err(|e| Error::bad_file(&path, e)),
+            None => Ok(Config::default()),
         }
     }
 
@@ -260,6 +258,20 @@ impl Store {
         }
         Ok(out)
     }
+}
+
+/// A state file's text, `None` when it does not exist (a link or a FIFO is refused, not read).
+fn read_text(path: &Path) -> Result<Option<String>> {
+    use std::io::Read;
+    let mut text = String::new();
+    match atomic::open_read(path) {
+        Ok(mut file) => file
+            .read_to_string(&mut text)
+            .map_err(|e| Error::io(path, e))?,
+        Err(e) if atomic::is_not_found(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(Some(text))
 }
 
 /// Parse the file of bead `id`. Its `id` field must be its name: the writer builds paths from

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 
 use super::atomic::{self, Failpoint};
 use super::journal::{self, Record, StepChange};
-use super::lock::LockGuard;
+use super::lock::{Holder, LockGuard};
 use super::{Store, ids};
 use crate::error::{Error, Result};
 use crate::model::Bead;
@@ -194,7 +194,7 @@ impl Store {
         reads: &Reads,
         plan: impl FnOnce(&Fresh) -> Result<Change<O>>,
     ) -> Result<O> {
-        let _lock = self.lock_and_recover()?;
+        let _lock = self.lock_and_recover(t)?;
         let fresh = self.read_fresh(reads)?;
         let seq = fresh.subject.pipeline.seq;
         if let Some(expected) = t.expect_seq.filter(|e| *e != seq) {
@@ -218,7 +218,7 @@ impl Store {
         probe: &[String],
         plan: impl FnOnce(&BTreeSet<String>) -> Result<Change<O>>,
     ) -> Result<O> {
-        let _lock = self.lock_and_recover()?;
+        let _lock = self.lock_and_recover(t)?;
         let taken = self.taken(probe);
         let change = plan(&taken)?;
         self.commit(t, |_| None, change)
@@ -230,8 +230,16 @@ impl Store {
         std::mem::take(&mut *repairs)
     }
 
-    fn lock_and_recover(&self) -> Result<LockGuard> {
-        let lock = LockGuard::acquire(&self.dir().join("lock"))?;
+    /// Take the lock (waiting at most `[lock] timeout_s`, recording `t`'s verb as its holder),
+    /// then recover.
+    fn lock_and_recover(&self, t: &Transition) -> Result<LockGuard> {
+        let timeout = self.config()?.lock.timeout();
+        let holder = Holder {
+            pid: std::process::id(),
+            verb: t.verb.to_string(),
+            since: t.now.to_string(),
+        };
+        let lock = LockGuard::acquire(&self.dir().join("lock"), timeout, &holder)?;
         let repaired = self.recover()?;
         if !repaired.is_empty() {
             let mut repairs = self.repairs.lock().unwrap_or_else(|p| p.into_inner());
