@@ -51,7 +51,7 @@ fn hold(r: &Repo) -> File {
     file
 }
 
-fn park<'a>(id: &'a str) -> [&'a str; 6] {
+fn park(id: &str) -> [&str; 6] {
     ["transition", "park", "--bead", id, "--reason", "r"]
 }
 
