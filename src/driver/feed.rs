@@ -74,6 +74,8 @@ impl Feed {
         if !crate::store::ids::is_valid(&bead.id) {
             return false;
         }
+        // A file repaired by hand and written since is readable again.
+        self.snapshot.unreadable.retain(|u| u.id != bead.id);
         if let Some(&i) = self.index.get(&bead.id) {
             self.snapshot.beads[i] = bead;
             return true;

@@ -36,6 +36,24 @@ pub const STATE_DIR: &str = ".splice";
 /// What `.splice/.gitignore` holds: beads and journal are meant to be committed.
 const GITIGNORE: &str = "worktrees/\nruns/\nlock\nlock.holder\n";
 
+/// A bead file that could not be read, and why.
+#[derive(Debug)]
+pub struct Unread {
+    /// The file's name without `.json`.
+    pub id: String,
+    pub path: PathBuf,
+    pub error: Error,
+}
+
+/// What one read of `beads/` found.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// In id order.
+    pub beads: Vec<Bead>,
+    /// In id order.
+    pub unreadable: Vec<Unread>,
+}
+
 /// An opened state directory.
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -201,8 +219,19 @@ impl Store {
         parse_bead(&path, id, &bytes).map(Some)
     }
 
-    /// Every bead, read in parallel (one directory read, no subprocess), sorted by id.
+    /// Every bead, read in parallel (one directory read, no subprocess), sorted by id. The first
+    /// file that cannot be read is a fault naming it (see [`Store::scan`] to go on past it).
     pub fn read_all(&self) -> Result<Vec<Bead>> {
+        let scan = self.scan()?;
+        match scan.unreadable.into_iter().next() {
+            Some(bad) => Err(bad.error),
+            None => Ok(scan.beads),
+        }
+    }
+
+    /// Every bead file, read in parallel, sorted by id: the beads, and apart, each file that
+    /// could not be read and why. Only the directory read itself can fail.
+    pub fn scan(&self) -> Result<Scan> {
         let dir = self.beads_dir();
         let mut named = Vec::new();
         for entry in fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
@@ -216,10 +245,18 @@ impl Store {
             }
         }
         // Sort the names, not the parsed beads: a bead is large, and moving thousands of them
-        // around a sort costs more than reading them.
+        // around a sort costs more than reading them. Each bead's id is its file's name (checked
+        // as it is parsed), so they come out sorted.
         named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        // Each bead's id is its file's name (checked as it is parsed), so they come out sorted.
-        read_parallel(&named)
+        let reads = read_parallel(&named);
+        let mut scan = Scan::default();
+        for ((id, path), read) in named.into_iter().zip(reads) {
+            match read {
+                Ok(bead) => scan.beads.push(bead),
+                Err(error) => scan.unreadable.push(Unread { id, path, error }),
+            }
+        }
+        Ok(scan)
     }
 
     /// The manifest: `.splice/manifest.json` when present, else the embedded default.
@@ -322,37 +359,44 @@ fn parse_bead(path: &Path, id: &str, bytes: &[u8]) -> Result<Bead> {
     }
 }
 
-/// Read and parse files in parallel. Reading many small files is syscall-bound, so a few more
-/// threads than cores keep both cores busy.
-fn read_parallel(paths: &[(String, PathBuf)]) -> Result<Vec<Bead>> {
+/// Read and parse files in parallel, one result per file, in order. Reading many small files is
+/// syscall-bound, so a few more threads than cores keep both cores busy.
+fn read_parallel(paths: &[(String, PathBuf)]) -> Vec<Result<Bead>> {
     use std::io::Read;
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
     let threads = (cores * 2).min(paths.len() / 256 + 1).max(1);
     let chunk = paths.len().div_ceil(threads).max(1);
+    let read_one = |buf: &mut Vec<u8>, id: &str, p: &Path| -> Result<Bead> {
+        if !ids::is_valid(id) {
+            return Err(Error::bad_file(
+                p,
+                "its name is not a bead id (letters, digits, `.`, `-`, `_`; at most 200)",
+            ));
+        }
+        buf.clear();
+        atomic::open_read(p)?
+            .read_to_end(buf)
+            .map_err(|e| Error::io(p, e))?;
+        parse_bead(p, id, buf)
+    };
     std::thread::scope(|scope| {
         let handles: Vec<_> = paths
             .chunks(chunk)
             .map(|part| {
                 scope.spawn(move || {
                     let mut buf = Vec::with_capacity(4096);
-                    let mut out = Vec::with_capacity(part.len());
-                    for (id, p) in part {
-                        buf.clear();
-                        atomic::open_read(p)?
-                            .read_to_end(&mut buf)
-                            .map_err(|e| Error::io(p, e))?;
-                        out.push(parse_bead(p, id, &buf)?);
-                    }
-                    Ok::<_, Error>(out)
+                    part.iter()
+                        .map(|(id, p)| read_one(&mut buf, id, p))
+                        .collect::<Vec<_>>()
                 })
             })
             .collect();
         let mut out = Vec::with_capacity(paths.len());
         for h in handles {
-            out.extend(h.join().expect("reader thread does not panic")?);
+            out.extend(h.join().expect("reader thread does not panic"));
         }
-        Ok(out)
+        out
     })
 }
