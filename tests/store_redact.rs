@@ -137,8 +137,7 @@ fn a_secret_written_into_a_bead_by_hand_is_redacted_at_its_next_write() {
     let mut bead = r.bead(&id);
     bead["metadata"]["notes"] = format!("ci key {GITHUB}").into();
     bead["description"] =
-        format!("-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nrest")
-            .into();
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nrest".into();
     std::fs::write(&path, serde_json::to_vec_pretty(&bead).unwrap()).unwrap();
     r.ok(&[
         "transition",

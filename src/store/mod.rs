@@ -15,6 +15,7 @@ pub mod ids;
 pub mod journal;
 pub mod lock;
 mod recover;
+pub mod redact;
 pub mod shell;
 
 #[cfg(test)]

@@ -13,7 +13,8 @@
 //! 5. for every changed bead: check the plan left its `seq` alone and its id is a bead id, then
 //!    bump `seq` (a seq at `u64::MAX` is a fault: it never wraps or repeats), stamp `updated_at`
 //!    with the transition's `now` and write this build's `schema_version`;
-//! 6. append one journal record holding every after-image, `fsync`;
+//! 6. redact secrets in every after-image and the reason ([`super::redact`]), then append one
+//!    journal record holding every after-image, `fsync`;
 //! 7. publish: temp file, `fsync`, rename, `fsync` the directory;
 //! 8. append the record's commit marker; release the lock.
 //!
@@ -27,6 +28,7 @@ use std::path::PathBuf;
 use super::atomic::{self, Failpoint};
 use super::journal::{self, Record, StepChange};
 use super::lock::{Holder, LockGuard};
+use super::redact::Redactor;
 use super::{Store, ids};
 use crate::error::{Error, Result};
 use crate::model::Bead;
@@ -194,7 +196,7 @@ impl Store {
         reads: &Reads,
         plan: impl FnOnce(&Fresh) -> Result<Change<O>>,
     ) -> Result<O> {
-        let _lock = self.lock_and_recover(t)?;
+        let (_lock, redactor) = self.lock_and_recover(t)?;
         let fresh = self.read_fresh(reads)?;
         let seq = fresh.subject.pipeline.seq;
         if let Some(expected) = t.expect_seq.filter(|e| *e != seq) {
@@ -207,7 +209,7 @@ impl Store {
             .into());
         }
         let change = plan(&fresh)?;
-        self.commit(t, |id| fresh.get(id), change)
+        self.commit(t, &redactor, |id| fresh.get(id), change)
     }
 
     /// Run one transition that has no subject (it creates beads): lock, recover, probe which of
@@ -218,10 +220,10 @@ impl Store {
         probe: &[String],
         plan: impl FnOnce(&BTreeSet<String>) -> Result<Change<O>>,
     ) -> Result<O> {
-        let _lock = self.lock_and_recover(t)?;
+        let (_lock, redactor) = self.lock_and_recover(t)?;
         let taken = self.taken(probe);
         let change = plan(&taken)?;
-        self.commit(t, |_| None, change)
+        self.commit(t, &redactor, |_| None, change)
     }
 
     /// What recovery repaired since the last call, oldest first.
@@ -231,9 +233,11 @@ impl Store {
     }
 
     /// Take the lock (waiting at most `[lock] timeout_s`, recording `t`'s verb as its holder),
-    /// then recover.
-    fn lock_and_recover(&self, t: &Transition) -> Result<LockGuard> {
-        let timeout = self.config()?.lock.timeout();
+    /// then recover. Returns the lock and the redactor `[security]` asks for.
+    fn lock_and_recover(&self, t: &Transition) -> Result<(LockGuard, Redactor)> {
+        let config = self.config()?;
+        let redactor = Redactor::from_env(Some(&config.security.redact_env()));
+        let timeout = config.lock.timeout();
         let holder = Holder {
             pid: std::process::id(),
             verb: t.verb.to_string(),
@@ -245,7 +249,7 @@ impl Store {
             let mut repairs = self.repairs.lock().unwrap_or_else(|p| p.into_inner());
             repairs.extend(repaired);
         }
-        Ok(lock)
+        Ok((lock, redactor))
     }
 
     fn read_fresh(&self, reads: &Reads) -> Result<Fresh> {
@@ -275,11 +279,12 @@ impl Store {
         probe.iter().filter(|id| self.exists(id)).cloned().collect()
     }
 
-    /// Bump every after-image, then journal, publish and mark them. `read` gives the image a
-    /// bead was read with (none for a bead the plan creates).
+    /// Bump and redact every after-image, then journal, publish and mark them. `read` gives the
+    /// image a bead was read with (none for a bead the plan creates).
     fn commit<'f, O>(
         &self,
         t: &Transition,
+        redactor: &Redactor,
         read: impl Fn(&str) -> Option<&'f Bead>,
         change: Change<O>,
     ) -> Result<O> {
@@ -308,6 +313,7 @@ impl Store {
                 ));
             }
             bead.bump(t.now);
+            let bead = redactor.bead(bead)?;
             changes.push(StepChange {
                 bead: bead.id.clone(),
                 from,
@@ -320,7 +326,7 @@ impl Store {
             tx: 0,
             verb: t.verb.to_string(),
             actor: t.actor.to_string(),
-            reason,
+            reason: reason.map(|r| redactor.text(&r).unwrap_or(r)),
             at: t.now.to_string(),
             changes,
             beads: images,
