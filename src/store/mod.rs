@@ -7,8 +7,9 @@
 //!
 //! Bead files and the journal are committed to git, so anyone may have written them: a bead's
 //! `id` must be its file's name before it is used, no link is followed and nothing but a regular
-//! file is opened ([`atomic`]), and recovery applies only a record that passes its checks
-//! ([`recover`]).
+//! file is opened ([`atomic`]), recovery applies only a record that passes its checks
+//! (`recover.rs`), and secrets are redacted before anything is journaled ([`redact`]). A reader
+//! of every bead ([`Store::scan`]) goes on past a file it cannot read and says which and why.
 
 pub mod atomic;
 pub mod ids;

@@ -6,7 +6,7 @@
 //! same way for every verb, so no verb can forget a step:
 //!
 //! 1. take the lock (`.splice/lock`) and recover (truncate a torn tail; roll an uncommitted last
-//!    record forward if it passes recovery's checks, else void it — [`super::recover`]);
+//!    record forward if it passes recovery's checks, else void it — `recover.rs`);
 //! 2. read the subject, and whatever the verb declared in its [`Reads`], fresh;
 //! 3. compare-and-swap: refuse unless the subject's `seq` is the caller's `--expect-seq`;
 //! 4. run the plan — a refusal writes nothing;
