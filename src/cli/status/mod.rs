@@ -110,17 +110,25 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
     Ok(0)
 }
 
-/// The tree in depth-first order, children by id; nodes caught in a parent cycle come last.
+/// The tree in depth-first order, children by id; nodes caught in a parent cycle come last. A
+/// bead file that could not be read is a node too (its children below it), with its reason.
 fn rows<'a>(
     snap: &'a Snapshot,
     decision: &'a Decision,
     floors_dir: impl Fn(&str) -> String,
 ) -> Vec<Row<'a>> {
-    let by_id: BTreeMap<&str, &Bead> = snap.beads.iter().map(|b| (b.id.as_str(), b)).collect();
+    // `None`: a file that could not be read.
+    let mut by_id: BTreeMap<&str, Option<&Bead>> = snap
+        .unreadable
+        .iter()
+        .map(|u| (u.id.as_str(), None))
+        .collect();
+    by_id.extend(snap.beads.iter().map(|b| (b.id.as_str(), Some(b))));
     let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     let mut tops = Vec::new();
     for (&id, b) in &by_id {
-        match b.parent.as_deref().filter(|p| by_id.contains_key(p)) {
+        let parent = b.and_then(|b| b.parent.as_deref());
+        match parent.filter(|p| by_id.contains_key(p)) {
             Some(p) => children.entry(p).or_default().push(id),
             None => tops.push(id),
         }
@@ -151,10 +159,13 @@ fn rows<'a>(
     order
         .into_iter()
         .filter_map(|(id, depth)| {
-            let b = by_id.get(id)?;
-            let p = &b.pipeline;
             let action = actions.get(id).copied();
             let rest = decision.nodes.get(id).and_then(|n| n.rest.as_ref());
+            let reason = reason(action, rest);
+            let Some(b) = by_id.get(id)? else {
+                return Some(unreadable_row(id, depth, rest, reason));
+            };
+            let p = &b.pipeline;
             let dir = floors_dir(id);
             let node = Node {
                 id,
@@ -165,10 +176,7 @@ fn rows<'a>(
             let next = match (action, rest) {
                 (Some(a), _) => advice::for_action(&node, a),
                 (None, Some(r)) => advice::for_rest(&node, r),
-                (None, None) => Next {
-                    text: String::new(),
-                    command: None,
-                },
+                (None, None) => Next::default(),
             };
             Some(Row {
                 id,
@@ -184,11 +192,47 @@ fn rows<'a>(
                 floors_dir: dir,
                 action,
                 rest,
-                reason: reason(action, rest),
+                reason,
                 next,
             })
         })
         .collect()
+}
+
+/// The status of a row whose bead file could not be read.
+const UNREADABLE: &str = "unreadable";
+
+/// The row of a bead file that could not be read: nothing known but its id and why.
+fn unreadable_row<'a>(
+    id: &'a str,
+    depth: usize,
+    rest: Option<&'a Rest>,
+    reason: String,
+) -> Row<'a> {
+    Row {
+        id,
+        parent: None,
+        depth,
+        title: "",
+        kind: "unknown",
+        status: UNREADABLE,
+        step: "",
+        lease: None,
+        attempts: 0,
+        max_attempts: None,
+        floors_dir: ".".to_string(),
+        action: None,
+        rest,
+        reason,
+        next: rest.map_or_else(Next::default, |r| {
+            let node = Node {
+                id,
+                review: None,
+                max_attempts: None,
+            };
+            advice::for_rest(&node, r)
+        }),
+    }
 }
 
 fn status_name(b: &Bead) -> &'static str {
@@ -312,6 +356,15 @@ fn human(report: &Report, paint: Paint) -> String {
     );
     for r in &report.nodes {
         let indent = "  ".repeat(r.depth);
+        if r.status == UNREADABLE {
+            out.push_str(&format!(
+                "{indent}{}  {} {}\n",
+                paint.bold(r.id),
+                paint.dim(&format!("({UNREADABLE}, escalated):")),
+                r.next.text
+            ));
+            continue;
+        }
         if r.status == "closed" {
             out.push_str(&paint.dim(&format!("{indent}{} {} (closed)", r.id, r.title)));
             out.push('\n');
