@@ -56,6 +56,7 @@ fn campaign(repo: &Path) {
     one.pipeline.lease = Some(Lease {
         holder: "alice".into(),
         since: NOW.into(),
+        credential_sha256: None,
     });
     let mut two = bead("sp-root.2", Some("sp-root"), "leaf", "implement");
     two.pipeline.attempts.insert("implement".into(), 1);

@@ -5,10 +5,12 @@ use crate::driver::events::{Events, Output};
 use crate::driver::runner::{self, Options};
 use crate::error::Result;
 use crate::store::Store;
+use crate::transition::authority::{self, Verb, Who};
 
 /// Drive passes until the run rests (not `ready`) or a limit is reached. Prints the final
 /// envelope; exits 0 whatever the status (the status is in the output). Ctrl-C stops the
-/// dispatches in flight, records their exits and releases their claims, then exits 130.
+/// dispatches in flight, records their exits and releases their claims, then exits 130. A
+/// dispatched session cannot start a runner (exit 1).
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
     /// Only this bead's tree.
@@ -48,6 +50,7 @@ pub struct PassArgs {
 
 pub fn run(args: RunArgs, global: &Global) -> Result<i32> {
     let store = Store::discover(global.dir.as_deref())?;
+    authority::admit(Verb::Run, &Who::command_line(store.dir()))?;
     crate::driver::interrupt::install();
     let opts = Options {
         scope: args.scope,
@@ -64,6 +67,12 @@ pub fn run(args: RunArgs, global: &Global) -> Result<i32> {
 
 pub fn pass(args: PassArgs, global: &Global) -> Result<i32> {
     let store = Store::discover(global.dir.as_deref())?;
+    let verb = if args.dry_run {
+        Verb::PassDryRun
+    } else {
+        Verb::Pass
+    };
+    authority::admit(verb, &Who::command_line(store.dir()))?;
     crate::driver::interrupt::install();
     let opts = Options {
         scope: args.scope,
