@@ -107,9 +107,11 @@ fn a_dispatch_into_a_worktree_a_live_process_uses_is_refused_until_it_ends() {
     let escapee = r.path().join("escapee.pid");
     // Attempt 1 leaves a process behind in the worktree, in a session of its own (so neither
     // the group kill nor the fence reaches it), and fails. Attempt 2 proposes.
+    // (It waits until the process has left its group: until then the group kill reaches it.)
     let script = format!(
-        "if [ ! -e {esc} ]; then setsid sleep 120 </dev/null >/dev/null 2>&1 & \
-         echo $! > {esc}; exit 1; fi; \
+        "if [ ! -e {esc} ]; then setsid sleep 120 </dev/null >/dev/null 2>&1 & p=$!; \
+         while [ \"$(cut -d' ' -f5 /proc/$p/stat)\" = $$ ]; do sleep 0.02; done; \
+         echo $p > {esc}; exit 1; fi; \
          splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact HEAD",
         esc = escapee.display()
     );
