@@ -243,16 +243,46 @@ impl Who {
 
 /// Before anything is read: may `who` run `verb` at all?
 pub fn admit(verb: Verb, who: &Who) -> Result<(), Refusal> {
-    let name = verb.name().to_string();
-    match (verb.actor(), who) {
-        (Actor::ReadOnly, _) | (_, Who::Person) => Ok(()),
-        (Actor::Person, _) => Err(Refusal::NotAPerson { verb: name }),
-        (_, Who::Runner) => Ok(()),
-        (Actor::Runner, Who::Dispatched { .. }) => Err(Refusal::NotForAgents { verb: name }),
-        (Actor::Agent, Who::Dispatched { credential, .. }) => match credential {
-            Some(_) => Ok(()),
-            None => Err(Refusal::NoCredential { verb: name }),
+    let standing = match who {
+        Who::Person => Standing::Person,
+        Who::Runner => Standing::Runner,
+        Who::Dispatched { credential, .. } => Standing::Agent {
+            credential: credential.is_some(),
         },
+    };
+    rule(verb, standing)
+}
+
+/// [`admit`] for a plan's [`Caller`](super::Caller): a dispatched caller that reached a plan
+/// through [`super::Ctx::apply`] had its credential checked against the claim already.
+pub fn admit_caller(verb: Verb, dispatched: bool) -> Result<(), Refusal> {
+    let standing = match dispatched {
+        true => Standing::Agent { credential: true },
+        false => Standing::Person,
+    };
+    rule(verb, standing)
+}
+
+/// A caller's standing, as the table reads it.
+#[derive(Clone, Copy)]
+enum Standing {
+    Person,
+    Runner,
+    Agent { credential: bool },
+}
+
+/// The rule: the verb's class against the caller's standing.
+fn rule(verb: Verb, standing: Standing) -> Result<(), Refusal> {
+    let name = verb.name().to_string();
+    match (verb.actor(), standing) {
+        (Actor::ReadOnly, _) | (_, Standing::Person) => Ok(()),
+        (Actor::Person, _) => Err(Refusal::NotAPerson { verb: name }),
+        (_, Standing::Runner) => Ok(()),
+        (Actor::Runner, Standing::Agent { .. }) => Err(Refusal::NotForAgents { verb: name }),
+        (Actor::Agent, Standing::Agent { credential: true }) => Ok(()),
+        (Actor::Agent, Standing::Agent { credential: false }) => {
+            Err(Refusal::NoCredential { verb: name })
+        }
     }
 }
 
@@ -319,6 +349,22 @@ mod tests {
             kinds(&agent(None)),
             ["not-a-person", "not-for-agents", "no-credential", "ok"]
         );
+    }
+
+    #[test]
+    fn a_plan_applies_the_same_table_to_its_caller() {
+        let kinds = |dispatched: bool| -> Vec<&'static str> {
+            [Verb::Unpark, Verb::Route, Verb::Split, Verb::Kind]
+                .iter()
+                .map(|v| {
+                    admit_caller(*v, dispatched)
+                        .err()
+                        .map_or("ok", |r| r.kind())
+                })
+                .collect()
+        };
+        assert_eq!(kinds(false), ["ok", "ok", "ok", "ok"]);
+        assert_eq!(kinds(true), ["not-a-person", "not-for-agents", "ok", "ok"]);
     }
 
     #[test]

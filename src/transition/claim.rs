@@ -261,7 +261,7 @@ pub fn clear(ctx: &Ctx, id: &str, reason: &str) -> Result<Cleared> {
 
 /// Clear whoever's claim is on `bead`, giving back the attempt its holder's dispatch counted.
 pub fn plan_clear(reason: &str, who: Caller, bead: &Bead) -> Result<Change<Cleared>, Refusal> {
-    who.person_only("release --clear")?;
+    who.admit(Verb::ReleaseClear)?;
     let mut after = bead.clone();
     let Some(lease) = after.pipeline.lease.take() else {
         return Ok(Change::nothing(Cleared {

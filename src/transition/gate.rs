@@ -61,7 +61,7 @@ pub fn plan_approve(
     manifest: &Manifest,
     now: &str,
 ) -> Result<Change<Approved>, Refusal> {
-    who.person_only("approve")?;
+    who.admit(Verb::Approve)?;
     require_open(bead)?;
     require_step(bead, step)?;
     require_not_foreign(bead, who.holder)?;
@@ -116,7 +116,7 @@ pub fn plan_reject(
     bead: &Bead,
     now: &str,
 ) -> Result<Change<Rejected>, Refusal> {
-    who.person_only("reject")?;
+    who.admit(Verb::Reject)?;
     require_open(bead)?;
     require_step(bead, step)?;
     require_not_foreign(bead, who.holder)?;

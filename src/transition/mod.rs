@@ -10,9 +10,9 @@
 //!   changes, the journal's reason and a typed output, or a typed [`Refusal`]. It reads no file,
 //!   clock or environment and never bumps `seq`: it records the transition's seq with
 //!   [`next_seq`] where a record needs it. Plans are unit-tested without a file system
-//!   (`tests.rs`). Checks that only look at the caller or the arguments (a person's verb, a
+//!   (`tests.rs`). Checks that only look at the caller or the arguments (the authority rule, a
 //!   route the manifest lacks) also run before the shell, so they refuse before anything is
-//!   read, as they always did.
+//!   read; a plan applies the authority rule to its [`Caller`] again ([`Caller::admit`]).
 //! - the shell owns DESIGN §3's protocol for every verb: slow evidence work happens first
 //!   without the lock (only `complete` has any: its floors), then lock → recover → read fresh →
 //!   compare-and-swap on `--expect-seq` → plan → bump `seq`/`updated_at`/`schema_version` of
@@ -175,12 +175,10 @@ impl Caller<'_> {
         }
     }
 
-    /// Refuse a person-only verb from a dispatched session.
-    pub fn person_only(&self, verb: &str) -> Result<(), Refusal> {
-        if self.dispatched {
-            return Err(Refusal::NotAPerson { verb: verb.into() });
-        }
-        Ok(())
+    /// The authority rule for this caller and `verb` ([`authority::admit_caller`]): plans apply
+    /// it again, so a plan called on its own refuses what the shell would.
+    pub fn admit(&self, verb: Verb) -> Result<(), Refusal> {
+        authority::admit_caller(verb, self.dispatched)
     }
 }
 

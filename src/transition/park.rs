@@ -47,6 +47,7 @@ pub fn plan_park(
     bead: &Bead,
     now: &str,
 ) -> Result<Change<Parked>, Refusal> {
+    who.admit(Verb::Park)?;
     require_open(bead)?;
     require_not_foreign(bead, who.holder)?;
     if let Some(dl) = &bead.pipeline.dead_letter {
@@ -86,7 +87,7 @@ pub fn unpark(ctx: &Ctx, id: &str, reason: &str) -> Result<Unparked> {
 
 /// Put `bead` back in play at its step, with fresh attempts and no last check.
 pub fn plan_unpark(reason: &str, who: Caller, bead: &Bead) -> Result<Change<Unparked>, Refusal> {
-    who.person_only("unpark")?;
+    who.admit(Verb::Unpark)?;
     require_open(bead)?;
     if bead.pipeline.dead_letter.is_none() {
         return Err(Refusal::NotParked {

@@ -50,6 +50,7 @@ pub fn plan(
     bead: &Bead,
     now: &str,
 ) -> Result<Change<Proposed>, Refusal> {
+    who.admit(Verb::Propose)?;
     require_open(bead)?;
     require_step(bead, &args.step)?;
     require_lease_free_for(bead, who.holder)?;

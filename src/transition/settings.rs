@@ -129,7 +129,7 @@ pub fn plan_config(
     who: Caller,
     fresh: &Fresh,
 ) -> Result<Change<Configured>, Refusal> {
-    who.person_only("set-config")?;
+    who.admit(Verb::SetConfig)?;
     let mut root = fresh.ancestors.last().unwrap_or(&fresh.subject).clone();
     if let Some(cmd) = &args.suite_cmd {
         root.pipeline.suite_cmd = Some(cmd.clone());
@@ -187,7 +187,7 @@ pub fn plan_autonomy(
     who: Caller,
     bead: &Bead,
 ) -> Result<Change<AutonomySet>, Refusal> {
-    who.person_only("set-autonomy")?;
+    who.admit(Verb::SetAutonomy)?;
     let mut after = bead.clone();
     after.pipeline.autonomy = Some(level);
     let output = AutonomySet {
@@ -230,7 +230,7 @@ pub fn plan_target(
     bead: &Bead,
     lineage: &Lineage,
 ) -> Result<Change<TargetSet>, Refusal> {
-    who.person_only("set-target")?;
+    who.admit(Verb::SetTarget)?;
     let (level, source) = lineage.autonomy(bead);
     if level == Autonomy::Deep && is_mainline(&args.target) {
         return Err(Refusal::DeepOnMainline {
@@ -275,6 +275,7 @@ pub fn plan_route(
     manifest: &Manifest,
     now: &str,
 ) -> Result<Change<Routed>, Refusal> {
+    who.admit(Verb::Route)?;
     let step = resolve_route(manifest, to, at)?;
     require_open(bead)?;
     require_not_foreign(bead, who.holder)?;

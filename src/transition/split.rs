@@ -127,6 +127,7 @@ pub fn plan(
     now: &str,
 ) -> Result<Change<SplitDone>, Refusal> {
     let id = &parent.id;
+    who.admit(Verb::Split)?;
     require_open(parent)?;
     require_lease_free_for(parent, who.holder)?;
     if parent.pipeline.kind == Kind::Leaf {
