@@ -46,9 +46,11 @@ try approve-zero env SPLICE_DISPATCHED=0 splice transition approve --bead "$gate
 try unpark-unset env -u SPLICE_DISPATCHED splice transition unpark --bead "$parked" --reason go
 try set-autonomy-bare env -u SPLICE_DISPATCHED -u SPLICE_CREDENTIAL -u SPLICE_HOLDER -u SPLICE_RUN \
   splice transition set-autonomy --bead "$SPLICE_BEAD" --level deep
-(env -u SPLICE_DISPATCHED -u SPLICE_CREDENTIAL -u SPLICE_HOLDER setsid \
-  splice transition approve --bead "$gate" --step gated >/dev/null 2>"$dir/approve-escaped.err";
-  echo "approve-escaped $?" >> "$dir/escaped") &
+# A double fork: the subshell exits at once, so its child is an orphan in a session of its own.
+(env -u SPLICE_DISPATCHED -u SPLICE_CREDENTIAL -u SPLICE_HOLDER setsid sh -c '
+  sleep 0.3
+  splice transition approve --bead "$1" --step gated >/dev/null 2>"$2/approve-escaped.err"
+  echo "approve-escaped $?" >> "$2/escaped"' escaped "$gate" "$dir" &)
 i=0
 until [ -s "$dir/escaped" ]; do i=$((i+1)); [ $i -gt 600 ] && exit 9; sleep 0.05; done
 cat "$dir/escaped" >> "$dir/results"
