@@ -49,7 +49,7 @@ fn docs_cli_md_has_a_row_for_every_command() {
             verb.get_name()
         );
     }
-    for code in ["`0`", "`1`", "`2`", "`130`"] {
+    for code in ["`0`", "`1`", "`2`", "`130`", "`10`–`16`"] {
         assert!(
             doc.contains(&format!("| {code} |")),
             "{code} is not explained"
@@ -103,4 +103,31 @@ fn a_dispatched_caller_cannot_start_a_runner_or_create_beads() {
     let out = dispatched(&["pass", "--dry-run"]);
     assert_eq!(out.status.code(), Some(0), "a dry run only reads");
     assert_eq!(r.beads_bytes().len(), 1, "nothing was created");
+}
+
+#[test]
+fn the_exit_status_codes_in_docs_cli_md_are_the_codes_run_gives() {
+    use splice::model::RunStatus;
+    let doc = cli_md();
+    for status in [
+        RunStatus::Done,
+        RunStatus::SuspendedHuman,
+        RunStatus::SuspendedRunning,
+        RunStatus::Escalated,
+        RunStatus::Budget,
+        RunStatus::Stalled,
+        RunStatus::Idle,
+        RunStatus::Ready,
+    ] {
+        let code = splice::cli::run::status_code(status);
+        let said = [
+            format!("`{}` {code}", status.as_str()),
+            format!("(`{}`, {code},", status.as_str()),
+        ];
+        assert!(
+            said.iter().any(|s| doc.contains(s.as_str())),
+            "docs/cli.md does not say `{}` exits {code}",
+            status.as_str()
+        );
+    }
 }

@@ -9,6 +9,7 @@
 //! worktree a live process still works in (one left behind by a killed runner's agent, or a
 //! person's shell): it waits a moment, then is skipped with the process named.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
@@ -144,9 +145,38 @@ pub struct Finished {
     pub log: Option<PathBuf>,
     /// What went wrong around the dispatch (preparing it, or recording its exit).
     pub problem: Option<String>,
+    /// The dispatch's thread panicked (a bug in splice): the run must stop, with exit 2.
+    pub panic: Option<String>,
 }
 
 impl Finished {
+    fn new(bead: String, step: String, attempt: u32) -> Finished {
+        Finished {
+            bead,
+            step,
+            attempt,
+            exit: ExitKind::Error,
+            code: None,
+            elapsed_ms: 0,
+            usage: None,
+            log: None,
+            problem: None,
+            panic: None,
+        }
+    }
+
+    /// Note a panic caught while `doing` something.
+    fn panicked(&mut self, payload: &(dyn std::any::Any + Send), doing: &str) {
+        let text = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        let what = format!("the dispatch thread panicked while {doing}: {text}");
+        self.problem.get_or_insert_with(|| what.clone());
+        self.panic = Some(what);
+    }
+
     pub fn tokens(&self) -> u64 {
         self.usage.as_ref().map_or(0, usage::Usage::budget_tokens)
     }
@@ -190,8 +220,15 @@ pub fn start_dispatch(
         parent: lineage.parent().cloned(),
         root_id: lineage.root(bead).id.clone(),
     };
+    let (id, step, attempt) = (job.bead.clone(), job.step.name.clone(), job.attempt);
     std::thread::spawn(move || {
-        let finished = job.run();
+        // `Job::run` catches a panic of the dispatch itself; this catches one in recording it,
+        // so the runner always hears back (it would otherwise wait for this thread forever).
+        let finished = catch_unwind(AssertUnwindSafe(|| job.run())).unwrap_or_else(|panic| {
+            let mut f = Finished::new(id, step, attempt);
+            f.panicked(&*panic, "recording its exit");
+            f
+        });
         let _ = done.send(finished);
     });
     Ok(ActResult::Started)
@@ -241,25 +278,18 @@ struct Job {
 impl Job {
     fn run(self) -> Finished {
         let started = Instant::now();
-        let mut finished = Finished {
-            bead: self.bead.clone(),
-            step: self.step.name.clone(),
-            attempt: self.attempt,
-            exit: ExitKind::Error,
-            code: None,
-            elapsed_ms: 0,
-            usage: None,
-            log: None,
-            problem: None,
-        };
-        match self.dispatch() {
-            Ok(result) => {
+        let mut finished = Finished::new(self.bead.clone(), self.step.name.clone(), self.attempt);
+        // A panic in the dispatch is a bug in splice: the exit is still recorded and the claim
+        // released below, and the runner stops the run.
+        match catch_unwind(AssertUnwindSafe(|| self.dispatch())) {
+            Ok(Ok(result)) => {
                 finished.exit = result.exit;
                 finished.code = result.code;
                 finished.usage = result.usage;
                 finished.log = Some(result.log);
             }
-            Err(e) => finished.problem = Some(e.to_string()),
+            Ok(Err(e)) => finished.problem = Some(e.to_string()),
+            Err(panic) => finished.panicked(&*panic, "dispatching"),
         }
         finished.elapsed_ms = started.elapsed().as_millis() as u64;
         // Record the exit and release, whatever happened: the attempt was counted at the claim.
@@ -291,6 +321,9 @@ impl Job {
     }
 
     fn dispatch(&self) -> Result<exec::DispatchResult> {
+        if std::env::var("SPLICE_FAILPOINT").is_ok_and(|v| v == "dispatch-panic") {
+            panic!("failpoint dispatch-panic");
+        }
         let rc = &self.rc;
         let bead = rc.store.read_bead(&self.bead)?;
         worktree::prepare_for_attempt(
