@@ -102,12 +102,13 @@ fn an_agent_that_always_fails_is_parked_and_the_run_escalates() {
     );
 }
 
-/// A manifest whose leaf has one argv step, so tests control exactly what the agent does.
+/// A manifest whose leaf has one argv step, so tests control exactly what the agent does. The
+/// root splits at `plan`.
 fn argv_manifest(r: &Repo, script: &str, timeout_s: u64, max_attempts: u32) {
     let manifest = serde_json::json!({
         "routes": { "root": ["plan", "delegate"], "compound": ["plan", "delegate"], "leaf": ["work"] },
         "steps": [
-            { "name": "plan", "floors": [] },
+            { "name": "plan", "role": "split", "floors": [] },
             { "name": "delegate", "floors": [ { "kind": "children_finished" } ] },
             { "name": "work", "run": { "argv": ["sh", "-c", script] }, "floors": [],
               "timeout_s": timeout_s, "max_attempts": max_attempts, "resume": "continue" }

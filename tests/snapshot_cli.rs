@@ -56,6 +56,7 @@ fn campaign(repo: &Path) {
     one.pipeline.lease = Some(Lease {
         holder: "alice".into(),
         since: NOW.into(),
+        credential_sha256: None,
     });
     let mut two = bead("sp-root.2", Some("sp-root"), "leaf", "implement");
     two.pipeline.attempts.insert("implement".into(), 1);
@@ -214,6 +215,7 @@ fn status_says_a_dead_runners_claim_is_to_be_cleared_and_how() {
     b.pipeline.lease = Some(Lease {
         holder: holder.clone(),
         since: NOW.into(),
+        credential_sha256: None,
     });
     std::fs::write(&path, b.to_file_bytes()).unwrap();
     let out = splice(tmp.path(), &["status", "--scope", "sp-root.1"]);

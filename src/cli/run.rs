@@ -6,11 +6,13 @@ use crate::driver::runner::{self, Options};
 use crate::error::Result;
 use crate::model::RunStatus;
 use crate::store::Store;
+use crate::transition::authority::{self, Verb, Who};
 
 /// Drive passes until the run rests (not `ready`) or a limit is reached. Prints the final
 /// envelope. Exits 0 when the run ran, whatever its status (the status is in the output), unless
 /// `--exit-status` asks for the status as the exit code; 130 when Ctrl-C or SIGTERM stopped it
-/// (dispatches in flight are stopped, their exits recorded and their claims released first).
+/// (dispatches in flight are stopped, their exits recorded and their claims released first). A
+/// dispatched session cannot start a runner (exit 1).
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
     /// Only this bead's tree (the bead and its descendants).
@@ -80,6 +82,7 @@ pub struct PassArgs {
 
 pub fn run(args: RunArgs, global: &Global) -> Result<i32> {
     let store = Store::discover(global.dir.as_deref())?;
+    authority::admit(Verb::Run, &Who::command_line(store.dir()))?;
     crate::driver::interrupt::install();
     let opts = Options {
         scope: args.scope,
@@ -102,6 +105,12 @@ pub fn run(args: RunArgs, global: &Global) -> Result<i32> {
 
 pub fn pass(args: PassArgs, global: &Global) -> Result<i32> {
     let store = Store::discover(global.dir.as_deref())?;
+    let verb = if args.dry_run {
+        Verb::PassDryRun
+    } else {
+        Verb::Pass
+    };
+    authority::admit(verb, &Who::command_line(store.dir()))?;
     crate::driver::interrupt::install();
     let opts = Options {
         scope: args.scope,

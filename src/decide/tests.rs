@@ -35,6 +35,7 @@ fn a_closed_node_ignores_every_other_rule() {
     b.pipeline.lease = Some(Lease {
         holder: "other".into(),
         since: AT.into(),
+        credential_sha256: None,
     });
     b.pipeline.dead_letter = Some(DeadLetter {
         step: "implement".into(),
@@ -54,6 +55,7 @@ fn own_lease_is_in_flight_and_counts_against_jobs() {
     a.pipeline.lease = Some(Lease {
         holder: "me".into(),
         since: AT.into(),
+        credential_sha256: None,
     });
     let b = bead("sp-b", "implement");
     let d = decide(&snap(vec![a, b]));

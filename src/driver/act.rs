@@ -1,14 +1,23 @@
 //! Act: carry out one action of a decision. Every state change goes through the writer
 //! (`src/transition/`) or the executor (`src/exec/`); a refusal is not a fault — the next pass
 //! decides again from the new state.
+//!
+//! The runner calls the writer in-process as [`Who::Runner`](transition::Who::Runner), and is
+//! recorded as a live runner ([`Presence`]) for as long as its [`RunCtx`] lives, so the writer
+//! recognizes every process it dispatches. Each dispatch gets a fresh credential: its sha256 goes
+//! on the claim, the secret into that dispatch's environment only. A dispatch never goes into a
+//! worktree a live process still works in (one left behind by a killed runner's agent, or a
+//! person's shell): it waits a moment, then is skipped with the process named.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use crate::authority::{Credential, Presence};
 use crate::error::{Error, Result};
 use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage};
 use crate::model::bead::{DeliveryMethod, ExitKind};
@@ -16,11 +25,16 @@ use crate::model::envelope::ActResult;
 use crate::model::manifest::Run;
 use crate::model::{Bead, Config, Manifest, Role, Step};
 use crate::policy::Lineage;
+use crate::process::procfs;
 use crate::store::Store;
 use crate::transition::{self, Ctx, claim, complete, park, record};
 use crate::worktree;
 
 use super::prompts;
+use super::snapshot::Identity;
+
+/// How long a dispatch waits for the processes still working in its worktree to end.
+const WORKTREE_GRACE: Duration = Duration::from_secs(1);
 
 /// What every action needs to know about the run.
 #[derive(Clone)]
@@ -30,15 +44,36 @@ pub struct RunCtx {
     pub config: Config,
     pub holder: String,
     pub run_id: String,
+    /// This runner's record, removed when the last clone is dropped.
+    pub presence: Arc<Presence>,
 }
 
 impl RunCtx {
+    /// The context of a run by `who`, recorded as a live runner of `store` (a child subreaper)
+    /// until it is dropped.
+    pub fn new(
+        store: &Store,
+        manifest: Manifest,
+        config: Config,
+        who: &Identity,
+    ) -> Result<RunCtx> {
+        let presence = Presence::register(store.dir(), &who.holder, &who.run)?;
+        Ok(RunCtx {
+            store: store.clone(),
+            manifest,
+            config,
+            holder: who.holder.clone(),
+            run_id: who.run.clone(),
+            presence: Arc::new(presence),
+        })
+    }
+
     /// The writer's context for one of this runner's own verbs, at the time read now.
     pub fn writer_ctx(&self) -> Result<Ctx<'_>> {
         Ok(Ctx {
             store: &self.store,
             holder: Some(self.holder.clone()),
-            dispatched: false,
+            who: transition::Who::Runner,
             run: Some(self.run_id.clone()),
             expect_seq: None,
             now: crate::clock::now_string()?,
@@ -160,16 +195,22 @@ pub fn start_dispatch(
     let ancestors = transition::ancestors_unlocked(&rc.store, bead)?;
     let branch = worktree::current_branch(rc.store.repo());
     let lineage = Lineage::new(&ancestors, transition::defaults(&rc.config, &branch));
+    if let Some(busy) = in_use(&worktree::node_path(&rc.store.worktrees_dir(), &bead.id)) {
+        return Ok(ActResult::Skipped { reason: busy });
+    }
     let wt = worktree::ensure(rc.store.repo(), &rc.store.worktrees_dir(), &bead.id, target)?;
     let head = worktree::head(&wt.path)?;
     let ctx = Ctx {
         expect_seq: Some(bead.pipeline.seq),
         ..rc.writer_ctx()?
     };
-    if let Err(e) = claim::claim(&ctx, &bead.id, &rc.holder, true, Some(&head)) {
+    let credential = Credential::new()?;
+    let hash = credential.sha256();
+    if let Err(e) = claim::claim_for_dispatch(&ctx, &bead.id, &rc.holder, Some(&head), &hash) {
         return refusal_is_skip(Err(e));
     }
     let job = Job {
+        credential,
         delivery: lineage.delivery(bead),
         rc: rc.clone(),
         bead: bead.id.clone(),
@@ -193,8 +234,38 @@ pub fn start_dispatch(
     Ok(ActResult::Started)
 }
 
+/// Why a dispatch into the worktree at `path` must not start: the live processes still working
+/// in it once [`WORKTREE_GRACE`] has passed (processes being killed get that long to go).
+fn in_use(path: &Path) -> Option<String> {
+    if !path.is_dir() {
+        return None;
+    }
+    let deadline = Instant::now() + WORKTREE_GRACE;
+    loop {
+        let users = procfs::users_of(path);
+        if users.is_empty() {
+            return None;
+        }
+        if Instant::now() >= deadline {
+            let named: Vec<String> = users
+                .iter()
+                .take(3)
+                .map(|u| format!("pid {} ({})", u.pid, u.command))
+                .collect();
+            return Some(format!(
+                "worktree {} is in use by {}; no dispatch goes into it until they end",
+                path.display(),
+                named.join(", ")
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 struct Job {
     rc: RunCtx,
+    /// The dispatch's credential (only its hash is on the claim).
+    credential: Credential,
     delivery: DeliveryMethod,
     bead: String,
     step: Step,
@@ -307,6 +378,7 @@ impl Job {
             usage: adapter,
             prices: &rc.config.prices,
             cancel: Some(&super::interrupt::INTERRUPTED),
+            credential: Some(self.credential.secret()),
             ..DispatchSpec::new(
                 &self.bead,
                 &self.step.name,

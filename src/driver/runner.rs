@@ -160,13 +160,7 @@ impl<'a> Run<'a> {
         let started = Instant::now();
         let config = store.config()?;
         let who = identity()?;
-        let rc = RunCtx {
-            store: store.clone(),
-            manifest: store.manifest()?,
-            config: config.clone(),
-            holder: who.holder.clone(),
-            run_id: who.run.clone(),
-        };
+        let rc = RunCtx::new(store, store.manifest()?, config.clone(), &who)?;
         let mut feed = Feed::load(store, opts.scope.as_deref(), who.clone())?;
         feed.snapshot.limits = Limits {
             max_passes: opts.max_passes.or(config.limits.max_passes),
