@@ -58,6 +58,7 @@ fn campaign(n: usize) -> Snapshot {
                     leaf.pipeline.lease = Some(Lease {
                         holder: "bench".into(),
                         since: AT.into(),
+                        credential_sha256: None,
                     });
                     worktrees.push(lid.clone());
                 }
@@ -65,6 +66,7 @@ fn campaign(n: usize) -> Snapshot {
                     leaf.pipeline.lease = Some(Lease {
                         holder: "other".into(),
                         since: AT.into(),
+                        credential_sha256: None,
                     })
                 }
                 3 => {

@@ -109,7 +109,7 @@ fn campaign_store(dir: &Path, n: usize) -> Store {
     let manifest = serde_json::json!({
         "routes": { "root": ["plan", "delegate"], "compound": ["plan", "delegate"], "leaf": ["work"] },
         "steps": [
-            { "name": "plan", "floors": [] },
+            { "name": "plan", "role": "split", "floors": [] },
             { "name": "delegate", "floors": [ { "kind": "children_finished" } ] },
             { "name": "work", "floors": [],
               "run": { "argv": ["sh", "-c", "splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done"] } }

@@ -69,7 +69,7 @@ def split(*children, seq=4):
 
 def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall_time_s=None,
              passes=0, tokens=0, wall_s=0, idle_passes=0, autonomy_default=None, worktrees=(),
-             branch="main", delivery_target=None, ancestors=()):
+             branch="main", delivery_target=None, ancestors=(), unreadable=()):
     snap = {
         "version": 1, "now": AT, "holder": HOLDER, "run": RUN, "scope": scope,
         "limits": {"max_passes": max_passes, "token_budget": token_budget,
@@ -86,7 +86,13 @@ def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall
     if ancestors:
         snap["ancestors"] = list(ancestors)
     snap.update({"worktrees": sorted(worktrees), "manifest": MANIFEST, "beads": beads})
+    if unreadable:
+        snap["unreadable"] = list(unreadable)
     return snap
+
+
+def unreadable(id, error="not a valid bead: EOF while parsing an object at line 1 column 7"):
+    return {"id": id, "file": f".splice/beads/{id}.json", "error": error}
 
 
 def campaign_root(id="sp-root", step="delegate", **kw):
@@ -580,6 +586,16 @@ def _():
              attempts={"review": 1}),
         bead("sp-root.4", "generate-spec", parent="sp-root", deps=["sp-root.2"]),
     ], worktrees=["sp-root.1", "sp-root.2", "sp-root@target"], jobs=2)
+
+
+@case("unreadable-bead-escalated")
+def _():
+    # sp-root's file could not be read: it rests escalated with the error, and its child (whose
+    # autonomy and target would come from it) escalates too; the unrelated task still dispatches.
+    return snapshot([
+        bead("sp-root.1", "implement", parent="sp-root"),
+        bead("sp-task", "implement"),
+    ], unreadable=[unreadable("sp-root")])
 
 
 def main():

@@ -27,6 +27,9 @@ pub enum Error {
     /// A git operation failed.
     #[error("git: {0}")]
     Git(String),
+    /// A bug in splice (e.g. a thread panicked); what it was doing is said.
+    #[error("internal error (a bug in splice; please report it): {0}")]
+    Internal(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -2,6 +2,7 @@
 //! pipeline. Three parts (DESIGN §1): the pure [`decide`] core, the single writer
 //! ([`transition`]), and the runner ([`driver`]). Everything else is called by one of these.
 
+pub mod authority;
 pub mod cli;
 pub mod clock;
 pub mod decide;

@@ -55,17 +55,28 @@ pub enum Refusal {
         holder: String,
         asker: String,
     },
-    /// `release --clear` on a bead nobody holds.
-    #[error("bead {bead} is not claimed")]
-    NotClaimed { bead: String },
     /// `record-exit` with no dispatch by that holder to record.
     #[error("bead {bead} has no dispatch by {holder} to record an exit for")]
     NoDispatch { bead: String, holder: String },
-    /// A person's verb called from a dispatched session.
-    #[error(
-        "`{verb}` is a person's verb; a dispatched session (SPLICE_DISPATCHED=1) cannot run it"
-    )]
+    /// A person's verb called by someone else: a dispatched session (recognized by descent from
+    /// a live runner or by its environment), or the runner.
+    #[error("`{verb}` is a person's verb; a dispatched session cannot run it")]
     NotAPerson { verb: String },
+    /// The runner's verb called from a dispatched session.
+    #[error("`{verb}` is the runner's or a person's verb; a dispatched session cannot run it")]
+    NotForAgents { verb: String },
+    /// An agent's verb from a dispatched session that presented no credential.
+    #[error(
+        "`{verb}`: this dispatched session has no credential (SPLICE_CREDENTIAL), so it can \
+         only read"
+    )]
+    NoCredential { verb: String },
+    /// An agent's verb on a bead its dispatch's credential does not hold.
+    #[error(
+        "`{verb}` on bead {bead}: this dispatched session's credential does not hold its claim; \
+         a dispatch acts only on its own bead, while its claim lasts"
+    )]
+    NotYourBead { verb: String, bead: String },
     /// `approve` with no gate pending on the step.
     #[error(
         "no gate is pending on {step} of bead {bead}; a gate is pending only after \
@@ -95,6 +106,14 @@ pub enum Refusal {
          `verdict: compound` makes a leaf compound)"
     )]
     LeafSplit { bead: String },
+    /// `split` on a node at a step that does not split.
+    #[error("{}", not_a_split_step(bead, step, split_step.as_deref()))]
+    NotASplitStep {
+        bead: String,
+        step: String,
+        /// The manifest's step with role `split`, if it has one.
+        split_step: Option<String>,
+    },
     /// `split` on a node that split already.
     #[error(
         "bead {bead} was already split into {joined} (at seq {seq}); a node splits once",
@@ -149,15 +168,18 @@ impl Refusal {
             Refusal::ClaimLost { .. } => "claim-lost",
             Refusal::NotClaimedBy { .. } => "not-claimed-by-you",
             Refusal::HeldByOther { .. } => "held-by-other",
-            Refusal::NotClaimed { .. } => "not-claimed",
             Refusal::NoDispatch { .. } => "no-dispatch",
             Refusal::NotAPerson { .. } => "not-a-person",
+            Refusal::NotForAgents { .. } => "not-for-agents",
+            Refusal::NoCredential { .. } => "no-credential",
+            Refusal::NotYourBead { .. } => "not-your-bead",
             Refusal::NothingPending { .. } => "nothing-pending",
             Refusal::AlreadyParked { .. } => "already-parked",
             Refusal::NotParked { .. } => "not-parked",
             Refusal::Parked { .. } => "parked",
             Refusal::AttemptsExhausted { .. } => "attempts-exhausted",
             Refusal::LeafSplit { .. } => "leaf-split",
+            Refusal::NotASplitStep { .. } => "not-a-split-step",
             Refusal::AlreadySplit { .. } => "already-split",
             Refusal::ChildExists { .. } => "child-exists",
             Refusal::NoSuchDirectory { .. } => "no-such-directory",
@@ -189,6 +211,19 @@ impl Refusal {
     /// Did this refusal write something (a recorded check)?
     pub fn recorded(&self) -> bool {
         self.checked().is_some()
+    }
+}
+
+/// Why a node at `step` may not split, and where it may.
+fn not_a_split_step(bead: &str, step: &str, split_step: Option<&str>) -> String {
+    match split_step {
+        Some(at) => {
+            format!("bead {bead} is at {step}, which does not split; a node splits at {at}")
+        }
+        None => format!(
+            "bead {bead} is at {step}, and the manifest has no step that splits; give the \
+             splitting step `\"role\": \"split\"`"
+        ),
     }
 }
 

@@ -13,6 +13,8 @@ const ONLY: &[(&str, &[&str])] = &[
     ("policy", &["model"]),
     ("refusal", &["model"]),
     ("decide", &["model", "policy"]),
+    // Who is calling (issue 9): `/proc`, the environment and runner records; no policy.
+    ("authority", &["error", "process"]),
 ];
 
 /// Imports that point the wrong way: (module, modules it must never name).

@@ -142,10 +142,12 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
         1 => Some(Lease {
             holder: HOLDER.into(),
             since: AT.into(),
+            credential_sha256: None,
         }),
         2 => Some(Lease {
             holder: "other".into(),
             since: AT.into(),
+            credential_sha256: None,
         }),
         _ => None,
     };

@@ -114,3 +114,53 @@ fn the_demo_refuses_a_directory_that_is_not_empty() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("empty directory"));
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
 }
+
+#[test]
+fn without_keep_the_demo_removes_its_scratch_repository_and_says_so() {
+    // Issue 10, item 10: each `splice demo` used to leave a repository in the temp directory.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_splice"))
+        .arg("demo")
+        .env("TMPDIR", tmp.path())
+        .env_remove("SPLICE_DIR")
+        .env_remove("SPLICE_HOLDER")
+        .env_remove("SPLICE_DISPATCHED")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("status done"), "{stdout}");
+    assert!(
+        stdout.contains("removed (`splice demo --keep` keeps it)"),
+        "{stdout}"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn kept_demo_prints_commands_that_run_as_printed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_splice"))
+        .args(["demo", "--keep"])
+        .env("TMPDIR", tmp.path())
+        .env_remove("SPLICE_DIR")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    // The status command names this binary (not on PATH here), so it runs as printed.
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("--dir") && l.trim_end().ends_with("status"))
+        .unwrap_or_else(|| panic!("no status command in {stdout}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let named = std::path::Path::new(words[0]).canonicalize().unwrap();
+    let this = std::path::Path::new(env!("CARGO_BIN_EXE_splice"))
+        .canonicalize()
+        .unwrap();
+    assert_eq!(named, this, "{line}");
+    let status = Command::new(words[0]).args(&words[1..]).output().unwrap();
+    assert_eq!(status.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&status.stdout).starts_with("status: done"));
+}

@@ -106,6 +106,25 @@ fn path_defaults_to_the_running_binary_directory() {
 }
 
 #[test]
+fn the_credential_is_in_the_environment_only() {
+    let f = fixture();
+    let p = paths(&f, 1);
+    let argv = sh("echo \"cred=${SPLICE_CREDENTIAL-unset}\" > cred.out; echo done");
+    let with = DispatchSpec {
+        credential: Some("s3cret-credential"),
+        ..spec(&f, &p, &argv)
+    };
+    let r = dispatch(&with).unwrap();
+    let seen = fs::read_to_string(f.worktree.join("cred.out")).unwrap();
+    assert_eq!(seen, "cred=s3cret-credential\n");
+    let log = fs::read_to_string(&r.log).unwrap();
+    assert!(!log.contains("s3cret"), "the log never holds it: {log}");
+    dispatch(&spec(&f, &p, &argv)).unwrap();
+    let seen = fs::read_to_string(f.worktree.join("cred.out")).unwrap();
+    assert_eq!(seen, "cred=unset\n", "no credential, no variable");
+}
+
+#[test]
 fn failures_and_unstartable_commands_are_typed() {
     let f = fixture();
     let p = paths(&f, 1);

@@ -142,10 +142,90 @@ fn a_review_of_an_older_commit_is_refused_after_a_new_commit_lands() {
 }
 
 #[test]
+fn a_stale_fail_review_never_sends_the_node_back() {
+    // Issue 10, item 1: after one FAIL review, each new implement commit was checked against the
+    // old review and sent straight back, so the reviewer never ran again and the task parked.
+    let repo = Repo::new();
+    let reviewed = repo.head();
+    let text = review(&reviewed, ["FAIL: S2 is missing", "PASS", "PASS", "PASS"]);
+    repo.write("src/add.rs", "pub fn add() {}\n");
+    let new_head = repo.commit("the fix");
+    let o = check(&repo, default_spec(), &text);
+    assert_verdict(&o, "refuse");
+    assert!(
+        o.reason.contains(&reviewed) && o.reason.contains(&new_head),
+        "{}",
+        o.reason
+    );
+    assert!(
+        o.effects.is_empty(),
+        "a stale FAIL only refuses: {:?}",
+        o.effects
+    );
+    // A FAIL without a usable Reviewed-SHA cannot be placed either: it only refuses.
+    let o = check(
+        &repo,
+        default_spec(),
+        "## Review\nStandards: FAIL\nSpec: PASS\nArchitecture: PASS\nEvidence: PASS\n",
+    );
+    assert_verdict(&o, "refuse");
+    assert!(o.effects.is_empty(), "{:?}", o.effects);
+}
+
+#[test]
 fn a_short_sha_refuses() {
     let repo = Repo::new();
     let head = repo.head();
     let o = check(&repo, default_spec(), &review(&head[..10], ["PASS"; 4]));
     assert_verdict(&o, "refuse");
     assert!(o.reason.contains("full 40-hex"), "{}", o.reason);
+}
+
+#[test]
+fn evidence_outside_the_working_directory_is_never_read() {
+    // A review symlinked to a file outside the repository must not have that file's text
+    // copied into the guidance (and from there into the committed bead and journal).
+    let repo = Repo::new();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.md");
+    std::fs::write(
+        &secret,
+        review(
+            &repo.head(),
+            ["FAIL the private key is hunter2", "PASS", "PASS", "PASS"],
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(repo.path().join("reviews")).unwrap();
+    std::os::unix::fs::symlink(&secret, repo.path().join("reviews/sp-a.md")).unwrap();
+    let b = bead("sp-a", "review");
+    let o = repo.check(default_spec(), &b, &b, "review", None);
+    assert_verdict(&o, "refuse");
+    assert!(
+        o.reason.contains("outside the working directory"),
+        "{}",
+        o.reason
+    );
+    assert!(o.effects.is_empty(), "{:?}", o.effects);
+    let all = format!("{} {} {:?}", o.reason, o.evidence, o.effects);
+    assert!(!all.contains("hunter2"), "{all}");
+    // The same for a floor that only asks whether the file is there.
+    let o = repo.check(
+        json!({"kind": "file_exists", "path": "reviews/sp-a.md"}),
+        &b,
+        &b,
+        "review",
+        None,
+    );
+    assert_verdict(&o, "refuse");
+    // A symlink that stays inside the repository is followed as usual.
+    repo.write("docs/real.md", &review(&repo.head(), ["PASS"; 4]));
+    std::fs::remove_file(repo.path().join("reviews/sp-a.md")).unwrap();
+    std::os::unix::fs::symlink(
+        repo.path().join("docs/real.md"),
+        repo.path().join("reviews/sp-a.md"),
+    )
+    .unwrap();
+    let o = repo.check(default_spec(), &b, &b, "review", None);
+    assert_verdict(&o, "pass");
 }

@@ -102,12 +102,13 @@ fn an_agent_that_always_fails_is_parked_and_the_run_escalates() {
     );
 }
 
-/// A manifest whose leaf has one argv step, so tests control exactly what the agent does.
+/// A manifest whose leaf has one argv step, so tests control exactly what the agent does. The
+/// root splits at `plan`.
 fn argv_manifest(r: &Repo, script: &str, timeout_s: u64, max_attempts: u32) {
     let manifest = serde_json::json!({
         "routes": { "root": ["plan", "delegate"], "compound": ["plan", "delegate"], "leaf": ["work"] },
         "steps": [
-            { "name": "plan", "floors": [] },
+            { "name": "plan", "role": "split", "floors": [] },
             { "name": "delegate", "floors": [ { "kind": "children_finished" } ] },
             { "name": "work", "run": { "argv": ["sh", "-c", script] }, "floors": [],
               "timeout_s": timeout_s, "max_attempts": max_attempts, "resume": "continue" }
@@ -451,4 +452,155 @@ fn a_run_out_of_passes_starts_nothing_more() {
     assert_eq!(b["pipeline"]["attempts"]["generate-spec"], 1);
     assert!(b["pipeline"]["lease"].is_null());
     assert!(b["pipeline"]["dead_letter"].is_null());
+}
+
+#[test]
+fn a_panic_in_a_dispatch_thread_ends_the_run_with_exit_2_and_releases_its_claim() {
+    let r = Repo::new();
+    argv_manifest(
+        &r,
+        "splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done",
+        30,
+        3,
+    );
+    let (_, c1, c2) = two_children(&r, "a", "b");
+    let mut child = r
+        .cmd(&["run", "--jobs", "2", "--output", "json"])
+        .env("SPLICE_FAILPOINT", "dispatch-panic")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run must end by itself; before the fix it waited for the dead thread forever.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("splice run hung after a dispatch thread panicked");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("internal error") && err.contains("the dispatch thread panicked"),
+        "{err}"
+    );
+    for id in [&c1, &c2] {
+        let b = r.bead(id);
+        assert!(
+            b["pipeline"]["lease"].is_null(),
+            "{id} is still claimed: {b:#}"
+        );
+    }
+    // The attempt that panicked was recorded as an error, so a person sees what happened.
+    let exits = [&c1, &c2]
+        .iter()
+        .flat_map(|id| {
+            r.bead(id)["pipeline"]["exits"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>();
+    assert!(
+        !exits.is_empty() && exits.iter().all(|e| e["exit"] == "error"),
+        "{exits:?}"
+    );
+}
+
+#[test]
+fn two_runners_started_together_never_fail_on_creating_worktrees() {
+    // Before the checkouts' lock, 4 trials in 10 had one runner exit 2 on a git error
+    // ("… .lock: File exists", "already checked out") while both created the same worktree.
+    for trial in 0..4 {
+        let r = Repo::new();
+        argv_manifest(
+            &r,
+            "sleep 0.2; splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done",
+            30,
+            3,
+        );
+        two_children(&r, "a", "b");
+        let start = || {
+            r.cmd(&["run", "--jobs", "2", "--output", "json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (one, two) = (start(), start());
+        for out in [
+            one.wait_with_output().unwrap(),
+            two.wait_with_output().unwrap(),
+        ] {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "trial {trial}: {err}");
+            assert!(!err.contains("panicked"), "trial {trial}: {err}");
+        }
+    }
+}
+
+#[test]
+fn a_run_warns_when_the_main_checkout_has_uncommitted_changes() {
+    // Issue 10, item 12: agents branch from the committed target, so an edit left uncommitted in
+    // the main checkout is silently not part of the work.
+    let r = Repo::new();
+    let id = r.task("T", &[]);
+    use_sim_agent(&r, &[]);
+    let out = r.run(&["run", "--output", "human", "--max-passes", "1"]);
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("warning"),
+        "a clean checkout gives no warning"
+    );
+    r.write("notes.md", "not committed\n");
+    std::fs::write(r.path().join("README.md"), "edited\n").unwrap();
+    let out = r.run(&["run", "--output", "human", "--max-passes", "1"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("warning: the main checkout has uncommitted changes (README.md, notes.md)"),
+        "{text}"
+    );
+    let out = r.run(&["run", "--output", "json", "--max-passes", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("splice: warning: the main checkout has uncommitted"),
+        "{err}"
+    );
+    let out = r.run(&["run", "--output", "stream-json", "--max-passes", "1"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.contains("\"type\":\"warning\"")),
+        "{text}"
+    );
+    let _ = id;
+}
+
+#[test]
+fn exit_status_maps_the_final_run_status_to_its_documented_code() {
+    // Issue 10, item 19: `splice run` exits 0 when it ran, whatever happened; `--exit-status`
+    // says how it ended, with codes clear of 1, 2 and 130.
+    let r = Repo::new();
+    r.task("Write the notes", &[]);
+    use_sim_agent(&r, &[]);
+    let plain = r.run(&["run", "--json"]);
+    assert_eq!(plain.status.code(), Some(0));
+    let env: Value = serde_json::from_slice(&plain.stdout).unwrap();
+    assert_eq!(env["status"], "suspended-human", "{env:#}");
+    let out = r.run(&["run", "--json", "--exit-status"]);
+    assert_eq!(out.status.code(), Some(10), "suspended-human is 10");
+    let out = r.run(&[
+        "run",
+        "--exit-status",
+        "--max-passes",
+        "0",
+        "--output",
+        "json",
+    ]);
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["status"], "budget");
+    assert_eq!(out.status.code(), Some(13), "budget is 13");
+    let err = r.fails(2, &["run", "--json", "--output", "human"]);
+    assert!(err.contains("cannot be used with"), "{err}");
 }

@@ -14,6 +14,17 @@ fn the_feed_applies_what_the_journal_committed_since_its_last_read() {
     let r = Repo::new();
     let root = r.init(&["--scenarios", "S1"]);
     let other = r.task("Outside the scope", &[]);
+    // The root splits at to-issues.
+    r.ok(&[
+        "transition",
+        "route",
+        "--bead",
+        &root,
+        "--to",
+        "root",
+        "--at",
+        "to-issues",
+    ]);
     let store = Store::discover(Some(r.path())).unwrap();
     let mut feed = Feed::load(&store, Some(&root), Identity::default()).unwrap();
     assert_eq!(feed.snapshot.beads.len(), 1);

@@ -12,6 +12,17 @@ const FAILPOINTS: [&str; 3] = ["after-journal", "after-tmp", "after-rename"];
 /// Build some acknowledged history, then crash a split (a multi-bead transition).
 fn crash_split(r: &Repo, failpoint: &str) -> (String, Vec<(String, Vec<u8>)>) {
     let root = r.init(&["--scenarios", "S1,S2"]);
+    // The root splits at to-issues.
+    r.ok(&[
+        "transition",
+        "route",
+        "--bead",
+        &root,
+        "--to",
+        "root",
+        "--at",
+        "to-issues",
+    ]);
     let other = r.task("bystander", &[]);
     r.ok(&["transition", "claim", "--bead", &other, "--holder", "h"]);
     r.ok(&["transition", "release", "--bead", &other, "--holder", "h"]);

@@ -164,8 +164,9 @@ impl Model {
                 }
             },
             Op::Clear { .. } => {
+                // Clearing a claim that is not there is a no-op, as releasing one is.
                 let Some(l) = self.lease.take() else {
-                    return Refused;
+                    return Ok;
                 };
                 if let Some((dh, ds)) = self.dispatch.take() {
                     if dh == l {

@@ -1,11 +1,11 @@
 //! `splice demo`: the example campaign driven to `done` in a scratch repository.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::Global;
 use crate::demo::run::{demo, summary_table};
 use crate::driver::events::{Output, out};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::RunStatus;
 use crate::store::Store;
 
@@ -14,30 +14,69 @@ use crate::store::Store;
 /// does each step's real work: the PRP, the split, specs, code and tests named with scenario ids,
 /// reviews at HEAD, merges into the campaign branch, the reconciliation. Planning gates wait for a
 /// person; the demo approves them as the person and says so. Exits 0 when the campaign is done.
+/// The scratch repository is removed at the end unless `--keep` is given.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Build the scratch repository here (a missing or empty directory) instead of a temp dir.
-    #[arg(long, value_name = "DIR")]
-    pub keep: Option<PathBuf>,
+    /// Keep the scratch repository afterwards and print where it is, with commands to look
+    /// around. With DIR (a missing or empty directory), build it there.
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    pub keep: Option<Option<PathBuf>>,
     /// human: progress and a summary table; stream-json: the runner's events.
     #[arg(long, value_enum, default_value = "human")]
     pub output: Output,
 }
 
 pub fn run(args: Args, _global: &Global) -> Result<i32> {
-    let result = demo(args.keep.as_deref(), args.output)?;
+    let result = demo(args.keep.clone().flatten().as_deref(), args.output)?;
     let store = Store::discover(Some(&result.dir))?;
-    if args.output == Output::Human {
-        let dir = result.dir.display();
-        out(&format!(
-            "{}repository: {dir}\n  git -C {dir} log --oneline --graph campaign/calc\n  \
-             splice --dir {dir} status\n",
-            summary_table(&store, &result)?
-        ));
+    let human = args.output == Output::Human;
+    if human {
+        out(&summary_table(&store, &result)?);
+    }
+    if args.keep.is_some() {
+        if human {
+            let dir = result.dir.display();
+            let splice = invocation();
+            out(&format!(
+                "repository kept: {dir}\n  git -C {dir} log --oneline --graph campaign/calc\n  \
+                 {splice} --dir {dir} status\n"
+            ));
+        }
+    } else {
+        std::fs::remove_dir_all(&result.dir).map_err(|e| Error::io(&result.dir, e))?;
+        if human {
+            out(&format!(
+                "scratch repository {} removed (`splice demo --keep` keeps it)\n",
+                result.dir.display()
+            ));
+        }
     }
     Ok(if result.status == RunStatus::Done {
         0
     } else {
         1
     })
+}
+
+/// How to run this splice in a printed command: `splice` when that is the binary on PATH, else
+/// this executable's path (e.g. `target/release/splice` under `cargo run`).
+fn invocation() -> String {
+    let Ok(exe) = std::env::current_exe() else {
+        return "splice".into();
+    };
+    let on_path = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| same_file(&dir.join("splice"), &exe))
+    });
+    if on_path {
+        return "splice".into();
+    }
+    let shown = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| exe.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or(exe);
+    shown.display().to_string()
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }

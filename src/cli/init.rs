@@ -79,7 +79,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     };
     let now = crate::clock::now_string()?;
     let store = Store::open_or_create(global.dir.as_deref())?;
-    let outcome = create::init(&Ctx::person(&store, now), node);
+    let outcome = create::init(&Ctx::command_line(&store, now), node);
     output::report_repairs(&store);
     for w in outcome.iter().flat_map(|created| &created.warnings) {
         output::err(&format!("splice: warning: {w}\n"));

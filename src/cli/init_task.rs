@@ -24,6 +24,6 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     };
     let now = crate::clock::now_string()?;
     let store = Store::open_or_create(global.dir.as_deref())?;
-    let outcome = create::init_task(&Ctx::person(&store, now), node);
+    let outcome = create::init_task(&Ctx::command_line(&store, now), node);
     output::emit(&store, outcome)
 }

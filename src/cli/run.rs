@@ -4,20 +4,24 @@ use super::Global;
 use crate::driver::events::{Events, Output};
 use crate::driver::runner::{self, Options};
 use crate::error::Result;
+use crate::model::RunStatus;
 use crate::store::Store;
+use crate::transition::authority::{self, Verb, Who};
 
 /// Drive passes until the run rests (not `ready`) or a limit is reached. Prints the final
-/// envelope; exits 0 whatever the status (the status is in the output). Ctrl-C stops the
-/// dispatches in flight, records their exits and releases their claims, then exits 130.
+/// envelope. Exits 0 when the run ran, whatever its status (the status is in the output), unless
+/// `--exit-status` asks for the status as the exit code; 130 when Ctrl-C or SIGTERM stopped it
+/// (dispatches in flight are stopped, their exits recorded and their claims released first). A
+/// dispatched session cannot start a runner (exit 1).
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// Only this bead's tree.
+    /// Only this bead's tree (the bead and its descendants).
     #[arg(long, value_name = "ID")]
     pub scope: Option<String>,
     /// Stop with status `budget` after this many passes.
     #[arg(long, value_name = "N")]
     pub max_passes: Option<u64>,
-    /// Dispatches in flight at once.
+    /// Dispatches in flight at once (default: `[limits] jobs`, else 1).
     #[arg(long, value_name = "J")]
     pub jobs: Option<u32>,
     /// Stop with status `budget` once dispatches have used this many tokens.
@@ -26,28 +30,59 @@ pub struct RunArgs {
     /// Stop with status `budget` after this many seconds (checked before each pass).
     #[arg(long, value_name = "S")]
     pub wall_time: Option<u64>,
-    /// human: progress lines; json: the final envelope; stream-json: one event per line, the
-    /// last a `result` whose `text` is the final envelope.
-    #[arg(long, value_enum, default_value = "human")]
-    pub output: Output,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Exit with the final run status instead of 0: done 0, suspended-human 10,
+    /// suspended-running 11, escalated 12, budget 13, stalled 14, idle 15 (see docs/cli.md;
+    /// `ready`, 16, cannot end a run).
+    #[arg(long)]
+    pub exit_status: bool,
 }
 
-/// One pass: decide, act (waiting for the dispatches it starts), record. Prints the envelope.
+/// How a run reports.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// human: progress lines and the final reasons; json: the final envelope only;
+    /// stream-json: one event per line, the last a `result` whose `text` is the final envelope.
+    #[arg(long, value_enum, default_value = "human")]
+    pub output: Output,
+    /// The same as `--output json`.
+    #[arg(long, conflicts_with = "output")]
+    pub json: bool,
+}
+
+impl OutputArgs {
+    fn chosen(&self) -> Output {
+        if self.json { Output::Json } else { self.output }
+    }
+}
+
+/// One pass: decide, act (waiting for the dispatches it starts), record. Prints the envelope
+/// (JSON by default).
 #[derive(clap::Args, Debug)]
 pub struct PassArgs {
+    /// Only this bead's tree (the bead and its descendants).
     #[arg(long, value_name = "ID")]
     pub scope: Option<String>,
-    /// Decide only: print what the pass would do, change nothing.
+    /// Decide only: print what the pass would do (each action with result `dry-run`), change
+    /// nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Dispatches the pass may start (default: `[limits] jobs`, else 1).
     #[arg(long, value_name = "J")]
     pub jobs: Option<u32>,
+    /// human: the actions and the final reasons; json: the envelope; stream-json: one event
+    /// per line, the last a `result` whose `text` is the envelope.
     #[arg(long, value_enum, default_value = "json")]
     pub output: Output,
+    /// The same as `--output json`.
+    #[arg(long, conflicts_with = "output")]
+    pub json: bool,
 }
 
 pub fn run(args: RunArgs, global: &Global) -> Result<i32> {
     let store = Store::discover(global.dir.as_deref())?;
+    authority::admit(Verb::Run, &Who::command_line(store.dir()))?;
     crate::driver::interrupt::install();
     let opts = Options {
         scope: args.scope,
@@ -57,13 +92,25 @@ pub fn run(args: RunArgs, global: &Global) -> Result<i32> {
         wall_time_s: args.wall_time,
         ..Options::default()
     };
-    let summary = runner::run(&store, &opts, &Events::new(args.output));
+    let output = args.output.chosen();
+    let summary = runner::run(&store, &opts, &Events::new(output));
     super::output::report_repairs(&store);
-    finish(summary?, args.output)
+    let summary = summary?;
+    let code = finish(&summary, output);
+    Ok(match code {
+        0 if args.exit_status => status_code(summary.status),
+        code => code,
+    })
 }
 
 pub fn pass(args: PassArgs, global: &Global) -> Result<i32> {
     let store = Store::discover(global.dir.as_deref())?;
+    let verb = if args.dry_run {
+        Verb::PassDryRun
+    } else {
+        Verb::Pass
+    };
+    authority::admit(verb, &Who::command_line(store.dir()))?;
     crate::driver::interrupt::install();
     let opts = Options {
         scope: args.scope,
@@ -72,16 +119,31 @@ pub fn pass(args: PassArgs, global: &Global) -> Result<i32> {
         one_pass: true,
         ..Options::default()
     };
-    let summary = runner::run(&store, &opts, &Events::new(args.output));
+    let output = if args.json { Output::Json } else { args.output };
+    let summary = runner::run(&store, &opts, &Events::new(output));
     super::output::report_repairs(&store);
-    finish(summary?, args.output)
+    Ok(finish(&summary?, output))
 }
 
-/// Exit 0 whatever the status (it is in the output); 130 when Ctrl-C stopped the run.
-fn finish(summary: runner::Summary, output: Output) -> Result<i32> {
+/// Print the final envelope for `json`; exit 0 (the status is in the output), or 130 when
+/// Ctrl-C or SIGTERM stopped the run.
+fn finish(summary: &runner::Summary, output: Output) -> i32 {
     if output == Output::Json {
-        let env = serde_json::to_value(&summary.envelope).unwrap_or_default();
-        super::output::print_json(&env);
+        super::output::print_json(&summary.envelope);
     }
-    Ok(if summary.interrupted { 130 } else { 0 })
+    if summary.interrupted { 130 } else { 0 }
+}
+
+/// `--exit-status`: the final status as an exit code, clear of 1, 2 and 130.
+pub fn status_code(status: RunStatus) -> i32 {
+    match status {
+        RunStatus::Done => 0,
+        RunStatus::SuspendedHuman => 10,
+        RunStatus::SuspendedRunning => 11,
+        RunStatus::Escalated => 12,
+        RunStatus::Budget => 13,
+        RunStatus::Stalled => 14,
+        RunStatus::Idle => 15,
+        RunStatus::Ready => 16,
+    }
 }

@@ -1,4 +1,7 @@
-//! `splice transition <verb>`: the writer's verbs, one subcommand each.
+//! `splice transition <verb>`: the writer's verbs, one subcommand each. Who the caller is comes
+//! from [`Who::command_line`] (descent from a live runner, the environment), never from its
+//! arguments alone: `--holder` and `SPLICE_HOLDER` only name a holder, which a dispatched
+//! session's claim must match.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -13,7 +16,9 @@ use crate::model::Role;
 use crate::model::bead::ExitKind;
 use crate::store::Store;
 use crate::transition::read::Query;
-use crate::transition::{Ctx, claim, complete, gate, park, propose, read, record, settings, split};
+use crate::transition::{
+    Ctx, Who, claim, complete, gate, park, propose, read, record, settings, split,
+};
 
 /// Change (or read) a bead's pipeline state. Only these verbs write `.splice/`.
 #[derive(clap::Args, Debug)]
@@ -28,7 +33,8 @@ pub struct Common {
     /// The bead to act on.
     #[arg(long)]
     pub bead: String,
-    /// Who is acting: a runner or dispatched session's holder identity.
+    /// The holder acting for: a runner's identity. A dispatched session acts as its claim's
+    /// holder; naming another is refused.
     #[arg(long, env = "SPLICE_HOLDER")]
     pub holder: Option<String>,
     /// Refuse unless the bead's `pipeline.seq` is N (compare-and-swap).
@@ -211,11 +217,13 @@ pub enum Verb {
     Delivery(BeadOnly),
 }
 
+/// The writer's context for a command-line caller, recognized as a person or a dispatched
+/// session.
 fn ctx<'a>(store: &'a Store, common: &Common, now: &str) -> Ctx<'a> {
     Ctx {
         store,
         holder: common.holder.clone().filter(|h| !h.is_empty()),
-        dispatched: std::env::var("SPLICE_DISPATCHED").is_ok_and(|v| v == "1"),
+        who: Who::command_line(store.dir()),
         run: common.run.clone().filter(|r| !r.is_empty()),
         expect_seq: common.expect_seq,
         now: now.to_string(),

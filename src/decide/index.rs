@@ -4,6 +4,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use crate::model::snapshot::Unreadable;
 use crate::model::{Bead, Snapshot, Step};
 use crate::policy::lineage::{self, Defaults};
 use crate::policy::route;
@@ -59,6 +60,9 @@ pub(crate) struct Index<'a> {
     by_id: FxMap<&'a str, &'a Bead>,
     /// The scope root's ancestors outside the snapshot, for lineage walks only.
     context: FxMap<&'a str, &'a Bead>,
+    /// Bead files that could not be read, one per id, sorted by id; none whose id a bead has.
+    pub unreadable: Vec<&'a Unreadable>,
+    unreadable_ids: FxMap<&'a str, &'a Unreadable>,
     /// What a node inherits when its lineage sets nothing.
     pub defaults: Defaults<'a>,
     steps: FxMap<&'a str, &'a Step>,
@@ -108,11 +112,22 @@ impl<'a> Index<'a> {
             .iter()
             .map(|b| (b.id.as_str(), b))
             .collect();
+        // Whatever their order: by id, and by content among copies of one id.
+        let mut unreadable: Vec<&Unreadable> = snapshot
+            .unreadable
+            .iter()
+            .filter(|u| !by_id.contains_key(u.id.as_str()))
+            .collect();
+        unreadable.sort_by(|a, b| (&a.id, &a.file, &a.error).cmp(&(&b.id, &b.file, &b.error)));
+        unreadable.dedup_by(|later, earlier| later.id == earlier.id);
+        let unreadable_ids = unreadable.iter().map(|u| (u.id.as_str(), *u)).collect();
         Index {
             snapshot,
             beads,
             by_id,
             context,
+            unreadable,
+            unreadable_ids,
             defaults: Defaults::of(snapshot),
             steps,
             worktree_children,
@@ -147,6 +162,17 @@ impl<'a> Index<'a> {
             .borrow_mut()
             .insert(parent.id.as_str(), found);
         found
+    }
+
+    /// The unreadable bead file above `bead`: where its lineage breaks off (nothing above it can
+    /// be known, so neither can what it inherits).
+    pub fn unreadable_above(&self, bead: &'a Bead) -> Option<&'a Unreadable> {
+        if self.unreadable_ids.is_empty() {
+            return None;
+        }
+        let top = self.chain(bead).last()?;
+        let parent = top.parent.as_deref()?;
+        self.unreadable_ids.get(parent).copied()
     }
 
     pub fn bead(&self, id: &str) -> Option<&'a Bead> {

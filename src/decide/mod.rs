@@ -31,6 +31,12 @@
 //! A step the manifest does not declare cannot be checked or run: such a node rests `escalated`
 //! (between rules 9 and 10), never silently waits.
 //!
+//! A bead file that could not be read (the snapshot's `unreadable`) is a node too: it rests
+//! `escalated` with its file and error (its step is unknown: empty), before any rule. A node whose
+//! lineage breaks off at one (an ancestor's file could not be read) rests `escalated` between
+//! rules 6 and 7, since what it inherits cannot be known. Without a scope, an unreadable file
+//! also keeps the run from being `done` (it may be an open top-level bead).
+//!
 //! Then, over the dispatches in (priority, id) order:
 //!
 //! * **Serialization.** Siblings share a parent (top-level nodes are siblings of each other). Two
@@ -94,7 +100,10 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     // Serialization among siblings, then the jobs limit.
     serialize::serialize_dispatches(&ix, contenders, &mut outcomes);
 
-    let mut seen = Seen::default();
+    let mut seen = Seen {
+        escalated: !ix.unreadable.is_empty(),
+        ..Seen::default()
+    };
     for outcome in &outcomes {
         match outcome {
             Outcome::Act(_) | Outcome::Dispatch { .. } => seen.action = true,
@@ -126,7 +135,8 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
         };
         nodes.push((id, NodeDecision { step, rest }));
     }
-    // Already in id order, so this builds the map in one pass.
+    nodes.extend(unreadable_nodes(&ix));
+    // Already in id order (bar unreadable ones), so this builds the map in one pass.
     let nodes: BTreeMap<String, NodeDecision> = nodes.into_iter().collect();
     // Pushed in id order: a stable sort on priority alone gives (priority, id) order.
     actions.sort_by_key(|a| a.0);
@@ -136,6 +146,18 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
         actions,
         nodes,
     }
+}
+
+/// Bead files that could not be read: a node each (step unknown), escalated with the reason.
+fn unreadable_nodes<'a>(ix: &'a Index) -> impl Iterator<Item = (String, NodeDecision)> + 'a {
+    ix.unreadable.iter().map(|u| {
+        let rest = Rest::Escalated { reason: u.reason() };
+        let node = NodeDecision {
+            step: String::new(),
+            rest: Some(rest),
+        };
+        (u.id.clone(), node)
+    })
 }
 
 /// Does an action stand under `status`? Only a `ready` run acts; a `done` one only cleans up.
@@ -180,8 +202,9 @@ fn run_status(ix: &Index, seen: &Seen) -> RunStatus {
         Some(root) => ix.bead(root).is_some_and(|b| b.is_closed()),
         None => {
             // At least one top-level bead (a parent cycle has none), and all of them closed.
+            // An unreadable file may be an open top-level bead.
             let mut tops = ix.beads.iter().filter(|b| ix.is_top_level(b)).peekable();
-            tops.peek().is_some() && tops.all(|b| b.is_closed())
+            ix.unreadable.is_empty() && tops.peek().is_some() && tops.all(|b| b.is_closed())
         }
     };
     if done {

@@ -1,7 +1,7 @@
 //! The fifteen per-node rules of the module table, in its order.
 
 use crate::model::bead::{GateState, Verdict};
-use crate::model::{Action, Autonomy, Bead, Rest, Role};
+use crate::model::{Action, Autonomy, Bead, Rest, Role, Step};
 use crate::policy::gate;
 use crate::policy::lineage::{self, Source};
 
@@ -20,46 +20,64 @@ pub(crate) enum Outcome<'a> {
     Rest(Rest),
 }
 
+/// The first rule of the table that applies to `bead`, in four groups in the table's order.
 pub(crate) fn node_outcome<'a>(ix: &Index<'a>, bead: &'a Bead) -> Outcome<'a> {
-    let p = &bead.pipeline;
-    // Owned copies only for the outcome that needs them (a rest like `closed` needs none).
-    let id = || bead.id.clone();
-    let here = || p.step.clone();
+    if let Some(settled) = settled(ix, bead) {
+        return settled;
+    }
+    let step = ix.step(&bead.pipeline.step);
+    if let Some(waiting) = waiting(ix, bead, step) {
+        return waiting;
+    }
+    let Some(step) = step else {
+        return Outcome::Rest(Rest::Escalated {
+            reason: format!(
+                "step {:?} is not declared in the manifest; fix the manifest or move the node",
+                bead.pipeline.step
+            ),
+        });
+    };
+    checked(ix, bead, step).unwrap_or_else(|| work(ix, bead, step))
+}
 
+/// Rules 1–7 (and, between 6 and 7, a lineage that breaks off at an unreadable file): what
+/// settles the node whatever its step.
+fn settled<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<Outcome<'a>> {
+    let p = &bead.pipeline;
     // 1, 2: closed.
     if bead.is_closed() {
         let children = ix.worktree_children(&bead.id);
         if !children.is_empty() {
             let children = children.iter().map(|c| c.to_string()).collect();
-            return Outcome::Act(Action::CleanupFanout {
-                bead: id(),
+            return Some(Outcome::Act(Action::CleanupFanout {
+                bead: bead.id.clone(),
                 children,
-            });
+            }));
         }
-        return Outcome::Rest(Rest::Closed);
+        return Some(Outcome::Rest(Rest::Closed));
     }
 
     // 3, 4: leased.
     if let Some(lease) = &p.lease {
         if lease.holder != ix.snapshot.holder {
-            return Outcome::Rest(Rest::Running {
+            return Some(Outcome::Rest(Rest::Running {
                 holder: lease.holder.clone(),
                 since: lease.since.clone(),
                 options: vec!["wait".into(), "clear-claim".into()],
-            });
+            }));
         }
-        return Outcome::Rest(Rest::InFlight {
+        return Some(Outcome::Rest(Rest::InFlight {
             holder: lease.holder.clone(),
             since: lease.since.clone(),
-        });
+        }));
     }
 
     // 5: dead-lettered.
     if let Some(dl) = &p.dead_letter {
-        return Outcome::Rest(Rest::Parked {
+        return Some(Outcome::Rest(Rest::Parked {
             step: dl.step.clone(),
             reason: dl.reason.clone(),
-        });
+        }));
     }
 
     // 6: open blocking dependencies.
@@ -71,7 +89,18 @@ pub(crate) fn node_outcome<'a>(ix: &Index<'a>, bead: &'a Bead) -> Outcome<'a> {
     if !by.is_empty() {
         by.sort_unstable();
         by.dedup();
-        return Outcome::Rest(Rest::Blocked { by });
+        return Some(Outcome::Rest(Rest::Blocked { by }));
+    }
+
+    // Between 6 and 7: an ancestor's file could not be read, so the lineage is unknown.
+    if let Some(u) = ix.unreadable_above(bead) {
+        return Some(Outcome::Rest(Rest::Escalated {
+            reason: format!(
+                "its ancestor {} could not be read ({}), so what it inherits (autonomy, target, \
+                 whether its parent released it) is unknown until that file is repaired",
+                u.id, u.file
+            ),
+        }));
     }
 
     // 7: the parent has not reached delegate.
@@ -79,14 +108,18 @@ pub(crate) fn node_outcome<'a>(ix: &Index<'a>, bead: &'a Bead) -> Outcome<'a> {
         && !parent.is_closed()
         && !ix.releases_children(parent)
     {
-        return Outcome::Rest(Rest::WaitingParent {
+        return Some(Outcome::Rest(Rest::WaitingParent {
             parent: parent.id.clone(),
             parent_step: parent.pipeline.step.clone(),
-        });
+        }));
     }
+    None
+}
 
-    let step = ix.step(&p.step);
-
+/// Rules 8 and 9: a person's gate, or children still at work.
+fn waiting<'a>(ix: &Index<'a>, bead: &'a Bead, step: Option<&'a Step>) -> Option<Outcome<'a>> {
+    let p = &bead.pipeline;
+    let here = || p.step.clone();
     // 8: gate pending on S.
     if let Some(gate) = bead.gate_on_step()
         && gate.state == GateState::Pending
@@ -94,13 +127,13 @@ pub(crate) fn node_outcome<'a>(ix: &Index<'a>, bead: &'a Bead) -> Outcome<'a> {
         let (level, source) = resolve_autonomy(ix, bead);
         let target = ix.target(bead);
         let relaxes = step.map(|s| gate::relaxes(s, bead, level, target));
-        return Outcome::Rest(Rest::AwaitingHuman {
+        return Some(Outcome::Rest(Rest::AwaitingHuman {
             gate: Some(here()),
             step: here(),
             autonomy: level,
             autonomy_source: source.label(),
             relaxes,
-        });
+        }));
     }
 
     // 9: delegating while sanctioned children are open.
@@ -114,38 +147,35 @@ pub(crate) fn node_outcome<'a>(ix: &Index<'a>, bead: &'a Bead) -> Outcome<'a> {
             .cloned()
             .collect();
         if !open.is_empty() {
-            return Outcome::Rest(Rest::WaitingChildren { children: open });
+            return Some(Outcome::Rest(Rest::WaitingChildren { children: open }));
         }
     }
+    None
+}
 
-    let Some(step) = step else {
-        return Outcome::Rest(Rest::Escalated {
-            reason: format!(
-                "step {:?} is not declared in the manifest; fix the manifest or move the node",
-                p.step
-            ),
-        });
-    };
-
+/// Rules 10–12: evidence to check, a check that could not check, a PR awaiting its merge.
+fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome<'a>> {
+    let p = &bead.pipeline;
+    let here = || p.step.clone();
     let proposal = bead.proposal_since_entry();
     let check = bead.check_since_entry();
 
     // 10: evidence to check (a proposal newer than the last check; or floors never checked here).
     let newer_proposal = proposal.is_some_and(|pr| check.is_none_or(|c| pr.seq > c.seq));
     if newer_proposal || (!step.floors.is_empty() && check.is_none()) {
-        return Outcome::Act(Action::Check {
-            bead: id(),
+        return Some(Outcome::Act(Action::Check {
+            bead: bead.id.clone(),
             step: here(),
-        });
+        }));
     }
 
     // 11: the check could not check.
     if let Some(c) = check
         && c.verdict == Verdict::Escalate
     {
-        return Outcome::Rest(Rest::Escalated {
+        return Some(Outcome::Rest(Rest::Escalated {
             reason: c.reason.clone(),
-        });
+        }));
     }
 
     // 12: a PR waits for its merge.
@@ -159,16 +189,22 @@ pub(crate) fn node_outcome<'a>(ix: &Index<'a>, bead: &'a Bead) -> Outcome<'a> {
         && c.awaiting_merge
     {
         if c.run.as_deref() != Some(ix.snapshot.run.as_str()) {
-            return Outcome::Act(Action::Check {
-                bead: id(),
+            return Some(Outcome::Act(Action::Check {
+                bead: bead.id.clone(),
                 step: here(),
-            });
+            }));
         }
-        return Outcome::Rest(Rest::AwaitingMerge {
+        return Some(Outcome::Rest(Rest::AwaitingMerge {
             pr_url: pr_url.cloned(),
-        });
+        }));
     }
+    None
+}
 
+/// Rules 13–15: dispatch, park when the attempts are used up, or wait for a person.
+fn work<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Outcome<'a> {
+    let p = &bead.pipeline;
+    let here = || p.step.clone();
     // 13, 14: dispatch, or park when the attempts are used up.
     if step.run.is_some() && needs_dispatch(bead) {
         let attempts = bead.attempts_on(&p.step);
@@ -189,7 +225,7 @@ pub(crate) fn node_outcome<'a>(ix: &Index<'a>, bead: &'a Bead) -> Outcome<'a> {
             };
         }
         return Outcome::Act(Action::Park {
-            bead: id(),
+            bead: bead.id.clone(),
             step: here(),
             reason: format!(
                 "attempts exhausted on {}: {attempts} of {}{}",

@@ -35,6 +35,7 @@ fn a_closed_node_ignores_every_other_rule() {
     b.pipeline.lease = Some(Lease {
         holder: "other".into(),
         since: AT.into(),
+        credential_sha256: None,
     });
     b.pipeline.dead_letter = Some(DeadLetter {
         step: "implement".into(),
@@ -54,6 +55,7 @@ fn own_lease_is_in_flight_and_counts_against_jobs() {
     a.pipeline.lease = Some(Lease {
         holder: "me".into(),
         since: AT.into(),
+        credential_sha256: None,
     });
     let b = bead("sp-b", "implement");
     let d = decide(&snap(vec![a, b]));
@@ -121,4 +123,63 @@ fn budget_wins_over_ready_but_not_over_done() {
     assert_eq!(decide(&s).status, RunStatus::Budget);
     s.beads[0].status = Status::Closed;
     assert_eq!(decide(&s).status, RunStatus::Done);
+}
+
+fn unreadable(id: &str) -> crate::model::snapshot::Unreadable {
+    crate::model::snapshot::Unreadable {
+        id: id.into(),
+        file: format!(".splice/beads/{id}.json"),
+        error: "not a valid bead: EOF while parsing".into(),
+    }
+}
+
+#[test]
+fn an_unreadable_bead_file_rests_escalated_and_the_others_go_on() {
+    let mut s = snap(vec![bead("sp-a", "implement")]);
+    s.unreadable = vec![unreadable("sp-b")];
+    let d = decide(&s);
+    match rest_of(&d, "sp-b") {
+        Some(Rest::Escalated { reason }) => {
+            assert!(reason.contains(".splice/beads/sp-b.json") && reason.contains("EOF"))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(d.nodes["sp-b"].step, "");
+    assert!(matches!(d.actions.as_slice(), [Action::Dispatch { bead, .. }] if bead == "sp-a"));
+}
+
+#[test]
+fn below_an_unreadable_bead_the_lineage_is_unknown_so_the_node_escalates() {
+    let mut child = bead("sp-root.1", "implement");
+    child.parent = Some("sp-root".into());
+    let mut grandchild = bead("sp-root.1.1", "implement");
+    grandchild.parent = Some("sp-root.1".into());
+    let mut s = snap(vec![child, grandchild, bead("sp-other", "implement")]);
+    s.unreadable = vec![unreadable("sp-root")];
+    let d = decide(&s);
+    for id in ["sp-root.1", "sp-root.1.1"] {
+        assert!(
+            matches!(rest_of(&d, id), Some(Rest::Escalated { reason }) if reason.contains("sp-root")),
+            "{id}: {:?}",
+            rest_of(&d, id)
+        );
+    }
+    assert!(matches!(d.actions.as_slice(), [Action::Dispatch { bead, .. }] if bead == "sp-other"));
+}
+
+#[test]
+fn unreadable_files_decide_the_same_whatever_their_order_and_a_bead_wins_its_id() {
+    let mut closed = bead("sp-a", "deliver");
+    closed.status = Status::Closed;
+    let mut s = snap(vec![closed]);
+    s.unreadable = vec![unreadable("sp-z"), unreadable("sp-a"), unreadable("sp-m")];
+    let d = decide(&s);
+    assert_eq!(rest_of(&d, "sp-a"), Some(&Rest::Closed));
+    assert_eq!(
+        d.status,
+        RunStatus::Escalated,
+        "not done: sp-m and sp-z may be open"
+    );
+    s.unreadable.reverse();
+    assert_eq!(decide(&s), d);
 }

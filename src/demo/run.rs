@@ -81,11 +81,11 @@ fn prepare(dir: &Path, plan: &Plan) -> Result<Store> {
 }
 
 /// Set up the scratch repository and drive the campaign to `done`.
-pub fn demo(keep: Option<&Path>, output: Output) -> Result<DemoResult> {
+pub fn demo(dir: Option<&Path>, output: Output) -> Result<DemoResult> {
     let started = Instant::now();
     let events = Events::new(output);
     let plan = Plan::embedded()?;
-    let dir = scratch(keep)?;
+    let dir = scratch(dir)?;
     say(
         &events,
         &format!("demo: scratch repository {}", dir.display()),

@@ -1,13 +1,23 @@
 //! Act: carry out one action of a decision. Every state change goes through the writer
 //! (`src/transition/`) or the executor (`src/exec/`); a refusal is not a fault — the next pass
 //! decides again from the new state.
+//!
+//! The runner calls the writer in-process as [`Who::Runner`](transition::Who::Runner), and is
+//! recorded as a live runner ([`Presence`]) for as long as its [`RunCtx`] lives, so the writer
+//! recognizes every process it dispatches. Each dispatch gets a fresh credential: its sha256 goes
+//! on the claim, the secret into that dispatch's environment only. A dispatch never goes into a
+//! worktree a live process still works in (one left behind by a killed runner's agent, or a
+//! person's shell): it waits a moment, then is skipped with the process named.
 
-use std::path::PathBuf;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use crate::authority::{Credential, Presence};
 use crate::error::{Error, Result};
 use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage};
 use crate::model::bead::{DeliveryMethod, ExitKind};
@@ -15,11 +25,16 @@ use crate::model::envelope::ActResult;
 use crate::model::manifest::Run;
 use crate::model::{Bead, Config, Manifest, Role, Step};
 use crate::policy::Lineage;
+use crate::process::procfs;
 use crate::store::Store;
 use crate::transition::{self, Ctx, claim, complete, park, record};
 use crate::worktree;
 
 use super::prompts;
+use super::snapshot::Identity;
+
+/// How long a dispatch waits for the processes still working in its worktree to end.
+const WORKTREE_GRACE: Duration = Duration::from_secs(1);
 
 /// What every action needs to know about the run.
 #[derive(Clone)]
@@ -29,15 +44,36 @@ pub struct RunCtx {
     pub config: Config,
     pub holder: String,
     pub run_id: String,
+    /// This runner's record, removed when the last clone is dropped.
+    pub presence: Arc<Presence>,
 }
 
 impl RunCtx {
+    /// The context of a run by `who`, recorded as a live runner of `store` (a child subreaper)
+    /// until it is dropped.
+    pub fn new(
+        store: &Store,
+        manifest: Manifest,
+        config: Config,
+        who: &Identity,
+    ) -> Result<RunCtx> {
+        let presence = Presence::register(store.dir(), &who.holder, &who.run)?;
+        Ok(RunCtx {
+            store: store.clone(),
+            manifest,
+            config,
+            holder: who.holder.clone(),
+            run_id: who.run.clone(),
+            presence: Arc::new(presence),
+        })
+    }
+
     /// The writer's context for one of this runner's own verbs, at the time read now.
     pub fn writer_ctx(&self) -> Result<Ctx<'_>> {
         Ok(Ctx {
             store: &self.store,
             holder: Some(self.holder.clone()),
-            dispatched: false,
+            who: transition::Who::Runner,
             run: Some(self.run_id.clone()),
             expect_seq: None,
             now: crate::clock::now_string()?,
@@ -109,9 +145,38 @@ pub struct Finished {
     pub log: Option<PathBuf>,
     /// What went wrong around the dispatch (preparing it, or recording its exit).
     pub problem: Option<String>,
+    /// The dispatch's thread panicked (a bug in splice): the run must stop, with exit 2.
+    pub panic: Option<String>,
 }
 
 impl Finished {
+    fn new(bead: String, step: String, attempt: u32) -> Finished {
+        Finished {
+            bead,
+            step,
+            attempt,
+            exit: ExitKind::Error,
+            code: None,
+            elapsed_ms: 0,
+            usage: None,
+            log: None,
+            problem: None,
+            panic: None,
+        }
+    }
+
+    /// Note a panic caught while `doing` something.
+    fn panicked(&mut self, payload: &(dyn std::any::Any + Send), doing: &str) {
+        let text = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        let what = format!("the dispatch thread panicked while {doing}: {text}");
+        self.problem.get_or_insert_with(|| what.clone());
+        self.panic = Some(what);
+    }
+
     pub fn tokens(&self) -> u64 {
         self.usage.as_ref().map_or(0, usage::Usage::budget_tokens)
     }
@@ -130,16 +195,22 @@ pub fn start_dispatch(
     let ancestors = transition::ancestors_unlocked(&rc.store, bead)?;
     let branch = worktree::current_branch(rc.store.repo());
     let lineage = Lineage::new(&ancestors, transition::defaults(&rc.config, &branch));
+    if let Some(busy) = in_use(&worktree::node_path(&rc.store.worktrees_dir(), &bead.id)) {
+        return Ok(ActResult::Skipped { reason: busy });
+    }
     let wt = worktree::ensure(rc.store.repo(), &rc.store.worktrees_dir(), &bead.id, target)?;
     let head = worktree::head(&wt.path)?;
     let ctx = Ctx {
         expect_seq: Some(bead.pipeline.seq),
         ..rc.writer_ctx()?
     };
-    if let Err(e) = claim::claim(&ctx, &bead.id, &rc.holder, true, Some(&head)) {
+    let credential = Credential::new()?;
+    let hash = credential.sha256();
+    if let Err(e) = claim::claim_for_dispatch(&ctx, &bead.id, &rc.holder, Some(&head), &hash) {
         return refusal_is_skip(Err(e));
     }
     let job = Job {
+        credential,
         delivery: lineage.delivery(bead),
         rc: rc.clone(),
         bead: bead.id.clone(),
@@ -149,15 +220,52 @@ pub fn start_dispatch(
         parent: lineage.parent().cloned(),
         root_id: lineage.root(bead).id.clone(),
     };
+    let (id, step, attempt) = (job.bead.clone(), job.step.name.clone(), job.attempt);
     std::thread::spawn(move || {
-        let finished = job.run();
+        // `Job::run` catches a panic of the dispatch itself; this catches one in recording it,
+        // so the runner always hears back (it would otherwise wait for this thread forever).
+        let finished = catch_unwind(AssertUnwindSafe(|| job.run())).unwrap_or_else(|panic| {
+            let mut f = Finished::new(id, step, attempt);
+            f.panicked(&*panic, "recording its exit");
+            f
+        });
         let _ = done.send(finished);
     });
     Ok(ActResult::Started)
 }
 
+/// Why a dispatch into the worktree at `path` must not start: the live processes still working
+/// in it once [`WORKTREE_GRACE`] has passed (processes being killed get that long to go).
+fn in_use(path: &Path) -> Option<String> {
+    if !path.is_dir() {
+        return None;
+    }
+    let deadline = Instant::now() + WORKTREE_GRACE;
+    loop {
+        let users = procfs::users_of(path);
+        if users.is_empty() {
+            return None;
+        }
+        if Instant::now() >= deadline {
+            let named: Vec<String> = users
+                .iter()
+                .take(3)
+                .map(|u| format!("pid {} ({})", u.pid, u.command))
+                .collect();
+            return Some(format!(
+                "worktree {} is in use by {}; no dispatch goes into it until they end",
+                path.display(),
+                named.join(", ")
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 struct Job {
     rc: RunCtx,
+    /// The dispatch's credential (only its hash is on the claim).
+    credential: Credential,
     delivery: DeliveryMethod,
     bead: String,
     step: Step,
@@ -170,25 +278,18 @@ struct Job {
 impl Job {
     fn run(self) -> Finished {
         let started = Instant::now();
-        let mut finished = Finished {
-            bead: self.bead.clone(),
-            step: self.step.name.clone(),
-            attempt: self.attempt,
-            exit: ExitKind::Error,
-            code: None,
-            elapsed_ms: 0,
-            usage: None,
-            log: None,
-            problem: None,
-        };
-        match self.dispatch() {
-            Ok(result) => {
+        let mut finished = Finished::new(self.bead.clone(), self.step.name.clone(), self.attempt);
+        // A panic in the dispatch is a bug in splice: the exit is still recorded and the claim
+        // released below, and the runner stops the run.
+        match catch_unwind(AssertUnwindSafe(|| self.dispatch())) {
+            Ok(Ok(result)) => {
                 finished.exit = result.exit;
                 finished.code = result.code;
                 finished.usage = result.usage;
                 finished.log = Some(result.log);
             }
-            Err(e) => finished.problem = Some(e.to_string()),
+            Ok(Err(e)) => finished.problem = Some(e.to_string()),
+            Err(panic) => finished.panicked(&*panic, "dispatching"),
         }
         finished.elapsed_ms = started.elapsed().as_millis() as u64;
         // Record the exit and release, whatever happened: the attempt was counted at the claim.
@@ -220,6 +321,9 @@ impl Job {
     }
 
     fn dispatch(&self) -> Result<exec::DispatchResult> {
+        if std::env::var("SPLICE_FAILPOINT").is_ok_and(|v| v == "dispatch-panic") {
+            panic!("failpoint dispatch-panic");
+        }
         let rc = &self.rc;
         let bead = rc.store.read_bead(&self.bead)?;
         worktree::prepare_for_attempt(
@@ -274,6 +378,7 @@ impl Job {
             usage: adapter,
             prices: &rc.config.prices,
             cancel: Some(&super::interrupt::INTERRUPTED),
+            credential: Some(self.credential.secret()),
             ..DispatchSpec::new(
                 &self.bead,
                 &self.step.name,

@@ -15,6 +15,8 @@ use crate::model::{Action, Decision, Envelope, Rest, Snapshot};
 use crate::store::atomic;
 use crate::transition::record;
 
+use super::advice::{self, Next, Node};
+
 /// A dispatch of this run in flight: its step, attempt and start.
 #[derive(Clone, Debug)]
 pub struct Running {
@@ -143,51 +145,37 @@ pub fn describe_action(report: &ActionReport) -> String {
     }
 }
 
-/// The final envelope for a person: the status and every open node's reason.
+/// The final envelope for a person: the status, and for every open node why it rests and what a
+/// person can do next.
 pub fn human(env: &Envelope) -> String {
-    let mut out = format!("status: {}\n", env.status.as_str());
+    let mut out = format!(
+        "status: {} — {}\n",
+        env.status.as_str(),
+        advice::status_line(env.status)
+    );
     for (id, node) in &env.nodes {
-        let reason = match &node.rest {
-            None => env
-                .actions
-                .iter()
-                .find(|a| a.action.bead() == id)
-                .map_or("action".to_string(), |a| {
-                    format!("{} ({})", a.action.name(), result_name(&a.result))
-                }),
-            Some(r) => rest_line(r),
+        let who = Node {
+            id,
+            review: None,
+            max_attempts: None,
         };
-        let _ = writeln!(out, "  {id:<16} {:<16} {reason}", node.step);
+        let next = match &node.rest {
+            Some(r) => advice::for_rest(&who, &r.rest),
+            None => match env.actions.iter().find(|a| a.action.bead() == id) {
+                Some(a) => Next {
+                    text: describe_action(a),
+                    command: None,
+                },
+                None => Next::default(),
+            },
+        };
+        let _ = writeln!(out, "  {id:<16} {:<16} {}", node.step, next.text);
+        if let Some(cmd) = next.command.as_deref().filter(|c| *c != "splice run") {
+            let _ = writeln!(out, "  {:<16} {:<16} → {cmd}", "", "");
+        }
     }
     if env.closed > 0 {
         let _ = writeln!(out, "  ({} closed)", env.closed);
     }
     out
-}
-
-fn result_name(r: &ActResult) -> &'static str {
-    match r {
-        ActResult::Done { .. } => "done",
-        ActResult::Skipped { .. } => "skipped",
-        ActResult::Started => "started",
-        ActResult::DryRun => "dry-run",
-    }
-}
-
-/// `kind (field=value, …)` for a rest, from its JSON form.
-fn rest_line(r: &RestReport) -> String {
-    let value = serde_json::to_value(r).unwrap_or_default();
-    let detail: Vec<String> = value
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter(|(k, _)| *k != "kind")
-        .map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string)))
-        .collect();
-    let kind = r.rest.name();
-    if detail.is_empty() {
-        kind.to_string()
-    } else {
-        format!("{kind} ({})", detail.join(", "))
-    }
 }

@@ -80,6 +80,8 @@ pub enum Event {
     },
     /// Something said to a person along the way (the demo's narration).
     Note { text: String },
+    /// Something a person should know before trusting the run's result.
+    Warning { text: String },
     /// Ctrl-C or SIGTERM stopped the run.
     Interrupted { run: String },
     /// The run ended; `text` is the final envelope as JSON.
@@ -125,6 +127,7 @@ impl Event {
                 elapsed_s,
             } => format!("… {bead} {step} attempt {attempt} running for {elapsed_s}s"),
             Event::Note { text } => text.clone(),
+            Event::Warning { text } => format!("warning: {text}"),
             Event::Interrupted { .. } => {
                 "interrupted: dispatches in flight were stopped and their claims released".into()
             }
@@ -204,7 +207,14 @@ impl Events {
                 (_, Some(text)) => out(&format!("{} {text}\n", self.clock())),
                 (_, None) => {}
             },
-            Output::Json | Output::Quiet => {}
+            // With only the final envelope on stdout, a warning still reaches a person.
+            Output::Json => {
+                if let Event::Warning { text } = event {
+                    let _ = std::io::stderr()
+                        .write_all(format!("splice: warning: {text}\n").as_bytes());
+                }
+            }
+            Output::Quiet => {}
         }
     }
 

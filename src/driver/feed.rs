@@ -68,8 +68,14 @@ impl Feed {
         Ok(changed)
     }
 
-    /// Replace or add one bead if it is in scope (or one of the scope's ancestors).
+    /// Replace or add one bead if it is in scope (or one of the scope's ancestors). An image
+    /// whose id is no bead id (a forged committed record) is ignored: no verb could act on it.
     fn apply(&mut self, bead: Bead) -> bool {
+        if !crate::store::ids::is_valid(&bead.id) {
+            return false;
+        }
+        // A file repaired by hand and written since is readable again.
+        self.snapshot.unreadable.retain(|u| u.id != bead.id);
         if let Some(&i) = self.index.get(&bead.id) {
             self.snapshot.beads[i] = bead;
             return true;
@@ -116,7 +122,7 @@ fn resume_offset(store: &Store) -> Result<u64> {
     let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     Ok(match journal::read_tail(&path)? {
         Tail::Clean => len,
-        Tail::Uncommitted(record) => record.tx,
+        Tail::Uncommitted { at, .. } => at,
         Tail::Torn { keep, .. } => keep,
     })
 }

@@ -5,6 +5,7 @@
 //! | [`snapshot`] | the snapshot from one directory read |
 //! | [`feed`] | the snapshot kept between passes, refreshed from the journal |
 //! | [`act`] | each action carried out through the writer or the executor |
+//! | [`advice`] | what a person can do about a node, in words and with the exact command |
 //! | [`runner`] | the loop of passes, dispatches in flight on threads |
 //! | [`envelope`] | what a pass reports, and where it is recorded |
 //! | [`events`] | human, json and stream-json output |
@@ -12,6 +13,7 @@
 //! | [`prompts`] | step prompt templates |
 
 pub mod act;
+pub mod advice;
 pub mod envelope;
 pub mod events;
 pub mod feed;

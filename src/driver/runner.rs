@@ -88,6 +88,10 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
     let mut run = Run::start(store, opts, events)?;
     loop {
         run.collect_finished();
+        if let Some(panic) = run.panicked.take() {
+            run.drain();
+            return Err(Error::Internal(panic));
+        }
         let pass = match run.pass() {
             Ok(p) => p,
             Err(e) => {
@@ -122,6 +126,9 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
         // Ready, yet every action came to nothing and nothing is in flight: say so to decide.
         run.idle_passes += 1;
     }
+    if let Some(panic) = run.panicked.take() {
+        return Err(Error::Internal(panic));
+    }
     Ok(run.finish())
 }
 
@@ -143,6 +150,8 @@ struct Run<'a> {
     done_rx: Receiver<Finished>,
     inflight: BTreeMap<String, Running>,
     idle_passes: u64,
+    /// A dispatch thread panicked: the run stops (exit 2) once every dispatch has ended.
+    panicked: Option<String>,
     sum: Summary,
 }
 
@@ -151,13 +160,7 @@ impl<'a> Run<'a> {
         let started = Instant::now();
         let config = store.config()?;
         let who = identity()?;
-        let rc = RunCtx {
-            store: store.clone(),
-            manifest: store.manifest()?,
-            config: config.clone(),
-            holder: who.holder.clone(),
-            run_id: who.run.clone(),
-        };
+        let rc = RunCtx::new(store, store.manifest()?, config.clone(), &who)?;
         let mut feed = Feed::load(store, opts.scope.as_deref(), who.clone())?;
         feed.snapshot.limits = Limits {
             max_passes: opts.max_passes.or(config.limits.max_passes),
@@ -174,6 +177,7 @@ impl<'a> Run<'a> {
             scope: opts.scope.clone(),
             limits: feed.snapshot.limits.clone(),
         });
+        warn_uncommitted(store, events);
         let (done_tx, done_rx) = mpsc::channel();
         Ok(Run {
             rc,
@@ -185,6 +189,7 @@ impl<'a> Run<'a> {
             done_rx,
             inflight: BTreeMap::new(),
             idle_passes: 0,
+            panicked: None,
             sum: Summary {
                 run: who.run,
                 holder: who.holder,
@@ -341,6 +346,10 @@ impl<'a> Run<'a> {
 
     fn finished(&mut self, f: Finished) {
         self.inflight.remove(&f.bead);
+        if let Some(panic) = &f.panic {
+            self.panicked
+                .get_or_insert_with(|| format!("{} {}: {panic}", f.bead, f.step));
+        }
         self.sum.tokens = self.sum.tokens.saturating_add(f.tokens());
         self.events.emit(&Event::DispatchEnd {
             bead: f.bead,
@@ -428,6 +437,27 @@ impl<'a> Run<'a> {
         }
         self.sum
     }
+}
+
+/// Agents branch from committed work: say so when the main checkout has changes they will not see.
+fn warn_uncommitted(store: &Store, events: &Events) {
+    let Some(paths) = crate::worktree::uncommitted(store.repo()).filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let shown: Vec<&str> = paths.iter().take(5).map(String::as_str).collect();
+    let more = paths.len().saturating_sub(shown.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    events.emit(&Event::Warning {
+        text: format!(
+            "the main checkout has uncommitted changes ({}{more}); agents work from committed \
+             commits and will not see them: commit them first if they belong to the work",
+            shown.join(", ")
+        ),
+    });
 }
 
 fn elapsed_ms(since: Instant) -> u64 {

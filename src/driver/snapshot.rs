@@ -1,13 +1,19 @@
 //! Build a [`Snapshot`] from the state directory: one directory read of the beads (in
 //! parallel), one of the worktrees, the manifest and the config. No lock, no subprocess.
+//!
+//! A bead file that cannot be read fails no read: it goes into the snapshot's `unreadable` with
+//! its error (for `decide` to rest it `escalated`), and the other beads are read as usual. In a
+//! scoped snapshot an unreadable file is kept when it is the parent of a bead in scope or of the
+//! scope's ancestors, or its name is a child id of the scope root (`<root>.N`); an unreadable
+//! scope root is a fault naming its file.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::model::snapshot::SNAPSHOT_VERSION;
+use crate::model::snapshot::{SNAPSHOT_VERSION, Unreadable};
 use crate::model::{Bead, Counters, Limits, Snapshot};
-use crate::store::Store;
+use crate::store::{STATE_DIR, Store, Unread};
 
 /// Who is asking, and which run.
 #[derive(Clone, Debug, Default)]
@@ -20,10 +26,18 @@ pub struct Identity {
 pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapshot> {
     let manifest = store.manifest()?;
     let config = store.config()?;
-    let beads = store.read_all()?;
-    let (beads, ancestors) = match scope {
-        Some(root) => in_scope(beads, root)?,
-        None => (beads, Vec::new()),
+    let scan = store.scan()?;
+    let (beads, ancestors, unreadable) = match scope {
+        Some(root) => {
+            let mut unreadable = scan.unreadable;
+            if let Some(at) = unreadable.iter().position(|u| u.id == root) {
+                return Err(unreadable.swap_remove(at).error);
+            }
+            let (beads, ancestors) = in_scope(scan.beads, root)?;
+            let unreadable = unreadable_in_scope(unreadable, root, &beads, &ancestors);
+            (beads, ancestors, unreadable)
+        }
+        None => (scan.beads, Vec::new(), scan.unreadable),
     };
     let ids: HashSet<&str> = beads.iter().map(|b| b.id.as_str()).collect();
     let worktrees = crate::worktree::list(&store.worktrees_dir())?
@@ -52,7 +66,46 @@ pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapsh
         worktrees,
         manifest,
         beads,
+        unreadable: unreadable.into_iter().map(unreadable_of).collect(),
     })
+}
+
+/// The snapshot's record of a file that could not be read: the error without the absolute path
+/// (the file is named relative to the repository root instead).
+fn unreadable_of(u: Unread) -> Unreadable {
+    let error = match u.error {
+        Error::BadFile { msg, .. } => msg,
+        Error::Io { source, .. } => source.to_string(),
+        other => other.to_string(),
+    };
+    Unreadable {
+        file: format!("{STATE_DIR}/beads/{}.json", u.id),
+        id: u.id,
+        error,
+    }
+}
+
+/// The unreadable files a scoped snapshot keeps: parents of what it holds, and the scope root's
+/// children by name.
+fn unreadable_in_scope(
+    unreadable: Vec<Unread>,
+    root: &str,
+    beads: &[Bead],
+    ancestors: &[Bead],
+) -> Vec<Unread> {
+    if unreadable.is_empty() {
+        return unreadable;
+    }
+    let parents: HashSet<&str> = beads
+        .iter()
+        .chain(ancestors)
+        .filter_map(|b| b.parent.as_deref())
+        .collect();
+    let child_prefix = format!("{root}.");
+    unreadable
+        .into_iter()
+        .filter(|u| parents.contains(u.id.as_str()) || u.id.starts_with(&child_prefix))
+        .collect()
 }
 
 /// `root` and every bead below it via `parent`, in id order; and `root`'s ancestors, nearest

@@ -2,7 +2,10 @@
 //! `SPLICE_*` environment, a timeout that kills the whole group, and a bounded log.
 //!
 //! The process itself is run by [`crate::process::run`] (own group, the group killed at the
-//! timeout, on cancel and after the leader exits, the output drained with a grace period).
+//! timeout, on cancel and after the leader exits, a fence that kills it when the runner dies, the
+//! output drained with a grace period). The dispatch's credential (`SPLICE_CREDENTIAL`, made by
+//! the runner, its hash on the claim) goes into its environment and nowhere else: not the argv,
+//! the prompt or the log.
 //! stdout and stderr share one pipe, so the log keeps their interleaving; the log is a
 //! [`BoundedLog`]. splice's notes (a timeout, a signal, why the command could not start) are
 //! appended to the log after the output.
@@ -95,6 +98,9 @@ pub struct DispatchSpec<'a> {
     /// Set by another thread (e.g. on Ctrl-C) to kill the process group at the next poll; the
     /// dispatch then ends as [`ExitKind::Error`] with a note in the log.
     pub cancel: Option<&'a AtomicBool>,
+    /// The dispatch's own credential (`SPLICE_CREDENTIAL`): the writer lets it act on this
+    /// dispatch's bead only, and only while the claim lasts. `None`: the agent can only read.
+    pub credential: Option<&'a str>,
 }
 
 impl<'a> DispatchSpec<'a> {
@@ -128,6 +134,7 @@ impl<'a> DispatchSpec<'a> {
             prices: &NO_PRICES,
             splice_bin_dir: None,
             cancel: None,
+            credential: None,
         }
     }
 }
@@ -158,7 +165,7 @@ pub fn env_for(spec: &DispatchSpec) -> Vec<(String, OsString)> {
         // A directory with ':' in its name cannot go on PATH; keep the inherited one.
         std::env::var_os("PATH").unwrap_or_default()
     });
-    vec![
+    let mut env: Vec<(String, OsString)> = vec![
         ("SPLICE_BEAD".into(), spec.bead.into()),
         ("SPLICE_STEP".into(), spec.step.into()),
         ("SPLICE_ATTEMPT".into(), spec.attempt.to_string().into()),
@@ -172,7 +179,11 @@ pub fn env_for(spec: &DispatchSpec) -> Vec<(String, OsString)> {
         ("SPLICE_DISPATCHED".into(), "1".into()),
         ("SPLICE_RUN".into(), spec.run_id.into()),
         ("PATH".into(), path),
-    ]
+    ];
+    if let Some(credential) = spec.credential {
+        env.push(("SPLICE_CREDENTIAL".into(), credential.into()));
+    }
+    env
 }
 
 /// Run one dispatch to its end (or its timeout).
@@ -192,6 +203,7 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
             .collect(),
         timeout: spec.timeout,
         cancel: spec.cancel,
+        fence: true,
         ..Cmd::new(spec.argv, spec.worktree)
     };
     let ran = process::run(&cmd, Output::Combined(log.clone()));

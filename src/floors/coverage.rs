@@ -207,12 +207,14 @@ fn scan(root: &Path, test_paths: &[String], owned: &[String]) -> Scan {
         absent_paths: Vec::new(),
         files_scanned: 0,
     };
+    // Paths below are resolved (symlinks included) to stay inside the checkout.
+    let root = &root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     for tp in test_paths {
-        let base = root.join(tp);
-        if !base.exists() {
+        // A test path that leads outside the checkout (a symlink) is as good as absent.
+        let Ok(base) = super::inside(root, tp) else {
             out.absent_paths.push(tp.clone());
             continue;
-        }
+        };
         for entry in WalkDir::new(&base)
             .sort_by_file_name()
             .into_iter()

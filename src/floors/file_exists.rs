@@ -10,10 +10,14 @@ pub struct FileExists;
 impl Floor for FileExists {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
         const KIND: FloorKind = FloorKind::FileExists;
-        let Some((rel, abs)) = ctx.path_param(spec) else {
+        let Some((rel, _)) = ctx.path_param(spec) else {
             return Outcome::escalate(KIND, "the floor declares no `path`", json!({}));
         };
         let evidence = json!({ "path": rel, "read_in": ctx.workdir });
+        let abs = match ctx.inside(&rel) {
+            Ok(abs) => abs,
+            Err(why) => return Outcome::refuse(KIND, why, evidence),
+        };
         match std::fs::metadata(&abs) {
             Ok(m) if m.is_file() && m.len() > 0 => {
                 Outcome::pass(KIND, format!("{rel} exists"), evidence)

@@ -176,21 +176,45 @@ impl Ctx<'_> {
         spec: &FloorSpec,
         kind: FloorKind,
     ) -> Result<(String, String), Box<Outcome>> {
-        let Some((rel, abs)) = self.path_param(spec) else {
+        let Some((rel, _)) = self.path_param(spec) else {
             return Err(Box::new(Outcome::escalate(
                 kind,
                 "the floor declares no `path`",
                 json!({}),
             )));
         };
-        match std::fs::read_to_string(&abs) {
+        match self.read_inside(&rel) {
             Ok(text) => Ok((rel, text)),
-            Err(_) => Err(Box::new(Outcome::refuse(
-                kind,
-                format!("{rel} does not exist or is not readable text"),
-                json!({ "path": rel }),
-            ))),
+            Err(why) => Err(Box::new(Outcome::refuse(kind, why, json!({ "path": rel })))),
         }
+    }
+
+    /// Where `rel` leads inside the working directory, symlinks resolved. Evidence is read only
+    /// inside it: an absolute path, `..`, or a symlink out of it is refused (the text would be
+    /// copied into bead files and the journal, which users commit).
+    pub fn inside(&self, rel: &str) -> Result<PathBuf, String> {
+        inside(&self.workdir, rel)
+    }
+
+    /// The text of the file at `rel` inside the working directory (see [`Ctx::inside`]), at
+    /// most [`MAX_EVIDENCE_BYTES`]. `Err` is a reason to refuse.
+    pub fn read_inside(&self, rel: &str) -> Result<String, String> {
+        use std::io::Read;
+        let path = self.inside(rel)?;
+        let file = std::fs::File::open(&path)
+            .map_err(|_| format!("{rel} does not exist or is not readable text"))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_EVIDENCE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|_| format!("{rel} does not exist or is not readable text"))?;
+        if bytes.len() as u64 > MAX_EVIDENCE_BYTES {
+            return Err(format!(
+                "{rel} is larger than {} MiB; evidence that large is not read",
+                MAX_EVIDENCE_BYTES >> 20
+            ));
+        }
+        String::from_utf8(bytes)
+            .map_err(|_| format!("{rel} does not exist or is not readable text"))
     }
 
     /// A floor's `argv` parameter, each argument rendered.
@@ -208,6 +232,33 @@ impl Ctx<'_> {
         Some((rel, abs))
     }
 }
+
+/// Where `rel` leads inside `root`, symlinks resolved; `Err` says why it does not stay inside.
+pub fn inside(root: &Path, rel: &str) -> Result<PathBuf, String> {
+    if !is_relative_inside(rel) {
+        return Err(format!(
+            "{rel} is not a path inside the working directory (absolute, or with `..`)"
+        ));
+    }
+    let root = root
+        .canonicalize()
+        .map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let real = root
+        .join(rel)
+        .canonicalize()
+        .map_err(|_| format!("{rel} does not exist"))?;
+    if !real.starts_with(&root) {
+        return Err(format!(
+            "{rel} leads outside the working directory (a symlink to {}); evidence is read only \
+             inside it",
+            real.display()
+        ));
+    }
+    Ok(real)
+}
+
+/// The largest file a floor reads as evidence.
+pub const MAX_EVIDENCE_BYTES: u64 = 16 << 20;
 
 /// A deterministic check of one kind.
 pub trait Floor {
@@ -351,6 +402,41 @@ pub fn is_full_sha(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn evidence_stays_inside_the_working_directory() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "x").unwrap();
+        std::fs::create_dir(root.path().join("tests")).unwrap();
+        std::fs::write(root.path().join("tests/a.rs"), "x").unwrap();
+        let link = |name: &str, to: &Path| std::os::unix::fs::symlink(to, root.path().join(name));
+        link("out", outside.path()).unwrap();
+        link("in", &root.path().join("tests")).unwrap();
+        assert!(inside(root.path(), "tests/a.rs").is_ok());
+        assert!(inside(root.path(), "in/a.rs").is_ok());
+        assert!(
+            inside(root.path(), "out/secret")
+                .unwrap_err()
+                .contains("outside")
+        );
+        assert!(inside(root.path(), "out").unwrap_err().contains("outside"));
+        assert!(
+            inside(root.path(), "/etc/passwd")
+                .unwrap_err()
+                .contains("absolute")
+        );
+        assert!(
+            inside(root.path(), "tests/../../x")
+                .unwrap_err()
+                .contains("`..`")
+        );
+        assert!(
+            inside(root.path(), "missing")
+                .unwrap_err()
+                .contains("does not exist")
+        );
+    }
 
     #[test]
     fn head_and_sha_helpers() {

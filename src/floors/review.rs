@@ -1,9 +1,10 @@
 //! `review`: the latest `## Review` section of the review at `path` has the four verdicts
 //! (Standards, Spec, Architecture, Evidence), none FAIL, and was made against the current HEAD.
 //!
-//! WARNING passes and is reported. A FAIL sends the node back (to `back_to`, default
-//! `implement`) with the section's text as guidance; a stale `Reviewed-SHA` only refuses, so the
-//! review is redone against the new code.
+//! WARNING passes and is reported. A FAIL of the current HEAD sends the node back (to `back_to`,
+//! default `implement`) with the section's text as guidance. A stale review — its `Reviewed-SHA`
+//! missing or not the current HEAD, a FAIL included — only refuses, so the reviewer is dispatched
+//! again on the new code; it never sends the node back.
 
 use serde_json::{Value, json};
 
@@ -117,10 +118,16 @@ impl Floor for Review {
         if let Some(refusal) = malformed(&rel, latest, &mut evidence) {
             return refusal;
         }
+        // Only a review of the current HEAD may act: a stale one (a FAIL included) only refuses,
+        // so the reviewer runs again on the new code.
+        let sha = match current(ctx, &rel, latest, &mut evidence) {
+            Ok(sha) => sha,
+            Err(refusal) => return *refusal,
+        };
         if let Some(back) = failed(spec, &rel, latest, &mut evidence) {
             return back;
         }
-        against_head(ctx, &rel, latest, evidence)
+        passed(&rel, latest, sha, evidence)
     }
 }
 
@@ -193,18 +200,22 @@ fn named<'s>(latest: &'s Section, word: &str) -> Vec<&'s str> {
         .collect()
 }
 
-/// A review without FAIL passes when it was made against the current HEAD.
-fn against_head(ctx: &Ctx, rel: &str, latest: &Section, mut evidence: Value) -> Outcome {
-    let warnings = named(latest, "WARNING");
-    evidence["warnings"] = json!(warnings);
+/// The reviewed commit, when it is the current HEAD; else the refusal (or escalation when HEAD
+/// cannot be read).
+fn current(
+    ctx: &Ctx,
+    rel: &str,
+    latest: &Section,
+    evidence: &mut Value,
+) -> Result<String, Box<Outcome>> {
     let Some(sha) = latest.sha.clone().filter(|s| is_full_sha(s)) else {
-        return Outcome::refuse(
+        return Err(Box::new(Outcome::refuse(
             KIND,
             format!(
                 "{rel}: the latest review has no `Reviewed-SHA:` with a full 40-hex commit sha"
             ),
-            evidence,
-        );
+            evidence.clone(),
+        )));
     };
     let head_sha = match git2::Repository::discover(&ctx.workdir).and_then(|r| {
         r.head()
@@ -213,32 +224,39 @@ fn against_head(ctx: &Ctx, rel: &str, latest: &Section, mut evidence: Value) -> 
     }) {
         Ok(h) => h,
         Err(e) => {
-            return Outcome::escalate(
+            return Err(Box::new(Outcome::escalate(
                 KIND,
                 format!(
                     "cannot read HEAD at {}: {}",
                     ctx.workdir.display(),
                     e.message()
                 ),
-                evidence,
-            );
+                evidence.clone(),
+            )));
         }
     };
     evidence["head"] = json!(head_sha);
     if sha != head_sha {
-        return Outcome::refuse(
+        return Err(Box::new(Outcome::refuse(
             KIND,
             format!(
                 "{rel}: the review was made against {sha}, but HEAD is {head_sha}; review the current code"
             ),
-            evidence,
-        );
+            evidence.clone(),
+        )));
     }
+    Ok(sha)
+}
+
+/// A current review without FAIL passes (WARNING is reported).
+fn passed(rel: &str, latest: &Section, sha: String, mut evidence: Value) -> Outcome {
+    let warnings = named(latest, "WARNING");
+    evidence["warnings"] = json!(warnings);
     let reason = if warnings.is_empty() {
-        format!("{rel}: four verdicts pass against HEAD {head_sha}")
+        format!("{rel}: four verdicts pass against HEAD {sha}")
     } else {
         format!(
-            "{rel}: passes against HEAD {head_sha} with WARNING on {}",
+            "{rel}: passes against HEAD {sha} with WARNING on {}",
             warnings.join(", ")
         )
     };

@@ -130,10 +130,10 @@ enum Missing {
 fn read_report(spec: &FloorSpec, ctx: &Ctx) -> Result<(Value, String), Missing> {
     if let Some(file) = spec.str_param("file") {
         let rel = ctx.render(file);
-        return match std::fs::read_to_string(ctx.workdir.join(&rel)) {
+        return match ctx.read_inside(&rel) {
             Ok(t) => Ok((json!({ "file": rel }), t)),
             Err(e) => Err(Missing::Unavailable(
-                format!("cannot read the SARIF report {rel}: {e}"),
+                format!("cannot read the SARIF report: {e}"),
                 json!({ "file": rel }),
             )),
         };

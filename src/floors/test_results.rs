@@ -165,7 +165,7 @@ impl Floor for Tests {
         let junit = spec.str_param("junit").map(|p| ctx.render(p));
         let mut junit_read = None;
         if let Some(rel) = &junit {
-            let read = std::fs::read_to_string(ctx.workdir.join(rel));
+            let read = ctx.read_inside(rel);
             junit_read = Some(read.is_ok());
             if let Ok(xml) = read {
                 results.tests.extend(parse_junit(&xml).tests);

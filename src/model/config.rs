@@ -56,6 +56,55 @@ pub struct Config {
     /// Model name → per-million-token prices.
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
+    /// The writer's lock.
+    #[serde(default)]
+    pub lock: LockConfig,
+    /// What is kept out of committed files.
+    #[serde(default)]
+    pub security: SecurityConfig,
+}
+
+/// The environment variables whose values are redacted when no `[security] redact_env` is set:
+/// names ending in `_KEY`, `_TOKEN` or `_SECRET`, or holding `PASSWORD` (case-insensitive).
+pub const DEFAULT_REDACT_ENV: [&str; 4] = ["*_KEY", "*_TOKEN", "*_SECRET", "*PASSWORD*"];
+
+/// `[security]`: redaction before anything is recorded in bead files and the journal.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SecurityConfig {
+    /// Names of environment variables whose values are redacted (`*` matches any run of
+    /// characters; case-insensitive). Replaces [`DEFAULT_REDACT_ENV`]; `[]` redacts none.
+    #[serde(default)]
+    pub redact_env: Option<Vec<String>>,
+}
+
+impl SecurityConfig {
+    /// The name patterns in force.
+    pub fn redact_env(&self) -> Vec<String> {
+        match &self.redact_env {
+            Some(list) => list.clone(),
+            None => DEFAULT_REDACT_ENV.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
+/// How long a writer waits for the lock when no `[lock] timeout_s` is set.
+pub const DEFAULT_LOCK_TIMEOUT_S: u64 = 30;
+
+/// `[lock]`: how long a writer waits for `.splice/lock` before it gives up (exit 2) naming the
+/// holder.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LockConfig {
+    /// Seconds; unset: [`DEFAULT_LOCK_TIMEOUT_S`]; 0: try once.
+    #[serde(default)]
+    pub timeout_s: Option<u64>,
+}
+
+impl LockConfig {
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.timeout_s.unwrap_or(DEFAULT_LOCK_TIMEOUT_S))
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]

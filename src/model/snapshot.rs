@@ -1,8 +1,9 @@
 //! The snapshot: everything one pass of `decide` may look at, read once (DESIGN §5 step 1).
 //!
-//! It carries the manifest, every bead in scope, which nodes have a worktree, the time, this
-//! runner's holder identity and run id, the limits and the counters used so far. `decide` reads
-//! nothing else, so a snapshot saved to a file replays to the same decision, byte for byte.
+//! It carries the manifest, every bead in scope, the bead files that could not be read (and why),
+//! which nodes have a worktree, the time, this runner's holder identity and run id, the limits and
+//! the counters used so far. `decide` reads nothing else, so a snapshot saved to a file replays to
+//! the same decision, byte for byte.
 
 use serde::{Deserialize, Serialize};
 
@@ -102,6 +103,32 @@ pub struct Snapshot {
     #[serde(deserialize_with = "super::manifest::deserialize_checked")]
     pub manifest: Manifest,
     pub beads: Vec<Bead>,
+    /// Bead files in scope that could not be read, by id: `decide` rests each `escalated` with
+    /// its error, and the nodes below it too (their lineage cannot be known).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// A bead file that could not be read (not JSON, not a bead, a link, another id than its name…).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The file's name without `.json`: the id the bead would have.
+    pub id: String,
+    /// The file, relative to the repository root (`.splice/beads/<id>.json`).
+    pub file: String,
+    /// Why it could not be read.
+    pub error: String,
+}
+
+impl Unreadable {
+    /// The reason its node rests: the file, the error, and what to do.
+    pub fn reason(&self) -> String {
+        format!(
+            "{} could not be read: {}; repair the file or restore it from git (until then, \
+             writes to it fail)",
+            self.file, self.error
+        )
+    }
 }
 
 fn version() -> u32 {
@@ -133,6 +160,7 @@ impl Snapshot {
             worktrees: Vec::new(),
             manifest,
             beads,
+            unreadable: Vec::new(),
         }
     }
 

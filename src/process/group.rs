@@ -1,21 +1,51 @@
 //! The mechanics of [`super::run`]: spawning into a new process group, reading its pipes on
-//! threads, and the wait that kills the group.
+//! threads, the wait that kills the group, the fence that kills it when splice dies, and the
+//! reaping of orphans a child subreaper inherits.
 
-use std::io::{PipeReader, Read};
+use std::collections::BTreeSet;
+use std::io::{PipeReader, PipeWriter, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::{Cmd, Exit, SharedSink, lock};
+use super::{Cmd, Exit, SharedSink, lock, procfs};
 
 /// How often the wait checks on the child.
 const POLL: Duration = Duration::from_millis(20);
 
+/// The fence: a member of the command's group that waits for end-of-file on a pipe whose only
+/// write end splice holds, then kills its whole group. The kernel closes that end when splice
+/// dies in any way (`kill -9` too); when the command ends first, the group kill takes the fence
+/// with it. `read` and `kill` are shell builtins, so it needs no `PATH`.
+const FENCE_SCRIPT: &str = "while read -r line; do :; done; kill -s KILL 0";
+
+/// Pids of the children spawned here whose `Child` has not reaped them yet: the orphan reaper
+/// leaves them alone. A spawn holds the lock until its pid is in the set.
+static TRACKED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+/// Set once this process is a child subreaper ([`super::become_subreaper`]).
+pub(super) static SUBREAPER: AtomicBool = AtomicBool::new(false);
+
+/// A started command: its leader, the read ends of its output pipes, and its fence.
+pub(super) struct Spawned {
+    pub child: Child,
+    pub readers: Vec<PipeReader>,
+    pub fence: Option<Fence>,
+}
+
+/// The fence process and the write end of its pipe (dropped only after the fence is reaped).
+pub(super) struct Fence {
+    child: Child,
+    _pipe: PipeWriter,
+}
+
 /// Start `cmd` in its own process group with `pipes` output pipes (1: stdout and stderr share
-/// one; 2: one each). `Err` is why it could not start.
-pub(super) fn spawn(cmd: &Cmd, pipes: usize) -> Result<(Child, Vec<PipeReader>), String> {
+/// one; 2: one each), its leader killed when splice's thread that started it dies (Linux), and
+/// with `cmd.fence` a fence in its group. `Err` is why it could not start.
+pub(super) fn spawn(cmd: &Cmd, pipes: usize) -> Result<Spawned, String> {
     let Some((program, args)) = cmd.argv.split_first() else {
         return Err("the argv is empty".into());
     };
@@ -39,10 +69,96 @@ pub(super) fn spawn(cmd: &Cmd, pipes: usize) -> Result<(Child, Vec<PipeReader>),
         .stdout(out_w)
         .stderr(err_w)
         .process_group(0);
+    die_with_parent(&mut command);
+    let mut tracked = lock(&TRACKED);
     let child = command.spawn().map_err(|e| e.to_string())?;
+    tracked.insert(child.id() as i32);
     // `command` holds the pipes' write ends; drop it so the readers see end-of-file.
     drop(command);
-    Ok((child, std::iter::once(out_r).chain(err_r).collect()))
+    let fence = match cmd.fence {
+        true => spawn_fence(child.id() as i32, &mut tracked),
+        false => None,
+    };
+    Ok(Spawned {
+        child,
+        readers: std::iter::once(out_r).chain(err_r).collect(),
+        fence,
+    })
+}
+
+/// Linux: the leader gets SIGKILL when the thread that started it dies — the thread that waits
+/// for it, so only when splice dies first. A leader whose parent is already gone does not start.
+fn die_with_parent(command: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
+        // functions (prctl, getppid); it allocates only on the error path, which ends the child.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::other(
+                        "splice exited before the command started",
+                    ));
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
+}
+
+/// Start the fence in group `pgid` ([`FENCE_SCRIPT`]). Best effort: without one, the leader
+/// still dies with splice (Linux), its group may not.
+fn spawn_fence(pgid: i32, tracked: &mut BTreeSet<i32>) -> Option<Fence> {
+    let (read, write) = std::io::pipe().ok()?;
+    let child = Command::new("/bin/sh")
+        .args(["-c", FENCE_SCRIPT])
+        .env_clear()
+        .current_dir("/")
+        .stdin(read)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(pgid)
+        .spawn()
+        .ok()?;
+    tracked.insert(child.id() as i32);
+    Some(Fence {
+        child,
+        _pipe: write,
+    })
+}
+
+/// Reap the fence (the group kill took it) before its pipe closes, so it never outlives the
+/// command with a group id that could be reused.
+pub(super) fn take_down(fence: Option<Fence>) {
+    if let Some(mut f) = fence {
+        let _ = f.child.kill();
+        let _ = f.child.wait();
+        lock(&TRACKED).remove(&(f.child.id() as i32));
+    }
+}
+
+/// A child subreaper inherits every orphan of its descendants; reap those that have exited and
+/// that no `Child` here is waiting for (the rest are reaped when they exit, at a later call).
+pub(super) fn reap_orphans() {
+    if !SUBREAPER.load(Ordering::Relaxed) {
+        return;
+    }
+    let tracked = lock(&TRACKED);
+    for pid in procfs::own_children() {
+        if !tracked.contains(&pid) && procfs::stat(pid).is_some_and(|s| s.is_zombie()) {
+            // SAFETY: waitpid on a child this process owns, without blocking.
+            unsafe {
+                libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+            }
+        }
+    }
 }
 
 /// Read `reader` into `sink` on a thread; the receiver hears when it reaches end-of-file. The
@@ -72,6 +188,18 @@ pub(super) fn wait(
     cancel: Option<&AtomicBool>,
 ) -> Exit {
     let pgid = libc::pid_t::try_from(child.id()).unwrap_or(0);
+    let exit = wait_leader(&mut child, pgid, timeout, cancel);
+    lock(&TRACKED).remove(&pgid);
+    exit
+}
+
+/// The loop of [`wait`]: the leader reaped, and its group killed.
+fn wait_leader(
+    child: &mut Child,
+    pgid: libc::pid_t,
+    timeout: Option<Duration>,
+    cancel: Option<&AtomicBool>,
+) -> Exit {
     let deadline = timeout.map(|t| Instant::now() + t);
     let exit = loop {
         match child.try_wait() {
@@ -83,14 +211,14 @@ pub(super) fn wait(
                 };
             }
             Ok(None) => {}
-            Err(e) => break stop(&mut child, pgid, Exit::Lost(e.to_string())),
+            Err(e) => break stop(child, pgid, Exit::Lost(e.to_string())),
         }
         if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            break stop(&mut child, pgid, Exit::Cancelled);
+            break stop(child, pgid, Exit::Cancelled);
         }
         let now = Instant::now();
         match deadline {
-            Some(d) if now >= d => break stop(&mut child, pgid, Exit::TimedOut),
+            Some(d) if now >= d => break stop(child, pgid, Exit::TimedOut),
             Some(d) => std::thread::sleep(POLL.min(d - now)),
             None => std::thread::sleep(POLL),
         }

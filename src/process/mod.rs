@@ -16,12 +16,26 @@
 //! [`capture`] is the in-memory form floors use: stdout and stderr kept apart (a report parsed
 //! from stdout stays clean), each bounded by a cap.
 //!
-//! Limits: a process that leaves the group (`setsid`, a daemon) escapes the kill; if it keeps the
-//! pipe open, its output after the grace period is lost and [`Ran::drained`] is false. The group
-//! is killed once more right after the leader is reaped; in that instant a new, unrelated group
-//! could in principle have taken the same id. The wait polls every 20 ms. Unix only.
+//! A command dies with splice (issue 9): on Linux its leader gets SIGKILL when splice dies
+//! (`PR_SET_PDEATHSIG`), and a command with [`Cmd::fence`] (every dispatch) also gets a fence in
+//! its group — a `/bin/sh` waiting for end-of-file on a pipe only splice writes, which the kernel
+//! closes however splice dies, and which then kills the whole group (Unix). A runner is a child
+//! subreaper ([`become_subreaper`]): the orphans of its commands are re-parented to it, not to
+//! pid 1, so they stay its descendants (the writer's authority rule counts on it) and it reaps
+//! them after each command. In a subreaper, every child must be spawned here: the reaper leaves
+//! alone only the children this module waits for.
+//!
+//! [`procfs`] answers questions about other processes (Linux): ancestry, start times, and which
+//! processes work inside a directory (a worktree still in use).
+//!
+//! Limits: a process that leaves the group (`setsid`, a daemon) escapes the kill and the fence;
+//! if it keeps the pipe open, its output after the grace period is lost and [`Ran::drained`] is
+//! false. Without a fence, the group is killed once more right after the leader is reaped; in
+//! that instant a new, unrelated group could in principle have taken the same id (a fence keeps
+//! the group alive until it is reaped itself). The wait polls every 20 ms. Unix only.
 
 mod group;
+pub mod procfs;
 pub mod sink;
 
 use std::ffi::OsString;
@@ -51,6 +65,8 @@ pub struct Cmd<'a> {
     pub timeout: Option<Duration>,
     /// Set by another thread (e.g. on Ctrl-C) to kill the group at the next poll.
     pub cancel: Option<&'a AtomicBool>,
+    /// Put a fence in the group, so the whole group dies when splice dies (see the module doc).
+    pub fence: bool,
 }
 
 impl<'a> Cmd<'a> {
@@ -62,6 +78,7 @@ impl<'a> Cmd<'a> {
             env: Vec::new(),
             timeout: None,
             cancel: None,
+            fence: false,
         }
     }
 }
@@ -122,7 +139,7 @@ pub fn run(cmd: &Cmd, output: Output) -> Ran {
         Output::Combined(sink) => vec![sink],
         Output::Split { stdout, stderr } => vec![stdout, stderr],
     };
-    let (child, readers) = match group::spawn(cmd, streams.len()) {
+    let spawned = match group::spawn(cmd, streams.len()) {
         Ok(spawned) => spawned,
         Err(reason) => {
             return Ran {
@@ -132,12 +149,15 @@ pub fn run(cmd: &Cmd, output: Output) -> Ran {
             };
         }
     };
-    let done: Vec<_> = readers
+    let done: Vec<_> = spawned
+        .readers
         .into_iter()
         .zip(streams)
         .map(|(reader, sink)| group::drain_into(reader, sink))
         .collect();
-    let exit = group::wait(child, cmd.timeout, cmd.cancel);
+    let exit = group::wait(spawned.child, cmd.timeout, cmd.cancel);
+    group::take_down(spawned.fence);
+    group::reap_orphans();
     let deadline = Instant::now() + DRAIN_GRACE;
     let drained = done.iter().all(|rx| {
         rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
@@ -148,6 +168,22 @@ pub fn run(cmd: &Cmd, output: Output) -> Ran {
         elapsed: started.elapsed(),
         drained,
     }
+}
+
+/// Make this process a child subreaper (Linux): orphans of its descendants are re-parented to
+/// it instead of pid 1, and it reaps them. `Ok(false)` where the platform has no such thing.
+pub fn become_subreaper() -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes one integer and touches no memory.
+        if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        group::SUBREAPER.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(true)
+    }
+    #[cfg(not(target_os = "linux"))]
+    Ok(false)
 }
 
 /// What [`capture`] returns: the run and its two streams as text.

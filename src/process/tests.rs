@@ -107,6 +107,32 @@ fn returns_when_the_leader_exits_and_kills_what_it_left() {
 }
 
 #[test]
+fn a_fenced_command_ends_as_any_other_and_its_fence_goes_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let argv = sh("echo $$ > leader; sleep 30 & echo $! > pids; echo hi; exit 3");
+    let cmd = Cmd {
+        fence: true,
+        timeout: Some(Duration::from_secs(60)),
+        ..Cmd::new(&argv, dir.path())
+    };
+    let started = Instant::now();
+    let c = capture(&cmd, 1024);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!((c.ran.exit.clone(), c.ran.drained), (Exit::Code(3), true));
+    assert_eq!(c.stdout, "hi\n", "the fence writes nothing");
+    let left = pids(&dir.path().join("pids"));
+    assert!(eventually(Duration::from_secs(5), || !alive(left[0])));
+    // Nothing of the command's group (the fence was in it) is left a child of this process.
+    let group = pids(&dir.path().join("leader"))[0];
+    let left_of_group = procfs::own_children()
+        .into_iter()
+        .filter_map(procfs::stat)
+        .filter(|s| s.pgrp == group)
+        .count();
+    assert_eq!(left_of_group, 0);
+}
+
+#[test]
 fn a_timeout_kills_the_whole_group() {
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();

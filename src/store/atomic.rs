@@ -1,8 +1,14 @@
 //! Durable file replacement: temp → fsync → rename → fsync the directory (git's lockfile and
 //! jj's `file_util` pattern). A reader sees the old file or the new one, never half of either.
+//!
+//! State files may come from someone else's commit, so no link is followed and nothing but a
+//! regular file is opened: a temp file is always created fresh (a link or file already at its
+//! path is removed first, never written through), and [`open_regular`] refuses a symbolic link, a
+//! FIFO or a device with a message naming the file instead of following, blocking or reading it.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -50,10 +56,21 @@ pub fn tmp_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.tmp"))
 }
 
-/// Write `bytes` to the temp file for `path` and sync it.
+/// Write `bytes` to a new temp file for `path` and sync it. Whatever is at the temp path (a
+/// leftover, or a link planted there) is removed, not written through.
 pub fn write_tmp(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let tmp = tmp_path(path);
-    let mut file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    match fs::remove_file(&tmp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(&tmp, e)),
+    }
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&tmp)
+        .map_err(|e| Error::io(&tmp, e))?;
     file.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
     file.sync_data().map_err(|e| Error::io(&tmp, e))?;
     Ok(tmp)
@@ -81,11 +98,40 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Open a file for appending, creating it.
+/// Open a file for appending, creating it; a link or anything but a regular file is refused.
 pub fn open_append(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
+    open_regular(path, OpenOptions::new().create(true).append(true))
+}
+
+/// Open an existing file for reading; a link or anything but a regular file is refused.
+pub fn open_read(path: &Path) -> Result<File> {
+    open_regular(path, OpenOptions::new().read(true))
+}
+
+/// Open `path` with `options`, never following a link at it and never blocking on a FIFO; then
+/// refuse anything that is not a regular file. A missing file is an [`Error::Io`] of kind
+/// `NotFound` (callers that expect one match on it); the other refusals name the file.
+pub fn open_regular(path: &Path, options: &mut OpenOptions) -> Result<File> {
+    let file = options
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| Error::io(path, e))
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => Error::bad_file(path, LINK),
+            Some(libc::ENXIO) => Error::bad_file(path, NOT_REGULAR),
+            _ => Error::io(path, e),
+        })?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(Error::bad_file(path, NOT_REGULAR));
+    }
+    Ok(file)
+}
+
+const LINK: &str = "is a symbolic link, and splice follows no link in .splice/ (a committed link \
+                    could point anywhere); replace it with the file itself";
+const NOT_REGULAR: &str = "is not a regular file (a FIFO, a device or a directory); remove it";
+
+/// Is this error a missing file?
+pub fn is_not_found(e: &Error) -> bool {
+    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
 }

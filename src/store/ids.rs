@@ -45,6 +45,19 @@ pub fn is_valid(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_')
 }
 
+/// `id` as a message may show it when it may not be an id at all (read from a file someone else
+/// wrote): quoted, control characters escaped, cut to 64 characters.
+pub fn shown(id: &str) -> String {
+    const MAX: usize = 64;
+    let cut: String = id.chars().take(MAX).collect();
+    let more = if id.chars().nth(MAX).is_some() {
+        format!("… ({} characters)", id.chars().count())
+    } else {
+        String::new()
+    };
+    format!("{cut:?}{more}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +78,17 @@ mod tests {
         assert!(!is_valid("a/b"));
         assert!(!is_valid(".hidden"));
         assert!(!is_valid(""));
+        assert!(!is_valid(&"a".repeat(201)));
+    }
+
+    #[test]
+    fn shown_quotes_escapes_and_cuts() {
+        assert_eq!(shown("sp-a"), "\"sp-a\"");
+        assert_eq!(shown("a\u{1b}[2J"), "\"a\\u{1b}[2J\"");
+        let long = shown(&"a".repeat(300));
+        assert!(
+            long.ends_with("… (300 characters)") && long.len() < 100,
+            "{long}"
+        );
     }
 }

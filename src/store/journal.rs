@@ -1,8 +1,12 @@
 //! The write-ahead journal, `.splice/journal.jsonl`: one line per transition record holding the
 //! after-image of every bead it changes, then one commit-marker line once those images are in
 //! place. Recovery only ever looks at the tail, so its cost does not grow with the journal.
+//!
+//! A record recovery would not apply (the journal is committed, so its last line may have been
+//! written by anyone) is followed by a void line instead of a marker: `{"void": tx, "why": …}`.
+//! Readers treat a voided record as never written.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -41,11 +45,19 @@ pub struct Marker {
     pub commit: u64,
 }
 
+/// The line that voids record `void`: recovery found it unfit to apply, and says why.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Void {
+    pub void: u64,
+    pub why: String,
+}
+
 /// A parsed journal line.
 #[derive(Debug)]
 pub enum Line {
     Record(Box<Record>),
     Marker(Marker),
+    Void(Void),
 }
 
 impl Line {
@@ -53,6 +65,8 @@ impl Line {
         let value: Value = serde_json::from_str(text).ok()?;
         if value.get("commit").is_some() {
             serde_json::from_value(value).ok().map(Line::Marker)
+        } else if value.get("void").is_some() {
+            serde_json::from_value(value).ok().map(Line::Void)
         } else {
             serde_json::from_value(value)
                 .ok()
@@ -84,23 +98,37 @@ pub fn append_marker(path: &Path, tx: u64) -> Result<()> {
     file.write_all(&line).map_err(|e| Error::io(path, e))
 }
 
+/// Append the void line for record `tx`, saying why, and sync it: once recovery has reported a
+/// record as not applied, no later recovery may apply it.
+pub fn append_void(path: &Path, tx: u64, why: &str) -> Result<()> {
+    let mut file = crate::store::atomic::open_append(path)?;
+    let void = Void {
+        void: tx,
+        why: why.to_string(),
+    };
+    let mut line = serde_json::to_vec(&void).expect("a void line serializes");
+    line.push(b'\n');
+    file.write_all(&line).map_err(|e| Error::io(path, e))?;
+    file.sync_data().map_err(|e| Error::io(path, e))
+}
+
 /// The state of the journal's end.
 #[derive(Debug)]
 pub enum Tail {
-    /// No journal, or it ends with a commit marker.
+    /// No journal, or it ends with a commit marker or a void line.
     Clean,
-    /// The last line is a record with no marker after it.
-    Uncommitted(Box<Record>),
+    /// The last line, starting at byte `at`, is a record with no marker after it.
+    Uncommitted { record: Box<Record>, at: u64 },
     /// The last line is torn (no newline, or not JSON): truncate at `keep` bytes.
     Torn { keep: u64, dropped: u64 },
 }
 
 /// Read the journal's last line without reading the whole file.
 pub fn read_tail(path: &Path) -> Result<Tail> {
-    let mut file = match File::open(path) {
+    let mut file = match crate::store::atomic::open_read(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Tail::Clean),
-        Err(e) => return Err(Error::io(path, e)),
+        Err(e) if crate::store::atomic::is_not_found(&e) => return Ok(Tail::Clean),
+        Err(e) => return Err(e),
     };
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
     if len == 0 {
@@ -142,18 +170,15 @@ pub fn read_tail(path: &Path) -> Result<Tail> {
                 keep,
                 dropped: len - keep,
             },
-            Some(Line::Marker(_)) => Tail::Clean,
-            Some(Line::Record(r)) => Tail::Uncommitted(r),
+            Some(Line::Marker(_) | Line::Void(_)) => Tail::Clean,
+            Some(Line::Record(record)) => Tail::Uncommitted { record, at: keep },
         });
     }
 }
 
 /// Cut the journal back to `keep` bytes (dropping a torn last line).
 pub fn truncate(path: &Path, keep: u64) -> Result<()> {
-    let file = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
+    let file = crate::store::atomic::open_regular(path, OpenOptions::new().write(true))?;
     file.set_len(keep).map_err(|e| Error::io(path, e))?;
     file.sync_all().map_err(|e| Error::io(path, e))
 }
@@ -161,16 +186,17 @@ pub fn truncate(path: &Path, keep: u64) -> Result<()> {
 /// Every committed record in order (for replay checks and the runner's change feed), starting
 /// at byte `from`. Returns the records and the offset after the last complete line read.
 pub fn read_committed(path: &Path, from: u64) -> Result<(Vec<Record>, u64)> {
-    let mut file = match File::open(path) {
+    let mut file = match crate::store::atomic::open_read(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
-        Err(e) => return Err(Error::io(path, e)),
+        Err(e) if crate::store::atomic::is_not_found(&e) => return Ok((Vec::new(), 0)),
+        Err(e) => return Err(e),
     };
     file.seek(SeekFrom::Start(from))
         .map_err(|e| Error::io(path, e))?;
     let mut buf = Vec::new();
     file.read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
-    let mut pending: Option<Record> = None;
+    // The pending record, and the offset its line starts at (what a void line names).
+    let mut pending: Option<(u64, Record)> = None;
     let mut out = Vec::new();
     let mut offset = from;
     let mut consumed = from;
@@ -178,15 +204,20 @@ pub fn read_committed(path: &Path, from: u64) -> Result<(Vec<Record>, u64)> {
         if line.last() != Some(&b'\n') {
             break;
         }
+        let start = offset;
         offset += line.len() as u64;
         match Line::parse(&String::from_utf8_lossy(line)) {
-            Some(Line::Record(r)) => pending = Some(*r),
+            Some(Line::Record(r)) => pending = Some((start, *r)),
             Some(Line::Marker(m)) => {
-                if let Some(r) = pending.take()
+                if let Some((_, r)) = pending.take()
                     && r.tx == m.commit
                 {
                     out.push(r);
                 }
+                consumed = offset;
+            }
+            Some(Line::Void(_)) => {
+                pending = None;
                 consumed = offset;
             }
             None => {}

@@ -4,11 +4,19 @@
 //! writer goes through one shell, [`Store::apply`] (or [`Store::create`] for a verb with no
 //! subject), which takes the lock, recovers, reads what the verb declared fresh, runs the verb's
 //! pure plan, and commits the after-images journal-first (DESIGN §3; [`shell`] says how).
+//!
+//! Bead files and the journal are committed to git, so anyone may have written them: a bead's
+//! `id` must be its file's name before it is used, no link is followed and nothing but a regular
+//! file is opened ([`atomic`]), recovery applies only a record that passes its checks
+//! (`recover.rs`), and secrets are redacted before anything is journaled ([`redact`]). A reader
+//! of every bead ([`Store::scan`]) goes on past a file it cannot read and says which and why.
 
 pub mod atomic;
 pub mod ids;
 pub mod journal;
 pub mod lock;
+mod recover;
+pub mod redact;
 pub mod shell;
 
 #[cfg(test)]
@@ -28,7 +36,25 @@ pub use shell::{Change, Fresh, Reads, Repair, Transition};
 pub const STATE_DIR: &str = ".splice";
 
 /// What `.splice/.gitignore` holds: beads and journal are meant to be committed.
-const GITIGNORE: &str = "worktrees/\nruns/\nlock\n";
+const GITIGNORE: &str = "worktrees/\nruns/\nlock\nlock.holder\n";
+
+/// A bead file that could not be read, and why.
+#[derive(Debug)]
+pub struct Unread {
+    /// The file's name without `.json`.
+    pub id: String,
+    pub path: PathBuf,
+    pub error: Error,
+}
+
+/// What one read of `beads/` found.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// In id order.
+    pub beads: Vec<Bead>,
+    /// In id order.
+    pub unreadable: Vec<Unread>,
+}
 
 /// An opened state directory.
 #[derive(Clone, Debug)]
@@ -156,27 +182,58 @@ impl Store {
         ids::is_valid(id) && self.bead_path(id).is_file()
     }
 
-    /// Read one bead. A missing or unparsable file is a fault naming the file.
-    pub fn read_bead(&self, id: &str) -> Result<Bead> {
-        if !ids::is_valid(id) {
-            return Err(Error::Invalid(format!("{id:?} is not a bead id")));
+    /// The file of bead `id`, or a fault if `id` could not be a file name under `beads/`.
+    pub fn bead_file(&self, id: &str) -> Result<PathBuf> {
+        if ids::is_valid(id) {
+            Ok(self.bead_path(id))
+        } else {
+            Err(Error::Invalid(format!(
+                "{} is not a bead id",
+                ids::shown(id)
+            )))
         }
-        let path = self.bead_path(id);
-        let bytes = match fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::bad_file(
-                    &path,
-                    format!("no bead {id}: the file does not exist"),
-                ));
-            }
-            Err(e) => return Err(Error::io(&path, e)),
-        };
-        parse_bead(&path, &bytes)
     }
 
-    /// Every bead, read in parallel (one directory read, no subprocess), sorted by id.
+    /// Read one bead. A missing or unparsable file is a fault naming the file.
+    pub fn read_bead(&self, id: &str) -> Result<Bead> {
+        match self.read_bead_file(id)? {
+            Some(bead) => Ok(bead),
+            None => Err(Error::bad_file(
+                self.bead_path(id),
+                format!("no bead {id}: the file does not exist"),
+            )),
+        }
+    }
+
+    /// Read one bead, `None` when it has no file. A file that is a link, not a regular file,
+    /// not a bead, or a bead with another id than its name is a fault naming the file.
+    pub fn read_bead_file(&self, id: &str) -> Result<Option<Bead>> {
+        use std::io::Read;
+        let path = self.bead_file(id)?;
+        let mut bytes = Vec::with_capacity(4096);
+        match atomic::open_read(&path) {
+            Ok(mut file) => file
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io(&path, e))?,
+            Err(e) if atomic::is_not_found(&e) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        parse_bead(&path, id, &bytes).map(Some)
+    }
+
+    /// Every bead, read in parallel (one directory read, no subprocess), sorted by id. The first
+    /// file that cannot be read is a fault naming it (see [`Store::scan`] to go on past it).
     pub fn read_all(&self) -> Result<Vec<Bead>> {
+        let scan = self.scan()?;
+        match scan.unreadable.into_iter().next() {
+            Some(bad) => Err(bad.error),
+            None => Ok(scan.beads),
+        }
+    }
+
+    /// Every bead file, read in parallel, sorted by id: the beads, and apart, each file that
+    /// could not be read and why. Only the directory read itself can fail.
+    pub fn scan(&self) -> Result<Scan> {
         let dir = self.beads_dir();
         let mut named = Vec::new();
         for entry in fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
@@ -190,34 +247,35 @@ impl Store {
             }
         }
         // Sort the names, not the parsed beads: a bead is large, and moving thousands of them
-        // around a sort costs more than reading them.
+        // around a sort costs more than reading them. Each bead's id is its file's name (checked
+        // as it is parsed), so they come out sorted.
         named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let paths: Vec<PathBuf> = named.into_iter().map(|(_, p)| p).collect();
-        let mut beads = read_parallel(&paths)?;
-        if !beads.is_sorted_by(|a, b| a.id <= b.id) {
-            // Only a hand-edited file whose id differs from its name gets here.
-            beads.sort_by(|a, b| a.id.cmp(&b.id));
+        let reads = read_parallel(&named);
+        let mut scan = Scan::default();
+        for ((id, path), read) in named.into_iter().zip(reads) {
+            match read {
+                Ok(bead) => scan.beads.push(bead),
+                Err(error) => scan.unreadable.push(Unread { id, path, error }),
+            }
         }
-        Ok(beads)
+        Ok(scan)
     }
 
     /// The manifest: `.splice/manifest.json` when present, else the embedded default.
     pub fn manifest(&self) -> Result<Manifest> {
         let path = self.dir.join("manifest.json");
-        match fs::read_to_string(&path) {
-            Ok(text) => Manifest::parse(&text).map_err(|p| Error::bad_file(&path, p.to_string())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default_manifest()),
-            Err(e) => Err(Error::io(&path, e)),
+        match read_text(&path)? {
+            Some(text) => Manifest::parse(&text).map_err(|p| Error::bad_file(&path, p.to_string())),
+            None => Ok(Manifest::default_manifest()),
         }
     }
 
     /// The config: `.splice/config.toml` when present, else defaults.
     pub fn config(&self) -> Result<Config> {
         let path = self.dir.join("config.toml");
-        match fs::read_to_string(&path) {
-            Ok(text) => Config::parse(&text).map_err(|e| Error::bad_file(&path, e)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(e) => Err(Error::io(&path, e)),
+        match read_text(&path)? {
+            Some(text) => Config::parse(&text).map_err(|e| Error::bad_file(&path, e)),
+            None => Ok(Config::default()),
         }
     }
 
@@ -241,9 +299,36 @@ impl Store {
     }
 }
 
-fn parse_bead(path: &Path, bytes: &[u8]) -> Result<Bead> {
+/// A state file's text, `None` when it does not exist (a link or a FIFO is refused, not read).
+fn read_text(path: &Path) -> Result<Option<String>> {
+    use std::io::Read;
+    let mut text = String::new();
+    match atomic::open_read(path) {
+        Ok(mut file) => file
+            .read_to_string(&mut text)
+            .map_err(|e| Error::io(path, e))?,
+        Err(e) if atomic::is_not_found(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(Some(text))
+}
+
+/// Parse the file of bead `id`. Its `id` field must be its name: the writer builds paths from
+/// ids, so an id that is not the file's own (a path, a name too long for the file system) must
+/// never reach it.
+fn parse_bead(path: &Path, id: &str, bytes: &[u8]) -> Result<Bead> {
     // The fast parse first; only a failure pays for tracking the field path for the message.
     if let Ok(bead) = serde_json::from_slice::<Bead>(bytes) {
+        if bead.id != id {
+            return Err(Error::bad_file(
+                path,
+                format!(
+                    "its \"id\" field is {}, not {id}, the file's name; a bead's id is its file's \
+                     name: restore the field (or rename the file)",
+                    ids::shown(&bead.id)
+                ),
+            ));
+        }
         if bead.schema_version > BEAD_SCHEMA {
             return Err(Error::bad_file(
                 path,
@@ -258,10 +343,12 @@ fn parse_bead(path: &Path, bytes: &[u8]) -> Result<Bead> {
     }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     match serde_path_to_error::deserialize::<_, Bead>(de) {
-        Ok(bead) => Ok(bead),
+        // Parses only on the slow path: the fast one said no, so this is unreachable in
+        // practice; check it the same way rather than trust it.
+        Ok(_) => Err(Error::bad_file(path, "not a valid bead")),
         Err(e) => {
             let field = e.path().to_string();
-            let at = if field == "." {
+            let at = if field == "." || field == "?" {
                 String::new()
             } else {
                 format!(" (at {field})")
@@ -274,37 +361,44 @@ fn parse_bead(path: &Path, bytes: &[u8]) -> Result<Bead> {
     }
 }
 
-/// Read and parse files in parallel. Reading many small files is syscall-bound, so a few more
-/// threads than cores keep both cores busy.
-fn read_parallel(paths: &[PathBuf]) -> Result<Vec<Bead>> {
+/// Read and parse files in parallel, one result per file, in order. Reading many small files is
+/// syscall-bound, so a few more threads than cores keep both cores busy.
+fn read_parallel(paths: &[(String, PathBuf)]) -> Vec<Result<Bead>> {
     use std::io::Read;
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
     let threads = (cores * 2).min(paths.len() / 256 + 1).max(1);
     let chunk = paths.len().div_ceil(threads).max(1);
+    let read_one = |buf: &mut Vec<u8>, id: &str, p: &Path| -> Result<Bead> {
+        if !ids::is_valid(id) {
+            return Err(Error::bad_file(
+                p,
+                "its name is not a bead id (letters, digits, `.`, `-`, `_`; at most 200)",
+            ));
+        }
+        buf.clear();
+        atomic::open_read(p)?
+            .read_to_end(buf)
+            .map_err(|e| Error::io(p, e))?;
+        parse_bead(p, id, buf)
+    };
     std::thread::scope(|scope| {
         let handles: Vec<_> = paths
             .chunks(chunk)
             .map(|part| {
                 scope.spawn(move || {
                     let mut buf = Vec::with_capacity(4096);
-                    let mut out = Vec::with_capacity(part.len());
-                    for p in part {
-                        buf.clear();
-                        fs::File::open(p)
-                            .and_then(|mut f| f.read_to_end(&mut buf))
-                            .map_err(|e| Error::io(p, e))?;
-                        out.push(parse_bead(p, &buf)?);
-                    }
-                    Ok::<_, Error>(out)
+                    part.iter()
+                        .map(|(id, p)| read_one(&mut buf, id, p))
+                        .collect::<Vec<_>>()
                 })
             })
             .collect();
         let mut out = Vec::with_capacity(paths.len());
         for h in handles {
-            out.extend(h.join().expect("reader thread does not panic")?);
+            out.extend(h.join().expect("reader thread does not panic"));
         }
-        Ok(out)
+        out
     })
 }

@@ -5,13 +5,16 @@
 //! Plans touch no file, clock or environment, and never bump `seq`. The shell does the rest, the
 //! same way for every verb, so no verb can forget a step:
 //!
-//! 1. take the lock (`.splice/lock`) and recover (roll forward or truncate the journal's tail);
+//! 1. take the lock (`.splice/lock`) and recover (truncate a torn tail; roll an uncommitted last
+//!    record forward if it passes recovery's checks, else void it — `recover.rs`);
 //! 2. read the subject, and whatever the verb declared in its [`Reads`], fresh;
 //! 3. compare-and-swap: refuse unless the subject's `seq` is the caller's `--expect-seq`;
 //! 4. run the plan — a refusal writes nothing;
-//! 5. for every changed bead: check the plan left its `seq` alone, then bump `seq`, stamp
-//!    `updated_at` with the transition's `now` and write this build's `schema_version`;
-//! 6. append one journal record holding every after-image, `fsync`;
+//! 5. for every changed bead: check the plan left its `seq` alone and its id is a bead id, then
+//!    bump `seq` (a seq at `u64::MAX` is a fault: it never wraps or repeats), stamp `updated_at`
+//!    with the transition's `now` and write this build's `schema_version`;
+//! 6. redact secrets in every after-image and the reason ([`super::redact`]), then append one
+//!    journal record holding every after-image, `fsync`;
 //! 7. publish: temp file, `fsync`, rename, `fsync` the directory;
 //! 8. append the record's commit marker; release the lock.
 //!
@@ -20,13 +23,13 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::fs;
 use std::path::PathBuf;
 
-use super::Store;
 use super::atomic::{self, Failpoint};
-use super::journal::{self, Record, StepChange, Tail};
-use super::lock::LockGuard;
+use super::journal::{self, Record, StepChange};
+use super::lock::{Holder, LockGuard};
+use super::redact::Redactor;
+use super::{Store, ids};
 use crate::error::{Error, Result};
 use crate::model::Bead;
 use crate::refusal::Refusal;
@@ -143,6 +146,15 @@ pub enum Repair {
     TornRecord { journal: PathBuf, dropped: u64 },
     /// The last record had no commit marker; its after-images were written and it was marked.
     RolledForward { verb: String, beads: Vec<String> },
+    /// The last record, at byte `at`, had no commit marker and failed recovery's checks (it was
+    /// not written by this transition protocol: copied, edited or forged); it was not applied, and
+    /// a void line now says so.
+    Voided {
+        at: u64,
+        verb: String,
+        beads: Vec<String>,
+        why: String,
+    },
 }
 
 impl fmt::Display for Repair {
@@ -156,6 +168,18 @@ impl fmt::Display for Repair {
             Repair::RolledForward { verb, beads } => write!(
                 f,
                 "recovered: rolled forward the interrupted `{verb}` transition on {}",
+                beads.join(", ")
+            ),
+            Repair::Voided {
+                at,
+                verb,
+                beads,
+                why,
+            } => write!(
+                f,
+                "recovered: the journal's last record (byte {at}: {verb} on {}) was not applied: \
+                 {why}. It is marked void in the journal and nothing was written from it; if it \
+                 was a transition you meant to make, run that verb again",
                 beads.join(", ")
             ),
         }
@@ -172,7 +196,7 @@ impl Store {
         reads: &Reads,
         plan: impl FnOnce(&Fresh) -> Result<Change<O>>,
     ) -> Result<O> {
-        let _lock = self.lock_and_recover()?;
+        let (_lock, redactor) = self.lock_and_recover(t)?;
         let fresh = self.read_fresh(reads)?;
         let seq = fresh.subject.pipeline.seq;
         if let Some(expected) = t.expect_seq.filter(|e| *e != seq) {
@@ -185,7 +209,7 @@ impl Store {
             .into());
         }
         let change = plan(&fresh)?;
-        self.commit(t, |id| fresh.get(id), change)
+        self.commit(t, &redactor, |id| fresh.get(id), change)
     }
 
     /// Run one transition that has no subject (it creates beads): lock, recover, probe which of
@@ -196,10 +220,10 @@ impl Store {
         probe: &[String],
         plan: impl FnOnce(&BTreeSet<String>) -> Result<Change<O>>,
     ) -> Result<O> {
-        let _lock = self.lock_and_recover()?;
+        let (_lock, redactor) = self.lock_and_recover(t)?;
         let taken = self.taken(probe);
         let change = plan(&taken)?;
-        self.commit(t, |_| None, change)
+        self.commit(t, &redactor, |_| None, change)
     }
 
     /// What recovery repaired since the last call, oldest first.
@@ -208,14 +232,24 @@ impl Store {
         std::mem::take(&mut *repairs)
     }
 
-    fn lock_and_recover(&self) -> Result<LockGuard> {
-        let lock = LockGuard::acquire(&self.dir().join("lock"))?;
+    /// Take the lock (waiting at most `[lock] timeout_s`, recording `t`'s verb as its holder),
+    /// then recover. Returns the lock and the redactor `[security]` asks for.
+    fn lock_and_recover(&self, t: &Transition) -> Result<(LockGuard, Redactor)> {
+        let config = self.config()?;
+        let redactor = Redactor::from_env(Some(&config.security.redact_env()));
+        let timeout = config.lock.timeout();
+        let holder = Holder {
+            pid: std::process::id(),
+            verb: t.verb.to_string(),
+            since: t.now.to_string(),
+        };
+        let lock = LockGuard::acquire(&self.dir().join("lock"), timeout, &holder)?;
         let repaired = self.recover()?;
         if !repaired.is_empty() {
             let mut repairs = self.repairs.lock().unwrap_or_else(|p| p.into_inner());
             repairs.extend(repaired);
         }
-        Ok(lock)
+        Ok((lock, redactor))
     }
 
     fn read_fresh(&self, reads: &Reads) -> Result<Fresh> {
@@ -245,11 +279,12 @@ impl Store {
         probe.iter().filter(|id| self.exists(id)).cloned().collect()
     }
 
-    /// Bump every after-image, then journal, publish and mark them. `read` gives the image a
-    /// bead was read with (none for a bead the plan creates).
+    /// Bump and redact every after-image, then journal, publish and mark them. `read` gives the
+    /// image a bead was read with (none for a bead the plan creates).
     fn commit<'f, O>(
         &self,
         t: &Transition,
+        redactor: &Redactor,
         read: impl Fn(&str) -> Option<&'f Bead>,
         change: Change<O>,
     ) -> Result<O> {
@@ -265,7 +300,20 @@ impl Store {
         let mut images = Vec::with_capacity(beads.len());
         for mut bead in beads {
             let from = self.check_image(t.verb, &bead, read(&bead.id), &images)?;
+            if bead.pipeline.seq.checked_add(1).is_none() {
+                return Err(Error::bad_file(
+                    self.bead_path(&bead.id),
+                    format!(
+                        "bead {}: pipeline.seq is {}, the largest a seq can be, so this bead can \
+                         take no further transition (a seq never wraps or repeats); a seq this \
+                         high was set by hand: restore the file from git or the journal",
+                        bead.id,
+                        u64::MAX
+                    ),
+                ));
+            }
             bead.bump(t.now);
+            let bead = redactor.bead(bead)?;
             changes.push(StepChange {
                 bead: bead.id.clone(),
                 from,
@@ -278,7 +326,7 @@ impl Store {
             tx: 0,
             verb: t.verb.to_string(),
             actor: t.actor.to_string(),
-            reason,
+            reason: reason.map(|r| redactor.text(&r).unwrap_or(r)),
             at: t.now.to_string(),
             changes,
             beads: images,
@@ -306,6 +354,12 @@ impl Store {
                 bead.id
             )))
         };
+        if !ids::is_valid(&bead.id) {
+            return Err(Error::Invalid(format!(
+                "internal: the `{verb}` plan names {}, which is not a bead id; nothing was written",
+                ids::shown(&bead.id)
+            )));
+        }
         if done.iter().any(|d| d.id == bead.id) {
             return broken("changed twice");
         }
@@ -313,55 +367,19 @@ impl Store {
             Some(b) if b.pipeline.seq != bead.pipeline.seq => broken("bumped the seq of"),
             Some(b) => Ok(Some(b.pipeline.step.clone())),
             None if bead.pipeline.seq != 0 => broken("gave a seq to new"),
-            None if !super::ids::is_valid(&bead.id) || self.exists(&bead.id) => {
-                broken("changed, without reading it,")
-            }
+            None if self.exists(&bead.id) => broken("changed, without reading it,"),
             None => Ok(None),
         }
     }
 
-    /// Bring the store to a clean state after a crash (caller holds the lock). Returns what was
-    /// repaired.
-    fn recover(&self) -> Result<Vec<Repair>> {
-        let journal = self.journal_path();
-        let mut repaired = Vec::new();
-        loop {
-            match journal::read_tail(&journal)? {
-                Tail::Clean => return Ok(repaired),
-                Tail::Torn { keep, dropped } => {
-                    journal::truncate(&journal, keep)?;
-                    repaired.push(Repair::TornRecord {
-                        journal: journal.clone(),
-                        dropped,
-                    });
-                }
-                Tail::Uncommitted(record) => {
-                    // Only the beads of the last record can have temp files: the writer creates
-                    // them after the record is durable and renames them before its marker.
-                    for bead in &record.beads {
-                        let tmp = atomic::tmp_path(&self.bead_path(&bead.id));
-                        let _ = fs::remove_file(tmp);
-                    }
-                    self.publish(&record.beads)?;
-                    journal::append_marker(&journal, record.tx)?;
-                    repaired.push(Repair::RolledForward {
-                        verb: record.verb.clone(),
-                        beads: record.beads.iter().map(|b| b.id.clone()).collect(),
-                    });
-                    return Ok(repaired);
-                }
-            }
-        }
-    }
-
     /// Write after-images into place: temp files, then renames, then the directory sync.
-    fn publish(&self, beads: &[Bead]) -> Result<()> {
+    pub(super) fn publish(&self, beads: &[Bead]) -> Result<()> {
         for bead in beads {
-            atomic::write_tmp(&self.bead_path(&bead.id), &bead.to_file_bytes())?;
+            atomic::write_tmp(&self.bead_file(&bead.id)?, &bead.to_file_bytes())?;
         }
         Failpoint::AfterTmp.hit();
         for bead in beads {
-            atomic::publish(&self.bead_path(&bead.id))?;
+            atomic::publish(&self.bead_file(&bead.id)?)?;
         }
         atomic::sync_dir(&self.beads_dir())?;
         Failpoint::AfterRename.hit();

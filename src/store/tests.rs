@@ -139,3 +139,87 @@ fn recovery_is_reported_as_data_for_the_caller() {
     assert!(store.take_repairs().is_empty(), "taken once");
     assert_eq!(journal_len(&store), 0);
 }
+
+/// Append `record` to the journal as a crash after the journal write leaves it (no marker).
+fn append_uncommitted(store: &Store, mut record: journal::Record) {
+    journal::append_record(&store.journal_path(), &mut record).unwrap();
+}
+
+fn record_of(beads: Vec<Bead>) -> journal::Record {
+    journal::Record {
+        tx: 0,
+        verb: "test".into(),
+        actor: "person".into(),
+        reason: None,
+        at: NOW.into(),
+        changes: beads
+            .iter()
+            .map(|b| journal::StepChange {
+                bead: b.id.clone(),
+                from: None,
+                to: b.pipeline.step.clone(),
+                seq: b.pipeline.seq,
+            })
+            .collect(),
+        beads,
+    }
+}
+
+#[test]
+fn a_record_interrupted_between_its_renames_rolls_forward_and_keeps_what_is_in_place() {
+    let (_d, store) = store_with(&["sp-a", "sp-b"]);
+    let mut a = store.read_bead("sp-a").unwrap();
+    let mut b = store.read_bead("sp-b").unwrap();
+    a.bump(NOW);
+    b.bump(NOW);
+    b.title = "b after".into();
+    append_uncommitted(&store, record_of(vec![a.clone(), b.clone()]));
+    // sp-a was renamed into place before the crash (and touched since, seq unchanged).
+    a.title = "a in place".into();
+    fs::write(store.bead_path("sp-a"), a.to_file_bytes()).unwrap();
+    let repairs = store.recover().unwrap();
+    assert!(
+        matches!(&repairs[..], [Repair::RolledForward { .. }]),
+        "{repairs:?}"
+    );
+    assert_eq!(store.read_bead("sp-a").unwrap().title, "a in place");
+    assert_eq!(store.read_bead("sp-b").unwrap(), b);
+    let (records, _) = journal::read_committed(&store.journal_path(), 0).unwrap();
+    assert_eq!(records.len(), 1);
+}
+
+#[test]
+fn a_voided_record_is_never_committed_nor_rechecked() {
+    let (_d, store) = store_with(&["sp-a"]);
+    let mut a = store.read_bead("sp-a").unwrap();
+    a.pipeline.seq = 9;
+    append_uncommitted(&store, record_of(vec![a]));
+    let repairs = store.recover().unwrap();
+    assert!(
+        matches!(&repairs[..], [Repair::Voided { why, .. }] if why.contains("seq 9")),
+        "{repairs:?}"
+    );
+    assert_eq!(store.read_bead("sp-a").unwrap().pipeline.seq, 5);
+    assert!(store.recover().unwrap().is_empty(), "reported once");
+    let (records, end) = journal::read_committed(&store.journal_path(), 0).unwrap();
+    assert!(records.is_empty());
+    assert_eq!(end, journal_len(&store), "the void line is consumed");
+}
+
+#[test]
+fn a_seq_at_its_maximum_refuses_before_anything_is_written() {
+    let (_d, store) = store_with(&["sp-a"]);
+    let mut a = store.read_bead("sp-a").unwrap();
+    a.pipeline.seq = u64::MAX;
+    fs::write(store.bead_path("sp-a"), a.to_file_bytes()).unwrap();
+    let out = store.apply(&t(None), &Reads::subject("sp-a"), |fresh| {
+        Ok(Change::one(fresh.subject.clone(), None, ()))
+    });
+    let err = out.unwrap_err();
+    assert!(
+        err.to_string().contains("sp-a") && err.exit_code() == 2,
+        "{err}"
+    );
+    assert_eq!(store.read_bead("sp-a").unwrap().pipeline.seq, u64::MAX);
+    assert_eq!(journal_len(&store), 0);
+}

@@ -1,9 +1,14 @@
 //! `claim` and `release`: the lease that says who is acting on a node. A claim never expires;
-//! only its holder releases it, or a person clears it.
+//! only its holder releases it, or a person clears it. A dispatch's claim carries the sha256 of
+//! that dispatch's credential ([`claim_for_dispatch`]): while the claim lasts, the dispatch may
+//! act on this node and on no other ([`super::authority`]). Releasing or clearing a claim that
+//! is not there is a no-op, both ways.
 
 use serde::Serialize;
 
-use super::{Caller, Ctx, Refusal, current_step, next_seq, require_not_foreign, require_open};
+use super::{
+    Caller, Ctx, Refusal, Verb, current_step, next_seq, require_not_foreign, require_open,
+};
 use crate::error::{Error, Result};
 use crate::model::bead::{Dispatch, Lease, StepEntry};
 use crate::model::{Bead, Step};
@@ -18,6 +23,9 @@ pub struct ClaimArgs<'a> {
     pub dispatch: Option<&'a Step>,
     /// The worktree's HEAD, recorded as the commit the step started from.
     pub base: Option<&'a str>,
+    /// With a dispatch: the sha256 of the dispatch's credential, put on the claim (replacing
+    /// any earlier dispatch's).
+    pub credential_sha256: Option<&'a str>,
 }
 
 /// A claim held.
@@ -49,12 +57,12 @@ pub struct Released {
     pub released: bool,
 }
 
-/// A claim a person cleared.
+/// A claim a person cleared (`cleared: null` when there was no claim to clear).
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct Cleared {
     pub bead: String,
     /// The holder whose claim was cleared.
-    pub cleared: String,
+    pub cleared: Option<String>,
     pub reason: String,
 }
 
@@ -69,28 +77,51 @@ pub fn claim(
     dispatch: bool,
     base: Option<&str>,
 ) -> Result<Claimed> {
+    claim_with(ctx, id, holder, (dispatch, base), None)
+}
+
+/// The runner's claim for a dispatch whose credential hashes to `credential_sha256`: as
+/// [`claim`] with `dispatch`, the hash on the claim.
+pub fn claim_for_dispatch(
+    ctx: &Ctx,
+    id: &str,
+    holder: &str,
+    base: Option<&str>,
+    credential_sha256: &str,
+) -> Result<Claimed> {
+    claim_with(ctx, id, holder, (true, base), Some(credential_sha256))
+}
+
+fn claim_with(
+    ctx: &Ctx,
+    id: &str,
+    holder: &str,
+    (dispatch, base): (bool, Option<&str>),
+    credential_sha256: Option<&str>,
+) -> Result<Claimed> {
     if holder.trim().is_empty() {
         return Err(Error::Invalid("--holder must not be empty".into()));
     }
     let manifest = ctx.store.manifest()?;
-    ctx.store.apply(
-        &ctx.transition("claim", holder),
-        &Reads::subject(id),
-        |fresh| {
-            let bead = &fresh.subject;
-            // A step the manifest does not declare is the manifest's fault, not a refusal.
-            let step = match dispatch {
-                true => Some(current_step(&manifest, bead)?),
-                false => None,
-            };
-            let args = ClaimArgs {
-                holder,
-                dispatch: step,
-                base,
-            };
-            Ok(plan_claim(&args, bead, &ctx.now)?)
-        },
-    )
+    let named = Ctx {
+        holder: Some(holder.to_string()),
+        ..ctx.clone()
+    };
+    named.apply(Verb::Claim, "claim", &Reads::subject(id), |fresh, _| {
+        let bead = &fresh.subject;
+        // A step the manifest does not declare is the manifest's fault, not a refusal.
+        let step = match dispatch {
+            true => Some(current_step(&manifest, bead)?),
+            false => None,
+        };
+        let args = ClaimArgs {
+            holder,
+            dispatch: step,
+            base,
+            credential_sha256,
+        };
+        Ok(plan_claim(&args, bead, &ctx.now)?)
+    })
 }
 
 /// Claim `bead` for `args.holder`, and start a dispatch when asked.
@@ -118,14 +149,14 @@ pub fn plan_claim(args: &ClaimArgs, bead: &Bead, now: &str) -> Result<Change<Cla
     };
     let seq = next_seq(bead);
     let mut after = bead.clone();
-    if !already {
-        after.pipeline.lease = Some(Lease {
-            holder: args.holder.to_string(),
-            since: now.to_string(),
-        });
-    }
+    let lease = after.pipeline.lease.get_or_insert_with(|| Lease {
+        holder: args.holder.to_string(),
+        since: now.to_string(),
+        credential_sha256: None,
+    });
     let mut reason = None;
     if let Some(n) = attempt {
+        lease.credential_sha256 = args.credential_sha256.map(str::to_string);
         let step = after.pipeline.step.clone();
         if let Some(sha) = args.base {
             record_base(&mut after, sha, now);
@@ -181,11 +212,13 @@ fn record_base(bead: &mut Bead, sha: &str, now: &str) {
 
 /// Release the holder's own claim. Releasing an unclaimed bead is a no-op.
 pub fn release(ctx: &Ctx, id: &str, holder: &str) -> Result<Released> {
-    ctx.store.apply(
-        &ctx.transition("release", holder),
-        &Reads::subject(id),
-        |fresh| Ok(plan_release(holder, &fresh.subject)?),
-    )
+    let named = Ctx {
+        holder: Some(holder.to_string()),
+        ..ctx.clone()
+    };
+    named.apply(Verb::Release, "release", &Reads::subject(id), |fresh, _| {
+        Ok(plan_release(holder, &fresh.subject)?)
+    })
 }
 
 /// Release `holder`'s claim on `bead`.
@@ -212,28 +245,30 @@ pub fn plan_release(holder: &str, bead: &Bead) -> Result<Change<Released>, Refus
 }
 
 /// A person clears someone else's claim (they judged the holder dead). Counts no attempt.
+/// Clearing an unclaimed bead is a no-op.
 pub fn clear(ctx: &Ctx, id: &str, reason: &str) -> Result<Cleared> {
-    ctx.caller().person_only("release --clear")?;
+    ctx.admit(Verb::ReleaseClear)?;
     if reason.trim().is_empty() {
         return Err(Error::Invalid(
             "--reason must say why the claim is cleared".into(),
         ));
     }
-    ctx.store.apply(
-        &ctx.transition("release-clear", &ctx.actor()),
-        &Reads::subject(id),
-        |fresh| Ok(plan_clear(reason, ctx.caller(), &fresh.subject)?),
-    )
+    let reads = Reads::subject(id);
+    ctx.apply(Verb::ReleaseClear, "release-clear", &reads, |fresh, who| {
+        Ok(plan_clear(reason, who, &fresh.subject)?)
+    })
 }
 
 /// Clear whoever's claim is on `bead`, giving back the attempt its holder's dispatch counted.
 pub fn plan_clear(reason: &str, who: Caller, bead: &Bead) -> Result<Change<Cleared>, Refusal> {
-    who.person_only("release --clear")?;
+    who.admit(Verb::ReleaseClear)?;
     let mut after = bead.clone();
     let Some(lease) = after.pipeline.lease.take() else {
-        return Err(Refusal::NotClaimed {
+        return Ok(Change::nothing(Cleared {
             bead: bead.id.clone(),
-        });
+            cleared: None,
+            reason: reason.to_string(),
+        }));
     };
     // The dispatch the dead holder started counts no attempt.
     if let Some(d) = after.pipeline.last_dispatch.take()
@@ -244,9 +279,92 @@ pub fn plan_clear(reason: &str, who: Caller, bead: &Bead) -> Result<Change<Clear
     }
     let output = Cleared {
         bead: bead.id.clone(),
-        cleared: lease.holder.clone(),
+        cleared: Some(lease.holder.clone()),
         reason: reason.to_string(),
     };
     let why = format!("cleared claim of {}: {reason}", lease.holder);
     Ok(Change::one(after, Some(why), output))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: &str = "2026-01-01T00:00:00Z";
+
+    fn node() -> Bead {
+        Bead::new("sp-t".into(), "t".into(), String::new(), "then")
+    }
+
+    fn leased(holder: &str) -> Bead {
+        let mut b = node();
+        b.pipeline.lease = Some(Lease {
+            holder: holder.into(),
+            since: "then".into(),
+            credential_sha256: None,
+        });
+        b
+    }
+
+    #[test]
+    fn claiming_again_writes_nothing_and_only_the_holder_releases() {
+        let b = leased("h");
+        let hold = ClaimArgs {
+            holder: "h",
+            dispatch: None,
+            base: None,
+            credential_sha256: None,
+        };
+        let change = plan_claim(&hold, &b, NOW).unwrap();
+        assert!(change.beads.is_empty() && !change.output.new);
+        assert_eq!(
+            plan_release("other", &b).unwrap_err().kind(),
+            "held-by-other"
+        );
+        let released = plan_release("h", &b).unwrap();
+        assert_eq!(released.beads[0].pipeline.lease, None);
+        assert!(plan_release("h", &node()).unwrap().beads.is_empty());
+    }
+
+    #[test]
+    fn a_dispatch_claim_carries_its_credentials_hash_and_the_next_replaces_it() {
+        let manifest = crate::model::Manifest::default_manifest();
+        let mut b = node();
+        b.pipeline.step = "implement".into();
+        let first = ClaimArgs {
+            holder: "h",
+            dispatch: manifest.step("implement"),
+            base: None,
+            credential_sha256: Some("hash-1"),
+        };
+        let after = plan_claim(&first, &b, NOW).unwrap().beads.remove(0);
+        let lease = after.pipeline.lease.clone().unwrap();
+        assert_eq!(lease.credential_sha256.as_deref(), Some("hash-1"));
+        let next = ClaimArgs {
+            credential_sha256: Some("hash-2"),
+            ..first
+        };
+        let again = plan_claim(&next, &after, NOW).unwrap().beads.remove(0);
+        let lease = again.pipeline.lease.clone().unwrap();
+        assert_eq!(lease.credential_sha256.as_deref(), Some("hash-2"));
+        assert_eq!(again.attempts_on("implement"), 2);
+        // A claim without a dispatch leaves the hash alone; a release takes it away.
+        let hold = ClaimArgs {
+            dispatch: None,
+            ..next
+        };
+        assert!(plan_claim(&hold, &again, NOW).unwrap().beads.is_empty());
+        let released = plan_release("h", &again).unwrap().beads.remove(0);
+        assert_eq!(released.pipeline.lease, None);
+    }
+
+    #[test]
+    fn clearing_a_claim_that_is_not_there_is_a_no_op_as_releasing_one_is() {
+        let cleared = plan_clear("dead", Caller::default(), &node()).unwrap();
+        assert!(cleared.beads.is_empty());
+        assert_eq!(cleared.output.cleared, None);
+        let cleared = plan_clear("dead", Caller::default(), &leased("h")).unwrap();
+        assert_eq!(cleared.output.cleared.as_deref(), Some("h"));
+        assert_eq!(cleared.beads[0].pipeline.lease, None);
+    }
 }

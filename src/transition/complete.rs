@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use super::{
-    Caller, Ctx, Refusal, advance, ancestors_unlocked, current_step, defaults, next_seq,
+    Caller, Ctx, Refusal, Verb, advance, ancestors_unlocked, current_step, defaults, next_seq,
     require_not_foreign, require_open, require_seq, require_step,
 };
 use crate::error::Result;
@@ -19,7 +19,7 @@ use crate::model::bead::{Check, Gate, GateState, Proposal, Verdict};
 pub use crate::model::check::{Checked, FloorReport, GateMet};
 use crate::model::{Bead, Config, Kind, Manifest, Step};
 use crate::policy::{GateOutcome, Lineage, gate};
-use crate::store::{Change, Reads, Transition};
+use crate::store::{Change, Reads};
 use crate::worktree::current_branch;
 
 /// What the floors found, gathered before the lock: the input of [`plan`].
@@ -58,30 +58,29 @@ pub fn complete(
     pr_url: Option<String>,
     verb: &str,
 ) -> Result<Checked> {
+    let class = Verb::named(verb).unwrap_or(Verb::Complete);
+    ctx.admit(class)?;
     let manifest = ctx.store.manifest()?;
     let config = ctx.store.config()?;
     let branch = current_branch(ctx.store.repo());
     let evidence = gather(ctx, id, step, pr_url, (&manifest, &config, &branch))?;
-    let actor = ctx.actor();
     // The floors' seq is the compare-and-swap (`--expect-seq` was checked against it already).
-    let t = Transition {
+    let checking = Ctx {
         expect_seq: None,
-        ..ctx.transition(verb, &actor)
+        ..ctx.clone()
     };
-    let checked = ctx
-        .store
-        .apply(&t, &Reads::subject(id).with_ancestors(), |fresh| {
-            let lineage = Lineage::new(&fresh.ancestors, defaults(&config, &branch));
-            let who = ctx.caller();
-            Ok(plan(
-                &evidence,
-                who,
-                &fresh.subject,
-                &lineage,
-                &manifest,
-                &ctx.now,
-            )?)
-        })?;
+    let reads = Reads::subject(id).with_ancestors();
+    let checked = checking.apply(class, verb, &reads, |fresh, who| {
+        let lineage = Lineage::new(&fresh.ancestors, defaults(&config, &branch));
+        Ok(plan(
+            &evidence,
+            who,
+            &fresh.subject,
+            &lineage,
+            &manifest,
+            &ctx.now,
+        )?)
+    })?;
     match checked.verdict {
         Verdict::Pass => Ok(checked),
         Verdict::Refuse => Err(Refusal::FloorRefused(Box::new(checked)).into()),
@@ -156,6 +155,8 @@ pub fn plan(
     now: &str,
 ) -> Result<Change<Checked>, Refusal> {
     let step = &ev.step.name;
+    // `integrate` and `deliver` are `complete` for their steps, and of its class.
+    who.admit(Verb::Complete)?;
     require_open(bead)?;
     require_step(bead, step)?;
     require_not_foreign(bead, who.holder)?;

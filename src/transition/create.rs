@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::{Ctx, next_seq};
+use super::{Ctx, Verb, next_seq};
 use crate::error::{Error, Result};
 use crate::model::bead::{DeliveryMethod, Kind};
 use crate::model::{Autonomy, Bead};
@@ -25,7 +25,7 @@ pub struct NewNode {
 
 /// Create a campaign root at the root route's entry step.
 pub fn init(ctx: &Ctx, node: NewNode) -> Result<Created> {
-    create(ctx, node, Kind::Root, "init")
+    create(ctx, node, Kind::Root, Verb::Init)
 }
 
 /// Create a lone task: a leaf at the leaf route's entry step.
@@ -33,7 +33,7 @@ pub fn init_task(ctx: &Ctx, node: NewNode) -> Result<Created> {
     if let Some(tier) = &node.tier {
         check_tier(tier)?;
     }
-    create(ctx, node, Kind::Leaf, "init-task")
+    create(ctx, node, Kind::Leaf, Verb::InitTask)
 }
 
 /// Refuse a tier `init-task --tier` does not know.
@@ -72,7 +72,9 @@ pub struct CreateInput<'a> {
     pub verb: &'a str,
 }
 
-fn create(ctx: &Ctx, node: NewNode, kind: Kind, verb: &str) -> Result<Created> {
+fn create(ctx: &Ctx, node: NewNode, kind: Kind, verb: Verb) -> Result<Created> {
+    ctx.admit(verb)?;
+    let verb = verb.name();
     let route = kind.route();
     if node.title.trim().is_empty() {
         return Err(Error::Invalid("--title must not be empty".into()));

@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{
-    Caller, Ctx, Refusal, advance, next_seq, require_not_foreign, require_open, require_step,
+    Caller, Ctx, Refusal, Verb, advance, next_seq, require_not_foreign, require_open, require_step,
 };
 use crate::error::{Error, Result};
 use crate::model::bead::{Check, GateState, Verdict};
@@ -35,16 +35,16 @@ pub struct Rejected {
 
 /// Approve the pending gate on `step` and advance, without re-running floors.
 pub fn approve(ctx: &Ctx, id: &str, step: &str) -> Result<Approved> {
-    ctx.caller().person_only("approve")?;
+    ctx.admit(Verb::Approve)?;
     let manifest = ctx.store.manifest()?;
-    let actor = ctx.actor();
-    ctx.store.apply(
-        &ctx.transition("approve", &actor),
+    ctx.apply(
+        Verb::Approve,
+        "approve",
         &Reads::subject(id),
-        |fresh| {
+        |fresh, who| {
             Ok(plan_approve(
                 step,
-                ctx.caller(),
+                who,
                 &fresh.subject,
                 &manifest,
                 &ctx.now,
@@ -61,7 +61,7 @@ pub fn plan_approve(
     manifest: &Manifest,
     now: &str,
 ) -> Result<Change<Approved>, Refusal> {
-    who.person_only("approve")?;
+    who.admit(Verb::Approve)?;
     require_open(bead)?;
     require_step(bead, step)?;
     require_not_foreign(bead, who.holder)?;
@@ -98,24 +98,13 @@ pub fn plan_approve(
 /// Record a person's refusal of `step`'s result. The next pass treats it like a refused check and
 /// re-dispatches with the reason as revision guidance.
 pub fn reject(ctx: &Ctx, id: &str, step: &str, reason: &str) -> Result<Rejected> {
-    ctx.caller().person_only("reject")?;
+    ctx.admit(Verb::Reject)?;
     if reason.trim().is_empty() {
         return Err(Error::Invalid("--reason must say what is wrong".into()));
     }
-    let actor = ctx.actor();
-    ctx.store.apply(
-        &ctx.transition("reject", &actor),
-        &Reads::subject(id),
-        |fresh| {
-            Ok(plan_reject(
-                step,
-                reason,
-                ctx.caller(),
-                &fresh.subject,
-                &ctx.now,
-            )?)
-        },
-    )
+    ctx.apply(Verb::Reject, "reject", &Reads::subject(id), |fresh, who| {
+        Ok(plan_reject(step, reason, who, &fresh.subject, &ctx.now)?)
+    })
 }
 
 /// Reject `step` of `bead` for `reason`: a refused check, the reason as guidance, and a pending
@@ -127,7 +116,7 @@ pub fn plan_reject(
     bead: &Bead,
     now: &str,
 ) -> Result<Change<Rejected>, Refusal> {
-    who.person_only("reject")?;
+    who.admit(Verb::Reject)?;
     require_open(bead)?;
     require_step(bead, step)?;
     require_not_foreign(bead, who.holder)?;

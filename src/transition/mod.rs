@@ -10,9 +10,9 @@
 //!   changes, the journal's reason and a typed output, or a typed [`Refusal`]. It reads no file,
 //!   clock or environment and never bumps `seq`: it records the transition's seq with
 //!   [`next_seq`] where a record needs it. Plans are unit-tested without a file system
-//!   (`tests.rs`). Checks that only look at the caller or the arguments (a person's verb, a
+//!   (`tests.rs`). Checks that only look at the caller or the arguments (the authority rule, a
 //!   route the manifest lacks) also run before the shell, so they refuse before anything is
-//!   read, as they always did.
+//!   read; a plan applies the authority rule to its [`Caller`] again ([`Caller::admit`]).
 //! - the shell owns DESIGN §3's protocol for every verb: slow evidence work happens first
 //!   without the lock (only `complete` has any: its floors), then lock → recover → read fresh →
 //!   compare-and-swap on `--expect-seq` → plan → bump `seq`/`updated_at`/`schema_version` of
@@ -21,10 +21,16 @@
 //!   `complete` whose floors said no, which commits its check and then refuses
 //!   ([`Refusal::FloorRefused`], [`Refusal::FloorEscalated`]).
 //!
+//! Who may run which verb is one rule, [`authority`]: every writing verb goes through
+//! [`Ctx::apply`] (or, with no subject, [`Ctx::admit`] before [`Store::create`]), which admits
+//! the caller before anything is read and, for a dispatched session, checks its credential
+//! against the subject's claim under the lock; the plan gets the caller as recognized.
+//!
 //! `now` is the caller's ([`Ctx::now`]): the CLI and the runner read the clock once per verb.
 //! Outputs are typed (`Serialize`); only `src/cli/` turns them into JSON. What recovery repaired
 //! is data ([`crate::store::Repair`]) the CLI reports.
 
+pub mod authority;
 pub mod claim;
 pub mod complete;
 pub mod create;
@@ -41,20 +47,23 @@ mod tests;
 
 pub use crate::refusal::Refusal;
 
+pub use authority::{Verb, Who};
+
 use crate::error::{Error, Result};
 use crate::model::{Bead, Config, Manifest};
 use crate::policy::lineage::Defaults;
 use crate::policy::route::{self, Advance};
-use crate::store::{Store, Transition};
+use crate::store::{Change, Fresh, Reads, Store, Transition};
 
 /// Who is calling, from where, and when.
 #[derive(Clone, Debug)]
 pub struct Ctx<'a> {
     pub store: &'a Store,
-    /// `--holder`, else `SPLICE_HOLDER`: the runner or dispatched session acting.
+    /// `--holder`, else `SPLICE_HOLDER`: the holder the caller names (a dispatched session's is
+    /// checked against its claim).
     pub holder: Option<String>,
-    /// `SPLICE_DISPATCHED=1`: the caller is a dispatched agent session, not a person.
-    pub dispatched: bool,
+    /// Who the caller is, as recognized ([`Who::command_line`] for the CLI).
+    pub who: Who,
     /// The run id of a runner making the call (recorded on checks).
     pub run: Option<String>,
     /// Compare-and-swap: refuse unless the bead's `seq` is this.
@@ -69,25 +78,69 @@ impl<'a> Ctx<'a> {
         Ctx {
             store,
             holder: None,
-            dispatched: false,
+            who: Who::Person,
             run: None,
             expect_seq: None,
             now: now.into(),
         }
     }
 
-    /// The caller as plans see it.
+    /// A command-line caller's context with no holder, at `now`: a person unless
+    /// [`Who::command_line`] finds a dispatched session.
+    pub fn command_line(store: &'a Store, now: impl Into<String>) -> Ctx<'a> {
+        Ctx {
+            who: Who::command_line(store.dir()),
+            ..Ctx::person(store, now)
+        }
+    }
+
+    /// The caller as plans see it, before its claim is read.
     pub fn caller(&self) -> Caller<'_> {
         Caller {
             holder: self.holder.as_deref(),
-            dispatched: self.dispatched,
+            dispatched: self.who.is_dispatched(),
             run: self.run.as_deref(),
         }
     }
 
-    /// The actor named in journal records.
+    /// The actor named in journal records: the holder named, else (a dispatched session) the
+    /// holder of the runner it descends from.
     pub fn actor(&self) -> String {
-        self.caller().actor()
+        match (&self.holder, &self.who) {
+            (None, Who::Dispatched { runner_holder, .. }) => runner_holder
+                .clone()
+                .unwrap_or_else(|| self.caller().actor()),
+            _ => self.caller().actor(),
+        }
+    }
+
+    /// May this caller run `verb` at all ([`authority::admit`])? Checked before anything is read.
+    pub fn admit(&self, verb: Verb) -> Result<(), Refusal> {
+        authority::admit(verb, &self.who)
+    }
+
+    /// Run `verb` through the store's shell (journaled as `journal_verb`) under the authority
+    /// rule: the caller admitted first; under the lock, a dispatched session's credential checked
+    /// against the fresh subject's claim; then `plan`, given the caller as recognized (an agent
+    /// acts as its claim's holder unless it named one).
+    pub fn apply<T>(
+        &self,
+        verb: Verb,
+        journal_verb: &str,
+        reads: &Reads,
+        plan: impl FnOnce(&Fresh, Caller<'_>) -> Result<Change<T>>,
+    ) -> Result<T> {
+        self.admit(verb)?;
+        let actor = self.actor();
+        self.store
+            .apply(&self.transition(journal_verb, &actor), reads, |fresh| {
+                let claim_holder = authority::admit_on(verb, &self.who, &fresh.subject)?;
+                let who = Caller {
+                    holder: self.holder.as_deref().or(claim_holder.as_deref()),
+                    ..self.caller()
+                };
+                plan(fresh, who)
+            })
     }
 
     /// The shell's view of one run of `verb` by `actor`.
@@ -106,7 +159,7 @@ impl<'a> Ctx<'a> {
 pub struct Caller<'a> {
     /// The runner or dispatched session acting; `None` for a person.
     pub holder: Option<&'a str>,
-    /// A dispatched agent session (`SPLICE_DISPATCHED=1`).
+    /// A dispatched agent session ([`Who::Dispatched`]).
     pub dispatched: bool,
     /// The run id of a runner.
     pub run: Option<&'a str>,
@@ -122,12 +175,10 @@ impl Caller<'_> {
         }
     }
 
-    /// Refuse a person-only verb from a dispatched session.
-    pub fn person_only(&self, verb: &str) -> Result<(), Refusal> {
-        if self.dispatched {
-            return Err(Refusal::NotAPerson { verb: verb.into() });
-        }
-        Ok(())
+    /// The authority rule for this caller and `verb` ([`authority::admit_caller`]): plans apply
+    /// it again, so a plan called on its own refuses what the shell would.
+    pub fn admit(&self, verb: Verb) -> Result<(), Refusal> {
+        authority::admit_caller(verb, self.dispatched)
     }
 }
 

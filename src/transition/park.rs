@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::{Caller, Ctx, Refusal, next_seq, require_not_foreign, require_open};
+use super::{Caller, Ctx, Refusal, Verb, next_seq, require_not_foreign, require_open};
 use crate::error::{Error, Result};
 use crate::model::Bead;
 use crate::model::bead::DeadLetter;
@@ -29,16 +29,15 @@ pub struct Unparked {
 
 /// Park the node at its current step with `reason`.
 pub fn park(ctx: &Ctx, id: &str, reason: &str) -> Result<Parked> {
+    ctx.admit(Verb::Park)?;
     if reason.trim().is_empty() {
         return Err(Error::Invalid(
             "--reason must say why the node is parked".into(),
         ));
     }
-    ctx.store.apply(
-        &ctx.transition("park", &ctx.actor()),
-        &Reads::subject(id),
-        |fresh| Ok(plan_park(reason, ctx.caller(), &fresh.subject, &ctx.now)?),
-    )
+    ctx.apply(Verb::Park, "park", &Reads::subject(id), |fresh, who| {
+        Ok(plan_park(reason, who, &fresh.subject, &ctx.now)?)
+    })
 }
 
 /// Dead-letter `bead` at its current step.
@@ -48,6 +47,7 @@ pub fn plan_park(
     bead: &Bead,
     now: &str,
 ) -> Result<Change<Parked>, Refusal> {
+    who.admit(Verb::Park)?;
     require_open(bead)?;
     require_not_foreign(bead, who.holder)?;
     if let Some(dl) = &bead.pipeline.dead_letter {
@@ -74,22 +74,20 @@ pub fn plan_park(
 
 /// Unpark: reset the step's attempts and clear the last check, so the node is checked again.
 pub fn unpark(ctx: &Ctx, id: &str, reason: &str) -> Result<Unparked> {
-    ctx.caller().person_only("unpark")?;
+    ctx.admit(Verb::Unpark)?;
     if reason.trim().is_empty() {
         return Err(Error::Invalid(
             "--reason must say why the node may go on".into(),
         ));
     }
-    ctx.store.apply(
-        &ctx.transition("unpark", &ctx.actor()),
-        &Reads::subject(id),
-        |fresh| Ok(plan_unpark(reason, ctx.caller(), &fresh.subject)?),
-    )
+    ctx.apply(Verb::Unpark, "unpark", &Reads::subject(id), |fresh, who| {
+        Ok(plan_unpark(reason, who, &fresh.subject)?)
+    })
 }
 
 /// Put `bead` back in play at its step, with fresh attempts and no last check.
 pub fn plan_unpark(reason: &str, who: Caller, bead: &Bead) -> Result<Change<Unparked>, Refusal> {
-    who.person_only("unpark")?;
+    who.admit(Verb::Unpark)?;
     require_open(bead)?;
     if bead.pipeline.dead_letter.is_none() {
         return Err(Refusal::NotParked {

@@ -2,7 +2,9 @@
 
 use serde::Serialize;
 
-use super::{Caller, Ctx, Refusal, next_seq, require_lease_free_for, require_open, require_step};
+use super::{
+    Caller, Ctx, Refusal, Verb, next_seq, require_lease_free_for, require_open, require_step,
+};
 use crate::error::{Error, Result};
 use crate::model::Bead;
 use crate::model::bead::Proposal;
@@ -33,11 +35,11 @@ pub fn propose(ctx: &Ctx, id: &str, args: ProposeArgs) -> Result<Proposed> {
     if args.artifact.trim().is_empty() {
         return Err(Error::Invalid("--artifact must not be empty".into()));
     }
-    let actor = ctx.actor();
-    ctx.store.apply(
-        &ctx.transition("propose", &actor),
+    ctx.apply(
+        Verb::Propose,
+        "propose",
         &Reads::subject(id),
-        |fresh| Ok(plan(&args, ctx.caller(), &fresh.subject, &ctx.now)?),
+        |fresh, who| Ok(plan(&args, who, &fresh.subject, &ctx.now)?),
     )
 }
 
@@ -48,6 +50,7 @@ pub fn plan(
     bead: &Bead,
     now: &str,
 ) -> Result<Change<Proposed>, Refusal> {
+    who.admit(Verb::Propose)?;
     require_open(bead)?;
     require_step(bead, &args.step)?;
     require_lease_free_for(bead, who.holder)?;

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Ctx, Refusal, next_seq};
+use super::{Ctx, Refusal, Verb, next_seq};
 use crate::error::{Error, Result};
 use crate::model::bead::{ExitKind, ExitRecord};
 use crate::model::{Bead, Usage};
@@ -42,16 +42,16 @@ pub struct RunRecorded {
 
 /// Record how the holder's dispatch on the current step ended.
 pub fn record_exit(ctx: &Ctx, id: &str, args: ExitArgs) -> Result<ExitRecorded> {
+    ctx.admit(Verb::RecordExit)?;
     let Some(holder) = ctx.holder.clone() else {
         return Err(Error::Invalid(
             "record-exit needs --holder (or SPLICE_HOLDER)".into(),
         ));
     };
-    ctx.store.apply(
-        &ctx.transition("record-exit", &holder),
-        &Reads::subject(id),
-        |fresh| Ok(plan_exit(&args, &holder, &fresh.subject, &ctx.now)?),
-    )
+    let reads = Reads::subject(id);
+    ctx.apply(Verb::RecordExit, "record-exit", &reads, |fresh, _| {
+        Ok(plan_exit(&args, &holder, &fresh.subject, &ctx.now)?)
+    })
 }
 
 /// Record `holder`'s dispatch exit on `bead`.
@@ -115,10 +115,11 @@ pub fn plan_exit(
 
 /// Record a pass's envelope as the scope root's `driver_last`.
 pub fn record_run(ctx: &Ctx, id: &str, envelope: Value) -> Result<RunRecorded> {
-    ctx.store.apply(
-        &ctx.transition("record-run", &ctx.actor()),
+    ctx.apply(
+        Verb::RecordRun,
+        "record-run",
         &Reads::subject(id),
-        |fresh| Ok(plan_run(envelope, &fresh.subject)),
+        |fresh, _| Ok(plan_run(envelope, &fresh.subject)),
     )
 }
 

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::{
-    Caller, Ctx, Refusal, ancestors_unlocked, defaults, next_seq, require_not_foreign, require_open,
+    Caller, Ctx, Refusal, Verb, ancestors_unlocked, defaults, next_seq, require_not_foreign,
+    require_open,
 };
 use crate::error::{Error, Result};
 use crate::model::bead::{DeliveryMethod, Kind, Verdict};
@@ -63,7 +64,7 @@ pub fn set_config(
     suite_cmd: Option<String>,
     test_paths: Option<Vec<String>>,
 ) -> Result<Configured> {
-    ctx.caller().person_only("set-config")?;
+    ctx.admit(Verb::SetConfig)?;
     if suite_cmd.is_none() && test_paths.is_none() {
         return Err(Error::Invalid(
             "give --suite-cmd, --test-paths, or both".into(),
@@ -85,11 +86,10 @@ pub fn set_config(
     };
     // Which nodes of the tree are escalated: found without the lock, read again under it.
     let escalated = escalated_in_tree(ctx, id)?;
-    ctx.store.apply(
-        &ctx.transition("set-config", &ctx.actor()),
-        &Reads::subject(id).with_ancestors().with_others(escalated),
-        |fresh| Ok(plan_config(&args, ctx.caller(), fresh)?),
-    )
+    let reads = Reads::subject(id).with_ancestors().with_others(escalated);
+    ctx.apply(Verb::SetConfig, "set-config", &reads, |fresh, who| {
+        Ok(plan_config(&args, who, fresh)?)
+    })
 }
 
 /// The escalated nodes under `id`'s campaign root, other than the root itself.
@@ -129,7 +129,7 @@ pub fn plan_config(
     who: Caller,
     fresh: &Fresh,
 ) -> Result<Change<Configured>, Refusal> {
-    who.person_only("set-config")?;
+    who.admit(Verb::SetConfig)?;
     let mut root = fresh.ancestors.last().unwrap_or(&fresh.subject).clone();
     if let Some(cmd) = &args.suite_cmd {
         root.pipeline.suite_cmd = Some(cmd.clone());
@@ -175,12 +175,10 @@ fn is_escalated(bead: &Bead) -> bool {
 
 /// Set a node's own autonomy level.
 pub fn set_autonomy(ctx: &Ctx, id: &str, level: Autonomy) -> Result<AutonomySet> {
-    ctx.caller().person_only("set-autonomy")?;
-    ctx.store.apply(
-        &ctx.transition("set-autonomy", &ctx.actor()),
-        &Reads::subject(id),
-        |fresh| Ok(plan_autonomy(level, ctx.caller(), &fresh.subject)?),
-    )
+    let reads = Reads::subject(id);
+    ctx.apply(Verb::SetAutonomy, "set-autonomy", &reads, |fresh, who| {
+        Ok(plan_autonomy(level, who, &fresh.subject)?)
+    })
 }
 
 /// `bead` at its own autonomy `level`.
@@ -189,7 +187,7 @@ pub fn plan_autonomy(
     who: Caller,
     bead: &Bead,
 ) -> Result<Change<AutonomySet>, Refusal> {
-    who.person_only("set-autonomy")?;
+    who.admit(Verb::SetAutonomy)?;
     let mut after = bead.clone();
     after.pipeline.autonomy = Some(level);
     let output = AutonomySet {
@@ -208,24 +206,21 @@ pub fn set_target(
     target: &str,
     delivery: Option<DeliveryMethod>,
 ) -> Result<TargetSet> {
-    ctx.caller().person_only("set-target")?;
+    ctx.admit(Verb::SetTarget)?;
     if target.trim().is_empty() {
         return Err(Error::Invalid("--target must name a branch".into()));
     }
     let config = ctx.store.config()?;
-    ctx.store.apply(
-        &ctx.transition("set-target", &ctx.actor()),
-        &Reads::subject(id).with_ancestors(),
-        |fresh| {
-            let lineage = Lineage::new(&fresh.ancestors, defaults(&config, &None));
-            let args = TargetSet {
-                bead: fresh.subject.id.clone(),
-                target: target.to_string(),
-                delivery,
-            };
-            Ok(plan_target(args, ctx.caller(), &fresh.subject, &lineage)?)
-        },
-    )
+    let reads = Reads::subject(id).with_ancestors();
+    ctx.apply(Verb::SetTarget, "set-target", &reads, |fresh, who| {
+        let lineage = Lineage::new(&fresh.ancestors, defaults(&config, &None));
+        let args = TargetSet {
+            bead: fresh.subject.id.clone(),
+            target: target.to_string(),
+            delivery,
+        };
+        Ok(plan_target(args, who, &fresh.subject, &lineage)?)
+    })
 }
 
 /// `bead` delivering to `args.target` (by `args.delivery` when given).
@@ -235,7 +230,7 @@ pub fn plan_target(
     bead: &Bead,
     lineage: &Lineage,
 ) -> Result<Change<TargetSet>, Refusal> {
-    who.person_only("set-target")?;
+    who.admit(Verb::SetTarget)?;
     let (level, source) = lineage.autonomy(bead);
     if level == Autonomy::Deep && is_mainline(&args.target) {
         return Err(Refusal::DeepOnMainline {
@@ -255,17 +250,20 @@ pub fn plan_target(
 
 /// Move a node onto route `to`, at step `at` (default: the route's entry step).
 pub fn route(ctx: &Ctx, id: &str, to: &str, at: Option<&str>) -> Result<Routed> {
+    ctx.admit(Verb::Route)?;
     let manifest = ctx.store.manifest()?;
     // A route or step the manifest lacks is refused before the bead is read.
     resolve_route(&manifest, to, at)?;
-    ctx.store.apply(
-        &ctx.transition("route", &ctx.actor()),
-        &Reads::subject(id),
-        |fresh| {
-            let plan = plan_route(to, at, ctx.caller(), &fresh.subject, &manifest, &ctx.now);
-            Ok(plan?)
-        },
-    )
+    ctx.apply(Verb::Route, "route", &Reads::subject(id), |fresh, who| {
+        Ok(plan_route(
+            to,
+            at,
+            who,
+            &fresh.subject,
+            &manifest,
+            &ctx.now,
+        )?)
+    })
 }
 
 /// `bead` on route `to`, entering step `at` (default: the route's entry step).
@@ -277,6 +275,7 @@ pub fn plan_route(
     manifest: &Manifest,
     now: &str,
 ) -> Result<Change<Routed>, Refusal> {
+    who.admit(Verb::Route)?;
     let step = resolve_route(manifest, to, at)?;
     require_open(bead)?;
     require_not_foreign(bead, who.holder)?;

@@ -1,5 +1,6 @@
 //! `split`: create a node's children in one journal record, each with provenance naming the
-//! split that created it. A node splits once.
+//! split that created it. A node splits once, at the manifest's step with role `split` (the
+//! default manifest's `to-issues`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -7,12 +8,12 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Caller, Ctx, Refusal, create::normalize_scenarios, next_seq, require_lease_free_for,
+    Caller, Ctx, Refusal, Verb, create::normalize_scenarios, next_seq, require_lease_free_for,
     require_open,
 };
 use crate::error::{Error, Result};
-use crate::model::Bead;
 use crate::model::bead::{Dependency, Kind, Provenance, SplitRecord};
+use crate::model::{Bead, Role};
 use crate::store::{Change, Reads, ids};
 
 /// One child in the `--children` file.
@@ -82,7 +83,9 @@ pub struct SplitDone {
 
 /// Split `id` into `children`, all created in one transition.
 pub fn split(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<SplitDone> {
+    ctx.admit(Verb::Split)?;
     let manifest = ctx.store.manifest()?;
+    let split_step = manifest.step_with(Role::Split).map(|s| s.name.as_str());
     let entry = manifest
         .entry_step(Kind::Leaf.route())
         .ok_or_else(|| Error::Invalid("the manifest has no leaf route".into()))?;
@@ -91,18 +94,16 @@ pub fn split(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<SplitDone> {
         child.scenarios = normalize_scenarios(&child.scenarios)?;
     }
     let ids = (1..=children.len()).map(|i| ids::child_id(id, i)).collect();
-    ctx.store.apply(
-        &ctx.transition("split", &ctx.actor()),
-        &Reads::subject(id).probing(ids),
-        |fresh| {
-            let input = SplitInput {
-                children: &children,
-                entry,
-                taken: &fresh.taken,
-            };
-            Ok(plan(&input, ctx.caller(), &fresh.subject, &ctx.now)?)
-        },
-    )
+    let reads = Reads::subject(id).probing(ids);
+    ctx.apply(Verb::Split, "split", &reads, |fresh, who| {
+        let input = SplitInput {
+            children: &children,
+            entry,
+            taken: &fresh.taken,
+            split_step,
+        };
+        Ok(plan(&input, who, &fresh.subject, &ctx.now)?)
+    })
 }
 
 /// What a split plan needs besides the parent.
@@ -114,6 +115,8 @@ pub struct SplitInput<'a> {
     pub entry: &'a str,
     /// Which of the children's ids are taken already.
     pub taken: &'a BTreeSet<String>,
+    /// The manifest's step with role `split`, the only step a node splits at.
+    pub split_step: Option<&'a str>,
 }
 
 /// Split `parent` into `input.children`: the children's after-images first, then the parent's.
@@ -124,6 +127,7 @@ pub fn plan(
     now: &str,
 ) -> Result<Change<SplitDone>, Refusal> {
     let id = &parent.id;
+    who.admit(Verb::Split)?;
     require_open(parent)?;
     require_lease_free_for(parent, who.holder)?;
     if parent.pipeline.kind == Kind::Leaf {
@@ -134,6 +138,13 @@ pub fn plan(
             bead: id.clone(),
             children: split.children.clone(),
             seq: split.seq,
+        });
+    }
+    if input.split_step != Some(parent.pipeline.step.as_str()) {
+        return Err(Refusal::NotASplitStep {
+            bead: id.clone(),
+            step: parent.pipeline.step.clone(),
+            split_step: input.split_step.map(str::to_string),
         });
     }
     let seq = next_seq(parent);

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::claim::{ClaimArgs, plan_claim, plan_release};
+use super::claim::{ClaimArgs, plan_claim};
 use super::complete::{Evidence, GateMet, plan};
 use super::gate::plan_approve;
 use super::park::plan_park;
@@ -41,6 +41,7 @@ fn leased(mut b: Bead, holder: &str) -> Bead {
     b.pipeline.lease = Some(Lease {
         holder: holder.into(),
         since: "then".into(),
+        credential_sha256: None,
     });
     b
 }
@@ -355,6 +356,7 @@ fn claims_count_attempts_and_refuse_parked_or_exhausted_steps() {
         holder: "h",
         dispatch: Some(step),
         base: Some("abc"),
+        credential_sha256: None,
     };
     let change = plan_claim(&dispatch, &b, NOW).unwrap();
     let after = only(&change, &b);
@@ -385,30 +387,6 @@ fn claims_count_attempts_and_refuse_parked_or_exhausted_steps() {
 }
 
 #[test]
-fn claiming_again_writes_nothing_and_only_the_holder_releases() {
-    let b = leased(node("leaf", "implement"), "h");
-    let hold = ClaimArgs {
-        holder: "h",
-        dispatch: None,
-        base: None,
-    };
-    let change = plan_claim(&hold, &b, NOW).unwrap();
-    assert!(change.beads.is_empty() && !change.output.new);
-    assert_eq!(
-        plan_release("other", &b).unwrap_err().kind(),
-        "held-by-other"
-    );
-    let released = plan_release("h", &b).unwrap();
-    assert_eq!(only(&released, &b).pipeline.lease, None);
-    assert!(
-        plan_release("h", &node("leaf", "implement"))
-            .unwrap()
-            .beads
-            .is_empty()
-    );
-}
-
-#[test]
 fn a_split_creates_new_children_first_and_splits_once() {
     let parent = node("root", "to-issues");
     let children = vec![
@@ -427,6 +405,7 @@ fn a_split_creates_new_children_first_and_splits_once() {
         children: &children,
         entry: "generate-spec",
         taken: &taken,
+        split_step: Some("to-issues"),
     };
     let change = plan_split(&input, person(), &parent, NOW).unwrap();
     let ids: Vec<&str> = change.beads.iter().map(|b| b.id.as_str()).collect();
@@ -450,6 +429,19 @@ fn a_split_creates_new_children_first_and_splits_once() {
     assert_eq!(r.kind(), "already-split");
     let r = plan_split(&input, person(), &node("leaf", "generate-spec"), NOW).unwrap_err();
     assert_eq!(r.kind(), "leaf-split");
+    // Only at the step that splits: not at create-prp, and nowhere without a split step.
+    let r = plan_split(&input, person(), &node("root", "create-prp"), NOW).unwrap_err();
+    assert_eq!(r.kind(), "not-a-split-step");
+    assert_eq!(
+        r.to_string(),
+        "bead sp-t is at create-prp, which does not split; a node splits at to-issues"
+    );
+    let nowhere = SplitInput {
+        split_step: None,
+        ..input
+    };
+    let r = plan_split(&nowhere, person(), &parent, NOW).unwrap_err();
+    assert!(r.to_string().contains("`\"role\": \"split\"`"), "{r}");
 }
 
 #[test]

@@ -32,6 +32,48 @@ pub use node::{
 };
 pub use target::{TargetCheckout, checkout_target};
 
+/// How long to wait for another process creating or removing a checkout.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Held while a checkout under `.splice/worktrees/` is created, refreshed or removed: two
+/// runners doing it at once collide on git's own lock files and branches ("… .lock: File
+/// exists", "already checked out"). Dropping it releases the lock.
+pub(crate) struct CheckoutLock {
+    _file: fs::File,
+}
+
+/// Take the checkouts' lock (`.splice/worktrees/.lock`), waiting at most [`LOCK_WAIT`].
+pub(crate) fn lock(worktrees_dir: &Path) -> Result<CheckoutLock> {
+    fs::create_dir_all(worktrees_dir).map_err(|e| Error::io(worktrees_dir, e))?;
+    let path = worktrees_dir.join(".lock");
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(CheckoutLock { _file: file }),
+            Err(fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(Error::bad_file(
+                    &path,
+                    format!(
+                        "another process has been creating or removing a checkout for {}s; \
+                         is a runner stuck?",
+                        LOCK_WAIT.as_secs()
+                    ),
+                ));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        }
+    }
+}
+
 /// Where a node's worktree lives.
 pub fn node_path(worktrees_dir: &Path, id: &str) -> PathBuf {
     worktrees_dir.join(id)
@@ -106,9 +148,6 @@ pub fn head(path: &Path) -> Result<String> {
 
 /// The branch checked out in the repository at `repo_root`; `None` when HEAD is detached or
 /// there is no repository.
-///
-/// The same answer as `transition::create::current_branch`, which is kept where it is while
-/// `src/transition/` is being rewritten; that one can delegate here.
 pub fn current_branch(repo_root: &Path) -> Option<String> {
     let repo = Repository::discover(repo_root).ok()?;
     let head = repo.head().ok()?;
@@ -116,6 +155,27 @@ pub fn current_branch(repo_root: &Path) -> Option<String> {
         return None;
     }
     head.shorthand().map(str::to_string)
+}
+
+/// Paths with uncommitted changes in the repository's main checkout (tracked files modified,
+/// staged or deleted, and untracked files), sorted, leaving out `.splice/` and ignored files.
+/// Agents branch from committed commits, so these are not part of their work. `None` when
+/// there is no repository to ask.
+pub fn uncommitted(repo_root: &Path) -> Option<Vec<String>> {
+    let repo = Repository::discover(repo_root).ok()?;
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(false)
+        .include_ignored(false);
+    let statuses = repo.statuses(Some(&mut opts)).ok()?;
+    let mut paths: Vec<String> = statuses
+        .iter()
+        .filter(|e| e.status() != git2::Status::CURRENT)
+        .filter_map(|e| e.path().map(str::to_string))
+        .filter(|p| p != ".splice" && !p.starts_with(".splice/"))
+        .collect();
+    paths.sort();
+    Some(paths)
 }
 
 /// Is `path` an opened worktree of some repository (its `.git` file is valid)?

@@ -54,12 +54,18 @@ pub fn ensure(repo_root: &Path, worktrees_dir: &Path, id: &str, target: &str) ->
     check_id(id)?;
     let path = node_path(worktrees_dir, id);
     let branch = branch_name(id);
+    let reuse = |path: PathBuf, branch: String| Worktree {
+        path,
+        branch,
+        created: false,
+    };
     if is_worktree(&path) {
-        return Ok(Worktree {
-            path,
-            branch,
-            created: false,
-        });
+        return Ok(reuse(path, branch));
+    }
+    // Another runner may be creating this one right now: look again under the lock.
+    let _lock = super::lock(worktrees_dir)?;
+    if is_worktree(&path) {
+        return Ok(reuse(path, branch));
     }
     if path.exists() {
         let empty = fs::read_dir(&path)
@@ -140,6 +146,7 @@ pub fn reset_hard_clean(path: &Path, sha: &str) -> Result<()> {
 pub fn remove(repo_root: &Path, worktrees_dir: &Path, id: &str) -> Result<()> {
     check_id(id)?;
     let path = node_path(worktrees_dir, id);
+    let _lock = super::lock(worktrees_dir)?;
     let repo = open_repo(repo_root)?;
     prune(&repo, id, true).map_err(|e| git_at(&path, "pruning the worktree", e))?;
     match fs::remove_dir_all(&path) {

@@ -27,6 +27,7 @@ pub fn checkout_target(
     target: &str,
 ) -> Result<TargetCheckout> {
     check_id(id)?;
+    let _lock = super::lock(worktrees_dir)?;
     let repo = open_repo(repo_root)?;
     let tip = resolve(&repo, target)?;
     let name = target_name(id);

@@ -12,6 +12,11 @@ use crate::model::usage::Usage;
 pub struct Lease {
     pub holder: String,
     pub since: String,
+    /// The sha256 (hex) of the credential of the dispatch this claim started: while the claim
+    /// lasts, that dispatch may act on this node (and on no other). The credential itself is never
+    /// stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential_sha256: Option<String>,
 }
 
 /// Work submitted for acceptance on a step.

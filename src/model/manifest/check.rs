@@ -41,6 +41,7 @@ impl Manifest {
                     Some(Role::Spec)
                 } else {
                     match step.name.as_str() {
+                        "to-issues" => Some(Role::Split),
                         "delegate" => Some(Role::Delegate),
                         "integrate" => Some(Role::Integrate),
                         "deliver" => Some(Role::Deliver),

@@ -4,11 +4,12 @@
 //! replaces it when present. [`Manifest::parse`] types and validates everything at load and names
 //! the JSON path of every problem it finds, so a bad manifest never reaches a pass.
 //!
-//! Steps say what they are for with a `role` (`spec`, `delegate`, `integrate`, `deliver`), so no
-//! code outside this module names a step. A manifest of schema 1 (no `schema_version`) has no
-//! roles and no artifacts: they are inferred when it loads (a step with a `spec` floor is the spec
-//! step; steps named `delegate`, `integrate` and `deliver` take those roles; a step's artifact is
-//! its first floor's `path`).
+//! Steps say what they are for with a `role` (`spec`, `split`, `delegate`, `integrate`,
+//! `deliver`), so no code outside this module names a step. A manifest of schema 1 (no
+//! `schema_version`) has no roles and no artifacts: they are inferred when it loads (a step with a
+//! `spec` floor is the spec step; steps named `to-issues`, `delegate`, `integrate` and `deliver`
+//! take the roles `split`, `delegate`, `integrate` and `deliver`; a step's artifact is its first
+//! floor's `path`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -67,6 +68,9 @@ pub enum Role {
     /// Writes the spec: its verdict may move a leaf onto the compound route, and its gate never
     /// relaxes without a verdict.
     Spec,
+    /// The step at which a root or compound node splits into children (`transition split` is
+    /// refused at any other step).
+    Split,
     /// A container waits here for its sanctioned children; children wait until it gets here.
     Delegate,
     /// `transition integrate` completes this step.
@@ -79,6 +83,7 @@ impl Role {
     pub fn name(self) -> &'static str {
         match self {
             Role::Spec => "spec",
+            Role::Split => "split",
             Role::Delegate => "delegate",
             Role::Integrate => "integrate",
             Role::Deliver => "deliver",

@@ -11,6 +11,7 @@ fn the_default_manifest_declares_its_roles() {
     let m = Manifest::default_manifest();
     assert_eq!(m.schema_version, MANIFEST_SCHEMA);
     assert_eq!(m.step_with(Role::Spec).unwrap().name, "generate-spec");
+    assert_eq!(m.step_with(Role::Split).unwrap().name, "to-issues");
     assert_eq!(m.step_with(Role::Delegate).unwrap().name, "delegate");
     assert!(m.is("integrate", Role::Integrate));
     assert!(m.is("deliver", Role::Deliver));
@@ -27,6 +28,7 @@ fn a_schema_one_manifest_gets_roles_and_artifacts_inferred() {
     let m = Manifest::parse(&old).unwrap();
     let new = Manifest::default_manifest();
     assert_eq!(m.step_with(Role::Spec).unwrap().name, "generate-spec");
+    assert!(m.is("to-issues", Role::Split));
     assert!(m.is("delegate", Role::Delegate));
     assert_eq!(
         m.step("review").unwrap().artifact,

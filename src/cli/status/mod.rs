@@ -1,19 +1,24 @@
-//! `splice status`: the campaign tree, each node's step, lease, attempts, where its floors read,
-//! and its reason from `decide`.
+//! `splice status`: the campaign tree, each node's step, lease, attempts, where its evidence is
+//! read, its reason from `decide`, and what a person can do next, with the exact command.
+//!
+//! Text for a person by default (coloured on a terminal unless `NO_COLOR` is set), one JSON
+//! object with `--json`.
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
 use crate::decide::decide;
-use crate::driver::snapshot;
+use crate::driver::{prompts, snapshot};
 use crate::error::{Error, Result};
 use crate::model::bead::Lease;
 use crate::model::{Action, Bead, Decision, Rest, RunStatus, Snapshot};
+use crate::policy::lineage;
 use crate::store::Store;
 
 use super::Global;
+use crate::driver::advice::{self, Next, Node};
 
 /// Show the tree with each node's step and the reason it acts or rests.
 #[derive(clap::Args, Debug)]
@@ -21,9 +26,20 @@ pub struct Args {
     /// Only this bead and its descendants.
     #[arg(long, value_name = "ID")]
     pub scope: Option<String>,
-    /// Machine output: one JSON object.
+    /// Machine output: one JSON object (each node with its `next` step and command).
     #[arg(long)]
     pub json: bool,
+    /// Colour the text: auto (on a terminal, unless NO_COLOR is set), always or never.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: Color,
+}
+
+/// When to colour the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
 }
 
 /// One row of the tree.
@@ -44,6 +60,8 @@ struct Row<'a> {
     action: Option<&'a Action>,
     rest: Option<&'a Rest>,
     reason: String,
+    /// What happens next, or what a person can do, with the command.
+    next: Next,
 }
 
 #[derive(Serialize, Debug)]
@@ -76,7 +94,14 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         s.push('\n');
         s
     } else {
-        human(&report)
+        let colour = match args.color {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => {
+                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+            }
+        };
+        human(&report, Paint(colour))
     };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
@@ -85,17 +110,25 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
     Ok(0)
 }
 
-/// The tree in depth-first order, children by id; nodes caught in a parent cycle come last.
+/// The tree in depth-first order, children by id; nodes caught in a parent cycle come last. A
+/// bead file that could not be read is a node too (its children below it), with its reason.
 fn rows<'a>(
     snap: &'a Snapshot,
     decision: &'a Decision,
     floors_dir: impl Fn(&str) -> String,
 ) -> Vec<Row<'a>> {
-    let by_id: BTreeMap<&str, &Bead> = snap.beads.iter().map(|b| (b.id.as_str(), b)).collect();
+    // `None`: a file that could not be read.
+    let mut by_id: BTreeMap<&str, Option<&Bead>> = snap
+        .unreadable
+        .iter()
+        .map(|u| (u.id.as_str(), None))
+        .collect();
+    by_id.extend(snap.beads.iter().map(|b| (b.id.as_str(), Some(b))));
     let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     let mut tops = Vec::new();
     for (&id, b) in &by_id {
-        match b.parent.as_deref().filter(|p| by_id.contains_key(p)) {
+        let parent = b.and_then(|b| b.parent.as_deref());
+        match parent.filter(|p| by_id.contains_key(p)) {
             Some(p) => children.entry(p).or_default().push(id),
             None => tops.push(id),
         }
@@ -126,10 +159,25 @@ fn rows<'a>(
     order
         .into_iter()
         .filter_map(|(id, depth)| {
-            let b = by_id.get(id)?;
-            let p = &b.pipeline;
             let action = actions.get(id).copied();
             let rest = decision.nodes.get(id).and_then(|n| n.rest.as_ref());
+            let reason = reason(action, rest);
+            let Some(b) = by_id.get(id)? else {
+                return Some(unreadable_row(id, depth, rest, reason));
+            };
+            let p = &b.pipeline;
+            let dir = floors_dir(id);
+            let node = Node {
+                id,
+                review: review_path(snap, b)
+                    .map(|r| if dir == "." { r } else { format!("{dir}/{r}") }),
+                max_attempts: snap.manifest.step(&p.step).map(|s| s.max_attempts),
+            };
+            let next = match (action, rest) {
+                (Some(a), _) => advice::for_action(&node, a),
+                (None, Some(r)) => advice::for_rest(&node, r),
+                (None, None) => Next::default(),
+            };
             Some(Row {
                 id,
                 parent: b.parent.as_deref(),
@@ -141,13 +189,50 @@ fn rows<'a>(
                 lease: p.lease.as_ref(),
                 attempts: b.attempts_on(&p.step),
                 max_attempts: snap.manifest.step(&p.step).map(|s| s.max_attempts),
-                floors_dir: floors_dir(id),
+                floors_dir: dir,
                 action,
                 rest,
-                reason: reason(action, rest),
+                reason,
+                next,
             })
         })
         .collect()
+}
+
+/// The status of a row whose bead file could not be read.
+const UNREADABLE: &str = "unreadable";
+
+/// The row of a bead file that could not be read: nothing known but its id and why.
+fn unreadable_row<'a>(
+    id: &'a str,
+    depth: usize,
+    rest: Option<&'a Rest>,
+    reason: String,
+) -> Row<'a> {
+    Row {
+        id,
+        parent: None,
+        depth,
+        title: "",
+        kind: "unknown",
+        status: UNREADABLE,
+        step: "",
+        lease: None,
+        attempts: 0,
+        max_attempts: None,
+        floors_dir: ".".to_string(),
+        action: None,
+        rest,
+        reason,
+        next: rest.map_or_else(Next::default, |r| {
+            let node = Node {
+                id,
+                review: None,
+                max_attempts: None,
+            };
+            advice::for_rest(&node, r)
+        }),
+    }
 }
 
 fn status_name(b: &Bead) -> &'static str {
@@ -220,19 +305,92 @@ fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
     }
 }
 
-fn human(report: &Report) -> String {
-    let mut out = format!("status: {}\n", report.status.as_str());
+/// The artifact a person reads at `bead`'s gate: its step's artifact, rendered, if it is a file.
+fn review_path(snap: &Snapshot, bead: &Bead) -> Option<String> {
+    let step = snap.manifest.step(&bead.pipeline.step)?;
+    let find = |id: &str| {
+        snap.beads
+            .iter()
+            .chain(&snap.ancestors)
+            .find(|b| b.id == id)
+    };
+    let root = lineage::chain(bead, find).last().unwrap_or(bead);
+    let path = prompts::artifact_for(step, &bead.id, &root.id).ok()?;
+    path.contains('/').then_some(path)
+}
+
+/// ANSI styles, or none.
+#[derive(Clone, Copy)]
+struct Paint(bool);
+
+impl Paint {
+    fn wrap(self, code: &str, text: &str) -> String {
+        if self.0 {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+    fn bold(self, text: &str) -> String {
+        self.wrap("1", text)
+    }
+    fn dim(self, text: &str) -> String {
+        self.wrap("2", text)
+    }
+    fn status(self, status: RunStatus) -> String {
+        let code = match status {
+            RunStatus::Done | RunStatus::Idle => "32",
+            RunStatus::Ready => "36",
+            RunStatus::Escalated | RunStatus::Stalled => "31",
+            _ => "33",
+        };
+        self.wrap(&format!("1;{code}"), status.as_str())
+    }
+}
+
+fn human(report: &Report, paint: Paint) -> String {
+    let mut out = format!(
+        "status: {} — {}\n",
+        paint.status(report.status),
+        advice::status_line(report.status)
+    );
     for r in &report.nodes {
         let indent = "  ".repeat(r.depth);
-        let lease = r.lease.map_or("-".to_string(), |l| l.holder.clone());
-        let attempts = match r.max_attempts {
-            Some(max) => format!("{}/{max}", r.attempts),
-            None => r.attempts.to_string(),
-        };
+        if r.status == UNREADABLE {
+            out.push_str(&format!(
+                "{indent}{}  {} {}\n",
+                paint.bold(r.id),
+                paint.dim(&format!("({UNREADABLE}, escalated):")),
+                r.next.text
+            ));
+            continue;
+        }
+        if r.status == "closed" {
+            out.push_str(&paint.dim(&format!("{indent}{} {} (closed)", r.id, r.title)));
+            out.push('\n');
+            continue;
+        }
+        let mut facts = vec![r.kind.to_string(), r.step.to_string()];
+        match r.max_attempts {
+            Some(max) => facts.push(format!("attempts {}/{max}", r.attempts)),
+            None => facts.push(format!("attempts {}", r.attempts)),
+        }
+        if let Some(l) = r.lease {
+            facts.push(format!("claimed by {}", l.holder));
+        }
+        if r.floors_dir != "." {
+            facts.push(format!("work in {}", r.floors_dir));
+        }
         out.push_str(&format!(
-            "{indent}{} [{}] {}  lease {lease}  attempts {attempts}  floors {}  — {}\n",
-            r.id, r.kind, r.step, r.floors_dir, r.reason
+            "{indent}{} {}  {}\n{indent}    {}\n",
+            paint.bold(r.id),
+            r.title,
+            paint.dim(&format!("({})", facts.join(", "))),
+            r.next.text
         ));
+        if let Some(cmd) = r.next.command.as_deref().filter(|c| *c != "splice run") {
+            out.push_str(&format!("{indent}    → {cmd}\n"));
+        }
     }
     out
 }

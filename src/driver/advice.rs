@@ -1,0 +1,183 @@
+//! What a person can do next about a node, in words and, where there is one, the exact command.
+
+use serde::Serialize;
+
+use super::runner::holder_alive;
+use crate::model::{Action, Rest, RunStatus};
+
+/// The next step for a node: a sentence, and the command that takes it (if a person acts).
+#[derive(Serialize, Debug, Clone, PartialEq, Eq, Default)]
+pub struct Next {
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+}
+
+impl Next {
+    fn say(text: impl Into<String>) -> Next {
+        Next {
+            text: text.into(),
+            command: None,
+        }
+    }
+
+    fn run(text: impl Into<String>, command: impl Into<String>) -> Next {
+        Next {
+            text: text.into(),
+            command: Some(command.into()),
+        }
+    }
+}
+
+/// What the advice needs of a node: its id, the artifact a person reviews at its gate, and its
+/// step's attempt limit.
+pub struct Node<'a> {
+    pub id: &'a str,
+    pub review: Option<String>,
+    pub max_attempts: Option<u32>,
+}
+
+/// The run status in a sentence.
+pub fn status_line(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Done => "done: the work is closed",
+        RunStatus::Budget => "a limit of the run was reached; `splice run` starts a new run",
+        RunStatus::Stalled => "the last run's actions kept coming to nothing; see each node below",
+        RunStatus::Ready => "there is work to do: `splice run` carries it out",
+        RunStatus::Escalated => "a node is parked or cannot go on, and needs a person",
+        RunStatus::SuspendedHuman => "waiting for a person (see below what to do)",
+        RunStatus::SuspendedRunning => {
+            "another runner is at work; nothing to do here until it ends"
+        }
+        RunStatus::Idle => "nothing to do and nothing waiting",
+    }
+}
+
+/// What happens next for a node that has an action this pass.
+pub fn for_action(node: &Node, action: &Action) -> Next {
+    match action {
+        Action::Check { step, .. } => Next::run(
+            format!("its evidence for {step} is checked next"),
+            "splice run",
+        ),
+        Action::Dispatch { step, attempt, .. } => {
+            let of = node
+                .max_attempts
+                .map_or(String::new(), |m| format!(" of {m}"));
+            Next::run(
+                format!("the agent is dispatched for {step} next (attempt {attempt}{of})"),
+                "splice run",
+            )
+        }
+        Action::Park { reason, .. } => {
+            Next::run(format!("it is parked next: {reason}"), "splice run")
+        }
+        Action::CleanupFanout { children, .. } => Next::run(
+            format!(
+                "closed; its children's worktrees ({}) are removed next",
+                children.join(", ")
+            ),
+            "splice run",
+        ),
+    }
+}
+
+/// Why a node rests, and what a person can do about it.
+pub fn for_rest(node: &Node, rest: &Rest) -> Next {
+    let id = node.id;
+    match rest {
+        Rest::Running { holder, since, .. } => running(id, holder, since),
+        Rest::InFlight { since, .. } => Next::say(format!("dispatched by this run since {since}")),
+        Rest::Parked { step, reason } => Next::run(
+            format!("parked at {step}: {reason}; once the cause is fixed, put it back in play"),
+            format!("splice transition unpark --bead {id} --reason \"<what was fixed>\""),
+        ),
+        Rest::Blocked { by } => Next::say(format!("waits for {} to close first", by.join(", "))),
+        Rest::WaitingParent {
+            parent,
+            parent_step,
+        } => Next::say(format!(
+            "waits for its parent {parent} to delegate (the parent is at {parent_step})"
+        )),
+        Rest::AwaitingHuman {
+            gate: Some(g),
+            autonomy,
+            autonomy_source,
+            ..
+        } => gate(
+            node,
+            g,
+            &format!("autonomy {} from {autonomy_source}", autonomy.as_str()),
+        ),
+        Rest::AwaitingHuman { step, .. } => Next::run(
+            format!("{step} has no command: a person does it, then proposes the result"),
+            format!("splice transition propose --bead {id} --step {step} --artifact <path>"),
+        ),
+        Rest::WaitingChildren { children } => Next::say(format!(
+            "waits for its children to close: {}",
+            children.join(", ")
+        )),
+        Rest::Escalated { reason } => Next::run(
+            format!("cannot go on: {reason}; once that is fixed, the next run checks it again"),
+            "splice run",
+        ),
+        Rest::AwaitingMerge { pr_url } => Next::run(
+            format!(
+                "waits for its pull request to be merged{}; the next run checks the delivery",
+                pr_url.as_ref().map_or(String::new(), |u| format!(" ({u})"))
+            ),
+            "splice run",
+        ),
+        Rest::Serialized { behind } => Next::say(format!(
+            "waits for its sibling {behind}, which declares overlapping files"
+        )),
+        Rest::Queued => {
+            Next::say("waits for a free job slot (`splice run --jobs N` runs more at once)")
+        }
+        Rest::Held { by } => Next::run(
+            format!("its action waits: the run ended {}", by.as_str()),
+            "splice run",
+        ),
+        Rest::Closed => Next::say("closed"),
+    }
+}
+
+/// A pending gate: the file to read, and how to approve or send it back.
+fn gate(node: &Node, step: &str, autonomy: &str) -> Next {
+    let id = node.id;
+    let read = node
+        .review
+        .as_ref()
+        .map_or(String::new(), |r| format!("review {r}, then "));
+    Next::run(
+        format!(
+            "waits for a person at the {step} gate ({autonomy}): {read}approve it, or send it \
+             back with `splice transition reject --bead {id} --step {step} --reason \"…\"`"
+        ),
+        format!("splice transition approve --bead {id} --step {step}"),
+    )
+}
+
+/// A claim by another holder: wait while it lives, clear it when it is gone.
+fn running(id: &str, holder: &str, since: &str) -> Next {
+    let clear = format!("splice transition release --bead {id} --clear --reason \"<why>\"");
+    match holder_alive(holder) {
+        Some(true) => Next::say(format!(
+            "a runner on this machine is working on it since {since} ({holder}); wait for it"
+        )),
+        Some(false) => Next::run(
+            format!(
+                "claimed since {since} by {holder}, a runner that is no longer running; clear \
+                 the claim so a new run can go on"
+            ),
+            clear.replace("<why>", "its runner died"),
+        ),
+        None => Next::run(
+            format!(
+                "claimed by {holder} since {since}; wait for it, or if that holder is gone, \
+                 clear the claim"
+            ),
+            clear,
+        ),
+    }
+}

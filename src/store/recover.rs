@@ -1,0 +1,150 @@
+//! Recovery, under the lock before every write: cut a torn last line, and roll an uncommitted
+//! last record forward — but only a record this protocol could have left there.
+//!
+//! The journal is committed to git, so its last line may have been copied, edited or forged. A
+//! record is applied only if it passes every check a crash could not break:
+//!
+//! * its `tx` is the byte offset it starts at (a copied line keeps its old offset);
+//! * it holds at least one after-image, every id is a bead id, none twice, and its `changes`
+//!   name the same beads at the same seqs;
+//! * each after-image's `seq` follows the bead's file: one more than the file's (not yet
+//!   written), the file's own (already renamed into place: left as it is), or 1 with no file (a
+//!   bead the record creates).
+//!
+//! A record that fails is not applied and not kept pending: a void line saying why follows it, so
+//! writers go on, and the caller reports it ([`Repair::Voided`]) naming the record and what to
+//! do. An I/O error reading a bead file is a fault, not a verdict on the record.
+
+use std::collections::BTreeSet;
+use std::fs;
+
+use super::journal::{self, Record, Tail};
+use super::shell::Repair;
+use super::{Store, atomic, ids};
+use crate::error::{Error, Result};
+use crate::model::Bead;
+
+impl Store {
+    /// Bring the store to a clean state after a crash (caller holds the lock). Returns what was
+    /// repaired.
+    pub(super) fn recover(&self) -> Result<Vec<Repair>> {
+        let journal = self.journal_path();
+        let mut repaired = Vec::new();
+        loop {
+            match journal::read_tail(&journal)? {
+                Tail::Clean => return Ok(repaired),
+                Tail::Torn { keep, dropped } => {
+                    journal::truncate(&journal, keep)?;
+                    repaired.push(Repair::TornRecord {
+                        journal: journal.clone(),
+                        dropped,
+                    });
+                }
+                Tail::Uncommitted { record, at } => {
+                    repaired.push(self.settle(&record, at)?);
+                    return Ok(repaired);
+                }
+            }
+        }
+    }
+
+    /// Roll the uncommitted last record at byte `at` forward, or void it.
+    fn settle(&self, record: &Record, at: u64) -> Result<Repair> {
+        let journal = self.journal_path();
+        let ids: Vec<String> = record.beads.iter().map(|b| ids::shown(&b.id)).collect();
+        // Only the beads of the last record can have temp files: the writer creates them after
+        // the record is durable and renames them before its marker.
+        for bead in record.beads.iter().filter(|b| ids::is_valid(&b.id)) {
+            let tmp = atomic::tmp_path(&self.bead_path(&bead.id));
+            let _ = fs::remove_file(tmp);
+        }
+        match self.check_record(record, at)? {
+            Ok(pending) => {
+                self.publish(&pending)?;
+                journal::append_marker(&journal, record.tx)?;
+                Ok(Repair::RolledForward {
+                    verb: record.verb.clone(),
+                    beads: record.beads.iter().map(|b| b.id.clone()).collect(),
+                })
+            }
+            Err(why) => {
+                journal::append_void(&journal, at, &why)?;
+                Ok(Repair::Voided {
+                    at,
+                    verb: ids::shown(&record.verb),
+                    beads: ids,
+                    why,
+                })
+            }
+        }
+    }
+
+    /// The after-images still to write, or why the record must not be applied.
+    fn check_record(&self, record: &Record, at: u64) -> Result<Result<Vec<Bead>, String>> {
+        if record.tx != at {
+            return Ok(Err(format!(
+                "its tx says it starts at byte {}, but it starts at byte {at} (a line copied or \
+                 moved within the journal)",
+                record.tx
+            )));
+        }
+        if let Err(why) = check_shape(record) {
+            return Ok(Err(why));
+        }
+        let mut pending = Vec::new();
+        for image in &record.beads {
+            let seq = image.pipeline.seq;
+            let on_disk = match self.read_bead_file(&image.id) {
+                Ok(b) => b.map(|b| b.pipeline.seq),
+                Err(e @ (Error::BadFile { .. } | Error::Invalid(_))) => {
+                    return Ok(Err(format!("bead {} cannot be checked: {e}", image.id)));
+                }
+                Err(e) => return Err(e),
+            };
+            match on_disk {
+                Some(file) if file == seq => {} // already renamed into place
+                Some(file) if file.checked_add(1) == Some(seq) => pending.push(image.clone()),
+                None if seq == 1 => pending.push(image.clone()),
+                Some(file) => {
+                    return Ok(Err(format!(
+                        "bead {} is at seq {file}, and the record's seq {seq} does not follow it",
+                        image.id
+                    )));
+                }
+                None => {
+                    return Ok(Err(format!(
+                        "bead {} has no file, and the record's seq {seq} is not a new bead's (1)",
+                        image.id
+                    )));
+                }
+            }
+        }
+        Ok(Ok(pending))
+    }
+}
+
+/// The record's own consistency: images with bead ids, none twice, matching its `changes`.
+fn check_shape(record: &Record) -> Result<(), String> {
+    if record.beads.is_empty() {
+        return Err("it holds no after-image".into());
+    }
+    let mut seen = BTreeSet::new();
+    for bead in &record.beads {
+        if !ids::is_valid(&bead.id) {
+            return Err(format!("{} is not a bead id", ids::shown(&bead.id)));
+        }
+        if !seen.insert(bead.id.as_str()) {
+            return Err(format!("it holds bead {} twice", bead.id));
+        }
+    }
+    let matches = record.changes.len() == record.beads.len()
+        && record
+            .changes
+            .iter()
+            .zip(&record.beads)
+            .all(|(c, b)| c.bead == b.id && c.seq == b.pipeline.seq);
+    if !matches {
+        return Err("its changes do not name its after-images at their seqs".into());
+    }
+    Ok(())
+}
