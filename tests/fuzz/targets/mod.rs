@@ -194,16 +194,6 @@ pub fn strict() -> bool {
     std::env::var("SPLICE_FUZZ_STRICT").is_ok_and(|v| v == "1")
 }
 
-/// Is `data` one JSON value followed by something that is not whitespace (so not JSON, though
-/// a reader that stops after the first value accepts it)?
-pub fn json_then_garbage(data: &[u8]) -> bool {
-    serde_json::from_slice::<serde_json::Value>(data).is_err()
-        && serde_json::Deserializer::from_slice(data)
-            .into_iter::<serde_json::Value>()
-            .next()
-            .is_some_and(|first| first.is_ok())
-}
-
 /// Does `data` hold a JSON number that serde_json, as splice builds it (without its
 /// `float_roundtrip` feature), reads back differently after writing it?
 pub fn has_lossy_float(data: &[u8]) -> bool {
