@@ -91,8 +91,9 @@ thread_local! {
     static READER: Sandbox = Sandbox::new();
 }
 
-/// `bead`: a bead file is read or refused (never a default), `read_bead` and `read_all` agree,
-/// and what splice writes back it reads back equal, the file form a fixed point.
+/// `bead`: a bead file is read or refused (never a default): refused unless it is JSON, of a
+/// schema this build reads, with its file's id; `read_bead` and `read_all` agree; what splice
+/// writes back it reads back equal, the file form a fixed point.
 pub const BEAD: Target = Target {
     name: "bead",
     run: bead,
@@ -109,51 +110,59 @@ pub const BEAD: Target = Target {
 
 fn bead(data: &[u8]) -> bool {
     READER.with(|sb| {
-        let path = sb.store.bead_path(ID);
+        let name = file_name_for(data);
+        let path = sb.store.bead_path(&name);
         std::fs::write(&path, data).expect("write the bead file");
-        let one = sb.store.read_bead(ID);
-        let all = sb.store.read_all();
-        match (&one, &all) {
-            (Ok(b), Ok(all)) => assert_eq!(
-                all.as_slice(),
-                std::slice::from_ref(b),
-                "read_all and read_bead read one file differently"
-            ),
-            (Err(_), Err(_)) => {}
-            _ => panic!("read_bead ({one:?}) and read_all ({all:?}) disagree"),
-        }
-        let Ok(bead) = one else { return false };
-        assert!(
-            serde_json::from_slice::<serde_json::Value>(data).is_ok(),
-            "a bead was read from bytes that are not JSON"
-        );
-        assert_eq!(
-            bead.id, ID,
-            "a bead was read from a file named for another id"
-        );
-        assert!(
-            bead.schema_version <= BEAD_SCHEMA,
-            "a bead of a newer schema was read"
-        );
-        if !strict() && has_lossy_float(data) {
-            // Known bug (tests/fuzz.rs, a_float_in_a_bead_survives_a_rewrite): serde_json's
-            // default float parsing is not exact, so such a number changes when rewritten.
-            return true;
-        }
-        let bytes = bead.to_file_bytes();
-        std::fs::write(&path, &bytes).expect("write the bead file");
-        let again = sb
-            .store
-            .read_bead(ID)
-            .unwrap_or_else(|e| panic!("splice cannot read the bead it wrote: {e}"));
-        assert_eq!(again, bead, "a bead changed in a write and a read");
-        assert_eq!(
-            again.to_file_bytes(),
-            bytes,
-            "the file form is not a fixed point"
-        );
-        true
+        let accepted = read_and_rewrite(sb, &name, data);
+        std::fs::remove_file(&path).expect("remove the bead file");
+        accepted
     })
+}
+
+fn read_and_rewrite(sb: &Sandbox, name: &str, data: &[u8]) -> bool {
+    let path = sb.store.bead_path(name);
+    let one = sb.store.read_bead(name);
+    let all = sb.store.read_all();
+    match (&one, &all) {
+        (Ok(b), Ok(all)) => assert_eq!(
+            all.as_slice(),
+            std::slice::from_ref(b),
+            "read_all and read_bead read one file differently"
+        ),
+        (Err(_), Err(_)) => {}
+        _ => panic!("read_bead ({one:?}) and read_all ({all:?}) disagree"),
+    }
+    let Ok(bead) = one else { return false };
+    assert!(
+        serde_json::from_slice::<serde_json::Value>(data).is_ok(),
+        "a bead was read from bytes that are not JSON"
+    );
+    assert_eq!(
+        bead.id, name,
+        "a bead was read from a file named for another id"
+    );
+    assert!(
+        bead.schema_version <= BEAD_SCHEMA,
+        "a bead of a newer schema was read"
+    );
+    if !strict() && has_lossy_float(data) {
+        // Known bug (tests/fuzz.rs, a_float_in_a_bead_survives_a_rewrite): serde_json's
+        // default float parsing is not exact, so such a number changes when rewritten.
+        return true;
+    }
+    let bytes = bead.to_file_bytes();
+    std::fs::write(&path, &bytes).expect("write the bead file");
+    let again = sb
+        .store
+        .read_bead(name)
+        .unwrap_or_else(|e| panic!("splice cannot read the bead it wrote: {e}"));
+    assert_eq!(again, bead, "a bead changed in a write and a read");
+    assert_eq!(
+        again.to_file_bytes(),
+        bytes,
+        "the file form is not a fixed point"
+    );
+    true
 }
 
 /// `bead-write`: a transition through the store's shell on a bead splice could read changes
