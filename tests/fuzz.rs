@@ -64,10 +64,9 @@ fuzz_tests! {
     usage => "usage",
 }
 
-/// What the targets found in code this test does not own, each reproduced in a few lines: the
-/// store's four were fixed on main meanwhile (its hostile-state hardening) and stay here as
-/// regression tests; the ignored one is open. Until it is fixed, the targets step around its
-/// inputs unless `SPLICE_FUZZ_STRICT=1`; run it with `cargo test --test fuzz -- --ignored`.
+/// What the targets found in code this test does not own, each reproduced in a few lines and
+/// kept as a regression test: the store's four (fixed by its hostile-state hardening) and a bead
+/// number that changed on every rewrite (fixed by serde_json's `float_roundtrip`).
 mod found {
     use splice::store::{Change, Reads, Transition};
 
@@ -92,7 +91,7 @@ mod found {
         assert!(read.is_err(), "read as {read:?}");
     }
 
-    /// The target `bead-write` found it (`SPLICE_FUZZ_STRICT=1`): the store read
+    /// The target `bead-write` found it: the store read
     /// `beads/<name>.json` but the shell published the image to `beads/<its id>.json`, so a
     /// file whose `id` was `../outside` made any verb write `.splice/outside.json` (and one
     /// whose id named another bead overwrote that bead).
@@ -108,7 +107,7 @@ mod found {
         assert!(!outside.exists(), "wrote {}", outside.display());
     }
 
-    /// The target `recovery` found it (`SPLICE_FUZZ_STRICT=1`): recovery rolled the journal's
+    /// The target `recovery` found it: recovery rolled the journal's
     /// last uncommitted record forward by writing `beads/<id>.json` for each image, whatever
     /// the id, so a journal line whose image had the id `../outside` wrote
     /// `.splice/outside.json` on the next writing verb (and an absolute id, anywhere).
@@ -145,7 +144,6 @@ mod found {
     /// feature (Cargo.toml), reads some numbers a bit off, so a number in a field splice does
     /// not know is not written back untouched (src/model/bead/mod.rs promises it is).
     #[test]
-    #[ignore = "bug: Cargo.toml serde_json lacks the float_roundtrip feature; bead numbers change on rewrite"]
     fn a_float_in_a_bead_survives_a_rewrite() {
         let sb = Sandbox::new();
         let number = "18446744073709551616.8446744073709552e+19";

@@ -204,7 +204,47 @@ impl Config {
                 "schema_version = {v} is newer than this splice reads ({CONFIG_SCHEMA}); upgrade splice"
             ));
         }
+        config.check()?;
         Ok(config)
+    }
+
+    /// Values that type but would do nothing, or harm: named with their key.
+    fn check(&self) -> Result<(), String> {
+        let empty = |c: &Option<Vec<String>>| c.as_ref().is_some_and(Vec::is_empty);
+        if empty(&self.agent.command) {
+            return Err(
+                "[agent] command: an empty argv runs nothing; remove the key to use the \
+                        default agent"
+                    .into(),
+            );
+        }
+        if empty(&self.agent.escalation_command) {
+            return Err("[agent] escalation_command: an empty argv runs nothing".into());
+        }
+        for (step, agent) in &self.agent.steps {
+            if empty(&agent.command) {
+                return Err(format!(
+                    "[agent.steps.{step}] command: an empty argv runs nothing"
+                ));
+            }
+        }
+        if self.limits.jobs == Some(0) {
+            return Err("[limits] jobs: 0 would never dispatch; use at least 1".into());
+        }
+        for (model, p) in &self.prices {
+            let all = [p.input, p.output, p.cache_read, p.cache_write];
+            let bad = all
+                .into_iter()
+                .chain(p.reasoning)
+                .find(|x| !x.is_finite() || *x < 0.0);
+            if let Some(bad) = bad {
+                return Err(format!(
+                    "[prices.{model}]: {bad} is not a price (a finite number, 0 or more, in US \
+                     dollars per million tokens)"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -228,6 +268,17 @@ mod tests {
         assert!(e.contains("`pr`") && e.contains("`direct`"), "{e}");
         let ok = Config::parse("[agent]\nusage = \"file\"\n").unwrap();
         assert_eq!(ok.agent.usage, Some(UsageAdapter::File));
+    }
+
+    #[test]
+    fn values_that_would_do_nothing_are_refused_by_key() {
+        let e = |t: &str| Config::parse(t).unwrap_err();
+        assert!(e("[agent]\ncommand = []\n").contains("[agent] command"));
+        assert!(e("[agent.steps.review]\ncommand = []\n").contains("[agent.steps.review]"));
+        assert!(e("[limits]\njobs = 0\n").contains("[limits] jobs"));
+        assert!(e("[prices.m]\ninput = nan\n").contains("[prices.m]"));
+        assert!(e("[prices.m]\noutput = -1.0\n").contains("is not a price"));
+        assert!(Config::parse("[prices.m]\ninput = 0.0\n").is_ok());
     }
 
     #[test]

@@ -211,6 +211,63 @@ fn template_names(text: &str) -> Option<Vec<&str>> {
     Some(names)
 }
 
+/// The variables an argv step's command may name (`exec::template::command_argv`).
+const ARGV_VARIABLES: &[&str] = &["bead", "step", "attempt", "worktree", "holder", "run"];
+
+/// Every `{{name}}` of `template` is closed and one of `known`; the problems, at `path`.
+fn names_known(path: &str, template: &str, known: &[&str], out: &mut Vec<String>) {
+    let Some(names) = template_names(template) else {
+        out.push(format!("{path}: `{{{{` without a closing `}}}}`"));
+        return;
+    };
+    for name in names.into_iter().filter(|n| !known.contains(n)) {
+        out.push(format!(
+            "{path}: unknown template variable `{{{{{name}}}}}` (one of {})",
+            known.join(", ")
+        ));
+    }
+}
+
+/// The step's templates render: its artifact, its argv, its prompt's name.
+fn template_problems(i: usize, step: &Step, out: &mut Vec<String>) {
+    if let Some(artifact) = &step.artifact {
+        names_known(
+            &format!("steps[{i}].artifact"),
+            artifact,
+            &["bead.id", "root.id", "step"],
+            out,
+        );
+    }
+    match &step.run {
+        Some(Run::Argv { argv }) if argv.is_empty() => {
+            out.push(format!("steps[{i}].run.argv: empty command"));
+        }
+        Some(Run::Argv { argv }) => {
+            for (j, arg) in argv.iter().enumerate() {
+                names_known(
+                    &format!("steps[{i}].run.argv[{j}]"),
+                    arg,
+                    ARGV_VARIABLES,
+                    out,
+                );
+            }
+        }
+        Some(Run::Prompt { prompt }) => {
+            let plain = !prompt.is_empty()
+                && prompt
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !plain {
+                out.push(format!(
+                    "steps[{i}].run.prompt: {prompt:?} cannot name a prompt file (letters, digits, \
+                     '-' and '_' only)"
+                ));
+            }
+        }
+        None => {}
+    }
+}
+
 /// The problems of one step.
 fn step_problems(i: usize, step: &Step, out: &mut Vec<String>) {
     if step.name.is_empty() {
@@ -231,27 +288,7 @@ fn step_problems(i: usize, step: &Step, out: &mut Vec<String>) {
             step.timeout_s
         ));
     }
-    if let Some(artifact) = &step.artifact {
-        let names = template_names(artifact).unwrap_or_else(|| {
-            out.push(format!(
-                "steps[{i}].artifact: `{{{{` without a closing `}}}}`"
-            ));
-            Vec::new()
-        });
-        for name in names {
-            if !["bead.id", "root.id", "step"].contains(&name) {
-                out.push(format!(
-                    "steps[{i}].artifact: unknown template variable `{{{{{name}}}}}` (bead.id, \
-                     root.id or step)"
-                ));
-            }
-        }
-    }
-    if let Some(Run::Argv { argv }) = &step.run
-        && argv.is_empty()
-    {
-        out.push(format!("steps[{i}].run.argv: empty command"));
-    }
+    template_problems(i, step, out);
     if !step.relax.is_empty() && step.gate.is_none() {
         out.push(format!(
             "steps[{i}].relax: the step has no gate to relax; add `\"gate\": \"human\"` or drop relax"

@@ -122,3 +122,28 @@ fn an_artifact_template_is_read_as_it_renders() {
     let nested = DEFAULT_MANIFEST.replacen(artifact, "\"artifact\": \"{{ {{root.id}}\"", 1);
     assert!(problems_of(&nested).contains("unknown template variable `{{{{root.id}}`"));
 }
+
+#[test]
+fn commands_and_prompt_names_are_checked_at_load() {
+    let argv = DEFAULT_MANIFEST.replace(
+        "\"run\": { \"prompt\": \"implement\" }",
+        "\"run\": { \"argv\": [\"sh\", \"-c\", \"echo {{nope}}\"] }",
+    );
+    let p = problems_of(&argv);
+    assert!(
+        p.contains("steps[5].run.argv[2]: unknown template variable `{{nope}}`"),
+        "{p}"
+    );
+    let prompt = DEFAULT_MANIFEST.replace(
+        "\"run\": { \"prompt\": \"implement\" }",
+        "\"run\": { \"prompt\": \"../x\" }",
+    );
+    assert!(
+        problems_of(&prompt).contains("steps[5].run.prompt: \"../x\" cannot name a prompt file")
+    );
+    let ok = DEFAULT_MANIFEST.replace(
+        "\"run\": { \"prompt\": \"implement\" }",
+        "\"run\": { \"argv\": [\"make\", \"{{bead}}\", \"{{ attempt }}\"] }",
+    );
+    assert!(Manifest::parse(&ok).is_ok());
+}

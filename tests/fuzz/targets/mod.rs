@@ -187,31 +187,3 @@ pub fn normalize(path: &Path) -> PathBuf {
     }
     out
 }
-
-/// Is the known bug `name` to be asserted (`SPLICE_FUZZ_STRICT=1`) rather than stepped around?
-/// Each known bug has an ignored test in `tests/fuzz.rs` that reproduces it.
-pub fn strict() -> bool {
-    std::env::var("SPLICE_FUZZ_STRICT").is_ok_and(|v| v == "1")
-}
-
-/// Does `data` hold a JSON number that serde_json, as splice builds it (without its
-/// `float_roundtrip` feature), reads back differently after writing it?
-pub fn has_lossy_float(data: &[u8]) -> bool {
-    fn walk(v: &serde_json::Value) -> bool {
-        match v {
-            serde_json::Value::Number(n) => n.as_f64().is_some_and(|f| {
-                n.is_f64()
-                    && serde_json::from_str::<f64>(&serde_json::to_string(&f).unwrap_or_default())
-                        .map_or(true, |back| back.to_bits() != f.to_bits())
-            }),
-            serde_json::Value::Array(items) => items.iter().any(walk),
-            serde_json::Value::Object(map) => map.values().any(walk),
-            _ => false,
-        }
-    }
-    serde_json::Deserializer::from_slice(data)
-        .into_iter::<serde_json::Value>()
-        .next()
-        .and_then(Result::ok)
-        .is_some_and(|v| walk(&v))
-}
