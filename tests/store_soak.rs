@@ -47,6 +47,8 @@ struct Tally {
     kills: u64,
     aborts: u64,
     refusals: u64,
+    /// Verbs that ran and had nothing to change (clearing an unclaimed bead): no record.
+    noops: u64,
     rolled_forward: u64,
     faults: Vec<String>,
 }
@@ -119,7 +121,7 @@ fn writer(
             cmd.env("SPLICE_FAILPOINT", FAILPOINTS[rng.below(3) as usize]);
         }
         let mut child = cmd
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
@@ -138,6 +140,7 @@ fn writer(
             tally.faults.push(format!("{args:?}: {stderr}"));
         }
         match out.status.code() {
+            Some(0) if changed_nothing(&out.stdout) => tally.noops += 1,
             Some(0) => tally.acks.push(Ack { verb, bead, tag }),
             Some(1) => tally.refusals += 1,
             None if stderr.contains("failpoint") => tally.aborts += 1,
@@ -184,9 +187,16 @@ fn drive(r: &Repo, beads: &[String], until: Until, seed: u64) -> Tally {
         all.kills += t.kills;
         all.aborts += t.aborts;
         all.refusals += t.refusals;
+        all.noops += t.noops;
         all.rolled_forward += t.rolled_forward;
     }
     all
+}
+
+/// Did an acknowledged verb report that it changed nothing (`release --clear` on an unclaimed
+/// bead answers `"cleared": null`, and writes no record)?
+fn changed_nothing(stdout: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(stdout).is_ok_and(|v| v.get("cleared") == Some(&Value::Null))
 }
 
 /// The journal's committed records, checking that every record is followed by its own marker
@@ -307,13 +317,14 @@ fn crash_soak() {
     let _ = writeln!(
         std::io::stderr(),
         "soak (seed {seed}): {} kill events (kill -9), {} failpoint aborts, {} invocations, {} \
-         acknowledged and checked, {} refused, {} roll-forwards seen, {transitions} committed \
-         transitions checked, in {:.1} s",
+         acknowledged and checked, {} refused, {} no-ops, {} roll-forwards seen, {transitions} \
+         committed transitions checked, in {:.1} s",
         tally.kills,
         tally.aborts,
         tally.invocations,
         tally.acks.len(),
         tally.refusals,
+        tally.noops,
         tally.rolled_forward,
         started.elapsed().as_secs_f64()
     );
