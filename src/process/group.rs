@@ -29,9 +29,12 @@ static TRACKED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 /// Set once this process is a child subreaper ([`super::become_subreaper`]).
 pub(super) static SUBREAPER: AtomicBool = AtomicBool::new(false);
 
-/// A started command: its leader, the read ends of its output pipes, and its fence.
+/// A started command: its leader, its process group, the read ends of its output pipes, and
+/// its fence.
 pub(super) struct Spawned {
     pub child: Child,
+    /// The group to kill: the fence's when there is one (it leads the group), else the leader's.
+    pub pgid: libc::pid_t,
     pub readers: Vec<PipeReader>,
     pub fence: Option<Fence>,
 }
@@ -44,7 +47,9 @@ pub(super) struct Fence {
 
 /// Start `cmd` in its own process group with `pipes` output pipes (1: stdout and stderr share
 /// one; 2: one each), its leader killed when splice's thread that started it dies (Linux), and
-/// with `cmd.fence` a fence in its group. `Err` is why it could not start.
+/// with `cmd.fence` a fence in its group. The fence starts first and leads the group, so the
+/// command is never in its group without it (a splice killed right after the command started
+/// would otherwise leave the group unfenced). `Err` is why it could not start.
 pub(super) fn spawn(cmd: &Cmd, pipes: usize) -> Result<Spawned, String> {
     let Some((program, args)) = cmd.argv.split_first() else {
         return Err("the argv is empty".into());
@@ -71,16 +76,29 @@ pub(super) fn spawn(cmd: &Cmd, pipes: usize) -> Result<Spawned, String> {
         .process_group(0);
     die_with_parent(&mut command);
     let mut tracked = lock(&TRACKED);
-    let child = command.spawn().map_err(|e| e.to_string())?;
+    let fence = if cmd.fence {
+        spawn_fence(&mut tracked)
+    } else {
+        None
+    };
+    if let Some(f) = &fence {
+        command.process_group(f.child.id() as i32);
+    }
+    let child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            drop(tracked);
+            take_down(fence);
+            return Err(e.to_string());
+        }
+    };
     tracked.insert(child.id() as i32);
     // `command` holds the pipes' write ends; drop it so the readers see end-of-file.
     drop(command);
-    let fence = match cmd.fence {
-        true => spawn_fence(child.id() as i32, &mut tracked),
-        false => None,
-    };
+    let pgid = fence.as_ref().map_or(child.id(), |f| f.child.id()) as libc::pid_t;
     Ok(Spawned {
         child,
+        pgid,
         readers: std::iter::once(out_r).chain(err_r).collect(),
         fence,
     })
@@ -113,9 +131,10 @@ fn die_with_parent(command: &mut Command) {
     let _ = command;
 }
 
-/// Start the fence in group `pgid` ([`FENCE_SCRIPT`]). Best effort: without one, the leader
-/// still dies with splice (Linux), its group may not.
-fn spawn_fence(pgid: i32, tracked: &mut BTreeSet<i32>) -> Option<Fence> {
+/// Start the fence as the leader of a new process group ([`FENCE_SCRIPT`]). Best effort:
+/// without one, the command leads its own group and still dies with splice (Linux); the rest of
+/// its group may not.
+fn spawn_fence(tracked: &mut BTreeSet<i32>) -> Option<Fence> {
     let (read, write) = std::io::pipe().ok()?;
     let child = Command::new("/bin/sh")
         .args(["-c", FENCE_SCRIPT])
@@ -124,7 +143,7 @@ fn spawn_fence(pgid: i32, tracked: &mut BTreeSet<i32>) -> Option<Fence> {
         .stdin(read)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .process_group(pgid)
+        .process_group(0)
         .spawn()
         .ok()?;
     tracked.insert(child.id() as i32);
@@ -184,12 +203,13 @@ pub(super) fn drain_into(mut reader: PipeReader, sink: SharedSink) -> mpsc::Rece
 /// leftovers once the leader is gone.
 pub(super) fn wait(
     mut child: Child,
+    pgid: libc::pid_t,
     timeout: Option<Duration>,
     cancel: Option<&AtomicBool>,
 ) -> Exit {
-    let pgid = libc::pid_t::try_from(child.id()).unwrap_or(0);
+    let leader = child.id() as i32;
     let exit = wait_leader(&mut child, pgid, timeout, cancel);
-    lock(&TRACKED).remove(&pgid);
+    lock(&TRACKED).remove(&leader);
     exit
 }
 

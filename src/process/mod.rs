@@ -155,7 +155,7 @@ pub fn run(cmd: &Cmd, output: Output) -> Ran {
         .zip(streams)
         .map(|(reader, sink)| group::drain_into(reader, sink))
         .collect();
-    let exit = group::wait(spawned.child, cmd.timeout, cmd.cancel);
+    let exit = group::wait(spawned.child, spawned.pgid, cmd.timeout, cmd.cancel);
     group::take_down(spawned.fence);
     group::reap_orphans();
     let deadline = Instant::now() + DRAIN_GRACE;
