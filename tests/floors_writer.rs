@@ -247,3 +247,71 @@ fn an_open_pull_request_is_awaiting_merge_and_a_merged_one_closes_the_leaf() {
     let out = r.ok(&["transition", "deliver", "--bead", &id]);
     assert_eq!(out["closed"], true);
 }
+
+#[test]
+fn a_leaf_whose_tests_miss_an_owned_scenario_goes_back_to_implement_before_it_can_deliver() {
+    // Issue 10, item 5: a leaf whose tests carried no scenario ids passed implement, review and
+    // deliver, landed, and only then parked the campaign at integrate.
+    let r = Repo::new();
+    let id = r.init(&["--scenarios", "S1,S2"]);
+    r.ok(&[
+        "transition",
+        "route",
+        "--bead",
+        &id,
+        "--to",
+        "leaf",
+        "--at",
+        "review",
+    ]);
+    r.write(
+        "tests/calc.rs",
+        "#[test]\nfn s1_adds() {}\n\n#[test]\nfn adds_again() {}\n",
+    );
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-q", "-m", "work"]);
+    let review = |sha: &str| {
+        format!(
+            "## Review\nReviewed-SHA: {sha}\nStandards: PASS\nSpec: PASS\nArchitecture: PASS\nEvidence: PASS\n"
+        )
+    };
+    r.write(&format!("reviews/{id}.md"), &review(&head(&r)));
+    let err = r.fails(
+        1,
+        &["transition", "complete", "--bead", &id, "--step", "review"],
+    );
+    assert!(
+        err.contains("no test declaration carries scenario id(s) S2 in the node's worktree"),
+        "{err}"
+    );
+    let bead = r.bead(&id);
+    assert_eq!(
+        bead["pipeline"]["step"], "implement",
+        "sent back where it can be fixed"
+    );
+    let guidance = bead["pipeline"]["guidance"].as_str().unwrap();
+    assert!(
+        guidance.contains("S2") && guidance.contains("fn s2_"),
+        "{guidance}"
+    );
+    // Once every owned id is on a test, review passes on to deliver.
+    r.write(
+        "tests/calc.rs",
+        "#[test]\nfn s1_adds() {}\n\n#[test]\nfn s2_subtracts() {}\n",
+    );
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-q", "-m", "tests named"]);
+    r.ok(&[
+        "transition",
+        "route",
+        "--bead",
+        &id,
+        "--to",
+        "leaf",
+        "--at",
+        "review",
+    ]);
+    r.write(&format!("reviews/{id}.md"), &review(&head(&r)));
+    let out = r.ok(&["transition", "complete", "--bead", &id, "--step", "review"]);
+    assert_eq!(out["next"], "deliver", "{out:#}");
+}

@@ -1,6 +1,9 @@
-//! `coverage`: the coverage ledger at integrate. Every scenario id the node owns appears on a
-//! line that declares a test, inside a test file under the root's `test_paths`, in a detached
-//! checkout of the integration target's tip.
+//! `coverage`: the coverage ledger. Every scenario id the node owns appears on a line that
+//! declares a test, inside a test file under the root's `test_paths`: at integrate in a detached
+//! checkout of the integration target's tip (`read_in: target`, the default), and for a leaf
+//! before it leaves review in its own worktree (`read_in: workdir`; every test file when no
+//! `test_paths` are set), so a missing id is caught where it can still be fixed. With `back_to`,
+//! a refusal sends the node back to that step with the missing ids as guidance.
 //!
 //! Known limits, by design (the seed's, asserted in this file's tests): a trivial test counts, a
 //! skipped test still carries its id, and the id counts anywhere on the declaring line.
@@ -12,7 +15,7 @@ use serde_json::json;
 use walkdir::WalkDir;
 
 use super::gherkin::{carries_id, scenarios};
-use super::{Ctx, Floor, Outcome, is_relative_inside};
+use super::{Ctx, Effect, Floor, Outcome, is_relative_inside};
 use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct Coverage;
@@ -250,52 +253,85 @@ fn scan(root: &Path, test_paths: &[String], owned: &[String]) -> Scan {
     out
 }
 
+/// Where the ledger is read, and under which test paths.
+struct Ledger {
+    /// The directory scanned.
+    root: std::path::PathBuf,
+    /// What to call it in reasons (`the integration target main`, `the node's worktree`).
+    name: String,
+    test_paths: Vec<String>,
+    /// Extra evidence about where it was read.
+    evidence: serde_json::Value,
+}
+
+/// `read_in: target` (the default, at integrate): a checkout of the integration target's tip,
+/// under the campaign root's `test_paths` (unset escalates). `read_in: workdir` (a leaf before
+/// it leaves review): the node's own worktree, under the root's `test_paths`, else everywhere.
+fn ledger(spec: &FloorSpec, ctx: &Ctx) -> Result<Ledger, Box<Outcome>> {
+    let test_paths = ctx.root().pipeline.test_paths.clone();
+    if let Some(bad) = test_paths.iter().find(|p| !is_relative_inside(p)) {
+        return Err(Box::new(Outcome::escalate(
+            KIND,
+            format!(
+                "test path `{bad}` is not repository-relative; fix it with `splice transition set-config`"
+            ),
+            json!({ "test_paths": test_paths }),
+        )));
+    }
+    if spec.str_param("read_in") == Some("workdir") {
+        let test_paths = if test_paths.is_empty() {
+            vec![".".to_string()]
+        } else {
+            test_paths
+        };
+        return Ok(Ledger {
+            root: ctx.workdir.clone(),
+            name: "the node's worktree".into(),
+            test_paths,
+            evidence: json!({ "read_in": ctx.workdir }),
+        });
+    }
+    if test_paths.is_empty() {
+        return Err(Box::new(Outcome::escalate(
+            KIND,
+            "test_paths is unset on the campaign root: missing configuration is not incomplete work; run `splice transition set-config`",
+            json!({ "root": ctx.root().id }),
+        )));
+    }
+    let checkout = ctx.target_checkout().map_err(|reason| {
+        Box::new(Outcome::escalate(
+            KIND,
+            format!("cannot check out the integration target: {reason}"),
+            json!({}),
+        ))
+    })?;
+    Ok(Ledger {
+        root: checkout.path.clone(),
+        name: checkout.target.clone(),
+        test_paths,
+        evidence: json!({ "read_in": checkout.path, "target": checkout.target, "tip": checkout.tip }),
+    })
+}
+
 impl Floor for Coverage {
-    fn check(&self, _spec: &FloorSpec, ctx: &Ctx) -> Outcome {
-        let test_paths = &ctx.root().pipeline.test_paths;
-        if test_paths.is_empty() {
-            return Outcome::escalate(
-                KIND,
-                "test_paths is unset on the campaign root: missing configuration is not incomplete work; run `splice transition set-config`",
-                json!({ "root": ctx.root().id }),
-            );
-        }
-        if let Some(bad) = test_paths.iter().find(|p| !is_relative_inside(p)) {
-            return Outcome::escalate(
-                KIND,
-                format!(
-                    "test path `{bad}` is not repository-relative; fix it with `splice transition set-config`"
-                ),
-                json!({ "test_paths": test_paths }),
-            );
-        }
-        let checkout = match ctx.target_checkout() {
-            Ok(c) => c,
-            Err(reason) => {
-                return Outcome::escalate(
-                    KIND,
-                    format!("cannot check out the integration target: {reason}"),
-                    json!({}),
-                );
-            }
+    fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
+        let ledger = match ledger(spec, ctx) {
+            Ok(l) => l,
+            Err(answer) => return *answer,
         };
         let owned = &ctx.bead.pipeline.scenarios;
         let Scan {
             found,
             absent_paths,
             files_scanned,
-        } = scan(&checkout.path, test_paths, owned);
+        } = scan(&ledger.root, &ledger.test_paths, owned);
         let missing: Vec<&String> = owned.iter().filter(|id| !found.contains_key(*id)).collect();
-        let evidence = json!({
-            "read_in": checkout.path,
-            "target": checkout.target,
-            "tip": checkout.tip,
-            "test_paths": test_paths,
-            "absent_test_paths": absent_paths,
-            "files_scanned": files_scanned,
-            "found": found,
-            "missing": missing,
-        });
+        let mut evidence = ledger.evidence;
+        evidence["test_paths"] = json!(ledger.test_paths);
+        evidence["absent_test_paths"] = json!(absent_paths);
+        evidence["files_scanned"] = json!(files_scanned);
+        evidence["found"] = json!(found);
+        evidence["missing"] = json!(missing);
         if owned.is_empty() {
             return Outcome::pass(
                 KIND,
@@ -304,26 +340,32 @@ impl Floor for Coverage {
             );
         }
         if missing.is_empty() {
-            Outcome::pass(
+            return Outcome::pass(
                 KIND,
                 format!(
-                    "all {} scenario id(s) are on test declarations at {}",
+                    "all {} scenario id(s) are on test declarations in {}",
                     owned.len(),
-                    checkout.target
+                    ledger.name
                 ),
                 evidence,
-            )
-        } else {
-            let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
-            Outcome::refuse(
-                KIND,
-                format!(
-                    "no test declaration carries scenario id(s) {} on {}",
-                    names.join(", "),
-                    checkout.target
+            );
+        }
+        let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+        let reason = format!(
+            "no test declaration carries scenario id(s) {} in {}",
+            names.join(", "),
+            ledger.name
+        );
+        let refusal = Outcome::refuse(KIND, reason.clone(), evidence);
+        match spec.str_param("back_to") {
+            Some(step) => refusal.with_effect(Effect::SendBack {
+                step: step.to_string(),
+                guidance: format!(
+                    "{reason}: name a test for each owned scenario with its id (e.g. `fn {}_…`)",
+                    names[0].to_ascii_lowercase()
                 ),
-                evidence,
-            )
+            }),
+            None => refusal,
         }
     }
 }

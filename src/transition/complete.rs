@@ -255,19 +255,22 @@ fn meet_gate(
 
 /// A refused check whose floor said where to go back to: the step entered, with guidance.
 fn send_back(bead: &mut Bead, ev: &Evidence, seq: u64, now: &str) -> Option<String> {
-    let mut next = None;
-    for effect in ev.outcomes.iter().flat_map(|o| &o.effects) {
-        if let Effect::SendBack {
-            step: back,
-            guidance,
-        } = effect
-        {
-            bead.pipeline.guidance = Some(guidance.clone());
-            bead.enter_step(back, seq, now);
-            next = Some(back.clone());
-        }
-    }
-    next
+    // Several floors may send back (a FAIL review and a missing scenario id): the node goes back
+    // once, to the first one's step, with every floor's guidance.
+    let backs: Vec<(&String, &String)> = ev
+        .outcomes
+        .iter()
+        .flat_map(|o| &o.effects)
+        .filter_map(|e| match e {
+            Effect::SendBack { step, guidance } => Some((step, guidance)),
+            _ => None,
+        })
+        .collect();
+    let (back, _) = backs.first()?;
+    let guidance: Vec<&str> = backs.iter().map(|(_, g)| g.as_str()).collect();
+    bead.pipeline.guidance = Some(guidance.join("\n\n"));
+    bead.enter_step(back, seq, now);
+    Some(back.to_string())
 }
 
 /// One line saying why: the pass, or every refusing/escalating floor's reason.

@@ -83,6 +83,9 @@ impl Manifest {
                 ));
             }
         }
+        for (i, step) in self.steps.iter().enumerate() {
+            param_value_problems(i, step, &names, &mut out);
+        }
         for required in REQUIRED_ROUTES {
             if !self.routes.contains_key(*required) {
                 out.push(format!(
@@ -209,6 +212,27 @@ fn template_names(text: &str) -> Option<Vec<&str>> {
         rest = &after[close + 2..];
     }
     Some(names)
+}
+
+/// Floor parameters whose values are checked: a `back_to` names a declared step; a coverage
+/// floor reads in `target` or `workdir`.
+fn param_value_problems(i: usize, step: &Step, names: &BTreeSet<&str>, out: &mut Vec<String>) {
+    for (j, floor) in step.floors.iter().enumerate() {
+        if let Some(back) = floor.params.get("back_to")
+            && !back.as_str().is_some_and(|b| names.contains(b))
+        {
+            out.push(format!(
+                "steps[{i}].floors[{j}].back_to: {back} is not a step of this manifest"
+            ));
+        }
+        if let Some(read_in) = floor.params.get("read_in")
+            && !matches!(read_in.as_str(), Some("target" | "workdir"))
+        {
+            out.push(format!(
+                "steps[{i}].floors[{j}].read_in: {read_in} is neither \"target\" nor \"workdir\""
+            ));
+        }
+    }
 }
 
 /// The variables an argv step's command may name (`exec::template::command_argv`).

@@ -48,7 +48,7 @@ floor_kinds! {
     /// Every sanctioned child is closed.
     ChildrenFinished => "children_finished" [],
     /// Every scenario id is carried by a test under the root's `test_paths`.
-    Coverage => "coverage" [],
+    Coverage => "coverage" ["read_in", "back_to"],
     /// One green run of the root's `suite_cmd` on the integration target.
     Suite => "suite" ["timeout_s"],
     /// The node's work landed on its target (ancestry or a merged PR).

@@ -147,3 +147,14 @@ fn commands_and_prompt_names_are_checked_at_load() {
     );
     assert!(Manifest::parse(&ok).is_ok());
 }
+
+#[test]
+fn floor_parameter_values_are_checked() {
+    let bad_read = DEFAULT_MANIFEST.replace("\"read_in\": \"workdir\"", "\"read_in\": \"nowhere\"");
+    assert!(problems_of(&bad_read).contains("read_in: \"nowhere\" is neither"));
+    let bad_back =
+        DEFAULT_MANIFEST.replace("\"back_to\": \"implement\"", "\"back_to\": \"implemnt\"");
+    assert!(
+        problems_of(&bad_back).contains("back_to: \"implemnt\" is not a step of this manifest")
+    );
+}
