@@ -604,3 +604,45 @@ fn exit_status_maps_the_final_run_status_to_its_documented_code() {
     let err = r.fails(2, &["run", "--json", "--output", "human"]);
     assert!(err.contains("cannot be used with"), "{err}");
 }
+
+#[test]
+fn a_run_records_on_its_root_once_and_keeps_only_the_newest_run_directories() {
+    // Issue 10, item 11: run records were most of the journal (one per pass); they belong under
+    // runs/, with one compact `driver_last` on the root. `[runs] keep` bounds runs/.
+    let r = Repo::new();
+    let id = r.task("Write the notes", &[]);
+    use_sim_agent(&r, &[]);
+    let config = std::fs::read_to_string(r.state().join("config.toml")).unwrap();
+    r.write(
+        ".splice/config.toml",
+        &format!("{config}\n[runs]\nkeep = 2\n"),
+    );
+    let env = run(&r, &[]);
+    assert!(env["pass"].as_u64().unwrap() > 1, "several passes: {env:#}");
+    let run_records = r
+        .journal()
+        .lines()
+        .filter(|l| l.contains("\"verb\":\"record-run\""))
+        .count();
+    assert_eq!(run_records, 1, "one record per run, not per pass");
+    assert_eq!(
+        r.bead(&id)["pipeline"]["driver_last"]["status"],
+        "suspended-human"
+    );
+    let runs = r.state().join("runs").join(env["run"].as_str().unwrap());
+    assert!(
+        runs.join("pass-0001.json").is_file(),
+        "every pass is kept under runs/"
+    );
+    for _ in 0..3 {
+        run(&r, &[]);
+    }
+    let kept: Vec<String> = std::fs::read_dir(r.state().join("runs"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().unwrap().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "runners")
+        .collect();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+}

@@ -83,15 +83,34 @@ pub fn build(
     }
 }
 
-/// Write the pass file and record the compact envelope on the scope root (or the one top-level
-/// bead when there is no scope and exactly one).
-pub fn record(rc: &RunCtx, scope: Option<&str>, snapshot: &Snapshot, env: &Envelope) -> Result<()> {
+/// Write the pass's envelope to `.splice/runs/<run>/pass-NNNN.json` (atomically).
+pub fn write_pass(rc: &RunCtx, env: &Envelope) -> Result<()> {
+    let path = pass_file(rc, env.pass);
     let dir = rc.store.runs_dir().join(&rc.run_id);
     std::fs::create_dir_all(&dir).map_err(|e| crate::error::Error::io(&dir, e))?;
-    let path = dir.join(format!("pass-{:04}.json", env.pass));
     let mut text = serde_json::to_vec_pretty(env).unwrap_or_default();
     text.push(b'\n');
-    atomic::replace_file(&path, &text)?;
+    atomic::replace_file(&path, &text)
+}
+
+/// `.splice/runs/<run>/pass-NNNN.json`.
+fn pass_file(rc: &RunCtx, pass: u64) -> std::path::PathBuf {
+    rc.store
+        .runs_dir()
+        .join(&rc.run_id)
+        .join(format!("pass-{pass:04}.json"))
+}
+
+/// Record the run's last envelope, compact, as the scope root's `driver_last` (or the one
+/// top-level bead's when there is no scope and exactly one) — once per run, not per pass, so
+/// run records stay out of the journal's hot path (the pass files hold every pass).
+pub fn record_last(
+    rc: &RunCtx,
+    scope: Option<&str>,
+    snapshot: &Snapshot,
+    env: &Envelope,
+) -> Result<()> {
+    let path = pass_file(rc, env.pass);
     let root = match scope {
         Some(s) => Some(s.to_string()),
         None => {

@@ -2,6 +2,10 @@
 //! that only the journal's new committed records are read, and their after-images replace the
 //! beads they name — changes by anyone (another runner, a person's verbs) included — so a
 //! steady-state pass costs O(changes), not O(beads).
+//!
+//! Its place in the journal is (generation, offset within that generation's segment): a closed
+//! segment never changes, so when the writer closes the live one the feed finishes it from its
+//! archive and goes on in the next generation; an offset is never read in another segment.
 
 use std::collections::HashMap;
 
@@ -19,6 +23,9 @@ pub struct Feed {
     who: Identity,
     pub snapshot: Snapshot,
     index: HashMap<String, usize>,
+    /// The journal segment the feed is in.
+    generation: u64,
+    /// Where in that segment it is up to date.
     offset: u64,
 }
 
@@ -27,6 +34,7 @@ impl Feed {
     pub fn load(store: &Store, scope: Option<&str>, who: Identity) -> Result<Feed> {
         // Take the journal position first: a transition committed while the beads are read is
         // then applied again from the journal, which is harmless (after-images are whole).
+        let generation = store.live_generation()?;
         let offset = resume_offset(store)?;
         let snapshot = build(store, scope, who.clone())?;
         let index = snapshot
@@ -41,6 +49,7 @@ impl Feed {
             who,
             snapshot,
             index,
+            generation,
             offset,
         })
     }
@@ -48,14 +57,32 @@ impl Feed {
     /// Apply the journal's committed records since the last refresh. Returns how many beads
     /// changed.
     pub fn refresh(&mut self) -> Result<usize> {
-        let path = self.store.journal_path();
-        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        if len < self.offset {
-            // The journal was replaced under us: start over.
-            *self = Feed::load(&self.store, self.scope.as_deref(), self.who.clone())?;
-            return Ok(self.snapshot.beads.len());
+        let mut changed = 0;
+        // A segment closed since the last refresh is finished from its archive first.
+        while self.generation < self.store.live_generation()? {
+            let closed = self.store.segment_path(self.generation)?;
+            if !closed.is_file() {
+                return self.reload();
+            }
+            changed += self.read_from(&closed)?;
+            self.generation += 1;
+            self.offset = 0;
         }
-        let (records, consumed) = journal::read_committed(&path, self.offset)?;
+        let live = self.store.journal_path();
+        let len = std::fs::metadata(&live).map(|m| m.len()).unwrap_or(0);
+        if len < self.offset {
+            // Closed between the two reads (the next call finishes it), or replaced by hand.
+            if self.store.live_generation()? > self.generation {
+                return Ok(changed + self.refresh()?);
+            }
+            return self.reload();
+        }
+        Ok(changed + self.read_from(&live)?)
+    }
+
+    /// Apply the committed records of the segment at `path` after the feed's offset.
+    fn read_from(&mut self, path: &std::path::Path) -> Result<usize> {
+        let (records, consumed) = journal::read_committed(path, self.offset)?;
         self.offset = consumed;
         let mut changed = 0;
         for record in records {
@@ -66,6 +93,12 @@ impl Feed {
             }
         }
         Ok(changed)
+    }
+
+    /// Read everything again (the journal was changed in a way the feed cannot follow).
+    fn reload(&mut self) -> Result<usize> {
+        *self = Feed::load(&self.store, self.scope.as_deref(), self.who.clone())?;
+        Ok(self.snapshot.beads.len())
     }
 
     /// Replace or add one bead if it is in scope (or one of the scope's ancestors). An image

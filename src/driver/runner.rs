@@ -129,6 +129,11 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
     if let Some(panic) = run.panicked.take() {
         return Err(Error::Internal(panic));
     }
+    if !opts.dry_run
+        && let Some(env) = &run.sum.envelope
+    {
+        envelope::record_last(&run.rc, opts.scope.as_deref(), &run.feed.snapshot, env)?;
+    }
     Ok(run.finish())
 }
 
@@ -170,6 +175,7 @@ impl<'a> Run<'a> {
         };
         if !opts.dry_run {
             events.record_to(&store.runs_dir().join(&who.run))?;
+            prune_runs(&store.runs_dir(), config.runs.keep(), &who.run)?;
         }
         events.emit(&Event::RunStart {
             run: who.run.clone(),
@@ -235,12 +241,7 @@ impl<'a> Run<'a> {
         let recorded = if self.opts.dry_run {
             Ok(())
         } else {
-            envelope::record(
-                &self.rc,
-                self.opts.scope.as_deref(),
-                &self.feed.snapshot,
-                &env,
-            )
+            envelope::write_pass(&self.rc, &env)
         };
         self.sum.status = decision.status;
         self.sum.envelope = Some(env);
@@ -437,6 +438,42 @@ impl<'a> Run<'a> {
         }
         self.sum
     }
+}
+
+/// Keep the newest `keep` run directories (the current one among them) and remove the older
+/// ones: their envelopes, events and dispatch logs (`[runs] keep`). Only directories named like
+/// a run id (`<stamp>-<pid>-<n>`, which sort by time) are touched.
+fn prune_runs(runs: &std::path::Path, keep: usize, current: &str) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(runs) else {
+        return Ok(());
+    };
+    let mut dirs: Vec<(std::time::SystemTime, String)> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| {
+            let modified = e.metadata().and_then(|m| m.modified()).ok()?;
+            Some((modified, e.file_name().into_string().ok()?))
+        })
+        .filter(|(_, name)| is_run_id(name))
+        .collect();
+    // Oldest first: by when each was last written, then by name.
+    dirs.sort();
+    let dirs: Vec<String> = dirs.into_iter().map(|(_, name)| name).collect();
+    let excess = dirs.len().saturating_sub(keep.max(1));
+    for name in dirs.iter().take(excess).filter(|n| *n != current) {
+        let dir = runs.join(name);
+        std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    }
+    Ok(())
+}
+
+/// `20261130T105300Z-1234-0`: what [`identity`] names a run.
+fn is_run_id(name: &str) -> bool {
+    let mut parts = name.split('-');
+    let stamp = parts.next().unwrap_or_default();
+    let numbers =
+        parts.clone().count() == 2 && parts.all(|p| p.bytes().all(|b| b.is_ascii_digit()));
+    numbers && stamp.len() == 16 && stamp.ends_with('Z') && stamp.as_bytes()[8] == b'T'
 }
 
 /// Agents branch from committed work: say so when the main checkout has changes they will not see.

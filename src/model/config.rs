@@ -62,6 +62,10 @@ pub struct Config {
     /// What is kept out of committed files.
     #[serde(default)]
     pub security: SecurityConfig,
+    #[serde(default)]
+    pub journal: JournalConfig,
+    #[serde(default)]
+    pub runs: RunsConfig,
 }
 
 /// The environment variables whose values are redacted when no `[security] redact_env` is set:
@@ -99,6 +103,45 @@ pub struct LockConfig {
     /// Seconds; unset: [`DEFAULT_LOCK_TIMEOUT_S`]; 0: try once.
     #[serde(default)]
     pub timeout_s: Option<u64>,
+}
+
+/// `[journal]`: how far the live journal grows before the writer closes it into a segment.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct JournalConfig {
+    /// Bytes; unset: [`DEFAULT_SEGMENT_BYTES`]; at least [`MIN_SEGMENT_BYTES`].
+    #[serde(default)]
+    pub segment_bytes: Option<u64>,
+}
+
+/// The live journal's default bound (4 MiB: a few thousand transitions).
+pub const DEFAULT_SEGMENT_BYTES: u64 = 4 << 20;
+/// The smallest bound `[journal] segment_bytes` may set.
+pub const MIN_SEGMENT_BYTES: u64 = 64 << 10;
+
+impl JournalConfig {
+    pub fn segment_bytes(&self) -> u64 {
+        self.segment_bytes.unwrap_or(DEFAULT_SEGMENT_BYTES)
+    }
+}
+
+/// `[runs]`: how many run directories (`.splice/runs/<run>/`: pass envelopes, events, dispatch
+/// logs) are kept; the oldest beyond that are removed when a run starts.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RunsConfig {
+    /// Unset: [`DEFAULT_RUNS_KEPT`]; at least 1.
+    #[serde(default)]
+    pub keep: Option<u32>,
+}
+
+/// Run directories kept by default.
+pub const DEFAULT_RUNS_KEPT: u32 = 50;
+
+impl RunsConfig {
+    pub fn keep(&self) -> usize {
+        self.keep.unwrap_or(DEFAULT_RUNS_KEPT) as usize
+    }
 }
 
 impl LockConfig {
@@ -227,6 +270,19 @@ impl Config {
                     "[agent.steps.{step}] command: an empty argv runs nothing"
                 ));
             }
+        }
+        if self
+            .journal
+            .segment_bytes
+            .is_some_and(|b| b < MIN_SEGMENT_BYTES)
+        {
+            return Err(format!(
+                "[journal] segment_bytes: at least {MIN_SEGMENT_BYTES} (64 KiB); a smaller \
+                 segment would close after every few transitions"
+            ));
+        }
+        if self.runs.keep == Some(0) {
+            return Err("[runs] keep: at least 1 (the run in progress is always kept)".into());
         }
         if self.limits.jobs == Some(0) {
             return Err("[limits] jobs: 0 would never dispatch; use at least 1".into());

@@ -22,6 +22,8 @@ pub enum Failpoint {
     AfterTmp,
     /// Every bead file is renamed into place; the commit marker is not yet written.
     AfterRename,
+    /// The full live journal segment is renamed into `journal/`; no new one exists yet.
+    AfterClose,
 }
 
 impl Failpoint {
@@ -30,6 +32,7 @@ impl Failpoint {
             Failpoint::AfterJournal => "after-journal",
             Failpoint::AfterTmp => "after-tmp",
             Failpoint::AfterRename => "after-rename",
+            Failpoint::AfterClose => "after-close",
         }
     }
 

@@ -5,6 +5,12 @@
 //! A record recovery would not apply (the journal is committed, so its last line may have been
 //! written by anyone) is followed by a void line instead of a marker: `{"void": tx, "why": …}`.
 //! Readers treat a voided record as never written.
+//!
+//! Every record carries an `id`, one more than the last record's across the whole journal (its
+//! marker and void line repeat it), and a `tx`: the byte offset it starts at within its segment.
+//! The live segment is `journal.jsonl`; once it grows past a bound, the writer closes it into
+//! `journal/<generation>.jsonl` (kept, never deleted: the audit trail) and starts the next
+//! generation ([`super::segments`]). Records written before ids existed read as id 0.
 
 use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -28,8 +34,12 @@ pub struct StepChange {
 /// A transition record: what changed, who did it, and the after-images.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Record {
-    /// The byte offset at which this record starts: unique and increasing.
+    /// The byte offset at which this record starts within its segment: unique and increasing
+    /// there.
     pub tx: u64,
+    /// One more than the previous record's, across every segment (0: written before ids).
+    #[serde(default)]
+    pub id: u64,
     pub verb: String,
     pub actor: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,12 +53,18 @@ pub struct Record {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Marker {
     pub commit: u64,
+    /// The committed record's id.
+    #[serde(default)]
+    pub id: u64,
 }
 
 /// The line that voids record `void`: recovery found it unfit to apply, and says why.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Void {
     pub void: u64,
+    /// The voided record's id (never given to another record).
+    #[serde(default)]
+    pub id: u64,
     pub why: String,
 }
 
@@ -89,21 +105,23 @@ pub fn append_record(path: &Path, record: &mut Record) -> Result<u64> {
     Ok(end)
 }
 
-/// Append the commit marker for `tx`. Not synced on its own: a lost marker only means the record
-/// is rolled forward again with the same images, and the next record's sync covers it.
-pub fn append_marker(path: &Path, tx: u64) -> Result<()> {
+/// Append the commit marker for record `tx` (id `id`). Not synced on its own: a lost marker only
+/// means the record is rolled forward again with the same images, and the next record's sync
+/// covers it.
+pub fn append_marker(path: &Path, tx: u64, id: u64) -> Result<()> {
     let mut file = crate::store::atomic::open_append(path)?;
-    let mut line = serde_json::to_vec(&Marker { commit: tx }).expect("a marker serializes");
+    let mut line = serde_json::to_vec(&Marker { commit: tx, id }).expect("a marker serializes");
     line.push(b'\n');
     file.write_all(&line).map_err(|e| Error::io(path, e))
 }
 
 /// Append the void line for record `tx`, saying why, and sync it: once recovery has reported a
 /// record as not applied, no later recovery may apply it.
-pub fn append_void(path: &Path, tx: u64, why: &str) -> Result<()> {
+pub fn append_void(path: &Path, tx: u64, id: u64, why: &str) -> Result<()> {
     let mut file = crate::store::atomic::open_append(path)?;
     let void = Void {
         void: tx,
+        id,
         why: why.to_string(),
     };
     let mut line = serde_json::to_vec(&void).expect("a void line serializes");
@@ -123,19 +141,21 @@ pub enum Tail {
     Torn { keep: u64, dropped: u64 },
 }
 
-/// Read the journal's last line without reading the whole file.
-pub fn read_tail(path: &Path) -> Result<Tail> {
+/// The journal's last line: where it starts, its bytes (without the newline), and whether it
+/// ended with one. `None` when the file is missing or empty. Reads backwards in growing chunks,
+/// never the whole file.
+fn last_line(path: &Path) -> Result<Option<(u64, Vec<u8>, bool)>> {
     let mut file = match crate::store::atomic::open_read(path) {
         Ok(f) => f,
-        Err(e) if crate::store::atomic::is_not_found(&e) => return Ok(Tail::Clean),
+        Err(e) if crate::store::atomic::is_not_found(&e) => return Ok(None),
         Err(e) => return Err(e),
     };
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
     if len == 0 {
-        return Ok(Tail::Clean);
+        return Ok(None);
     }
-    // Find the start of the last line by reading backwards in growing chunks.
-    let mut chunk = 64 * 1024u64;
+    // A marker is short: start small, grow for a long record.
+    let mut chunk = 4 * 1024u64;
     loop {
         let start = len.saturating_sub(chunk);
         file.seek(SeekFrom::Start(start))
@@ -146,34 +166,55 @@ pub fn read_tail(path: &Path) -> Result<Tail> {
             .read_to_end(&mut buf)
             .map_err(|e| Error::io(path, e))?;
         let ends_clean = buf.last() == Some(&b'\n');
-        let body = if ends_clean {
-            &buf[..buf.len() - 1]
-        } else {
-            &buf[..]
-        };
-        let newline = body.iter().rposition(|b| *b == b'\n');
+        if ends_clean {
+            buf.pop();
+        }
+        let newline = buf.iter().rposition(|b| *b == b'\n');
         if newline.is_none() && start > 0 {
             chunk *= 4;
             continue;
         }
         let line_start = newline.map_or(0, |i| i + 1);
-        let keep = start + line_start as u64;
-        let text = String::from_utf8_lossy(&body[line_start..]);
-        if !ends_clean {
-            return Ok(Tail::Torn {
-                keep,
-                dropped: len - keep,
-            });
-        }
-        return Ok(match Line::parse(&text) {
-            None => Tail::Torn {
-                keep,
-                dropped: len - keep,
-            },
-            Some(Line::Marker(_) | Line::Void(_)) => Tail::Clean,
-            Some(Line::Record(record)) => Tail::Uncommitted { record, at: keep },
-        });
+        return Ok(Some((
+            start + line_start as u64,
+            buf.split_off(line_start),
+            ends_clean,
+        )));
     }
+}
+
+/// Read the journal's last line without reading the whole file.
+pub fn read_tail(path: &Path) -> Result<Tail> {
+    let Some((keep, line, ends_clean)) = last_line(path)? else {
+        return Ok(Tail::Clean);
+    };
+    let len = keep + line.len() as u64 + u64::from(ends_clean);
+    let torn = Tail::Torn {
+        keep,
+        dropped: len - keep,
+    };
+    if !ends_clean {
+        return Ok(torn);
+    }
+    Ok(match Line::parse(&String::from_utf8_lossy(&line)) {
+        None => torn,
+        Some(Line::Marker(_) | Line::Void(_)) => Tail::Clean,
+        Some(Line::Record(record)) => Tail::Uncommitted { record, at: keep },
+    })
+}
+
+/// The id of the last record of the segment at `path`, read from its last line (a marker, a
+/// void line, or a record), or `None` when it holds none or its end is torn.
+pub fn last_id(path: &Path) -> Result<Option<u64>> {
+    let Some((_, line, true)) = last_line(path)? else {
+        return Ok(None);
+    };
+    Ok(match Line::parse(&String::from_utf8_lossy(&line)) {
+        Some(Line::Marker(m)) => Some(m.id),
+        Some(Line::Void(v)) => Some(v.id),
+        Some(Line::Record(r)) => Some(r.id),
+        None => None,
+    })
 }
 
 /// Cut the journal back to `keep` bytes (dropping a torn last line).

@@ -17,6 +17,7 @@ pub mod journal;
 pub mod lock;
 mod recover;
 pub mod redact;
+mod segments;
 pub mod shell;
 
 #[cfg(test)]

@@ -61,14 +61,14 @@ impl Store {
         match self.check_record(record, at)? {
             Ok(pending) => {
                 self.publish(&pending)?;
-                journal::append_marker(&journal, record.tx)?;
+                journal::append_marker(&journal, record.tx, record.id)?;
                 Ok(Repair::RolledForward {
                     verb: record.verb.clone(),
                     beads: record.beads.iter().map(|b| b.id.clone()).collect(),
                 })
             }
             Err(why) => {
-                journal::append_void(&journal, at, &why)?;
+                journal::append_void(&journal, at, record.id, &why)?;
                 Ok(Repair::Voided {
                     at,
                     verb: ids::shown(&record.verb),

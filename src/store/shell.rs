@@ -34,6 +34,15 @@ use crate::error::{Error, Result};
 use crate::model::Bead;
 use crate::refusal::Refusal;
 
+/// What a transition holds while it writes: the lock (released when dropped), and what
+/// `config.toml` asks of every write.
+struct Session {
+    _lock: LockGuard,
+    redactor: Redactor,
+    /// `[journal] segment_bytes`: the live journal is closed into a segment past this.
+    segment_bytes: u64,
+}
+
 /// Who runs which verb, when, and with what compare-and-swap.
 #[derive(Clone, Copy, Debug)]
 pub struct Transition<'a> {
@@ -196,7 +205,7 @@ impl Store {
         reads: &Reads,
         plan: impl FnOnce(&Fresh) -> Result<Change<O>>,
     ) -> Result<O> {
-        let (_lock, redactor) = self.lock_and_recover(t)?;
+        let session = self.lock_and_recover(t)?;
         let fresh = self.read_fresh(reads)?;
         let seq = fresh.subject.pipeline.seq;
         if let Some(expected) = t.expect_seq.filter(|e| *e != seq) {
@@ -209,7 +218,7 @@ impl Store {
             .into());
         }
         let change = plan(&fresh)?;
-        self.commit(t, &redactor, |id| fresh.get(id), change)
+        self.commit(t, &session, |id| fresh.get(id), change)
     }
 
     /// Run one transition that has no subject (it creates beads): lock, recover, probe which of
@@ -220,10 +229,10 @@ impl Store {
         probe: &[String],
         plan: impl FnOnce(&BTreeSet<String>) -> Result<Change<O>>,
     ) -> Result<O> {
-        let (_lock, redactor) = self.lock_and_recover(t)?;
+        let session = self.lock_and_recover(t)?;
         let taken = self.taken(probe);
         let change = plan(&taken)?;
-        self.commit(t, &redactor, |_| None, change)
+        self.commit(t, &session, |_| None, change)
     }
 
     /// What recovery repaired since the last call, oldest first.
@@ -233,8 +242,8 @@ impl Store {
     }
 
     /// Take the lock (waiting at most `[lock] timeout_s`, recording `t`'s verb as its holder),
-    /// then recover. Returns the lock and the redactor `[security]` asks for.
-    fn lock_and_recover(&self, t: &Transition) -> Result<(LockGuard, Redactor)> {
+    /// then recover. Returns the session: the lock, and what `config.toml` asks of every write.
+    fn lock_and_recover(&self, t: &Transition) -> Result<Session> {
         let config = self.config()?;
         let redactor = Redactor::from_env(Some(&config.security.redact_env()));
         let timeout = config.lock.timeout();
@@ -249,7 +258,11 @@ impl Store {
             let mut repairs = self.repairs.lock().unwrap_or_else(|p| p.into_inner());
             repairs.extend(repaired);
         }
-        Ok((lock, redactor))
+        Ok(Session {
+            _lock: lock,
+            redactor,
+            segment_bytes: config.journal.segment_bytes(),
+        })
     }
 
     fn read_fresh(&self, reads: &Reads) -> Result<Fresh> {
@@ -284,7 +297,7 @@ impl Store {
     fn commit<'f, O>(
         &self,
         t: &Transition,
-        redactor: &Redactor,
+        session: &Session,
         read: impl Fn(&str) -> Option<&'f Bead>,
         change: Change<O>,
     ) -> Result<O> {
@@ -313,7 +326,7 @@ impl Store {
                 ));
             }
             bead.bump(t.now);
-            let bead = redactor.bead(bead)?;
+            let bead = session.redactor.bead(bead)?;
             changes.push(StepChange {
                 bead: bead.id.clone(),
                 from,
@@ -324,9 +337,10 @@ impl Store {
         }
         let mut record = Record {
             tx: 0,
+            id: self.next_record_id()?,
             verb: t.verb.to_string(),
             actor: t.actor.to_string(),
-            reason: reason.map(|r| redactor.text(&r).unwrap_or(r)),
+            reason: reason.map(|r| session.redactor.text(&r).unwrap_or(r)),
             at: t.now.to_string(),
             changes,
             beads: images,
@@ -335,7 +349,9 @@ impl Store {
         let tx = journal::append_record(&journal, &mut record)?;
         Failpoint::AfterJournal.hit();
         self.publish(&record.beads)?;
-        journal::append_marker(&journal, tx)?;
+        journal::append_marker(&journal, tx, record.id)?;
+        // The record is committed and the segment ends clean: close it if it is full.
+        self.close_segment_past(session.segment_bytes)?;
         Ok(output)
     }
 

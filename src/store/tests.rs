@@ -148,6 +148,7 @@ fn append_uncommitted(store: &Store, mut record: journal::Record) {
 fn record_of(beads: Vec<Bead>) -> journal::Record {
     journal::Record {
         tx: 0,
+        id: 1,
         verb: "test".into(),
         actor: "person".into(),
         reason: None,
