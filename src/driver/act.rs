@@ -351,13 +351,16 @@ impl Job {
             Some(Run::Prompt { prompt: name }) => {
                 let text = prompts::template_for(&rc.store, name, self.delivery)?;
                 let artifact = prompts::artifact_for(&self.step, &self.bead, &self.root_id)?;
-                let pv = prompt::PromptVars::for_dispatch(
-                    &bead,
-                    self.parent.as_ref(),
-                    &self.root_id,
-                    self.attempt,
-                    &artifact,
-                );
+                let pv = prompt::PromptVars {
+                    defines_scenarios: self.step.has_role(Role::Spec),
+                    ..prompt::PromptVars::for_dispatch(
+                        &bead,
+                        self.parent.as_ref(),
+                        &self.root_id,
+                        self.attempt,
+                        &artifact,
+                    )
+                };
                 let rendered = prompt::render(&text, &pv)?;
                 let command = rc.config.agent.command_for(&self.step.name);
                 template::command_argv(&command, &vars, Some(&rendered), &paths.prompt_file)?
