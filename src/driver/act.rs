@@ -346,6 +346,7 @@ impl Job {
             worktree: &self.worktree,
             holder: &rc.holder,
             run: &rc.run_id,
+            model: rc.config.agent.model_for(&self.step.name),
         };
         let argv = match &self.step.run {
             Some(Run::Prompt { prompt: name }) => {

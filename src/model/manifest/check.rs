@@ -212,7 +212,9 @@ fn template_names(text: &str) -> Option<Vec<&str>> {
 }
 
 /// The variables an argv step's command may name (`exec::template::command_argv`).
-const ARGV_VARIABLES: &[&str] = &["bead", "step", "attempt", "worktree", "holder", "run"];
+const ARGV_VARIABLES: &[&str] = &[
+    "bead", "step", "attempt", "worktree", "holder", "run", "model",
+];
 
 /// Every `{{name}}` of `template` is closed and one of `known`; the problems, at `path`.
 fn names_known(path: &str, template: &str, known: &[&str], out: &mut Vec<String>) {

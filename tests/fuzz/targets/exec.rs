@@ -29,6 +29,7 @@ const ARGV_NAMES: &[&str] = &[
     "run",
     "prompt",
     "prompt_file",
+    "model",
 ];
 
 /// `template`: an argv template renders exactly when every `{{name}}` in it is closed and known
@@ -71,6 +72,7 @@ fn template(data: &[u8]) -> bool {
             worktree: Path::new("/w/sp-1"),
             holder: "h",
             run: "r1",
+            model: Some("m"),
         };
         let got = command_argv(&argv, &vars, prompt, &file);
         let named: Option<Vec<String>> = argv
