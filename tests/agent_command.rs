@@ -48,7 +48,11 @@ fn a_steps_model_reaches_the_command_as_its_model_variable() {
     assert_eq!(recorded(&r), vec!["x", "--model=big"]);
 
     // Without the step's own model, `[agent] model` is the one.
-    recording_agent(&r, ", \"--model={{model}}\"", "model = \"small\"\n");
+    recording_agent(
+        &r,
+        ", \"--model={{model}}\"",
+        "model = \"small\"\n\n[limits]\nbackoff_s = 0\n",
+    );
     std::fs::remove_file(r.path().join("args.txt")).unwrap();
     r.ok(&["run", "--json", "--max-passes", "2"]);
     assert_eq!(recorded(&r), vec!["x", "--model=small"]);
@@ -70,4 +74,62 @@ fn a_model_the_command_would_not_use_is_refused_at_load_by_key() {
         err.contains("[agent] command") && err.contains("[agent] model"),
         "{err}"
     );
+}
+
+#[test]
+fn a_run_whose_agent_cannot_be_found_stops_before_anything_is_written() {
+    let r = Repo::new();
+    r.task("Notes", &[]);
+    let before = r.beads_bytes();
+    let journal = r.journal();
+    let fails = |r: &Repo| {
+        let out = r
+            .cmd(&["run", "--json"])
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        common::no_panic(&out);
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // The default agent, Claude Code, is not installed here.
+    let err = fails(&r);
+    assert!(
+        err.contains("`claude`") && err.contains("[agent] command"),
+        "{err}"
+    );
+    assert_eq!(r.beads_bytes(), before, "nothing was claimed or checked");
+    assert_eq!(r.journal(), journal);
+    // A step's own command is named by its key.
+    r.write(
+        ".splice/config.toml",
+        "[agent]\ncommand = [\"sh\"]\n\n[agent.steps.review]\ncommand = [\"no-such-reviewer\"]\n",
+    );
+    let err = fails(&r);
+    assert!(
+        err.contains("`no-such-reviewer`") && err.contains("[agent.steps.review] command"),
+        "{err}"
+    );
+    // An argv step of the manifest by its place in the manifest; a path must be executable.
+    r.write(".splice/config.toml", "");
+    let tool = r.path().join("tool.sh");
+    std::fs::write(&tool, "echo not executable\n").unwrap();
+    r.write(
+        ".splice/manifest.json",
+        &format!(
+            r#"{{ "routes": {{ "root": ["plan"], "compound": ["plan"], "leaf": ["work"] }},
+                 "steps": [ {{ "name": "plan", "role": "split", "floors": [] }},
+                            {{ "name": "work", "run": {{ "argv": ["{}", "x"] }} }} ] }}"#,
+            tool.display()
+        ),
+    );
+    let err = fails(&r);
+    assert!(
+        err.contains(&format!("`{}`, which is not executable", tool.display()))
+            && err.contains(".splice/manifest.json steps[1].run.argv"),
+        "{err}"
+    );
+    assert_eq!(r.beads_bytes(), before);
+    // A dry run starts nothing, so it checks nothing.
+    r.ok(&["pass", "--dry-run"]);
 }

@@ -132,13 +132,25 @@ fn failures_and_unstartable_commands_are_typed() {
     let r = dispatch(&spec(&f, &p, &argv)).unwrap();
     assert_eq!((r.exit, r.code), (ExitKind::Failed, Some(3)));
 
+    assert_eq!(r.cause.as_deref(), None, "it printed nothing");
+    let argv = sh("echo first; echo '  the model is   overloaded'; exit 3");
+    let r = dispatch(&spec(&f, &p, &argv)).unwrap();
+    assert_eq!(
+        r.cause.as_deref(),
+        Some("last output: the model is overloaded")
+    );
+
     let argv = vec!["/no/such/agent-binary".to_string(), "x".to_string()];
     let r = dispatch(&spec(&f, &p, &argv)).unwrap();
-    assert_eq!((r.exit, r.code), (ExitKind::Error, None));
+    assert_eq!((r.exit, r.code), (ExitKind::NotStarted, None));
     let log = fs::read_to_string(&r.log).unwrap();
     assert!(
-        log.contains("cannot start") && log.contains("agent-binary"),
+        log.contains("could not start") && log.contains("agent-binary"),
         "{log}"
+    );
+    assert_eq!(
+        r.cause.as_deref(),
+        Some("could not start `/no/such/agent-binary`: No such file or directory")
     );
 
     let gone = f.worktree.join("gone");
@@ -155,7 +167,7 @@ fn failures_and_unstartable_commands_are_typed() {
         &argv,
     ))
     .unwrap();
-    assert_eq!(r.exit, ExitKind::Error);
+    assert_eq!(r.exit, ExitKind::NotStarted);
     let log = fs::read_to_string(&r.log).unwrap();
     assert!(
         log.contains("is not a directory") && log.contains("gone"),
@@ -223,7 +235,7 @@ fn a_cancelled_dispatch_kills_its_group() {
         assert!(ready, "the command never started");
         run.join().unwrap().unwrap()
     });
-    assert_eq!((r.exit, r.code), (ExitKind::Error, None));
+    assert_eq!((r.exit, r.code), (ExitKind::Cancelled, None));
     let pid: i32 = fs::read_to_string(&pids).unwrap().trim().parse().unwrap();
     assert!(eventually(Duration::from_secs(5), || !alive(pid)));
     assert!(fs::read_to_string(&r.log).unwrap().contains("cancelled"));

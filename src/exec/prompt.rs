@@ -122,7 +122,9 @@ fn describe_exit(e: &ExitRecord) -> Option<String> {
         (ExitKind::Failed, Some(code)) => format!("failed with code {code}"),
         (ExitKind::Failed, None) => "failed".to_string(),
         (ExitKind::Timeout, _) => "ran past the step's timeout and was killed".to_string(),
-        (ExitKind::Error, _) => "could not run to completion (start failure or signal)".to_string(),
+        (ExitKind::Error, _) => "could not run to completion (it died by a signal)".to_string(),
+        (ExitKind::NotStarted, _) => "could not start its command".to_string(),
+        (ExitKind::Cancelled, _) => "was stopped by the runner (Ctrl-C or SIGTERM)".to_string(),
     };
     match (e.exit, e.proposed) {
         (ExitKind::Ok, true) => None,
@@ -295,6 +297,7 @@ mod tests {
             seq: 6,
             exit: ExitKind::Timeout,
             code: None,
+            cause: None,
             proposed: false,
             log: None,
             usage: None,

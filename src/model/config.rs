@@ -228,6 +228,10 @@ pub struct Limits {
     pub token_budget: Option<u64>,
     #[serde(default)]
     pub jobs: Option<u32>,
+    /// Seconds to wait after a failed attempt before the step's next, doubling with each
+    /// attempt (at most an hour); unset: 10; 0: no wait.
+    #[serde(default)]
+    pub backoff_s: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Ctx, Refusal, Verb, next_seq};
 use crate::error::{Error, Result};
-use crate::model::bead::{ExitKind, ExitRecord};
+use crate::model::bead::{DeadLetter, ExitKind, ExitRecord};
 use crate::model::{Bead, Usage};
 use crate::store::{Change, Reads};
 
@@ -15,6 +15,8 @@ use crate::store::{Change, Reads};
 pub struct ExitArgs {
     pub exit: ExitKind,
     pub code: Option<i32>,
+    /// Why it ended so, in a line (see [`ExitRecord::cause`]).
+    pub cause: Option<String>,
     pub log: Option<String>,
     pub usage: Option<Usage>,
 }
@@ -28,6 +30,11 @@ pub struct ExitRecorded {
     pub exit: ExitKind,
     /// Whether the dispatch proposed on its step.
     pub proposed: bool,
+    /// The dispatch counted no attempt (it never started, or the runner cancelled it): its
+    /// attempt was given back.
+    pub attempt_given_back: bool,
+    /// It never started: the node is parked with the cause.
+    pub parked: bool,
 }
 
 /// A recorded pass envelope.
@@ -84,6 +91,7 @@ pub fn plan_exit(
         .proposal
         .as_ref()
         .is_some_and(|p| p.step == dispatch.step && p.seq > dispatch.seq);
+    let seq = next_seq(bead);
     let mut after = bead.clone();
     if let Some(usage) = &args.usage {
         Usage::accumulate(&mut after.pipeline.usage, usage);
@@ -91,26 +99,65 @@ pub fn plan_exit(
     after.push_exit(ExitRecord {
         step: dispatch.step.clone(),
         attempt: dispatch.attempt,
-        seq: next_seq(bead),
+        seq,
         exit: args.exit,
         code: args.code,
+        cause: args.cause.clone(),
         proposed,
         log: args.log.clone(),
         usage: args.usage.clone(),
         at: now.to_string(),
     });
-    let reason = format!(
-        "{} attempt {} exited {:?}",
-        dispatch.step, dispatch.attempt, args.exit
+    let mut reason = format!(
+        "{} attempt {} exited {}",
+        dispatch.step,
+        dispatch.attempt,
+        kind_name(args.exit)
     );
+    // The attempt the claim counted is given back, once.
+    let given_back = !args.exit.counts_attempt()
+        && after.attempts_on(&dispatch.step) == dispatch.attempt
+        && dispatch.attempt > 0;
+    if given_back {
+        after
+            .pipeline
+            .attempts
+            .insert(dispatch.step.clone(), dispatch.attempt - 1);
+        reason.push_str("; it counts no attempt");
+    }
+    // A command that cannot start will not start on a retry either: a person fixes it.
+    let parked = args.exit == ExitKind::NotStarted && after.pipeline.dead_letter.is_none();
+    if parked {
+        let why = args
+            .cause
+            .clone()
+            .unwrap_or_else(|| format!("the command of {} could not start", dispatch.step));
+        after.pipeline.dead_letter = Some(DeadLetter {
+            step: dispatch.step.clone(),
+            reason: format!("{why}; it counted no attempt"),
+            seq,
+            at: now.to_string(),
+        });
+        reason.push_str("; parked");
+    }
     let output = ExitRecorded {
         bead: id.clone(),
         step: dispatch.step.clone(),
         attempt: dispatch.attempt,
         exit: args.exit,
         proposed,
+        attempt_given_back: given_back,
+        parked,
     };
     Ok(Change::one(after, Some(reason), output))
+}
+
+/// The exit kind as it is written (`not-started`).
+fn kind_name(kind: ExitKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// Record a pass's envelope as the scope root's `driver_last`.

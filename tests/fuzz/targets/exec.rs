@@ -174,6 +174,7 @@ fn prompt(data: &[u8]) -> bool {
         bead_description: part(2, &"é".repeat(2000)),
         root_id: "sp-1".into(),
         scenarios: list(5, ','),
+        defines_scenarios: data.first().is_some_and(|b| b & 1 == 1),
         files: list(6, '\n'),
         parent: Some((part(1, "Calculator"), part(2, "A CLI calc."))),
         retry: None,
