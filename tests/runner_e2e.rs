@@ -79,10 +79,12 @@ fn an_agent_that_always_fails_is_parked_and_the_run_escalates() {
     let config = std::fs::read_to_string(r.state().join("config.toml")).unwrap();
     r.write(
         ".splice/config.toml",
-        &format!("{config}
+        &format!(
+            "{config}
 [limits]
 backoff_s = 0
-"),
+"
+        ),
     );
     let env = run(&r, &[]);
     assert_eq!(env["status"], "escalated");

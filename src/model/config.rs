@@ -128,93 +128,23 @@ pub struct AgentConfig {
     pub steps: BTreeMap<String, StepAgent>,
 }
 
-impl AgentConfig {
-    /// The argv template for `step`: its override, else the agent command, else Claude Code
-    /// (with `--model {{model}}` when the step has a model).
-    pub fn command_for(&self, step: &str) -> Vec<String> {
-        self.steps
-            .get(step)
-            .and_then(|s| s.command.clone())
-            .or_else(|| self.command.clone())
-            .unwrap_or_else(|| {
-                let mut argv = default_agent_command();
-                if self.model_for(step).is_some() {
-                    argv.extend(["--model".to_string(), "{{model}}".to_string()]);
-                }
-                argv
-            })
-    }
-
-    /// The model of `step`, for `{{model}}`: its own, else `[agent] model`.
-    pub fn model_for(&self, step: &str) -> Option<&str> {
-        self.steps
-            .get(step)
-            .and_then(|s| s.model.as_deref())
-            .or(self.model.as_deref())
-    }
-
-    /// `{{model}}` is named where a model is set, and a model is set where it is named: each
-    /// problem with its key.
-    fn model_problems(&self) -> Result<(), String> {
-        let own = |c: &Option<Vec<String>>| c.as_ref().map(|argv| names_model(argv));
-        if own(&self.command) == Some(true) && self.model.is_none() {
-            return Err(
-                "[agent] command names {{model}}, but no [agent] model is set for the \
-                 steps without their own `[agent.steps.<step>] model`"
-                    .into(),
-            );
-        }
-        for (step, agent) in &self.steps {
-            let key = format!("[agent.steps.{step}]");
-            match own(&agent.command).or(own(&self.command)) {
-                Some(true) if self.model_for(step).is_none() => {
-                    return Err(format!(
-                        "{key} command names {{{{model}}}}, but no model is set: add `model` to \
-                         {key}, or [agent] model"
-                    ));
-                }
-                Some(false) if agent.model.is_some() => {
-                    return Err(format!(
-                        "{key} model: the command step {step} runs does not name {{{{model}}}}, \
-                         so the model would do nothing; add {{{{model}}}} to its command"
-                    ));
-                }
-                _ => {}
-            }
-        }
-        if own(&self.command) == Some(false)
-            && self.model.is_some()
-            && !self.steps.values().any(|s| own(&s.command) == Some(true))
-        {
-            return Err(
-                "[agent] model: no command names {{model}}, so the model would do \
-                 nothing; add {{model}} to [agent] command"
-                    .into(),
-            );
-        }
-        Ok(())
-    }
-}
-
-/// Does an argv template name `{{model}}`?
-fn names_model(argv: &[String]) -> bool {
-    argv.iter().any(|a| {
-        a.split("{{")
-            .skip(1)
-            .any(|rest| rest.split("}}").next().is_some_and(|n| n.trim() == "model"))
-    })
-}
-
-/// `[agent.steps.<step>]`: how one step runs.
+/// `[agent.steps.<step>]`: how one step runs, over what the manifest says.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct StepAgent {
-    /// The agent's argv for this step.
+    /// The command the step runs: for a prompt step the agent's argv (the prompt appended
+    /// unless named), for an argv step its argv in place of the manifest's.
     #[serde(default)]
     pub command: Option<Vec<String>>,
     /// The step's model, for the command's `{{model}}`.
     #[serde(default)]
     pub model: Option<String>,
+    /// The step's `timeout_s` in place of the manifest's.
+    #[serde(default)]
+    pub timeout_s: Option<u64>,
+    /// The step's `max_attempts` in place of the manifest's.
+    #[serde(default)]
+    pub max_attempts: Option<u32>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
@@ -357,24 +287,6 @@ mod tests {
         assert!(e("[prices.m]\ninput = nan\n").contains("[prices.m]"));
         assert!(e("[prices.m]\noutput = -1.0\n").contains("is not a price"));
         assert!(Config::parse("[prices.m]\ninput = 0.0\n").is_ok());
-    }
-
-    #[test]
-    fn a_model_goes_where_the_command_names_it() {
-        let c = Config::parse("[agent.steps.review]\nmodel = \"opus\"\n").unwrap();
-        let review = c.agent.command_for("review");
-        assert_eq!(review[review.len() - 2..], ["--model", "{{model}}"]);
-        assert_eq!(c.agent.model_for("review"), Some("opus"));
-        assert_eq!(c.agent.command_for("implement"), default_agent_command());
-        assert_eq!(c.agent.model_for("implement"), None);
-        let c = Config::parse("[agent]\nmodel = \"m\"\ncommand = [\"a\", \"-m{{ model }}\"]\n");
-        assert_eq!(c.unwrap().agent.model_for("x"), Some("m"));
-        let e = |t: &str| Config::parse(t).unwrap_err();
-        assert!(e("[agent]\ncommand = [\"a\"]\nmodel = \"m\"\n").starts_with("[agent] model"));
-        let step = "[agent]\ncommand = [\"a\"]\n[agent.steps.s]\nmodel = \"m\"\n";
-        assert!(e(step).starts_with("[agent.steps.s] model"));
-        let step = "[agent.steps.s]\ncommand = [\"a\", \"{{model}}\"]\n";
-        assert!(e(step).contains("no model is set"));
     }
 
     #[test]
