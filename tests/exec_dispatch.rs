@@ -44,6 +44,7 @@ fn the_command_sees_its_environment_and_runs_in_the_worktree() {
     let bin = Path::new("/opt/splice-bin");
     let spec = DispatchSpec {
         splice_bin_dir: Some(bin),
+        target: Some("campaign/x"),
         ..DispatchSpec::new(
             "sp-1",
             "implement",
@@ -75,6 +76,7 @@ fn the_command_sees_its_environment_and_runs_in_the_worktree() {
     assert_eq!(var("SPLICE_DIR"), f.splice.to_string_lossy());
     assert_eq!(var("SPLICE_WORKTREE"), f.worktree.to_string_lossy());
     assert_eq!(var("SPLICE_USAGE_FILE"), p.usage_file.to_string_lossy());
+    assert_eq!(var("SPLICE_TARGET"), "campaign/x");
     assert!(
         var("PATH").starts_with("/opt/splice-bin:"),
         "{}",

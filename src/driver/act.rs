@@ -238,6 +238,7 @@ pub fn start_dispatch(
         worktree: wt.path,
         parent: lineage.parent().cloned(),
         root_id: lineage.root(bead).id.clone(),
+        target: target.to_string(),
     };
     let (id, step, attempt) = (job.bead.clone(), job.step.name.clone(), job.attempt);
     std::thread::spawn(move || {
@@ -292,6 +293,8 @@ struct Job {
     worktree: PathBuf,
     parent: Option<Bead>,
     root_id: String,
+    /// The branch the node's work lands on.
+    target: String,
 }
 
 impl Job {
@@ -386,6 +389,7 @@ impl Job {
                 let artifact = prompts::artifact_for(&self.step, &self.bead, &self.root_id)?;
                 let pv = prompt::PromptVars {
                     defines_scenarios: self.step.has_role(Role::Spec),
+                    target: self.target.clone(),
                     ..prompt::PromptVars::for_dispatch(
                         &bead,
                         self.parent.as_ref(),
@@ -415,6 +419,7 @@ impl Job {
             prices: &rc.config.prices,
             cancel: Some(&super::interrupt::INTERRUPTED),
             credential: Some(self.credential.secret()),
+            target: Some(&self.target),
             ..DispatchSpec::new(
                 &self.bead,
                 &self.step.name,

@@ -102,6 +102,8 @@ pub struct DispatchSpec<'a> {
     /// The dispatch's own credential (`SPLICE_CREDENTIAL`): the writer lets it act on this
     /// dispatch's bead only, and only while the claim lasts. `None`: the agent can only read.
     pub credential: Option<&'a str>,
+    /// The branch the node's work lands on (`SPLICE_TARGET`), when one is known.
+    pub target: Option<&'a str>,
 }
 
 impl<'a> DispatchSpec<'a> {
@@ -136,6 +138,7 @@ impl<'a> DispatchSpec<'a> {
             splice_bin_dir: None,
             cancel: None,
             credential: None,
+            target: None,
         }
     }
 }
@@ -232,6 +235,9 @@ pub fn env_for(spec: &DispatchSpec) -> Vec<(String, OsString)> {
     ];
     if let Some(credential) = spec.credential {
         env.push(("SPLICE_CREDENTIAL".into(), credential.into()));
+    }
+    if let Some(target) = spec.target {
+        env.push(("SPLICE_TARGET".into(), target.into()));
     }
     env
 }
