@@ -311,7 +311,10 @@ impl Job {
                 finished.usage = result.usage;
                 finished.log = Some(result.log);
             }
-            Ok(Err(e)) => finished.problem = Some(e.to_string()),
+            Ok(Err(e)) => {
+                finished.cause = Some(format!("splice could not start it: {e}"));
+                finished.problem = Some(e.to_string());
+            }
             Err(panic) => finished.panicked(&*panic, "dispatching"),
         }
         finished.elapsed_ms = started.elapsed().as_millis() as u64;
