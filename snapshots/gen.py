@@ -461,6 +461,16 @@ def _():
     ], backoff_s=30)
 
 
+@case("backoff-on-the-last-pass")
+def _():
+    # Pass 3 of at most 3: the node backs off, but no pass is left to wake for (no `wake_at`).
+    return snapshot([
+        bead("sp-a", "implement", attempts={"implement": 1},
+             last_dispatch=dispatch("implement", 8),
+             exits=[exit_("implement", 9, False, kind="failed", code=1)]),
+    ], backoff_s=10, max_passes=3, passes=2)
+
+
 @case("no-command-awaiting-human")
 def _():
     # delegate has no command: once its check refused, a person must act.

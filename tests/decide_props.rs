@@ -387,9 +387,11 @@ proptest! {
         if !matches!(d.status, RunStatus::Done | RunStatus::Budget) {
             prop_assert_eq!(d.status == RunStatus::Ready, work, "{:?}", d.status);
         }
-        // A ready run wakes for the earliest backoff; no other run waits for one.
+        // A ready run that may take another pass wakes for the earliest backoff; no other run
+        // waits for one.
+        let another = snap.limits.max_passes.is_none_or(|m| snap.counters.passes + 1 < m);
         let wake = match d.status {
-            RunStatus::Ready => backoff.iter().min().copied(),
+            RunStatus::Ready if another => backoff.iter().min().copied(),
             _ => None,
         };
         prop_assert_eq!(d.wake_at.as_deref(), wake);

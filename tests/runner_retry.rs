@@ -192,6 +192,16 @@ fn ctrl_c_and_the_wall_time_cut_a_backoff_short() {
     assert_eq!(env["status"], "budget", "{env:#}");
     assert_eq!(attempts(&r.bead(&id), "work"), 1);
 
+    // With no pass left after this one, there is nothing to wait for.
+    let started = Instant::now();
+    let env = run(&r, &["--max-passes", "1"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "it did not wait"
+    );
+    assert_eq!(env["status"], "budget", "{env:#}");
+    assert_eq!(env["nodes"][&id]["rest"]["kind"], "backoff");
+
     let runner = r
         .cmd(&["run", "--output", "json"])
         .stdout(std::process::Stdio::piped())

@@ -57,8 +57,9 @@
 //! at least one top-level bead and all of them closed) · `budget` (a limit reached) · `stalled`
 //! (actions, nothing in flight, and the runner reports that the last [`STALL_PASSES`] passes'
 //! actions all came to nothing: `counters.idle_passes`) · `ready` (actions, dispatches in
-//! flight, or a node resting `backoff`: the decision's `wake_at` is the earliest `until`, and a
-//! runner with nothing else to do waits until then) · `escalated` (parked or escalated nodes) · `suspended-human` (awaiting-human or
+//! flight, or a node resting `backoff`: the decision's `wake_at` is the earliest `until`, unless
+//! the pass cap leaves no pass after this one, and a runner with nothing else to do waits until
+//! then) · `escalated` (parked or escalated nodes) · `suspended-human` (awaiting-human or
 //! awaiting-merge) · `suspended-running` · `idle`.
 //!
 //! Finally, the decision is the whole plan: the runner carries out `actions` as given and adds
@@ -171,8 +172,15 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
         status,
         actions,
         nodes,
-        wake_at: wake_at.filter(|_| status == RunStatus::Ready),
+        wake_at: wake_at.filter(|_| status == RunStatus::Ready && another_pass(snapshot)),
     }
+}
+
+/// May the run take a pass after this one (the pass cap)? A run that may not has nothing to wake
+/// for: its next pass is `budget`.
+fn another_pass(snapshot: &Snapshot) -> bool {
+    let (cap, used) = (snapshot.limits.max_passes, snapshot.counters.passes);
+    cap.is_none_or(|cap| used.saturating_add(1) < cap)
 }
 
 /// Bead files that could not be read: a node each (step unknown), escalated with the reason.
