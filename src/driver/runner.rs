@@ -8,6 +8,12 @@
 //! with nothing in flight is counted (`counters.idle_passes`), and `decide` calls the run
 //! `stalled` after a few. It never waits on another holder's claim: such a node rests `running`
 //! and the run returns.
+//!
+//! A node resting `backoff` (waiting before its step's next attempt) keeps the run `ready`: with
+//! dispatches in flight the runner waits for one of them at most until the decision's `wake_at`;
+//! with none, it sleeps until then — at most until `--wall-time` is up, and Ctrl-C or SIGTERM
+//! ends the sleep at once (exit 130, as ever). Under a fixed clock (`SPLICE_NOW`) the run's clock
+//! goes on by the time it slept, so the retry comes due.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
