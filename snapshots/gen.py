@@ -50,9 +50,14 @@ def dispatch(step, seq, attempt=1, holder=HOLDER):
     return {"step": step, "attempt": attempt, "seq": seq, "holder": holder, "at": AT}
 
 
-def exit_(step, seq, proposed, attempt=1, kind="ok"):
-    return {"step": step, "attempt": attempt, "seq": seq, "exit": kind, "proposed": proposed,
-            "at": AT}
+def exit_(step, seq, proposed, attempt=1, kind="ok", at=AT, code=None, cause=None):
+    e = {"step": step, "attempt": attempt, "seq": seq, "exit": kind, "proposed": proposed,
+         "at": at}
+    if code is not None:
+        e["code"] = code
+    if cause:
+        e["cause"] = cause
+    return e
 
 
 def gate(step, seq=9, state="pending"):
@@ -69,7 +74,7 @@ def split(*children, seq=4):
 
 def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall_time_s=None,
              passes=0, tokens=0, wall_s=0, idle_passes=0, autonomy_default=None, worktrees=(),
-             branch="main", delivery_target=None, ancestors=(), unreadable=()):
+             branch="main", delivery_target=None, ancestors=(), unreadable=(), backoff_s=None):
     snap = {
         "version": 1, "now": AT, "holder": HOLDER, "run": RUN, "scope": scope,
         "limits": {"max_passes": max_passes, "token_budget": token_budget,
@@ -77,6 +82,8 @@ def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall
         "counters": {"passes": passes, "tokens": tokens, "wall_s": wall_s},
         "autonomy_default": autonomy_default,
     }
+    if backoff_s is not None:
+        snap["limits"]["backoff_s"] = backoff_s
     if idle_passes:
         snap["counters"]["idle_passes"] = idle_passes
     if delivery_target:
@@ -360,7 +367,7 @@ def _():
     ])
 
 
-# --- rules 13-15 ----------------------------------------------------------------------------
+# --- rules 14-16 ----------------------------------------------------------------------------
 @case("dispatch-fresh")
 def _():
     return snapshot([bead("sp-a", "implement")])
@@ -390,6 +397,78 @@ def _():
         bead("sp-a", "review", attempts={"review": 3}, last_dispatch=dispatch("review", 6, 3),
              proposal=proposal("review", 7), last_check=check("review", 8, "refuse", "no file")),
     ])
+
+
+@case("attempts-exhausted-exit-cause")
+def _():
+    # The last dispatch failed after the refusal: the park reason says how, and why.
+    return snapshot([
+        bead("sp-a", "implement", attempts={"implement": 3},
+             last_dispatch=dispatch("implement", 8, attempt=3),
+             exits=[exit_("implement", 9, False, attempt=3, kind="failed", code=2,
+                          cause="last output: rate limit reached")],
+             last_check=check("implement", 7, "refuse", "tests fail")),
+    ])
+
+
+# --- rule 13: backoff -----------------------------------------------------------------------
+BEFORE = "2024-12-31T23:59:45Z"  # 15 s before AT
+
+
+@case("backoff-waits-before-the-next-attempt")
+def _():
+    # Attempt 1 failed at AT: attempt 2 waits backoff_s (10 s). Nothing else to do: the run is
+    # `ready`, with nothing to carry out, and wakes at the earliest `until`.
+    return snapshot([
+        bead("sp-a", "implement", attempts={"implement": 1},
+             last_dispatch=dispatch("implement", 8),
+             exits=[exit_("implement", 9, False, kind="failed", code=1)]),
+    ], backoff_s=10)
+
+
+@case("backoff-doubles-and-comes-due")
+def _():
+    return snapshot([
+        # Attempt 2 ended 15 s ago: attempt 3 waits 20 s, 5 s more.
+        bead("sp-a", "implement", attempts={"implement": 2},
+             last_dispatch=dispatch("implement", 8, attempt=2),
+             exits=[exit_("implement", 9, False, attempt=2, kind="timeout", at=BEFORE)]),
+        # Attempt 1 ended 15 s ago: attempt 2's 10 s are over.
+        bead("sp-b", "review", attempts={"review": 1}, last_dispatch=dispatch("review", 6),
+             proposal=proposal("review", 7), exits=[exit_("review", 7, True, at=BEFORE)],
+             last_check=check("review", 8, "refuse", "review verdict FAIL")),
+        # The runner cancelled its dispatch (its attempt given back): no wait.
+        bead("sp-c", "implement", attempts={"implement": 1},
+             last_dispatch=dispatch("implement", 8, attempt=2),
+             exits=[exit_("implement", 9, False, attempt=2, kind="cancelled")]),
+        # Unparked (attempts reset): a first attempt never waits.
+        bead("sp-d", "implement", last_dispatch=dispatch("implement", 8, attempt=3),
+             exits=[exit_("implement", 9, False, attempt=3, kind="failed", code=1)]),
+    ], backoff_s=10, jobs=4)
+
+
+@case("backoff-beside-other-work")
+def _():
+    # One node backs off while another is checked and a third waits for a person: the run is
+    # `ready` with the check to carry out, and wakes at the backing-off node's `until`.
+    return snapshot([
+        bead("sp-a", "implement", attempts={"implement": 1},
+             last_dispatch=dispatch("implement", 8),
+             exits=[exit_("implement", 9, False, kind="failed", code=1)]),
+        bead("sp-b", "review", proposal=proposal("review", 7)),
+        bead("sp-c", "implement", gate=gate("implement"), proposal=proposal("implement", 7),
+             last_check=check("implement", 8, "pass")),
+    ], backoff_s=30)
+
+
+@case("backoff-on-the-last-pass")
+def _():
+    # Pass 3 of at most 3: the node backs off, but no pass is left to wake for (no `wake_at`).
+    return snapshot([
+        bead("sp-a", "implement", attempts={"implement": 1},
+             last_dispatch=dispatch("implement", 8),
+             exits=[exit_("implement", 9, False, kind="failed", code=1)]),
+    ], backoff_s=10, max_passes=3, passes=2)
 
 
 @case("no-command-awaiting-human")
@@ -485,7 +564,7 @@ def _():
     ], jobs=2)
 
 
-# --- rule 13: the dispatch's target ---------------------------------------------------------
+# --- rule 14: the dispatch's target ---------------------------------------------------------
 @case("dispatch-target-lineage")
 def _():
     return snapshot([

@@ -46,7 +46,7 @@ fn write_spec(r: &Repo, id: &str) {
         &format!("specs/{id}.md"),
         &format!(
             "---\nbead: {id}\nbase_commit: {head}\nfiles:\n  - src/parse.rs\nverdict: leaf\n---\n\n\
-             # Fix the parser\n\n```gherkin\nFeature: parser\n\n  Scenario: empty input\n    \
+             # Fix the parser\n\n```gherkin\nFeature: parser\n\n  Scenario: S1 empty input\n    \
              Then no panic\n```\n"
         ),
     );

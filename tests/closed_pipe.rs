@@ -55,6 +55,8 @@ fn a_committed_write_exits_as_it_ran_when_stdout_is_closed() {
 fn a_pass_and_a_run_exit_as_they_ran_when_stdout_is_closed() {
     let r = Repo::new();
     r.task("T", &[]);
+    // An agent that can be found: a run looks its commands up before anything else.
+    r.write(".splice/config.toml", "[agent]\ncommand = [\"true\"]\n");
     for args in [
         &["pass", "--output", "json"][..],
         &["run", "--output", "human", "--max-passes", "1"][..],

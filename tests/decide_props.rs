@@ -201,6 +201,7 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
             seq: 7,
             exit: ExitKind::Ok,
             code: Some(0),
+            cause: None,
             proposed: e & 1 != 0,
             log: None,
             usage: None,
@@ -273,6 +274,8 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
                         token_budget,
                         wall_time_s: None,
                         jobs,
+                        // Exits are at `now`: a retry after one backs off.
+                        backoff_s: 10,
                     },
                     counters: Counters {
                         passes,
@@ -371,10 +374,27 @@ proptest! {
     fn ready_exactly_when_there_is_work(snap in snapshot()) {
         let d = decide(&snap);
         let in_flight = d.nodes.values().any(|n| matches!(n.rest, Some(Rest::InFlight { .. })));
-        let work = !d.actions.is_empty() || in_flight;
+        // A node backing off is work the run does itself, once its time comes (issue 10).
+        let backoff: Vec<&str> = d
+            .nodes
+            .values()
+            .filter_map(|n| match &n.rest {
+                Some(Rest::Backoff { until, .. }) => Some(until.as_str()),
+                _ => None,
+            })
+            .collect();
+        let work = !d.actions.is_empty() || in_flight || !backoff.is_empty();
         if !matches!(d.status, RunStatus::Done | RunStatus::Budget) {
             prop_assert_eq!(d.status == RunStatus::Ready, work, "{:?}", d.status);
         }
+        // A ready run that may take another pass wakes for the earliest backoff; no other run
+        // waits for one.
+        let another = snap.limits.max_passes.is_none_or(|m| snap.counters.passes + 1 < m);
+        let wake = match d.status {
+            RunStatus::Ready if another => backoff.iter().min().copied(),
+            _ => None,
+        };
+        prop_assert_eq!(d.wake_at.as_deref(), wake);
     }
 
     #[test]

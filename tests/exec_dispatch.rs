@@ -44,6 +44,7 @@ fn the_command_sees_its_environment_and_runs_in_the_worktree() {
     let bin = Path::new("/opt/splice-bin");
     let spec = DispatchSpec {
         splice_bin_dir: Some(bin),
+        target: Some("campaign/x"),
         ..DispatchSpec::new(
             "sp-1",
             "implement",
@@ -75,6 +76,7 @@ fn the_command_sees_its_environment_and_runs_in_the_worktree() {
     assert_eq!(var("SPLICE_DIR"), f.splice.to_string_lossy());
     assert_eq!(var("SPLICE_WORKTREE"), f.worktree.to_string_lossy());
     assert_eq!(var("SPLICE_USAGE_FILE"), p.usage_file.to_string_lossy());
+    assert_eq!(var("SPLICE_TARGET"), "campaign/x");
     assert!(
         var("PATH").starts_with("/opt/splice-bin:"),
         "{}",
@@ -132,13 +134,25 @@ fn failures_and_unstartable_commands_are_typed() {
     let r = dispatch(&spec(&f, &p, &argv)).unwrap();
     assert_eq!((r.exit, r.code), (ExitKind::Failed, Some(3)));
 
+    assert_eq!(r.cause.as_deref(), None, "it printed nothing");
+    let argv = sh("echo first; echo '  the model is   overloaded'; exit 3");
+    let r = dispatch(&spec(&f, &p, &argv)).unwrap();
+    assert_eq!(
+        r.cause.as_deref(),
+        Some("last output: the model is overloaded")
+    );
+
     let argv = vec!["/no/such/agent-binary".to_string(), "x".to_string()];
     let r = dispatch(&spec(&f, &p, &argv)).unwrap();
-    assert_eq!((r.exit, r.code), (ExitKind::Error, None));
+    assert_eq!((r.exit, r.code), (ExitKind::NotStarted, None));
     let log = fs::read_to_string(&r.log).unwrap();
     assert!(
-        log.contains("cannot start") && log.contains("agent-binary"),
+        log.contains("could not start") && log.contains("agent-binary"),
         "{log}"
+    );
+    assert_eq!(
+        r.cause.as_deref(),
+        Some("could not start `/no/such/agent-binary`: No such file or directory")
     );
 
     let gone = f.worktree.join("gone");
@@ -155,7 +169,7 @@ fn failures_and_unstartable_commands_are_typed() {
         &argv,
     ))
     .unwrap();
-    assert_eq!(r.exit, ExitKind::Error);
+    assert_eq!(r.exit, ExitKind::NotStarted);
     let log = fs::read_to_string(&r.log).unwrap();
     assert!(
         log.contains("is not a directory") && log.contains("gone"),
@@ -223,7 +237,7 @@ fn a_cancelled_dispatch_kills_its_group() {
         assert!(ready, "the command never started");
         run.join().unwrap().unwrap()
     });
-    assert_eq!((r.exit, r.code), (ExitKind::Error, None));
+    assert_eq!((r.exit, r.code), (ExitKind::Cancelled, None));
     let pid: i32 = fs::read_to_string(&pids).unwrap().trim().parse().unwrap();
     assert!(eventually(Duration::from_secs(5), || !alive(pid)));
     assert!(fs::read_to_string(&r.log).unwrap().contains("cancelled"));

@@ -117,6 +117,7 @@ fn a_rendered_prompt_reaches_the_agent() {
         worktree: &f.worktree,
         holder: "h",
         run: "run-1",
+        model: None,
     };
     let template = sh("printf '%s|%s' \"$0\" \"$(cat {{prompt_file}})\" > got.out");
     let argv = command_argv(&template, &vars, Some("do the {{thing}}"), &p.prompt_file).unwrap();

@@ -86,14 +86,34 @@ fn spec_passes_and_records_files_and_verdict() {
         &spec_text("sp-a", &head, "verdict: compound\n"),
     );
     assert_verdict(&o, "pass");
+    // The node owns no scenario: the ids its spec defines are recorded on it (issue 10, item 3).
     assert_eq!(
         o.effects,
         vec![
             Effect::SetFiles(vec!["src/add.rs".into()]),
+            Effect::DefineScenarios(vec!["S1".into()]),
             Effect::SetVerdict(splice::model::SpecVerdict::Compound)
         ]
     );
     let o = spec_check(&repo, "sp-a", &spec_text("sp-a", &head, ""));
+    assert_verdict(&o, "pass");
+    assert_eq!(
+        o.effects,
+        vec![
+            Effect::SetFiles(vec!["src/add.rs".into()]),
+            Effect::DefineScenarios(vec!["S1".into()]),
+        ]
+    );
+    // A node that owns scenarios keeps them, whatever its spec names.
+    let mut owner = bead("sp-a", "generate-spec");
+    owner.pipeline.scenarios = vec!["S7".into()];
+    let o = repo.check(
+        json!({"kind": "spec", "path": "specs/{{bead.id}}.md"}),
+        &owner,
+        &owner,
+        "generate-spec",
+        None,
+    );
     assert_verdict(&o, "pass");
     assert_eq!(o.effects, vec![Effect::SetFiles(vec!["src/add.rs".into()])]);
 }

@@ -75,6 +75,17 @@ fn an_agent_that_always_fails_is_parked_and_the_run_escalates() {
     let r = Repo::new();
     let id = r.task("Doomed", &[]);
     use_sim_agent(&r, &["--fail"]);
+    // Retries at once: the wait between attempts is `tests/runner_retry.rs`'s business.
+    let config = std::fs::read_to_string(r.state().join("config.toml")).unwrap();
+    r.write(
+        ".splice/config.toml",
+        &format!(
+            "{config}
+[limits]
+backoff_s = 0
+"
+        ),
+    );
     let env = run(&r, &[]);
     assert_eq!(env["status"], "escalated");
     assert_eq!(rest(&env, &id)["kind"], "parked");
@@ -425,7 +436,9 @@ fn ctrl_c_stops_the_dispatch_and_releases_the_claim() {
     assert_eq!(out.status.code(), Some(130));
     let b = r.bead(&id);
     assert!(b["pipeline"]["lease"].is_null(), "no claim is left behind");
-    assert_eq!(b["pipeline"]["exits"][0]["exit"], "error");
+    // The runner stopped it: it counts no attempt (issue 10, item 7).
+    assert_eq!(b["pipeline"]["exits"][0]["exit"], "cancelled");
+    assert_eq!(b["pipeline"]["attempts"]["generate-spec"], 0);
     let agent = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()

@@ -116,6 +116,8 @@ fn a_dispatch_into_a_worktree_a_live_process_uses_is_refused_until_it_ends() {
         esc = escapee.display()
     );
     manifest(&r, &script, 3);
+    // Retries at once: the wait between attempts is `tests/runner_retry.rs`'s business.
+    r.write(".splice/config.toml", "[limits]\nbackoff_s = 0\n");
     let id = r.task("Leaves a process behind", &[]);
     let env: Value = r.ok(&["run", "--output", "json"]);
     let left = pid_in(&escapee);

@@ -953,7 +953,8 @@ fn record_exit_needs_the_holders_dispatch() {
         ],
     );
     assert!(
-        err.contains("--exit \"maybe\"") && err.contains("ok, failed, timeout or error"),
+        err.contains("--exit \"maybe\"")
+            && err.contains("ok, failed, timeout, error, not-started, cancelled"),
         "{err}"
     );
     let out = r.ok(&[

@@ -42,6 +42,7 @@ const TABLE: &[(&str, &str)] = &[
     ("autonomy", "read-only"),
     ("target", "read-only"),
     ("delivery", "read-only"),
+    ("manifest", "read-only"),
 ];
 
 /// Top-level commands that are not verbs of the table, and why.

@@ -11,6 +11,10 @@ use crate::transition::{Ctx, create};
 pub struct Args {
     #[command(flatten)]
     pub node: NodeArgs,
+    /// Scenario ids the task owns, comma-separated (without any, its spec defines and names
+    /// them, and they are recorded on the task when the spec passes).
+    #[arg(long, value_name = "S1,S2")]
+    pub scenarios: Option<String>,
     /// Request tier: auto, trivial, light, substantial or architectural (recorded).
     #[arg(long, default_value = "auto")]
     pub tier: String,
@@ -20,6 +24,11 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     create::check_tier(&args.tier)?;
     let node = create::NewNode {
         tier: Some(args.tier),
+        scenarios: args
+            .scenarios
+            .as_deref()
+            .map(output::comma_list)
+            .unwrap_or_default(),
         ..args.node.into_node()?
     };
     let now = crate::clock::now_string()?;

@@ -11,6 +11,7 @@ pub mod decide;
 pub mod demo;
 pub mod init;
 pub mod init_task;
+pub mod manifest;
 pub mod output;
 pub mod run;
 pub mod snapshot;
@@ -59,6 +60,8 @@ pub enum Command {
     Decide(decide::Args),
     /// Show the tree, each node's step and the reason it acts or rests.
     Status(status::Args),
+    /// Read the effective manifest (`manifest show`).
+    Manifest(manifest::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -75,5 +78,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Snapshot(args) => snapshot::run(global, args),
         Command::Decide(args) => decide::run(global, args),
         Command::Status(args) => status::run(global, args),
+        Command::Manifest(args) => manifest::run(global, args),
     }
 }

@@ -176,7 +176,8 @@ pub enum Verb {
     RecordExit {
         #[command(flatten)]
         common: Common,
-        /// ok, failed, timeout or error.
+        /// ok, failed, timeout, error, not-started or cancelled (the last two give the attempt
+        /// back; not-started parks the node).
         #[arg(long)]
         exit: String,
         #[arg(long)]
@@ -406,13 +407,15 @@ fn exit_args(
 ) -> Result<record::ExitArgs> {
     let exit = ExitKind::parse(exit).ok_or_else(|| {
         Error::Invalid(format!(
-            "--exit {exit:?}: expected ok, failed, timeout or error"
+            "--exit {exit:?}: expected one of {}",
+            ExitKind::NAMES.join(", ")
         ))
     })?;
     let usage = usage.as_deref().map(parse_usage).transpose()?;
     Ok(record::ExitArgs {
         exit,
         code,
+        cause: None,
         log,
         usage,
     })

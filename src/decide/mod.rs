@@ -24,9 +24,14 @@
 //! | 10 | a proposal since entry newer than the check since entry, or S has floors and no check since entry | action `check` |
 //! | 11 | the check since entry escalated                                      | rest `escalated` {reason} |
 //! | 12 | a PR is recorded and the check since entry refused awaiting its merge | action `check` if an earlier run made that check, else rest `awaiting-merge` |
-//! | 13 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt, target}; rest `escalated` when no delivery target resolves (nothing to branch the worktree from) |
-//! | 14 | as 13, attempts exhausted                                            | action `park` |
-//! | 15 | otherwise (no command: a person does S and proposes)                 | rest `awaiting-human` |
+//! | 13 | as 14, and the last exit since entry used an attempt and ended less than [`backoff_s`] ago | rest `backoff` {until, attempt} |
+//! | 14 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt, target}; rest `escalated` when no delivery target resolves (nothing to branch the worktree from) |
+//! | 15 | as 14, attempts exhausted                                            | action `park` {the last refusal, or how the last dispatch ended and its cause} |
+//! | 16 | otherwise (no command: a person does S and proposes)                 | rest `awaiting-human` |
+//!
+//! An exit that used no attempt (`not-started`, `cancelled`: the writer gave the attempt back
+//! when it recorded it) starts no backoff; a `not-started` one parked the node when recorded, so
+//! rule 5 rests it.
 //!
 //! A step the manifest does not declare cannot be checked or run: such a node rests `escalated`
 //! (between rules 9 and 10), never silently waits.
@@ -51,8 +56,10 @@
 //! Then the run status, the first that applies: `done` (scope root closed; without a scope,
 //! at least one top-level bead and all of them closed) · `budget` (a limit reached) · `stalled`
 //! (actions, nothing in flight, and the runner reports that the last [`STALL_PASSES`] passes'
-//! actions all came to nothing: `counters.idle_passes`) · `ready` (actions, or dispatches in
-//! flight) · `escalated` (parked or escalated nodes) · `suspended-human` (awaiting-human or
+//! actions all came to nothing: `counters.idle_passes`) · `ready` (actions, dispatches in
+//! flight, or a node resting `backoff`: the decision's `wake_at` is the earliest `until`, unless
+//! the pass cap leaves no pass after this one, and a runner with nothing else to do waits until
+//! then) · `escalated` (parked or escalated nodes) · `suspended-human` (awaiting-human or
 //! awaiting-merge) · `suspended-running` · `idle`.
 //!
 //! Finally, the decision is the whole plan: the runner carries out `actions` as given and adds
@@ -76,12 +83,24 @@ use serialize::Contender;
 /// Passes in a row whose actions all came to nothing before the run is `stalled`.
 pub const STALL_PASSES: u64 = 3;
 
+/// The longest wait between two attempts of a step, in seconds.
+pub const MAX_BACKOFF_S: u64 = 3600;
+
+/// Rule 13's wait after the `attempts`-th attempt of a step, before the next: `base` seconds
+/// after the first, doubling with each attempt, at most [`MAX_BACKOFF_S`]; 0 when `base` is 0.
+#[must_use]
+pub fn backoff_s(base: u64, attempts: u32) -> u64 {
+    let doublings = attempts.saturating_sub(1).min(32);
+    base.saturating_mul(1u64 << doublings)
+        .min(MAX_BACKOFF_S.max(base))
+}
+
 /// Decide what this pass does. Pure: see the module doc.
 #[must_use]
 pub fn decide(snapshot: &Snapshot) -> Decision {
     let ix = Index::build(snapshot);
 
-    // The fifteen per-node rules, in id order; outcomes are indexed like `ix.beads`. The owned
+    // The sixteen per-node rules, in id order; outcomes are indexed like `ix.beads`. The owned
     // id and step are taken here, while the bead is in cache, and leases and dispatches are
     // noted for serialization so it need not scan every node again.
     let n = ix.beads.len();
@@ -104,12 +123,20 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
         escalated: !ix.unreadable.is_empty(),
         ..Seen::default()
     };
+    let mut wake_at: Option<&str> = None;
     for outcome in &outcomes {
         match outcome {
             Outcome::Act(_) | Outcome::Dispatch { .. } => seen.action = true,
             Outcome::Rest(rest) => seen.note(rest),
         }
+        // RFC 3339 UTC of one format: the text's order is the time's.
+        if let Outcome::Rest(Rest::Backoff { until, .. }) = outcome
+            && wake_at.is_none_or(|w| until.as_str() < w)
+        {
+            wake_at = Some(until);
+        }
     }
+    let wake_at = wake_at.map(str::to_string);
     let status = run_status(&ix, &seen);
 
     let mut actions: Vec<(i64, Action)> = Vec::new();
@@ -145,7 +172,15 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
         status,
         actions,
         nodes,
+        wake_at: wake_at.filter(|_| status == RunStatus::Ready && another_pass(snapshot)),
     }
+}
+
+/// May the run take a pass after this one (the pass cap)? A run that may not has nothing to wake
+/// for: its next pass is `budget`.
+fn another_pass(snapshot: &Snapshot) -> bool {
+    let (cap, used) = (snapshot.limits.max_passes, snapshot.counters.passes);
+    cap.is_none_or(|cap| used.saturating_add(1) < cap)
 }
 
 /// Bead files that could not be read: a node each (step unknown), escalated with the reason.
@@ -181,6 +216,7 @@ struct Seen {
     escalated: bool,
     human: bool,
     running: bool,
+    backoff: bool,
 }
 
 impl Seen {
@@ -190,6 +226,7 @@ impl Seen {
             Rest::Parked { .. } | Rest::Escalated { .. } => self.escalated = true,
             Rest::AwaitingHuman { .. } | Rest::AwaitingMerge { .. } => self.human = true,
             Rest::Running { .. } => self.running = true,
+            Rest::Backoff { .. } => self.backoff = true,
             _ => {}
         }
     }
@@ -220,7 +257,7 @@ fn run_status(ix: &Index, seen: &Seen) -> RunStatus {
     }
     if seen.action && !seen.in_flight && used.idle_passes >= STALL_PASSES {
         RunStatus::Stalled
-    } else if seen.action || seen.in_flight {
+    } else if seen.action || seen.in_flight || seen.backoff {
         RunStatus::Ready
     } else if seen.escalated {
         RunStatus::Escalated

@@ -1,6 +1,8 @@
-//! The fifteen per-node rules of the module table, in its order.
+//! The sixteen per-node rules of the module table, in its order.
 
-use crate::model::bead::{GateState, Verdict};
+use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
+
+use crate::model::bead::{ExitKind, GateState, Verdict};
 use crate::model::{Action, Autonomy, Bead, Rest, Role, Step};
 use crate::policy::gate;
 use crate::policy::lineage::{self, Source};
@@ -11,7 +13,7 @@ use super::index::Index;
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Outcome<'a> {
     Act(Action),
-    /// Rule 13's dispatch, kept borrowed until it is known to stand (most dispatches of a large
+    /// Rule 14's dispatch, kept borrowed until it is known to stand (most dispatches of a large
     /// campaign end `queued`, and need no owned copy).
     Dispatch {
         attempt: u32,
@@ -201,14 +203,21 @@ fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome
     None
 }
 
-/// Rules 13–15: dispatch, park when the attempts are used up, or wait for a person.
+/// Rules 13–16: wait before a retry, dispatch, park when the attempts are used up, or wait for
+/// a person.
 fn work<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Outcome<'a> {
     let p = &bead.pipeline;
     let here = || p.step.clone();
-    // 13, 14: dispatch, or park when the attempts are used up.
+    // 13, 14, 15: back off, dispatch, or park when the attempts are used up.
     if step.run.is_some() && needs_dispatch(bead) {
         let attempts = bead.attempts_on(&p.step);
         if attempts < step.max_attempts {
+            if let Some(until) = backoff_until(ix, bead, attempts) {
+                return Outcome::Rest(Rest::Backoff {
+                    until,
+                    attempt: attempts.saturating_add(1),
+                });
+            }
             let Some(target) = ix.target(bead) else {
                 return Outcome::Rest(Rest::Escalated {
                     reason: format!(
@@ -236,7 +245,7 @@ fn work<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Outcome<'a> {
         });
     }
 
-    // 15: a person does S.
+    // 16: a person does S.
     let (level, source) = resolve_autonomy(ix, bead);
     Outcome::Rest(Rest::AwaitingHuman {
         gate: None,
@@ -247,7 +256,29 @@ fn work<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Outcome<'a> {
     })
 }
 
-/// Rule 13's condition on the evidence: nothing tried yet, or the last try came to nothing.
+/// Rule 13: when the next attempt may start, if that is after `now`. The wait runs from the end
+/// of the last dispatch since entry that used an attempt; `attempts` is the attempts used so far
+/// (none: a first attempt, or one after `unpark`, never waits). A time that does not parse (a
+/// hand-edited file) waits none.
+fn backoff_until(ix: &Index, bead: &Bead, attempts: u32) -> Option<String> {
+    let wait = super::backoff_s(ix.snapshot.limits.backoff_s, attempts);
+    if wait == 0 || attempts == 0 {
+        return None;
+    }
+    let exit = bead
+        .exit_since_entry()
+        .filter(|e| e.exit.counts_attempt())?;
+    let ended = DateTime::parse_from_rfc3339(&exit.at).ok()?;
+    let now = DateTime::parse_from_rfc3339(&ix.snapshot.now).ok()?;
+    let until = ended.checked_add_signed(TimeDelta::try_seconds(i64::try_from(wait).ok()?)?)?;
+    (now < until).then(|| {
+        until
+            .with_timezone(&Utc)
+            .to_rfc3339_opts(SecondsFormat::Secs, true)
+    })
+}
+
+/// Rule 14's condition on the evidence: nothing tried yet, or the last try came to nothing.
 fn needs_dispatch(bead: &Bead) -> bool {
     let untried = bead.proposal_since_entry().is_none() && bead.dispatch_since_entry().is_none();
     let refused = bead
@@ -278,12 +309,15 @@ fn last_failure(bead: &Bead) -> String {
                 .as_ref()
                 .map_or(String::new(), |l| format!(" (log: {l})"));
             let exit = match e.exit {
-                crate::model::bead::ExitKind::Ok => "exited 0 without proposing",
-                crate::model::bead::ExitKind::Failed => "failed",
-                crate::model::bead::ExitKind::Timeout => "timed out",
-                crate::model::bead::ExitKind::Error => "could not run",
+                ExitKind::Ok => "exited 0 without proposing",
+                ExitKind::Failed => "failed",
+                ExitKind::Timeout => "timed out",
+                ExitKind::Error => "could not run to its end",
+                ExitKind::NotStarted => "could not start",
+                ExitKind::Cancelled => "was cancelled by the runner",
             };
-            format!("; last dispatch {exit}{code}{log}")
+            let cause = e.cause.as_ref().map_or(String::new(), |c| format!(": {c}"));
+            format!("; last dispatch {exit}{code}{log}{cause}")
         }
         (None, None) => String::new(),
     }

@@ -183,3 +183,44 @@ fn unreadable_files_decide_the_same_whatever_their_order_and_a_bead_wins_its_id(
     s.unreadable.reverse();
     assert_eq!(decide(&s), d);
 }
+
+#[test]
+fn the_backoff_doubles_from_its_base_up_to_an_hour() {
+    use super::{MAX_BACKOFF_S, backoff_s};
+    assert_eq!(
+        [1, 2, 3].map(|n| backoff_s(10, n)),
+        [10, 20, 40],
+        "after attempts 1, 2, 3"
+    );
+    assert_eq!(backoff_s(10, 30), MAX_BACKOFF_S);
+    assert_eq!(backoff_s(10, u32::MAX), MAX_BACKOFF_S);
+    assert_eq!(backoff_s(0, 3), 0, "0 waits none");
+    assert_eq!(backoff_s(7200, 2), 7200, "a base above the cap is kept");
+}
+
+#[test]
+fn an_exit_time_that_does_not_parse_waits_none() {
+    use crate::model::bead::{ExitKind, ExitRecord};
+    let mut b = bead("sp-a", "implement");
+    b.pipeline.attempts.insert("implement".into(), 1);
+    b.push_exit(ExitRecord {
+        step: "implement".into(),
+        attempt: 1,
+        seq: 9,
+        exit: ExitKind::Failed,
+        code: Some(1),
+        cause: None,
+        proposed: false,
+        log: None,
+        usage: None,
+        at: "yesterday".into(),
+    });
+    let mut s = snap(vec![b]);
+    s.limits.backoff_s = 10;
+    let d = decide(&s);
+    assert!(
+        matches!(d.actions[..], [Action::Dispatch { attempt: 2, .. }]),
+        "{d:?}"
+    );
+    assert_eq!(d.wake_at, None);
+}

@@ -229,7 +229,7 @@ fn spec(job: &Job, plan: &Plan) -> Result<String> {
         text.push_str(&plan.gherkin(id));
     }
     if p.scenarios.is_empty() {
-        text.push_str("  Scenario: the task is done\n    Then the note exists\n");
+        text.push_str("  Scenario: S1 the task is done\n    Then the note exists\n");
     }
     text.push_str("```\n");
     write(job, &rel, &text)?;

@@ -12,6 +12,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
@@ -46,6 +47,8 @@ pub struct RunCtx {
     pub run_id: String,
     /// This runner's record, removed when the last clone is dropped.
     pub presence: Arc<Presence>,
+    /// The run's clock: how long it has slept for backoffs ([`crate::clock::now_after`]).
+    pub slept_ms: Arc<AtomicU64>,
 }
 
 impl RunCtx {
@@ -65,7 +68,20 @@ impl RunCtx {
             holder: who.holder.clone(),
             run_id: who.run.clone(),
             presence: Arc::new(presence),
+            slept_ms: Arc::new(AtomicU64::new(0)),
         })
+    }
+
+    /// The run's time now (RFC 3339).
+    pub fn now(&self) -> Result<String> {
+        let slept = Duration::from_millis(self.slept_ms.load(Ordering::SeqCst));
+        Ok(crate::clock::format(crate::clock::now_after(slept)?))
+    }
+
+    /// The run slept `d` for a backoff.
+    pub fn slept(&self, d: Duration) {
+        let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        self.slept_ms.fetch_add(ms, Ordering::SeqCst);
     }
 
     /// The writer's context for one of this runner's own verbs, at the time read now.
@@ -76,7 +92,7 @@ impl RunCtx {
             who: transition::Who::Runner,
             run: Some(self.run_id.clone()),
             expect_seq: None,
-            now: crate::clock::now_string()?,
+            now: self.now()?,
         })
     }
 }
@@ -140,6 +156,8 @@ pub struct Finished {
     pub attempt: u32,
     pub exit: ExitKind,
     pub code: Option<i32>,
+    /// Why it ended so, in a line (recorded on the bead with the exit).
+    pub cause: Option<String>,
     pub elapsed_ms: u64,
     pub usage: Option<usage::Usage>,
     pub log: Option<PathBuf>,
@@ -157,6 +175,7 @@ impl Finished {
             attempt,
             exit: ExitKind::Error,
             code: None,
+            cause: None,
             elapsed_ms: 0,
             usage: None,
             log: None,
@@ -219,6 +238,7 @@ pub fn start_dispatch(
         worktree: wt.path,
         parent: lineage.parent().cloned(),
         root_id: lineage.root(bead).id.clone(),
+        target: target.to_string(),
     };
     let (id, step, attempt) = (job.bead.clone(), job.step.name.clone(), job.attempt);
     std::thread::spawn(move || {
@@ -273,6 +293,8 @@ struct Job {
     worktree: PathBuf,
     parent: Option<Bead>,
     root_id: String,
+    /// The branch the node's work lands on.
+    target: String,
 }
 
 impl Job {
@@ -285,10 +307,14 @@ impl Job {
             Ok(Ok(result)) => {
                 finished.exit = result.exit;
                 finished.code = result.code;
+                finished.cause = result.cause.map(|cause| self.with_hint(result.exit, cause));
                 finished.usage = result.usage;
                 finished.log = Some(result.log);
             }
-            Ok(Err(e)) => finished.problem = Some(e.to_string()),
+            Ok(Err(e)) => {
+                finished.cause = Some(format!("splice could not start it: {e}"));
+                finished.problem = Some(e.to_string());
+            }
             Err(panic) => finished.panicked(&*panic, "dispatching"),
         }
         finished.elapsed_ms = started.elapsed().as_millis() as u64;
@@ -296,6 +322,7 @@ impl Job {
         let exit = record::ExitArgs {
             exit: finished.exit,
             code: finished.code,
+            cause: finished.cause.clone(),
             log: finished.log.as_ref().map(|p| p.display().to_string()),
             usage: finished.usage.clone(),
         };
@@ -318,6 +345,17 @@ impl Job {
                 .get_or_insert_with(|| format!("release: {e}"));
         }
         finished
+    }
+
+    /// A start failure's cause, with what to check and where the command is set.
+    fn with_hint(&self, exit: ExitKind, cause: String) -> String {
+        let command = super::commands::of_step(&self.rc.config, &self.rc.manifest, &self.step.name);
+        match command {
+            Some(command) if exit == ExitKind::NotStarted => {
+                format!("{cause} ({})", super::commands::hint(&command))
+            }
+            _ => cause,
+        }
     }
 
     fn dispatch(&self) -> Result<exec::DispatchResult> {
@@ -346,18 +384,23 @@ impl Job {
             worktree: &self.worktree,
             holder: &rc.holder,
             run: &rc.run_id,
+            model: rc.config.agent.model_for(&self.step.name),
         };
         let argv = match &self.step.run {
             Some(Run::Prompt { prompt: name }) => {
                 let text = prompts::template_for(&rc.store, name, self.delivery)?;
                 let artifact = prompts::artifact_for(&self.step, &self.bead, &self.root_id)?;
-                let pv = prompt::PromptVars::for_dispatch(
-                    &bead,
-                    self.parent.as_ref(),
-                    &self.root_id,
-                    self.attempt,
-                    &artifact,
-                );
+                let pv = prompt::PromptVars {
+                    defines_scenarios: self.step.has_role(Role::Spec),
+                    target: self.target.clone(),
+                    ..prompt::PromptVars::for_dispatch(
+                        &bead,
+                        self.parent.as_ref(),
+                        &self.root_id,
+                        self.attempt,
+                        &artifact,
+                    )
+                };
                 let rendered = prompt::render(&text, &pv)?;
                 let command = rc.config.agent.command_for(&self.step.name);
                 template::command_argv(&command, &vars, Some(&rendered), &paths.prompt_file)?
@@ -379,6 +422,7 @@ impl Job {
             prices: &rc.config.prices,
             cancel: Some(&super::interrupt::INTERRUPTED),
             credential: Some(self.credential.secret()),
+            target: Some(&self.target),
             ..DispatchSpec::new(
                 &self.bead,
                 &self.step.name,

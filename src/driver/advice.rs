@@ -121,6 +121,9 @@ pub fn for_rest(node: &Node, rest: &Rest) -> Next {
             format!("cannot go on: {reason}; once that is fixed, the next run checks it again"),
             "splice run",
         ),
+        Rest::Backoff { until, attempt } => Next::say(format!(
+            "waits before attempt {attempt} of its step: a run dispatches it at {until}"
+        )),
         Rest::AwaitingMerge { pr_url } => Next::run(
             format!(
                 "waits for its pull request to be merged{}; the next run checks the delivery",

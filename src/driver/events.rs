@@ -65,6 +65,9 @@ pub enum Event {
         attempt: u32,
         exit: ExitKind,
         code: Option<i32>,
+        /// Why it ended so, in a line (also on the bead's exit record).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cause: Option<String>,
         elapsed_ms: u64,
         usage: Option<Usage>,
         log: Option<PathBuf>,
@@ -78,6 +81,9 @@ pub enum Event {
         attempt: u32,
         elapsed_s: u64,
     },
+    /// Nothing is in flight and a node waits before its next attempt: the run sleeps this
+    /// long (less when its wall time ends first), then decides again.
+    Waiting { wait_s: u64 },
     /// Something said to a person along the way (the demo's narration).
     Note { text: String },
     /// Something a person should know before trusting the run's result.
@@ -110,16 +116,21 @@ impl Event {
                 step,
                 attempt,
                 exit,
+                cause,
                 elapsed_ms,
                 problem,
                 ..
             } => format!(
-                "{bead} {step} attempt {attempt} exited {exit:?} in {:.1}s{}",
+                "{bead} {step} attempt {attempt} exited {exit:?} in {:.1}s{}{}",
                 *elapsed_ms as f64 / 1000.0,
+                cause.as_ref().map_or(String::new(), |c| format!(": {c}")),
                 problem
                     .as_ref()
                     .map_or(String::new(), |p| format!(" ({p})"))
             ),
+            Event::Waiting { wait_s } => {
+                format!("waiting {wait_s}s before the next attempt (Ctrl-C stops the run)")
+            }
             Event::Progress {
                 bead,
                 step,

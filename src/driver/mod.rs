@@ -5,8 +5,10 @@
 //! | [`snapshot`] | the snapshot from one directory read |
 //! | [`feed`] | the snapshot kept between passes, refreshed from the journal |
 //! | [`act`] | each action carried out through the writer or the executor |
+//! | [`commands`] | the commands a run may start, where each is set, and the check that they can |
 //! | [`advice`] | what a person can do about a node, in words and with the exact command |
 //! | [`runner`] | the loop of passes, dispatches in flight on threads |
+//! | [`holder`] | a run's holder identity, and whether a holder's process lives |
 //! | [`envelope`] | what a pass reports, and where it is recorded |
 //! | [`events`] | human, json and stream-json output |
 //! | [`interrupt`] | Ctrl-C: stop cleanly, releasing every claim |
@@ -14,9 +16,11 @@
 
 pub mod act;
 pub mod advice;
+pub mod commands;
 pub mod envelope;
 pub mod events;
 pub mod feed;
+pub mod holder;
 pub mod interrupt;
 pub mod prompts;
 pub mod runner;

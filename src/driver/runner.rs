@@ -8,9 +8,14 @@
 //! with nothing in flight is counted (`counters.idle_passes`), and `decide` calls the run
 //! `stalled` after a few. It never waits on another holder's claim: such a node rests `running`
 //! and the run returns.
+//!
+//! A node resting `backoff` (waiting before its step's next attempt) keeps the run `ready`: with
+//! dispatches in flight the runner waits for one of them at most until the decision's `wake_at`;
+//! with none, it sleeps until then — at most until `--wall-time` is up, and Ctrl-C or SIGTERM
+//! ends the sleep at once (exit 130, as ever). Under a fixed clock (`SPLICE_NOW`) the run's clock
+//! goes on by the time it slept, so the retry comes due.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -18,8 +23,8 @@ use super::act::{self, Finished, RunCtx};
 use super::envelope::{self, Running};
 use super::events::{Event, Events, Output};
 use super::feed::Feed;
+pub use super::holder::{holder_alive, host, identity};
 use super::interrupt;
-use super::snapshot::Identity;
 use crate::decide::decide;
 use crate::error::{Error, Result};
 use crate::model::envelope::{ActResult, ActionReport};
@@ -58,31 +63,6 @@ pub struct Summary {
     pub interrupted: bool,
 }
 
-/// This process's host name, for holder identities.
-pub fn host() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into buf.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "localhost".into();
-    }
-    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).replace(':', "_")
-}
-
-/// A fresh run id and the holder identity that names this process: `run:<host>:<pid>:<run-id>`.
-pub fn identity() -> Result<Identity> {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let stamp = crate::clock::now()?.format("%Y%m%dT%H%M%SZ");
-    let pid = std::process::id();
-    let run = format!("{stamp}-{pid}-{n}");
-    Ok(Identity {
-        holder: format!("run:{}:{pid}:{run}", host()),
-        run,
-    })
-}
-
 /// Drive passes until the run rests.
 pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
     let mut run = Run::start(store, opts, events)?;
@@ -116,15 +96,19 @@ pub fn run(store: &Store, opts: &Options, events: &Events) -> Result<Summary> {
             continue;
         }
         if !run.inflight.is_empty() {
-            run.wait_one();
+            run.wait_one(pass.wake);
             run.idle_passes = 0;
             continue;
         }
         if pass.status != RunStatus::Ready {
             break;
         }
-        // Ready, yet every action came to nothing and nothing is in flight: say so to decide.
-        run.idle_passes += 1;
+        match pass.wake {
+            // Nothing to do but wait for a node's next attempt.
+            Some(wait) if !pass.acted => run.back_off(wait),
+            // Ready, yet every action came to nothing and nothing is in flight: say so to decide.
+            _ => run.idle_passes += 1,
+        }
     }
     if let Some(panic) = run.panicked.take() {
         return Err(Error::Internal(panic));
@@ -142,6 +126,11 @@ struct Pass {
     status: RunStatus,
     /// An action other than a dispatch changed the state.
     changed: bool,
+    /// The decision had actions.
+    acted: bool,
+    /// How long until a node resting `backoff` may start its next attempt (the decision's
+    /// `wake_at`, from the snapshot's `now`).
+    wake: Option<Duration>,
 }
 
 /// A run in progress.
@@ -164,14 +153,20 @@ impl<'a> Run<'a> {
     fn start(store: &Store, opts: &'a Options, events: &'a Events) -> Result<Run<'a>> {
         let started = Instant::now();
         let config = store.config()?;
+        let manifest = store.manifest()?;
+        if !opts.dry_run {
+            // Before anything is claimed: every command the run may start can be found.
+            super::commands::check_all(&config, &manifest)?;
+        }
         let who = identity()?;
-        let rc = RunCtx::new(store, store.manifest()?, config.clone(), &who)?;
+        let rc = RunCtx::new(store, manifest, config.clone(), &who)?;
         let mut feed = Feed::load(store, opts.scope.as_deref(), who.clone())?;
         feed.snapshot.limits = Limits {
             max_passes: opts.max_passes.or(config.limits.max_passes),
             token_budget: opts.token_budget.or(config.limits.token_budget),
             wall_time_s: opts.wall_time_s.or(config.limits.wall_time_s),
             jobs: opts.jobs.or(config.limits.jobs).unwrap_or(1).max(1),
+            backoff_s: feed.snapshot.limits.backoff_s,
         };
         if !opts.dry_run {
             events.record_to(&store.runs_dir().join(&who.run))?;
@@ -219,7 +214,7 @@ impl<'a> Run<'a> {
         }
         self.feed.refresh_worktrees();
         let snap = &mut self.feed.snapshot;
-        snap.now = crate::clock::now_string()?;
+        snap.now = self.rc.now()?;
         snap.counters = Counters {
             passes: self.sum.passes,
             tokens: self.sum.tokens,
@@ -256,6 +251,11 @@ impl<'a> Run<'a> {
         recorded?;
         Ok(Pass {
             status: decision.status,
+            acted: !decision.actions.is_empty(),
+            wake: decision
+                .wake_at
+                .as_deref()
+                .and_then(|at| seconds_between(&self.feed.snapshot.now, at)),
             ..outcome
         })
     }
@@ -267,6 +267,8 @@ impl<'a> Run<'a> {
         let mut outcome = Pass {
             status: decision.status,
             changed: false,
+            acted: false,
+            wake: None,
         };
         for action in &decision.actions {
             if interrupt::requested() {
@@ -358,6 +360,7 @@ impl<'a> Run<'a> {
             attempt: f.attempt,
             exit: f.exit,
             code: f.code,
+            cause: f.cause,
             elapsed_ms: f.elapsed_ms,
             usage: f.usage,
             log: f.log,
@@ -365,10 +368,15 @@ impl<'a> Run<'a> {
         });
     }
 
-    /// Wait for one dispatch to finish, telling a person what is still running now and then.
-    fn wait_one(&mut self) {
+    /// Wait for one dispatch to finish (or, with `wake`, at most that long: a node's next
+    /// attempt comes due), telling a person what is still running now and then.
+    fn wait_one(&mut self, wake: Option<Duration>) {
         let mut last_note = Instant::now();
+        let deadline = wake.map(|w| Instant::now() + w);
         loop {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return;
+            }
             // Short ticks: the dispatch threads see an interrupt themselves; this only reports.
             match self.done_rx.recv_timeout(Duration::from_millis(250)) {
                 Ok(f) => return self.finished(f),
@@ -397,8 +405,26 @@ impl<'a> Run<'a> {
     /// Wait for every dispatch in flight.
     fn drain(&mut self) {
         while !self.inflight.is_empty() {
-            self.wait_one();
+            self.wait_one(None);
         }
+    }
+
+    /// Nothing is in flight and a node waits before its next attempt: sleep `wait`, at most
+    /// until the run's wall time is up, waking at once on Ctrl-C or SIGTERM. The run's clock
+    /// goes on by the time slept.
+    fn back_off(&mut self, wait: Duration) {
+        let mut wait = wait;
+        if let Some(cap) = self.feed.snapshot.limits.wall_time_s {
+            wait = wait.min(Duration::from_secs(cap).saturating_sub(self.started.elapsed()));
+        }
+        self.events.emit(&Event::Waiting {
+            wait_s: wait.as_secs(),
+        });
+        let from = Instant::now();
+        while from.elapsed() < wait && !interrupt::requested() {
+            std::thread::sleep((wait - from.elapsed()).min(Duration::from_millis(100)));
+        }
+        self.rc.slept(from.elapsed());
     }
 
     /// The final events, and the summary.
@@ -497,22 +523,14 @@ fn warn_uncommitted(store: &Store, events: &Events) {
     });
 }
 
-fn elapsed_ms(since: Instant) -> u64 {
-    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+/// The time from `from` to `to` (RFC 3339), when `to` is later; at least a second, so a run
+/// never spins on a time its clock shows as the same second.
+fn seconds_between(from: &str, to: &str) -> Option<Duration> {
+    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    let secs = (parse(to)? - parse(from)?).num_seconds();
+    Some(Duration::from_secs(u64::try_from(secs).ok()?.max(1)))
 }
 
-/// Is the process behind a `run:<host>:<pid>:…` holder alive? `None` when it names another host
-/// or is not a runner's holder.
-pub fn holder_alive(holder: &str) -> Option<bool> {
-    let mut parts = holder.splitn(4, ':');
-    if parts.next() != Some("run") {
-        return None;
-    }
-    let (h, pid) = (parts.next()?, parts.next()?.parse::<i32>().ok()?);
-    if h != host() || pid <= 0 {
-        return None;
-    }
-    // SAFETY: signal 0 only checks that the process exists.
-    let rc = unsafe { libc::kill(pid, 0) };
-    Some(rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+fn elapsed_ms(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }

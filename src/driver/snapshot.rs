@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::model::snapshot::{SNAPSHOT_VERSION, Unreadable};
+use crate::model::snapshot::{DEFAULT_BACKOFF_S, SNAPSHOT_VERSION, Unreadable};
 use crate::model::{Bead, Counters, Limits, Snapshot};
 use crate::store::{STATE_DIR, Store, Unread};
 
@@ -49,6 +49,7 @@ pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapsh
         token_budget: config.limits.token_budget,
         wall_time_s: config.limits.wall_time_s,
         jobs: config.limits.jobs.unwrap_or(1),
+        backoff_s: config.limits.backoff_s.unwrap_or(DEFAULT_BACKOFF_S),
     };
     Ok(Snapshot {
         version: SNAPSHOT_VERSION,

@@ -10,13 +10,14 @@
 //! [`BoundedLog`]. splice's notes (a timeout, a signal, why the command could not start) are
 //! appended to the log after the output.
 //!
-//! A command that cannot start is [`ExitKind::Error`] with the reason in the log; `Err` is kept
-//! for splice's own faults (the run directory or the log cannot be written).
+//! A command that cannot start is [`ExitKind::NotStarted`], one the runner cancelled (Ctrl-C,
+//! SIGTERM) [`ExitKind::Cancelled`], each with the reason in the log and in the result's `cause`;
+//! `Err` is kept for splice's own faults (the run directory or the log cannot be written).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -96,11 +97,13 @@ pub struct DispatchSpec<'a> {
     /// The directory put first on `PATH`; `None`: the running splice binary's directory.
     pub splice_bin_dir: Option<&'a Path>,
     /// Set by another thread (e.g. on Ctrl-C) to kill the process group at the next poll; the
-    /// dispatch then ends as [`ExitKind::Error`] with a note in the log.
+    /// dispatch then ends as [`ExitKind::Cancelled`] with a note in the log.
     pub cancel: Option<&'a AtomicBool>,
     /// The dispatch's own credential (`SPLICE_CREDENTIAL`): the writer lets it act on this
     /// dispatch's bead only, and only while the claim lasts. `None`: the agent can only read.
     pub credential: Option<&'a str>,
+    /// The branch the node's work lands on (`SPLICE_TARGET`), when one is known.
+    pub target: Option<&'a str>,
 }
 
 impl<'a> DispatchSpec<'a> {
@@ -135,6 +138,7 @@ impl<'a> DispatchSpec<'a> {
             splice_bin_dir: None,
             cancel: None,
             credential: None,
+            target: None,
         }
     }
 }
@@ -145,14 +149,18 @@ pub struct DispatchResult {
     pub exit: ExitKind,
     /// The exit code, when the command exited by itself.
     pub code: Option<i32>,
+    /// Why it ended so, in a line: why it could not start, the signal, the cancel, or the last
+    /// line the command printed before it failed.
+    pub cause: Option<String>,
     pub log: PathBuf,
     pub elapsed_ms: u64,
     pub usage: Option<Usage>,
 }
 
-/// The environment a dispatched command sees on top of splice's own.
-pub fn env_for(spec: &DispatchSpec) -> Vec<(String, OsString)> {
-    let bin_dir = spec.splice_bin_dir.map(Path::to_path_buf).or_else(|| {
+/// The `PATH` a dispatched command gets: the directory of the running splice binary (or
+/// `bin_dir`) first, then splice's own `PATH`.
+pub fn dispatch_path(bin_dir: Option<&Path>) -> OsString {
+    let bin_dir = bin_dir.map(Path::to_path_buf).or_else(|| {
         std::env::current_exe()
             .ok()
             .and_then(|exe| exe.parent().map(Path::to_path_buf))
@@ -161,10 +169,55 @@ pub fn env_for(spec: &DispatchSpec) -> Vec<(String, OsString)> {
     if let Some(old) = std::env::var_os("PATH") {
         path_dirs.extend(std::env::split_paths(&old));
     }
-    let path = std::env::join_paths(path_dirs).unwrap_or_else(|_| {
+    std::env::join_paths(path_dirs).unwrap_or_else(|_| {
         // A directory with ':' in its name cannot go on PATH; keep the inherited one.
         std::env::var_os("PATH").unwrap_or_default()
-    });
+    })
+}
+
+/// Where a command's `argv[0]` would be found when a dispatch starts it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// An executable file.
+    At(PathBuf),
+    /// Not there, or not executable: why, in words that follow "which" (`is not on PATH`).
+    Missing(String),
+    /// Cannot be told before the dispatch: a relative path (found from the node's worktree) or
+    /// a template (`{{worktree}}/agent`).
+    Unknown,
+}
+
+/// Look `program` up as a dispatch would start it: a path as it is, a bare name on the dispatch
+/// `PATH` ([`dispatch_path`]).
+pub fn find_program(program: &str) -> Found {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.is_empty() {
+        return Found::Missing("is empty".into());
+    }
+    if program.contains("{{") || (program.contains('/') && !program.starts_with('/')) {
+        return Found::Unknown;
+    }
+    if program.contains('/') {
+        let path = Path::new(program);
+        return match executable(path) {
+            true => Found::At(path.to_path_buf()),
+            false if path.is_file() => Found::Missing("is not executable".into()),
+            false => Found::Missing("does not exist".into()),
+        };
+    }
+    let path = dispatch_path(None);
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| executable(p))
+        .map_or_else(|| Found::Missing("is not on PATH".into()), Found::At)
+}
+
+/// The environment a dispatched command sees on top of splice's own.
+pub fn env_for(spec: &DispatchSpec) -> Vec<(String, OsString)> {
+    let path = dispatch_path(spec.splice_bin_dir);
     let mut env: Vec<(String, OsString)> = vec![
         ("SPLICE_BEAD".into(), spec.bead.into()),
         ("SPLICE_STEP".into(), spec.step.into()),
@@ -182,6 +235,9 @@ pub fn env_for(spec: &DispatchSpec) -> Vec<(String, OsString)> {
     ];
     if let Some(credential) = spec.credential {
         env.push(("SPLICE_CREDENTIAL".into(), credential.into()));
+    }
+    if let Some(target) = spec.target {
+        env.push(("SPLICE_TARGET".into(), target.into()));
     }
     env
 }
@@ -207,13 +263,17 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
         ..Cmd::new(spec.argv, spec.worktree)
     };
     let ran = process::run(&cmd, Output::Combined(log.clone()));
-    let (exit, code) = {
+    let (exit, code, note) = {
         let mut log = lock(&log);
         log.finish()?;
+        let failed_with = matches!(ran.exit, Exit::Code(c) if c != 0)
+            .then(|| last_output_line(&paths.log))
+            .flatten();
         if !ran.drained {
             log.note("output after the command ended was not waited for (a process outside its group holds it)")?;
         }
-        record_end(spec, &ran.exit, &mut log)?
+        let (exit, code, note) = record_end(spec, &ran.exit, &mut log)?;
+        (exit, code, note.or(failed_with))
     };
     let elapsed_ms = u64::try_from(ran.elapsed.as_millis()).unwrap_or(u64::MAX);
     let usage = match usage::collect(
@@ -232,21 +292,30 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
     Ok(DispatchResult {
         exit,
         code,
+        cause: note,
         log: paths.log.clone(),
         elapsed_ms,
         usage,
     })
 }
 
-/// The dispatch's exit kind and code, with a note in the log for every end but a plain exit.
+/// The dispatch's exit kind and code, with a note in the log for every end but a plain exit;
+/// the note is the cause, except for a timeout (its kind says it).
 fn record_end(
     spec: &DispatchSpec,
     exit: &Exit,
     log: &mut BoundedLog,
-) -> Result<(ExitKind, Option<i32>)> {
+) -> Result<(ExitKind, Option<i32>, Option<String>)> {
+    let cancelled = spec.cancel.is_some_and(|c| c.load(Ordering::SeqCst));
     let (kind, code, note) = match exit {
         Exit::Code(0) => (ExitKind::Ok, Some(0), None),
         Exit::Code(c) => (ExitKind::Failed, Some(*c), None),
+        // The runner was stopping: whatever killed it, the runner cancelled it.
+        Exit::Signal(s) if cancelled => (
+            ExitKind::Cancelled,
+            None,
+            Some(format!("cancelled by the runner (signal {s})")),
+        ),
         Exit::Signal(s) => (
             ExitKind::Error,
             None,
@@ -255,12 +324,13 @@ fn record_end(
         Exit::TimedOut => {
             let limit = spec.timeout.unwrap_or_default().as_secs_f64();
             let note = format!("timed out after {limit}s; killed the process group");
-            (ExitKind::Timeout, None, Some(note))
+            log.note(&note)?;
+            return Ok((ExitKind::Timeout, None, None));
         }
         Exit::Cancelled => (
-            ExitKind::Error,
+            ExitKind::Cancelled,
             None,
-            Some("cancelled; killed the process group".into()),
+            Some("cancelled by the runner (Ctrl-C or SIGTERM); killed the process group".into()),
         ),
         Exit::Lost(e) => (
             ExitKind::Error,
@@ -270,20 +340,48 @@ fn record_end(
             )),
         ),
         Exit::NotStarted(reason) => {
-            let note = match spec.argv.first() {
-                None => format!("cannot start the command: {reason}"),
-                Some(program) => format!(
-                    "cannot start {program:?} in {}: {reason}",
-                    spec.worktree.display()
-                ),
+            // `No such file or directory (os error 2)`: the OS's words are enough.
+            let reason = reason.split(" (os error").next().unwrap_or(reason);
+            let cause = match spec.argv.first() {
+                None => format!("could not start the command: {reason}"),
+                Some(program) => format!("could not start `{program}`: {reason}"),
             };
-            (ExitKind::Error, None, Some(note))
+            log.note(&format!("{cause} (in {})", spec.worktree.display()))?;
+            return Ok((ExitKind::NotStarted, None, Some(cause)));
         }
     };
-    if let Some(note) = note {
-        log.note(&note)?;
+    if let Some(note) = &note {
+        log.note(note)?;
     }
-    Ok((kind, code))
+    Ok((kind, code, note))
+}
+
+/// The most a cause quoted from a command's output holds, in bytes.
+const CAUSE_CAP: usize = 300;
+
+/// The last line a failed command printed, as its cause (`last output: …`): the `result` or
+/// `error` text of a JSON event line (Claude Code's stream-json ends with one), else the line.
+fn last_output_line(log: &Path) -> Option<String> {
+    let text = std::fs::read(log).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    let line = text
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("[splice:"))?;
+    let said = serde_json::from_str::<serde_json::Value>(line)
+        .ok()
+        .and_then(|v| {
+            ["result", "error"]
+                .iter()
+                .find_map(|k| v.get(k).and_then(|t| t.as_str()).map(str::to_string))
+        })
+        .unwrap_or_else(|| line.to_string());
+    let said = said.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(format!(
+        "last output: {}",
+        super::prompt::truncate(&said, CAUSE_CAP)
+    ))
 }
 
 #[cfg(test)]
@@ -317,7 +415,7 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_argv_is_an_error_exit() {
+    fn an_empty_argv_is_a_start_failure() {
         let dir = tempfile::tempdir().unwrap();
         let paths = DispatchPaths::new(&dir.path().join("runs"), "r", "sp-1", "s", 1).unwrap();
         let spec = DispatchSpec::new(
@@ -332,8 +430,12 @@ mod tests {
             &[],
         );
         let r = dispatch(&spec).unwrap();
-        assert_eq!((r.exit, r.code), (ExitKind::Error, None));
+        assert_eq!((r.exit, r.code), (ExitKind::NotStarted, None));
         let log = std::fs::read_to_string(&r.log).unwrap();
         assert!(log.contains("argv is empty"), "{log}");
+        assert_eq!(
+            r.cause.as_deref(),
+            Some("could not start the command: the argv is empty")
+        );
     }
 }

@@ -8,12 +8,13 @@
 //! | `{{bead.title}}` | its title | 300 bytes |
 //! | `{{bead.description}}` | its description | 3000 bytes |
 //! | `{{root.id}}` | the campaign root's id (the node itself when it has no parent) | — |
-//! | `{{scenarios}}` | owned scenario ids, comma-separated (`none` when empty) | 600 bytes |
+//! | `{{scenarios}}` | owned scenario ids, comma-separated; when there are none, `none`, or on the spec step what to do: define them, each with its own id (S1, S2, …), recorded on the node when the spec passes | 600 bytes |
 //! | `{{files}}` | declared file scope, one per line as `- path` (`none` when empty) | 1200 bytes |
 //! | `{{parent.summary}}` | the parent's title and the start of its description (empty without a parent) | 800 bytes |
 //! | `{{retry}}` | on a retry: how the last attempt ended, the last refusal's reason and evidence (since the node entered the step) and the revision guidance; empty on a first attempt | 2500 bytes |
 //! | `{{step}}` | the step name | — |
 //! | `{{artifact}}` | the path the step is expected to produce (empty when none) | — |
+//! | `{{target}}` | the branch the node's work lands on (its delivery target) | — |
 //!
 //! Each field is truncated at a character boundary with a marker, and the whole prompt is held
 //! to [`MAX_PROMPT`] bytes. Logs never go into a prompt: only reasons, evidence and guidance.
@@ -63,6 +64,9 @@ pub struct PromptVars {
     pub bead_description: String,
     pub root_id: String,
     pub scenarios: Vec<String>,
+    /// The step defines the node's scenarios when it owns none (the spec step): `{{scenarios}}`
+    /// then says so instead of `none`.
+    pub defines_scenarios: bool,
     pub files: Vec<String>,
     /// The parent's title and description.
     pub parent: Option<(String, String)>,
@@ -70,6 +74,8 @@ pub struct PromptVars {
     pub retry: Option<RetryContext>,
     pub step: String,
     pub artifact: String,
+    /// The branch the node's work lands on.
+    pub target: String,
 }
 
 impl PromptVars {
@@ -102,11 +108,13 @@ impl PromptVars {
             bead_description: bead.description.clone(),
             root_id: root_id.to_string(),
             scenarios: p.scenarios.clone(),
+            defines_scenarios: false,
             files: p.files.clone(),
             parent: parent.map(|b| (b.title.clone(), b.description.clone())),
             retry,
             step: p.step.clone(),
             artifact: artifact.to_string(),
+            target: String::new(),
         }
     }
 }
@@ -118,7 +126,9 @@ fn describe_exit(e: &ExitRecord) -> Option<String> {
         (ExitKind::Failed, Some(code)) => format!("failed with code {code}"),
         (ExitKind::Failed, None) => "failed".to_string(),
         (ExitKind::Timeout, _) => "ran past the step's timeout and was killed".to_string(),
-        (ExitKind::Error, _) => "could not run to completion (start failure or signal)".to_string(),
+        (ExitKind::Error, _) => "could not run to completion (it died by a signal)".to_string(),
+        (ExitKind::NotStarted, _) => "could not start its command".to_string(),
+        (ExitKind::Cancelled, _) => "was stopped by the runner (Ctrl-C or SIGTERM)".to_string(),
     };
     match (e.exit, e.proposed) {
         (ExitKind::Ok, true) => None,
@@ -180,9 +190,17 @@ fn retry_text(retry: &RetryContext) -> String {
     out
 }
 
+/// `{{scenarios}}` of a spec step for a node that owns none.
+pub const DEFINE_SCENARIOS: &str = "none yet. This task owns no scenario, so your spec defines \
+    them: write each as a Gherkin `Scenario: S1 <what it shows>` line with its own id (S1, S2, \
+    …); splice records the ids on the task when the spec passes";
+
 /// Render a step prompt template.
 pub fn render(template: &str, vars: &PromptVars) -> Result<String> {
-    let scenarios = list_or_none(&vars.scenarios, str::to_string, ", ");
+    let scenarios = match vars.scenarios.is_empty() && vars.defines_scenarios {
+        true => DEFINE_SCENARIOS.to_string(),
+        false => list_or_none(&vars.scenarios, str::to_string, ", "),
+    };
     let files = list_or_none(&vars.files, |f| format!("- {f}"), "\n");
     let parent = vars
         .parent
@@ -208,6 +226,7 @@ pub fn render(template: &str, vars: &PromptVars) -> Result<String> {
             "retry" => Cow::Owned(truncate(&retry, RETRY_CAP).into_owned()),
             "step" => Cow::Borrowed(vars.step.as_str()),
             "artifact" => Cow::Borrowed(vars.artifact.as_str()),
+            "target" => Cow::Borrowed(vars.target.as_str()),
             _ => return None,
         })
     })?;
@@ -283,6 +302,7 @@ mod tests {
             seq: 6,
             exit: ExitKind::Timeout,
             code: None,
+            cause: None,
             proposed: false,
             log: None,
             usage: None,
@@ -308,6 +328,18 @@ mod tests {
         let big = "{{retry}}{{bead.description}}".repeat(10);
         let out = render(&big, &vars).unwrap();
         assert!(out.len() <= MAX_PROMPT, "{}", out.len());
+    }
+
+    #[test]
+    fn a_spec_step_for_a_node_owning_no_scenario_says_to_define_them() {
+        let mut b = bead();
+        b.pipeline.scenarios.clear();
+        let mut vars = PromptVars::for_dispatch(&b, None, "sp-1", 1, "");
+        assert_eq!(render("{{scenarios}}", &vars).unwrap(), "none");
+        vars.defines_scenarios = true;
+        assert_eq!(render("{{scenarios}}", &vars).unwrap(), DEFINE_SCENARIOS);
+        vars.scenarios = vec!["S1".into()];
+        assert_eq!(render("{{scenarios}}", &vars).unwrap(), "S1");
     }
 
     #[test]

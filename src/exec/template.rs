@@ -2,7 +2,8 @@
 //! templates).
 //!
 //! Argv variables: `{{bead}}`, `{{step}}`, `{{attempt}}`, `{{worktree}}`, `{{prompt}}`,
-//! `{{prompt_file}}`, `{{holder}}`, `{{run}}`. Spaces inside the braces are allowed
+//! `{{prompt_file}}`, `{{holder}}`, `{{run}}`, `{{model}}` (the step's `[agent.steps.<step>]
+//! model`, else `[agent] model`; naming it with neither set is an error). Spaces inside the braces are allowed
 //! (`{{ bead }}`). An unknown variable, or a `{{` without its `}}`, is an error naming it: a
 //! template never silently renders an empty string.
 //!
@@ -67,6 +68,8 @@ pub struct ArgvVars<'a> {
     pub worktree: &'a Path,
     pub holder: &'a str,
     pub run: &'a str,
+    /// The step's model, for `{{model}}`.
+    pub model: Option<&'a str>,
 }
 
 /// Render an argv template. `prompt` is the rendered prompt of a prompt step (`None` for an
@@ -90,6 +93,13 @@ pub fn command_argv(
     }
     let names_prompt = named.iter().any(|n| n == "prompt");
     let names_file = named.iter().any(|n| n == "prompt_file");
+    if vars.model.is_none() && named.iter().any(|n| n == "model") {
+        return Err(Error::Invalid(format!(
+            "step {}: the command names {{{{model}}}} but no model is set: set \
+             `[agent.steps.{}] model` or `[agent] model` in config.toml",
+            vars.step, vars.step
+        )));
+    }
     if prompt.is_none() && (names_prompt || names_file) {
         return Err(Error::Invalid(format!(
             "step {}: the argv names {{{{prompt}}}} or {{{{prompt_file}}}} but the step has no \
@@ -119,6 +129,7 @@ pub fn command_argv(
                 "run" => vars.run,
                 "prompt" => prompt?,
                 "prompt_file" => &file,
+                "model" => vars.model?,
                 _ => return None,
             }))
         })?);
@@ -141,6 +152,7 @@ mod tests {
             worktree: wt,
             holder: "run-7",
             run: "r1",
+            model: None,
         }
     }
 
@@ -159,6 +171,23 @@ mod tests {
         ]);
         let got = command_argv(&t, &vars(wt), None, Path::new("/p")).unwrap();
         assert_eq!(got, s(&["x", "sp-1:implement:2", "/w/sp-1", "run-7/r1"]));
+    }
+
+    #[test]
+    fn the_model_is_rendered_and_a_missing_one_named() {
+        let wt = Path::new("/w");
+        let t = s(&["a", "--model={{model}}"]);
+        let with = ArgvVars {
+            model: Some("opus"),
+            ..vars(wt)
+        };
+        let got = command_argv(&t, &with, None, Path::new("/p")).unwrap();
+        assert_eq!(got, s(&["a", "--model=opus"]));
+        let err = command_argv(&t, &vars(wt), None, Path::new("/p")).unwrap_err();
+        assert!(
+            err.to_string().contains("[agent.steps.implement] model"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub const OUTPUT_CAP: usize = 8 * 1024 * 1024;
 pub enum Effect {
     /// Scenario ids the PRP declares, recorded on the campaign root.
     SetScenarios(Vec<String>),
+    /// Scenario ids a spec defines for a node that owned none, recorded on the node itself.
+    DefineScenarios(Vec<String>),
     /// The spec's verdict.
     SetVerdict(SpecVerdict),
     /// The spec's declared file scope.

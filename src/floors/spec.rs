@@ -2,6 +2,11 @@
 //! a non-empty list of repository-relative files, and has a Gherkin scenario; an optional
 //! `verdict` is `leaf` or `compound`.
 //!
+//! A node that owns no scenario (a lone task made without `--scenarios`, a child given none) has
+//! its scenarios defined by its spec: then each `Scenario:` must carry its own id (`Scenario: S1
+//! …` or a tag line `@S1`), the ids unique, and the ids are recorded on the node when the check
+//! passes.
+//!
 //! The front matter is the small YAML subset specs use, parsed by hand: `key: value` lines and
 //! `key:` followed by `- item` lines (or an inline `[a, b]` list), between two `---` lines.
 
@@ -231,12 +236,46 @@ impl Floor for Spec {
                 evidence,
             );
         }
+        let defined = match defined_scenarios(ctx, &rel, &text) {
+            Ok(ids) => ids,
+            Err(refusal) => return *refusal,
+        };
         let mut out = Outcome::pass(KIND, format!("{rel} is a complete spec"), evidence)
             .with_effect(Effect::SetFiles(declared.files));
+        if let Some(ids) = defined {
+            out = out.with_effect(Effect::DefineScenarios(ids));
+        }
         if let Some(v) = declared.verdict {
             out = out.with_effect(Effect::SetVerdict(v));
         }
         out
+    }
+}
+
+/// For a node that owns no scenario: the ids its spec defines (each scenario named, the ids
+/// unique), or the refusal saying which are not. `None` when the node owns scenarios already.
+fn defined_scenarios(
+    ctx: &Ctx,
+    rel: &str,
+    text: &str,
+) -> Result<Option<Vec<String>>, Box<Outcome>> {
+    if !ctx.bead.pipeline.scenarios.is_empty() {
+        return Ok(None);
+    }
+    match super::scenarios_declared::judge(text) {
+        Ok(ids) => Ok(Some(ids)),
+        Err((reason, mut evidence)) => {
+            evidence["path"] = json!(rel);
+            Err(Box::new(Outcome::refuse(
+                KIND,
+                format!(
+                    "{rel}: {} owns no scenario, so its spec defines them, each with its own id \
+                     (`Scenario: S1 …`): {reason}",
+                    ctx.bead.id
+                ),
+                evidence,
+            )))
+        }
     }
 }
 

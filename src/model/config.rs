@@ -157,6 +157,10 @@ pub struct AgentConfig {
     /// or `{{prompt_file}}`. Unset: Claude Code headless.
     #[serde(default)]
     pub command: Option<Vec<String>>,
+    /// The model of every step without its own `[agent.steps.<step>] model`, for the command's
+    /// `{{model}}` (the default agent gets `--model <model>`).
+    #[serde(default)]
+    pub model: Option<String>,
     /// Usage adapter: `claude-stream-json`, `file` or `none`.
     #[serde(default)]
     pub usage: Option<UsageAdapter>,
@@ -167,24 +171,23 @@ pub struct AgentConfig {
     pub steps: BTreeMap<String, StepAgent>,
 }
 
-impl AgentConfig {
-    /// The argv for `step`: its override, else the agent command, else Claude Code.
-    pub fn command_for(&self, step: &str) -> Vec<String> {
-        self.steps
-            .get(step)
-            .and_then(|s| s.command.clone())
-            .or_else(|| self.command.clone())
-            .unwrap_or_else(default_agent_command)
-    }
-}
-
+/// `[agent.steps.<step>]`: how one step runs, over what the manifest says.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct StepAgent {
+    /// The command the step runs: for a prompt step the agent's argv (the prompt appended
+    /// unless named), for an argv step its argv in place of the manifest's.
     #[serde(default)]
     pub command: Option<Vec<String>>,
+    /// The step's model, for the command's `{{model}}`.
     #[serde(default)]
     pub model: Option<String>,
+    /// The step's `timeout_s` in place of the manifest's.
+    #[serde(default)]
+    pub timeout_s: Option<u64>,
+    /// The step's `max_attempts` in place of the manifest's.
+    #[serde(default)]
+    pub max_attempts: Option<u32>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
@@ -198,6 +201,10 @@ pub struct Limits {
     pub token_budget: Option<u64>,
     #[serde(default)]
     pub jobs: Option<u32>,
+    /// Seconds to wait after a failed attempt before the step's next, doubling with each
+    /// attempt (at most an hour); unset: 10; 0: no wait.
+    #[serde(default)]
+    pub backoff_s: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
@@ -284,6 +291,7 @@ impl Config {
         if self.runs.keep == Some(0) {
             return Err("[runs] keep: at least 1 (the run in progress is always kept)".into());
         }
+        self.agent.model_problems()?;
         if self.limits.jobs == Some(0) {
             return Err("[limits] jobs: 0 would never dispatch; use at least 1".into());
         }

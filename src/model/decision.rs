@@ -21,7 +21,8 @@ pub enum RunStatus {
     /// The last passes acted and nothing came of it (every action refused or skipped, nothing in
     /// flight): looking again would only repeat them.
     Stalled,
-    /// Actions to take, or dispatches of this runner in flight.
+    /// Actions to take, dispatches of this runner in flight, or a node backing off before its
+    /// next attempt (the runner waits until `wake_at`).
     Ready,
     /// A node is parked or escalated.
     Escalated,
@@ -127,6 +128,8 @@ pub enum Rest {
     WaitingChildren { children: Vec<String> },
     /// The last check could not check.
     Escalated { reason: String },
+    /// Waiting before the step's next attempt: `attempt` is dispatched at `until` (RFC 3339).
+    Backoff { until: String, attempt: u32 },
     /// A PR is open and this run already checked it.
     AwaitingMerge {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -153,6 +156,7 @@ impl Rest {
             Rest::AwaitingHuman { .. } => "awaiting-human",
             Rest::WaitingChildren { .. } => "waiting-children",
             Rest::Escalated { .. } => "escalated",
+            Rest::Backoff { .. } => "backoff",
             Rest::AwaitingMerge { .. } => "awaiting-merge",
             Rest::Serialized { .. } => "serialized",
             Rest::Queued => "queued",
@@ -177,6 +181,10 @@ pub struct Decision {
     pub actions: Vec<Action>,
     /// Every node in the snapshot, by id.
     pub nodes: BTreeMap<String, NodeDecision>,
+    /// The earliest `until` of the nodes resting `backoff`: a run with nothing else to do waits
+    /// until then, and decides again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake_at: Option<String>,
 }
 
 impl Decision {

@@ -1,5 +1,6 @@
 //! Serde types shared by every part: beads, the manifest, the config, snapshots and decisions.
 
+pub mod agent;
 pub mod bead;
 pub mod check;
 pub mod config;

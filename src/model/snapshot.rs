@@ -25,7 +25,17 @@ pub struct Limits {
     /// Dispatches running at once, in-flight ones included.
     #[serde(default = "one_job")]
     pub jobs: u32,
+    /// Seconds to wait after a dispatch that used an attempt before the step's next attempt,
+    /// doubling with each attempt ([`backoff_s`](crate::decide::backoff_s)); 0: no wait. A
+    /// snapshot without it waits none; a run fills in `[limits] backoff_s`, else
+    /// [`DEFAULT_BACKOFF_S`].
+    #[serde(default)]
+    pub backoff_s: u64,
 }
+
+/// The wait before a retry when no `[limits] backoff_s` is set: seconds, so an agent that fails
+/// at once (a rate limit, an outage) is not tried again at once.
+pub const DEFAULT_BACKOFF_S: u64 = 10;
 
 fn one_job() -> u32 {
     1
@@ -38,6 +48,7 @@ impl Default for Limits {
             token_budget: None,
             wall_time_s: None,
             jobs: 1,
+            backoff_s: 0,
         }
     }
 }

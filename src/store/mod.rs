@@ -262,13 +262,22 @@ impl Store {
         Ok(scan)
     }
 
-    /// The manifest: `.splice/manifest.json` when present, else the embedded default.
+    /// The effective manifest: `.splice/manifest.json` when present, else the embedded default,
+    /// with the config's `[agent.steps.<step>]` overrides merged in (a problem with one is a
+    /// fault naming `config.toml` and the key).
     pub fn manifest(&self) -> Result<Manifest> {
         let path = self.dir.join("manifest.json");
-        match read_text(&path)? {
-            Some(text) => Manifest::parse(&text).map_err(|p| Error::bad_file(&path, p.to_string())),
-            None => Ok(Manifest::default_manifest()),
-        }
+        let mut manifest = match read_text(&path)? {
+            Some(text) => {
+                Manifest::parse(&text).map_err(|p| Error::bad_file(&path, p.to_string()))?
+            }
+            None => Manifest::default_manifest(),
+        };
+        self.config()?
+            .agent
+            .apply_to(&mut manifest)
+            .map_err(|e| Error::bad_file(self.dir.join("config.toml"), e))?;
+        Ok(manifest)
     }
 
     /// The config: `.splice/config.toml` when present, else defaults.

@@ -85,6 +85,7 @@ pub enum Verb {
     Autonomy,
     Target,
     Delivery,
+    Manifest,
 }
 
 impl Verb {
@@ -119,6 +120,7 @@ impl Verb {
         Verb::Autonomy,
         Verb::Target,
         Verb::Delivery,
+        Verb::Manifest,
     ];
 
     /// The table: who may run this verb.
@@ -151,7 +153,8 @@ impl Verb {
             | Verb::Kind
             | Verb::Autonomy
             | Verb::Target
-            | Verb::Delivery => Actor::ReadOnly,
+            | Verb::Delivery
+            | Verb::Manifest => Actor::ReadOnly,
         }
     }
 
@@ -188,6 +191,7 @@ impl Verb {
             Verb::Autonomy => "autonomy",
             Verb::Target => "target",
             Verb::Delivery => "delivery",
+            Verb::Manifest => "manifest",
         }
     }
 

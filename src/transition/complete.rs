@@ -303,6 +303,10 @@ fn apply_effect(bead: &mut Bead, root: &mut Option<Bead>, lineage: &Lineage, eff
                 root.pipeline.scenarios = ids.clone();
             }
         }
+        Effect::DefineScenarios(ids) if bead.pipeline.scenarios.is_empty() => {
+            bead.pipeline.scenarios = ids.clone();
+        }
+        Effect::DefineScenarios(_) => {}
         Effect::SetVerdict(v) => bead.pipeline.verdict = Some(*v),
         Effect::SetFiles(files) => bead.pipeline.files = files.clone(),
         Effect::SetReviewedSha(sha) => bead.pipeline.reviewed_sha = Some(sha.clone()),

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Ctx, Refusal, Verb, next_seq};
 use crate::error::{Error, Result};
-use crate::model::bead::{ExitKind, ExitRecord};
+use crate::model::bead::{DeadLetter, Dispatch, ExitKind, ExitRecord};
 use crate::model::{Bead, Usage};
 use crate::store::{Change, Reads};
 
@@ -15,6 +15,8 @@ use crate::store::{Change, Reads};
 pub struct ExitArgs {
     pub exit: ExitKind,
     pub code: Option<i32>,
+    /// Why it ended so, in a line (see [`ExitRecord::cause`]).
+    pub cause: Option<String>,
     pub log: Option<String>,
     pub usage: Option<Usage>,
 }
@@ -28,6 +30,11 @@ pub struct ExitRecorded {
     pub exit: ExitKind,
     /// Whether the dispatch proposed on its step.
     pub proposed: bool,
+    /// The dispatch counted no attempt (it never started, or the runner cancelled it): its
+    /// attempt was given back.
+    pub attempt_given_back: bool,
+    /// It never started: the node is parked with the cause.
+    pub parked: bool,
 }
 
 /// A recorded pass envelope.
@@ -84,6 +91,7 @@ pub fn plan_exit(
         .proposal
         .as_ref()
         .is_some_and(|p| p.step == dispatch.step && p.seq > dispatch.seq);
+    let seq = next_seq(bead);
     let mut after = bead.clone();
     if let Some(usage) = &args.usage {
         Usage::accumulate(&mut after.pipeline.usage, usage);
@@ -91,26 +99,80 @@ pub fn plan_exit(
     after.push_exit(ExitRecord {
         step: dispatch.step.clone(),
         attempt: dispatch.attempt,
-        seq: next_seq(bead),
+        seq,
         exit: args.exit,
         code: args.code,
+        cause: args.cause.clone(),
         proposed,
         log: args.log.clone(),
         usage: args.usage.clone(),
         at: now.to_string(),
     });
-    let reason = format!(
-        "{} attempt {} exited {:?}",
-        dispatch.step, dispatch.attempt, args.exit
+    let mut reason = format!(
+        "{} attempt {} exited {}",
+        dispatch.step,
+        dispatch.attempt,
+        kind_name(args.exit)
     );
+    let (given_back, parked) = settle_attempt(&mut after, dispatch, args, (seq, now));
+    if given_back {
+        reason.push_str("; it counts no attempt");
+    }
+    if parked {
+        reason.push_str("; parked");
+    }
     let output = ExitRecorded {
         bead: id.clone(),
         step: dispatch.step.clone(),
         attempt: dispatch.attempt,
         exit: args.exit,
         proposed,
+        attempt_given_back: given_back,
+        parked,
     };
     Ok(Change::one(after, Some(reason), output))
+}
+
+/// For an exit that used no attempt: give back the attempt the claim counted (once), and park
+/// the node when its command could not start (a retry would not start it either: a person fixes
+/// it). Whether each happened.
+fn settle_attempt(
+    after: &mut Bead,
+    dispatch: &Dispatch,
+    args: &ExitArgs,
+    (seq, now): (u64, &str),
+) -> (bool, bool) {
+    let given_back = !args.exit.counts_attempt()
+        && dispatch.attempt > 0
+        && after.attempts_on(&dispatch.step) == dispatch.attempt;
+    if given_back {
+        after
+            .pipeline
+            .attempts
+            .insert(dispatch.step.clone(), dispatch.attempt - 1);
+    }
+    let parked = args.exit == ExitKind::NotStarted && after.pipeline.dead_letter.is_none();
+    if parked {
+        let why = args
+            .cause
+            .clone()
+            .unwrap_or_else(|| format!("the command of {} could not start", dispatch.step));
+        after.pipeline.dead_letter = Some(DeadLetter {
+            step: dispatch.step.clone(),
+            reason: format!("{why}; it counted no attempt"),
+            seq,
+            at: now.to_string(),
+        });
+    }
+    (given_back, parked)
+}
+
+/// The exit kind as it is written (`not-started`).
+fn kind_name(kind: ExitKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// Record a pass's envelope as the scope root's `driver_last`.
@@ -138,7 +200,68 @@ pub fn plan_run(envelope: Value, bead: &Bead) -> Change<RunRecorded> {
 
 #[cfg(test)]
 mod tests {
-    use crate::model::Usage;
+    use super::{ExitArgs, plan_exit};
+    use crate::model::bead::{Dispatch, ExitKind, Lease};
+    use crate::model::{Bead, Usage};
+
+    fn dispatched() -> Bead {
+        let mut b = Bead::new("sp-t".into(), "t".into(), String::new(), "then");
+        b.pipeline.step = "implement".into();
+        b.pipeline.attempts.insert("implement".into(), 2);
+        b.pipeline.lease = Some(Lease {
+            holder: "h".into(),
+            since: "then".into(),
+            credential_sha256: None,
+        });
+        b.pipeline.last_dispatch = Some(Dispatch {
+            step: "implement".into(),
+            attempt: 2,
+            seq: b.pipeline.seq,
+            holder: "h".into(),
+            at: "then".into(),
+        });
+        b
+    }
+
+    fn exit(kind: ExitKind) -> ExitArgs {
+        ExitArgs {
+            exit: kind,
+            code: None,
+            cause: Some("could not start `x`: No such file or directory".into()),
+            log: None,
+            usage: None,
+        }
+    }
+
+    #[test]
+    fn an_exit_that_used_no_attempt_gives_it_back_once() {
+        let change = plan_exit(&exit(ExitKind::Cancelled), "h", &dispatched(), "now").unwrap();
+        let after = &change.beads[0];
+        assert_eq!(after.attempts_on("implement"), 1);
+        assert!(change.output.attempt_given_back && !change.output.parked);
+        assert_eq!(after.pipeline.dead_letter, None, "a cancel parks nothing");
+        // Recorded again, it gives nothing more back.
+        let again = plan_exit(&exit(ExitKind::Cancelled), "h", after, "now").unwrap();
+        assert_eq!(again.beads[0].attempts_on("implement"), 1);
+        assert!(!again.output.attempt_given_back);
+        // A failure keeps its attempt.
+        let failed = plan_exit(&exit(ExitKind::Failed), "h", &dispatched(), "now").unwrap();
+        assert_eq!(failed.beads[0].attempts_on("implement"), 2);
+    }
+
+    #[test]
+    fn a_command_that_could_not_start_parks_the_node_with_its_cause() {
+        let change = plan_exit(&exit(ExitKind::NotStarted), "h", &dispatched(), "now").unwrap();
+        let after = &change.beads[0];
+        assert_eq!(after.attempts_on("implement"), 1);
+        let dl = after.pipeline.dead_letter.as_ref().unwrap();
+        assert_eq!(
+            dl.reason,
+            "could not start `x`: No such file or directory; it counted no attempt"
+        );
+        assert_eq!(after.pipeline.exits[0].exit, ExitKind::NotStarted);
+        assert!(change.output.parked);
+    }
 
     #[test]
     fn unknown_cost_stays_unknown_and_counts_saturate() {

@@ -291,6 +291,7 @@ fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
             format!("waiting-children: {}", children.join(", "))
         }
         Rest::Escalated { reason } => format!("escalated: {reason}"),
+        Rest::Backoff { until, attempt } => format!("backoff: attempt {attempt} at {until}"),
         Rest::AwaitingMerge { pr_url } => match pr_url {
             Some(u) => format!("awaiting-merge: {u}"),
             None => "awaiting-merge".into(),

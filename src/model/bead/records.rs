@@ -115,7 +115,7 @@ pub struct Dispatch {
 
 /// How a dispatch ended.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "kebab-case")]
 pub enum ExitKind {
     /// The command exited 0.
     Ok,
@@ -123,19 +123,42 @@ pub enum ExitKind {
     Failed,
     /// The command ran past the step's timeout and was killed.
     Timeout,
-    /// The command could not be started, or died by a signal.
+    /// The command died by a signal, or splice lost track of it.
     Error,
+    /// The command could not be started (not found, not executable, …). Counts no attempt; the
+    /// node is parked with the cause.
+    NotStarted,
+    /// The runner itself stopped the command (Ctrl-C or SIGTERM). Counts no attempt.
+    Cancelled,
 }
 
 impl ExitKind {
+    /// Every kind, as `record-exit --exit` takes it.
+    pub const NAMES: &[&str] = &[
+        "ok",
+        "failed",
+        "timeout",
+        "error",
+        "not-started",
+        "cancelled",
+    ];
+
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "ok" => Some(Self::Ok),
             "failed" => Some(Self::Failed),
             "timeout" => Some(Self::Timeout),
             "error" => Some(Self::Error),
+            "not-started" => Some(Self::NotStarted),
+            "cancelled" => Some(Self::Cancelled),
             _ => None,
         }
+    }
+
+    /// Does a dispatch that ended so use up its attempt? One that never started, or that the
+    /// runner cancelled, gives it back when its exit is recorded.
+    pub fn counts_attempt(self) -> bool {
+        !matches!(self, Self::NotStarted | Self::Cancelled)
     }
 }
 
@@ -148,6 +171,10 @@ pub struct ExitRecord {
     pub exit: ExitKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<i32>,
+    /// What splice knows of why it ended so, in a line: why it could not start, the signal, or
+    /// the last line the command printed before it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
     /// Whether a proposal was recorded on the step during this dispatch.
     pub proposed: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]

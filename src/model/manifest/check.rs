@@ -236,7 +236,22 @@ fn param_value_problems(i: usize, step: &Step, names: &BTreeSet<&str>, out: &mut
 }
 
 /// The variables an argv step's command may name (`exec::template::command_argv`).
-const ARGV_VARIABLES: &[&str] = &["bead", "step", "attempt", "worktree", "holder", "run"];
+const ARGV_VARIABLES: &[&str] = &[
+    "bead", "step", "attempt", "worktree", "holder", "run", "model",
+];
+
+/// The problems of an argv step's command at `path` (e.g. a `[agent.steps.<step>] command`
+/// replacing its argv): empty, or naming a variable an argv step cannot.
+pub fn argv_problems(path: &str, argv: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    if argv.is_empty() {
+        out.push(format!("{path}: empty command"));
+    }
+    for (j, arg) in argv.iter().enumerate() {
+        names_known(&format!("{path}[{j}]"), arg, ARGV_VARIABLES, &mut out);
+    }
+    out
+}
 
 /// Every `{{name}}` of `template` is closed and one of `known`; the problems, at `path`.
 fn names_known(path: &str, template: &str, known: &[&str], out: &mut Vec<String>) {

@@ -21,8 +21,8 @@ mod check;
 mod floor;
 pub mod prompts;
 
-pub use check::deserialize_checked;
 use check::type_problems;
+pub use check::{argv_problems, deserialize_checked};
 pub use floor::{FloorKind, FloorSpec};
 
 /// How much a node may advance without a person.

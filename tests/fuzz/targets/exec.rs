@@ -29,6 +29,7 @@ const ARGV_NAMES: &[&str] = &[
     "run",
     "prompt",
     "prompt_file",
+    "model",
 ];
 
 /// `template`: an argv template renders exactly when every `{{name}}` in it is closed and known
@@ -71,6 +72,7 @@ fn template(data: &[u8]) -> bool {
             worktree: Path::new("/w/sp-1"),
             holder: "h",
             run: "r1",
+            model: Some("m"),
         };
         let got = command_argv(&argv, &vars, prompt, &file);
         let named: Option<Vec<String>> = argv
@@ -123,6 +125,7 @@ const PROMPT_NAMES: &[&str] = &[
     "retry",
     "step",
     "artifact",
+    "target",
 ];
 
 fn prompt_seeds() -> Vec<(String, Vec<u8>)> {
@@ -172,11 +175,13 @@ fn prompt(data: &[u8]) -> bool {
         bead_description: part(2, &"é".repeat(2000)),
         root_id: "sp-1".into(),
         scenarios: list(5, ','),
+        defines_scenarios: data.first().is_some_and(|b| b & 1 == 1),
         files: list(6, '\n'),
         parent: Some((part(1, "Calculator"), part(2, "A CLI calc."))),
         retry: None,
         step: "implement".into(),
         artifact: "specs/sp-1.2.md".into(),
+        target: "campaign/x".into(),
     };
     let template = &p[0];
     let known = names(template, "t")

@@ -1,0 +1,148 @@
+//! The commands a run may start, and where each is set. Before a run claims anything, every
+//! one is looked up ([`check_all`]): a missing one is a fault naming the command and the key
+//! (or manifest path) that sets it. A dispatch that could not start after all names them too
+//! ([`hint`]), in the park reason.
+
+use std::collections::BTreeSet;
+
+use crate::error::{Error, Result};
+use crate::exec::dispatch::{Found, find_program};
+use crate::model::manifest::Run;
+use crate::model::{Config, Manifest};
+
+const CONFIG: &str = ".splice/config.toml";
+const MANIFEST: &str = ".splice/manifest.json";
+
+/// The command one step runs, and where it is set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepCommand {
+    pub step: String,
+    /// The argv template (`{{…}}` not rendered).
+    pub argv: Vec<String>,
+    /// The config key or manifest path that sets it, e.g. `` `[agent] command` ``.
+    pub key: String,
+    /// The file that holds it.
+    pub file: &'static str,
+    /// It is the default agent, Claude Code (no `[agent] command` is set).
+    pub default_agent: bool,
+}
+
+impl StepCommand {
+    /// `argv[0]`.
+    pub fn program(&self) -> &str {
+        self.argv.first().map_or("", String::as_str)
+    }
+
+    /// Where to change it: `` `[agent] command` in .splice/config.toml ``.
+    pub fn set_at(&self) -> String {
+        let unset = match self.default_agent {
+            true => " (unset: the default agent, Claude Code)",
+            false => "",
+        };
+        match self.file {
+            MANIFEST => format!("{} {}", self.file, self.key),
+            _ => format!("{} in {}{unset}", self.key, self.file),
+        }
+    }
+}
+
+/// The command `step` runs, if it runs one: a prompt step the configured agent, an argv step
+/// its argv (a `[agent.steps.<step>] command` has replaced it in the effective manifest).
+pub fn of_step(config: &Config, manifest: &Manifest, step: &str) -> Option<StepCommand> {
+    let (i, s) = manifest
+        .steps
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.name == step)?;
+    let own = config
+        .agent
+        .steps
+        .get(step)
+        .is_some_and(|a| a.command.is_some());
+    let own_key = || format!("`[agent.steps.{step}] command`");
+    let (argv, key, file, default_agent) = match s.run.as_ref()? {
+        Run::Prompt { .. } if own => (config.agent.command_for(step), own_key(), CONFIG, false),
+        Run::Prompt { .. } => (
+            config.agent.command_for(step),
+            "`[agent] command`".to_string(),
+            CONFIG,
+            config.agent.command.is_none(),
+        ),
+        Run::Argv { argv } if own => (argv.clone(), own_key(), CONFIG, false),
+        Run::Argv { argv } => (
+            argv.clone(),
+            format!("steps[{i}].run.argv"),
+            MANIFEST,
+            false,
+        ),
+    };
+    Some(StepCommand {
+        step: step.to_string(),
+        argv,
+        key,
+        file,
+        default_agent,
+    })
+}
+
+/// Look up every command the manifest's steps may start; the first that cannot be found is a
+/// fault naming it, its step and where it is set.
+pub fn check_all(config: &Config, manifest: &Manifest) -> Result<()> {
+    let mut seen = BTreeSet::new();
+    for step in &manifest.steps {
+        let Some(command) = of_step(config, manifest, &step.name) else {
+            continue;
+        };
+        if !seen.insert((command.program().to_string(), command.set_at())) {
+            continue;
+        }
+        if let Found::Missing(why) = find_program(command.program()) {
+            return Err(Error::Invalid(format!(
+                "step {} would run `{}`, which {why}: install it, or change {}; the run starts \
+                 nothing until every command it may run can be found (docs/agents.md)",
+                command.step,
+                command.program(),
+                command.set_at()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What to check when `command` could not start, for the park reason.
+pub fn hint(command: &StepCommand) -> String {
+    let program = command.program();
+    let look = if !program.contains('/') {
+        "is it on PATH?"
+    } else if program.starts_with('/') {
+        "is it there, and executable?"
+    } else {
+        "a relative path starts from the node's worktree;"
+    };
+    format!("{look} set {}", command.set_at())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_command_is_named_by_the_key_that_sets_it() {
+        let manifest = Manifest::default_manifest();
+        let config = Config::parse("[agent.steps.review]\ncommand = [\"rev\"]\n").unwrap();
+        let spec = of_step(&config, &manifest, "generate-spec").unwrap();
+        assert_eq!(spec.program(), "claude");
+        assert_eq!(
+            hint(&spec),
+            "is it on PATH? set `[agent] command` in .splice/config.toml (unset: the default \
+             agent, Claude Code)"
+        );
+        let review = of_step(&config, &manifest, "review").unwrap();
+        assert_eq!(review.argv, ["rev"]);
+        assert_eq!(
+            review.set_at(),
+            "`[agent.steps.review] command` in .splice/config.toml"
+        );
+        assert_eq!(of_step(&config, &manifest, "delegate"), None, "no command");
+    }
+}

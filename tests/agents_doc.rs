@@ -1,0 +1,95 @@
+//! Issue 10, item 20: `docs/agents.md` says what an agent command gets and must do, with a
+//! complete minimal agent. This runs that agent, taken from the doc as written, through
+//! `splice run` on a lone task: at `hitl` it stops at its first gate, at `deep` (to a branch that
+//! is not mainline) the task closes. When the doc and splice drift apart, this fails.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::Repo;
+use serde_json::Value;
+
+fn doc() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/agents.md")).unwrap()
+}
+
+/// The fenced block right after the line `<!-- marker -->`.
+fn block(doc: &str, marker: &str) -> String {
+    let at = doc
+        .find(&format!("<!-- {marker} -->"))
+        .unwrap_or_else(|| panic!("docs/agents.md has no `<!-- {marker} -->`"));
+    let rest = &doc[at..];
+    let open = rest.find("```").unwrap();
+    let body = &rest[open..];
+    let body = &body[body.find('\n').unwrap() + 1..];
+    body[..body.find("\n```").unwrap() + 1].to_string()
+}
+
+/// A repository whose agent is the doc's script, configured as the doc says.
+fn with_the_docs_agent() -> (Repo, tempfile::TempDir) {
+    let doc = doc();
+    let bin = tempfile::tempdir().unwrap();
+    let script = bin.path().join("agent.sh");
+    std::fs::write(&script, block(&doc, "agent.sh")).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = Repo::new();
+    r.git(&["branch", "dev"]);
+    let config = block(&doc, "config.toml").replace("/path/to/agent.sh", &script.to_string_lossy());
+    r.write(".splice/config.toml", &config);
+    (r, bin)
+}
+
+fn run(r: &Repo) -> Value {
+    r.ok(&["run", "--json"])
+}
+
+#[test]
+fn the_docs_example_config_loads() {
+    let r = Repo::new();
+    r.task("T", &[]);
+    r.write(".splice/config.toml", &block(&doc(), "example config"));
+    let m = r.ok(&["manifest", "show"]);
+    let review = m["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "review")
+        .unwrap();
+    assert_eq!(review["max_attempts"], 5);
+}
+
+#[test]
+fn the_docs_agent_takes_a_hitl_task_to_its_first_gate() {
+    let (r, _bin) = with_the_docs_agent();
+    let id = r.task("Write the notes", &["--target", "dev"]);
+    let env = run(&r);
+    assert_eq!(env["status"], "suspended-human", "{env:#}");
+    assert_eq!(env["nodes"][&id]["rest"]["gate"], "generate-spec");
+    let b = r.bead(&id);
+    assert_eq!(b["pipeline"]["scenarios"], serde_json::json!(["S1"]));
+    assert_eq!(b["pipeline"]["attempts"]["generate-spec"], 1);
+    assert!(
+        b["pipeline"]["usage"]["output_tokens"].as_u64() > Some(0),
+        "the usage the agent wrote was read: {b:#}"
+    );
+}
+
+#[test]
+fn the_docs_agent_closes_a_deep_task() {
+    let (r, _bin) = with_the_docs_agent();
+    let id = r.task(
+        "Write the notes",
+        &["--autonomy", "deep", "--target", "dev"],
+    );
+    let env = run(&r);
+    assert_eq!(env["status"], "done", "{env:#}");
+    let b = r.bead(&id);
+    assert_eq!(b["status"], "closed");
+    for step in ["generate-spec", "implement", "review", "deliver"] {
+        assert_eq!(b["pipeline"]["attempts"][step], 1, "{step}: {b:#}");
+    }
+    // The work landed on the target.
+    let notes = r.git(&["show", &format!("dev:notes/{id}.md")]);
+    assert!(notes.contains("Write the notes"), "{notes}");
+}
