@@ -99,6 +99,20 @@ fn the_demo_campaign_is_driven_to_done() {
             .iter()
             .any(|f| f["kind"] == "coverage" && f["verdict"] == "pass")
     );
+
+    delivered_whole_and_cleaned_up(&dir, root["id"].as_str().unwrap());
+}
+
+/// Issue 10, item 4: after `done`, the campaign's planning and reconcile documents are on its
+/// target.
+fn delivered_whole_and_cleaned_up(dir: &std::path::Path, root_id: &str) {
+    for doc in [
+        format!("docs/prp/{root_id}.md"),
+        format!("docs/reconcile/{root_id}.md"),
+    ] {
+        let (ok, _) = git(dir, &["show", &format!("campaign/calc:{doc}")]);
+        assert!(ok, "{doc} is not on campaign/calc");
+    }
 }
 
 #[test]

@@ -275,6 +275,8 @@ fn review(job: &Job) -> Result<String> {
     Ok(rel)
 }
 
+/// A direct delivery's preparation: the target merged into this branch when they diverged;
+/// splice itself lands the branch (the target ref is never moved here).
 fn deliver(job: &Job) -> Result<String> {
     use crate::transition::read::{Answer, Query, query};
     let target = match query(&job.store, &job.bead.id, Query::Target)? {
@@ -289,7 +291,7 @@ fn deliver(job: &Job) -> Result<String> {
         }
     };
     let repo = git::open(&job.worktree)?;
-    Ok(git::deliver(&repo, &target)?.to_string())
+    Ok(git::prepare_delivery(&repo, &target)?.to_string())
 }
 
 fn reconcile(job: &Job, plan: &Plan) -> Result<String> {

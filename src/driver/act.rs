@@ -25,6 +25,7 @@ use crate::model::envelope::ActResult;
 use crate::model::manifest::Run;
 use crate::model::{Bead, Config, Manifest, Role, Step};
 use crate::policy::Lineage;
+use crate::policy::lineage::delivery_may_merge;
 use crate::process::procfs;
 use crate::store::Store;
 use crate::transition::{self, Ctx, claim, complete, park, record};
@@ -212,6 +213,8 @@ pub fn start_dispatch(
     let job = Job {
         credential,
         delivery: lineage.delivery(bead),
+        target: target.to_string(),
+        may_merge: delivery_may_merge(lineage.autonomy(bead).0, target),
         rc: rc.clone(),
         bead: bead.id.clone(),
         step,
@@ -267,6 +270,10 @@ struct Job {
     /// The dispatch's credential (only its hash is on the claim).
     credential: Credential,
     delivery: DeliveryMethod,
+    /// The integration target, for the prompt's `{{target}}`.
+    target: String,
+    /// Its delivery may merge into the target (deep autonomy on a campaign branch).
+    may_merge: bool,
     bead: String,
     step: Step,
     attempt: u32,
@@ -349,15 +356,18 @@ impl Job {
         };
         let argv = match &self.step.run {
             Some(Run::Prompt { prompt: name }) => {
-                let text = prompts::template_for(&rc.store, name, self.delivery)?;
+                let text = prompts::template_for(&rc.store, name, self.delivery, self.may_merge)?;
                 let artifact = prompts::artifact_for(&self.step, &self.bead, &self.root_id)?;
-                let pv = prompt::PromptVars::for_dispatch(
-                    &bead,
-                    self.parent.as_ref(),
-                    &self.root_id,
-                    self.attempt,
-                    &artifact,
-                );
+                let pv = prompt::PromptVars {
+                    target: self.target.clone(),
+                    ..prompt::PromptVars::for_dispatch(
+                        &bead,
+                        self.parent.as_ref(),
+                        &self.root_id,
+                        self.attempt,
+                        &artifact,
+                    )
+                };
                 let rendered = prompt::render(&text, &pv)?;
                 let command = rc.config.agent.command_for(&self.step.name);
                 template::command_argv(&command, &vars, Some(&rendered), &paths.prompt_file)?

@@ -14,6 +14,7 @@
 //! | `{{retry}}` | on a retry: how the last attempt ended, the last refusal's reason and evidence (since the node entered the step) and the revision guidance; empty on a first attempt | 2500 bytes |
 //! | `{{step}}` | the step name | — |
 //! | `{{artifact}}` | the path the step is expected to produce (empty when none) | — |
+//! | `{{target}}` | the node's integration target (the branch its work lands on) | — |
 //!
 //! Each field is truncated at a character boundary with a marker, and the whole prompt is held
 //! to [`MAX_PROMPT`] bytes. Logs never go into a prompt: only reasons, evidence and guidance.
@@ -70,6 +71,8 @@ pub struct PromptVars {
     pub retry: Option<RetryContext>,
     pub step: String,
     pub artifact: String,
+    /// The integration target, set by the caller (`driver::act`).
+    pub target: String,
 }
 
 impl PromptVars {
@@ -107,6 +110,7 @@ impl PromptVars {
             retry,
             step: p.step.clone(),
             artifact: artifact.to_string(),
+            target: String::new(),
         }
     }
 }
@@ -208,6 +212,7 @@ pub fn render(template: &str, vars: &PromptVars) -> Result<String> {
             "retry" => Cow::Owned(truncate(&retry, RETRY_CAP).into_owned()),
             "step" => Cow::Borrowed(vars.step.as_str()),
             "artifact" => Cow::Borrowed(vars.artifact.as_str()),
+            "target" => Cow::Borrowed(vars.target.as_str()),
             _ => return None,
         })
     })?;

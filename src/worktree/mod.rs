@@ -15,6 +15,8 @@
 //! branch named after it and detached right after. A registration whose directory is gone is
 //! pruned even when locked: splice owns what is under `.splice/worktrees/`.
 
+mod checkout;
+mod land;
 mod node;
 mod target;
 
@@ -26,6 +28,7 @@ use git2::{BranchType, Oid, Repository, WorktreePruneOptions};
 use crate::error::{Error, Result};
 use crate::store::ids;
 
+pub use land::{Landed, Landing, Refused, land};
 pub use node::{
     Prepared, Worktree, branch_name, ensure, prepare_for_attempt, remove, reset_hard_clean,
     step_base,
@@ -44,14 +47,24 @@ pub(crate) struct CheckoutLock {
 
 /// Take the checkouts' lock (`.splice/worktrees/.lock`), waiting at most [`LOCK_WAIT`].
 pub(crate) fn lock(worktrees_dir: &Path) -> Result<CheckoutLock> {
-    fs::create_dir_all(worktrees_dir).map_err(|e| Error::io(worktrees_dir, e))?;
-    let path = worktrees_dir.join(".lock");
+    lock_file(
+        &worktrees_dir.join(".lock"),
+        "creating or removing a checkout",
+    )
+}
+
+/// Take the lock on the file at `path` (created if missing), waiting at most [`LOCK_WAIT`] for
+/// another process `doing` something under it.
+pub(crate) fn lock_file(path: &Path, doing: &str) -> Result<CheckoutLock> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
     let file = fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
     let deadline = std::time::Instant::now() + LOCK_WAIT;
     loop {
         match file.try_lock() {
@@ -61,15 +74,14 @@ pub(crate) fn lock(worktrees_dir: &Path) -> Result<CheckoutLock> {
             }
             Err(fs::TryLockError::WouldBlock) => {
                 return Err(Error::bad_file(
-                    &path,
+                    path,
                     format!(
-                        "another process has been creating or removing a checkout for {}s; \
-                         is a runner stuck?",
+                        "another process has been {doing} for {}s; is a runner stuck?",
                         LOCK_WAIT.as_secs()
                     ),
                 ));
             }
-            Err(fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
         }
     }
 }

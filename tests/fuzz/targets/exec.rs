@@ -123,6 +123,7 @@ const PROMPT_NAMES: &[&str] = &[
     "retry",
     "step",
     "artifact",
+    "target",
 ];
 
 fn prompt_seeds() -> Vec<(String, Vec<u8>)> {
@@ -177,6 +178,7 @@ fn prompt(data: &[u8]) -> bool {
         retry: None,
         step: "implement".into(),
         artifact: "specs/sp-1.2.md".into(),
+        target: "campaign/x".into(),
     };
     let template = &p[0];
     let known = names(template, "t")
