@@ -237,6 +237,38 @@ fn delivery_refuses_a_branch_that_changes_splice_state() {
     assert_eq!(r.git(&["rev-parse", "main"]), before);
 }
 
+// --- item 13: a pull request is recorded once its delivery is proven ------------------------
+
+#[test]
+fn deliver_with_a_pr_url_before_the_review_records_no_pr_url() {
+    let r = Repo::new();
+    let id = r.task("T", &["--target", "main"]);
+    r.ok(&[
+        "transition",
+        "route",
+        "--bead",
+        &id,
+        "--to",
+        "leaf",
+        "--at",
+        "deliver",
+    ]);
+    let err = r.fails(
+        1,
+        &[
+            "transition",
+            "deliver",
+            "--bead",
+            &id,
+            "--pr-url",
+            "https://forge.example/pr/9",
+        ],
+    );
+    assert!(err.contains("no reviewed commit"), "{err}");
+    let b = r.bead(&id);
+    assert!(b["pipeline"]["pr_url"].is_null(), "{:#}", b["pipeline"]);
+}
+
 // --- item 14: deep autonomy on a campaign branch may merge its pull request ------------------
 
 /// The simulated agent, except that the deliver step saves its prompt and does nothing.

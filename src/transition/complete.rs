@@ -205,8 +205,13 @@ pub fn plan(
         awaiting_merge: verdict == Verdict::Refuse && ev.outcomes.iter().any(|o| o.awaiting_merge),
         at: now.to_string(),
     });
-    if ev.pr_url.is_some() {
-        after.pipeline.pr_url = ev.pr_url.clone();
+    // A pull request goes on the node only once its delivery is proven (the `delivered` floor's
+    // effect, below). While the forge says it is open, the URL a person gave (`deliver
+    // --pr-url`) is kept on the step's proposal, where the wait and later checks find it.
+    if let (Some(url), Some(check)) = (&ev.pr_url, &after.pipeline.last_check)
+        && check.awaiting_merge
+    {
+        keep_pending_pr(&mut after, url, seq, now);
     }
     let mut root = None;
     let (gate, next) = match verdict {
@@ -236,6 +241,23 @@ pub fn plan(
         reason: Some(format!("{step}: {reason}")),
         output,
     })
+}
+
+/// Keep the open pull request `url` on the node's proposal for its current step (made for it
+/// when the person's `deliver --pr-url` is the only proposal).
+fn keep_pending_pr(bead: &mut Bead, url: &str, seq: u64, now: &str) {
+    if bead.proposal_since_entry().is_none() {
+        bead.pipeline.proposal = Some(Proposal {
+            step: bead.pipeline.step.clone(),
+            seq,
+            artifact: url.to_string(),
+            at: now.to_string(),
+            ..Proposal::default()
+        });
+    }
+    if let Some(p) = bead.pipeline.proposal.as_mut() {
+        p.pr_url = Some(url.to_string());
+    }
 }
 
 /// A passed check at the step's gate: advance (open or relaxed), or wait for a person.
