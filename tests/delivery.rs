@@ -221,6 +221,34 @@ fn a_merge_that_conflicts_refuses_with_the_paths_and_moves_nothing() {
 // --- item 4b: the live state, never a checked-out copy ---------------------------------------
 
 #[test]
+fn inside_a_worktree_discovery_finds_the_live_state_not_a_checked_out_copy() {
+    let r = Repo::new();
+    let id = r.task("Write the notes", &[]);
+    sim_agent(&r, "direct");
+    // The user commits `.splice/`: every worktree then checks out an old copy of it.
+    r.git(&["add", ".splice"]);
+    r.git(&["commit", "-qm", "splice state"]);
+    let env = run(&r);
+    assert_eq!(env["status"], "suspended-human", "{env:#}");
+    let wt = worktree(&r, &id);
+    assert!(
+        wt.join(".splice/beads").is_dir(),
+        "the worktree holds a copy"
+    );
+    let out = r
+        .cmd(&["transition", "show", "--bead", &id])
+        .current_dir(wt.join("specs"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        shown["pipeline"]["gate"]["state"], "pending",
+        "the copy was read, not the live state: {shown:#}"
+    );
+}
+
+#[test]
 fn delivery_refuses_a_branch_that_changes_splice_state() {
     let r = Repo::new();
     let (id, _) = reviewed_task(
