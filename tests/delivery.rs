@@ -265,6 +265,55 @@ fn delivery_refuses_a_branch_that_changes_splice_state() {
     assert_eq!(r.git(&["rev-parse", "main"]), before);
 }
 
+// --- item 10: what splice created goes once the work is on the target ------------------------
+
+#[test]
+fn a_finished_lone_task_leaves_no_worktree_and_no_branch() {
+    let r = Repo::new();
+    let id = r.task("Write the notes", &["--autonomy", "wave"]);
+    sim_agent(&r, "direct");
+    let env = run(&r);
+    assert_eq!(env["status"], "done", "{env:#}");
+    assert!(!worktree(&r, &id).exists(), "its worktree is left");
+    assert_eq!(
+        r.git(&["branch", "--list", "splice/*"]),
+        "",
+        "its branch is left"
+    );
+    assert_eq!(
+        r.git(&["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_branch_with_undelivered_commits_is_kept_and_the_run_says_so() {
+    let r = Repo::new();
+    let (id, _) = reviewed_task(&r, "A", &[("src/a.rs", "pub fn a() {}\n")]);
+    r.ok(&["transition", "deliver", "--bead", &id]);
+    // A commit made on the branch after delivery is not on the target.
+    let wt = worktree(&r, &id);
+    std::fs::write(wt.join("later.txt"), "later\n").unwrap();
+    git_in(&wt, &["add", "later.txt"]);
+    git_in(&wt, &["commit", "-q", "-m", "later"]);
+    let out = r.run(&["run", "--output", "human"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(!wt.exists(), "the worktree is removed: {stdout}");
+    let branch = format!("splice/{id}");
+    assert_eq!(
+        r.git(&["branch", "--list", &branch]),
+        branch,
+        "the branch is kept"
+    );
+    assert!(
+        stdout.contains(&format!("kept {branch}")) && stdout.contains("not on main"),
+        "{stdout}"
+    );
+}
+
 // --- item 13: a pull request is recorded once its delivery is proven ------------------------
 
 #[test]

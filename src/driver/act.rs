@@ -122,15 +122,60 @@ pub fn park(rc: &RunCtx, bead: &str, reason: &str) -> Result<ActResult> {
     }))
 }
 
-/// Remove the worktrees of a closed container's children.
-pub fn cleanup_fanout(rc: &RunCtx, children: &[String]) -> Result<ActResult> {
-    for child in children {
-        worktree::remove(rc.store.repo(), &rc.store.worktrees_dir(), child)?;
+/// Clean up after a closed node: the checkouts of its `children`, and with `own` its own (its
+/// route finished, so its work is on its target). Each node's branch `splice/<id>` goes too when
+/// all its commits are on the node's target; a branch holding commits that are not is kept, and
+/// the result says so.
+pub fn cleanup_fanout(
+    rc: &RunCtx,
+    bead: &str,
+    children: &[String],
+    own: bool,
+) -> Result<ActResult> {
+    let nodes: Vec<&str> = own
+        .then_some(bead)
+        .into_iter()
+        .chain(children.iter().map(String::as_str))
+        .collect();
+    let (mut deleted, mut kept) = (Vec::new(), Vec::new());
+    for node in &nodes {
+        worktree::remove(rc.store.repo(), &rc.store.worktrees_dir(), node)?;
+        let Some(target) = target_of(rc, node)? else {
+            continue;
+        };
+        match worktree::delete_branch_if_on(rc.store.repo(), node, &target)? {
+            worktree::Branch::Absent => {}
+            worktree::Branch::Deleted { branch } => deleted.push(branch),
+            worktree::Branch::Kept {
+                branch,
+                target,
+                commits,
+            } => kept.push(format!(
+                "kept {branch}: {commits} commit(s) not on {target}; delete it with `git branch \
+                 -D {branch}` once they are not needed"
+            )),
+        }
+    }
+    let mut status = format!("removed the checkouts of {}", nodes.join(", "));
+    if !deleted.is_empty() {
+        status.push_str(&format!("; deleted {}", deleted.join(", ")));
+    }
+    for k in &kept {
+        status.push_str(&format!("; {k}"));
     }
     Ok(ActResult::Done {
-        status: format!("removed {} worktree(s)", children.len()),
-        detail: json!({ "removed": children }),
+        status,
+        detail: json!({ "removed": nodes, "deleted": deleted, "kept": kept }),
     })
+}
+
+/// Where node `id`'s work lands (its lineage's target), read now.
+fn target_of(rc: &RunCtx, id: &str) -> Result<Option<String>> {
+    let bead = rc.store.read_bead(id)?;
+    let ancestors = transition::ancestors_unlocked(&rc.store, &bead)?;
+    let branch = worktree::current_branch(rc.store.repo());
+    let lineage = Lineage::new(&ancestors, transition::defaults(&rc.config, &branch));
+    Ok(lineage.target(&bead).map(str::to_string))
 }
 
 /// A finished dispatch, reported by its thread.
