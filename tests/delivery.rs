@@ -57,7 +57,17 @@ fn worktree(r: &Repo, id: &str) -> PathBuf {
 /// writing `files` on `splice/<id>`, in a worktree where splice makes it. Returns the id and the
 /// reviewed commit.
 fn reviewed_task(r: &Repo, title: &str, files: &[(&str, &str)]) -> (String, String) {
-    let id = r.task(title, &["--delivery", "direct", "--target", "main"]);
+    reviewed_task_on(r, "main", title, files)
+}
+
+/// [`reviewed_task`] delivering to `target`.
+fn reviewed_task_on(
+    r: &Repo,
+    target: &str,
+    title: &str,
+    files: &[(&str, &str)],
+) -> (String, String) {
+    let id = r.task(title, &["--delivery", "direct", "--target", target]);
     r.ok(&[
         "transition",
         "route",
@@ -77,7 +87,7 @@ fn reviewed_task(r: &Repo, title: &str, files: &[(&str, &str)]) -> (String, Stri
         "-b",
         &branch,
         wt.to_str().unwrap(),
-        "main",
+        target,
     ]);
     for (rel, text) in files {
         let path = wt.join(rel);
@@ -132,6 +142,54 @@ fn direct_delivery_to_the_checked_out_branch_leaves_the_checkout_current_and_cle
         "the checkout of main is not current"
     );
     assert!(r.path().join(format!("work/{id}.md")).is_file());
+    // The check says what it landed.
+    let floors = r.bead(&id)["pipeline"]["last_check"]["evidence"].clone();
+    let land = floors
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "land")
+        .unwrap_or_else(|| panic!("no landing in {floors:#}"));
+    assert_eq!(land["verdict"], "pass");
+    let reason = land["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(&format!("landed splice/{id} on main by fast-forward")),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_target_checked_out_in_another_worktree_follows_when_clean_and_refuses_when_dirty() {
+    let r = Repo::new();
+    r.git(&["branch", "campaign/x"]);
+    let other = tempfile::tempdir().unwrap();
+    let other = other.path().join("other");
+    r.git(&[
+        "worktree",
+        "add",
+        "-q",
+        other.to_str().unwrap(),
+        "campaign/x",
+    ]);
+    let (a, _) = reviewed_task_on(&r, "campaign/x", "A", &[("src/a.rs", "pub fn a() {}\n")]);
+    let (b, _) = reviewed_task_on(&r, "campaign/x", "B", &[("src/b.rs", "pub fn b() {}\n")]);
+    r.ok(&["transition", "deliver", "--bead", &a]);
+    assert!(
+        other.join("src/a.rs").is_file(),
+        "the other checkout did not follow"
+    );
+    assert_eq!(git_in(&other, &["status", "--porcelain"]), "");
+
+    std::fs::write(other.join("README.md"), "edited there\n").unwrap();
+    let before = r.git(&["rev-parse", "campaign/x"]);
+    let err = r.fails(1, &["transition", "deliver", "--bead", &b]);
+    assert!(
+        err.contains("escalated") && err.contains("README.md"),
+        "{err}"
+    );
+    assert!(err.contains(&other.display().to_string()), "{err}");
+    assert_eq!(r.git(&["rev-parse", "campaign/x"]), before);
+    assert!(!other.join("src/b.rs").exists());
 }
 
 #[test]
@@ -158,7 +216,7 @@ fn direct_delivery_refuses_a_dirty_checkout_of_the_target_and_says_what_to_run()
         .to_string();
     assert!(reason.contains("README.md"), "{reason}");
     assert!(
-        reason.contains("stash`") && reason.contains("stash pop`"),
+        reason.contains("stash --include-untracked`") && reason.contains("stash pop`"),
         "{reason}"
     );
     assert!(
@@ -172,6 +230,24 @@ fn direct_delivery_refuses_a_dirty_checkout_of_the_target_and_says_what_to_run()
     assert_eq!(tracked_changes(&r), "");
     r.git(&["stash", "pop", "-q"]);
     assert!(r.path().join(format!("work/{id}.md")).is_file());
+}
+
+#[test]
+fn an_untracked_file_the_delivery_would_overwrite_stops_it_and_is_kept() {
+    let r = Repo::new();
+    let (id, _) = reviewed_task(&r, "A", &[("src/a.rs", "pub fn a() {}\n")]);
+    r.write("src/a.rs", "a person's draft\n");
+    let before = r.git(&["rev-parse", "main"]);
+    let err = r.fails(1, &["transition", "deliver", "--bead", &id]);
+    assert!(
+        err.contains("escalated") && err.contains("src/a.rs"),
+        "{err}"
+    );
+    assert_eq!(r.git(&["rev-parse", "main"]), before);
+    assert_eq!(
+        std::fs::read_to_string(r.path().join("src/a.rs")).unwrap(),
+        "a person's draft\n"
+    );
 }
 
 #[test]

@@ -20,7 +20,7 @@ use serde_json::json;
 use crate::authority::{Credential, Presence};
 use crate::error::{Error, Result};
 use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage};
-use crate::model::bead::{DeliveryMethod, ExitKind};
+use crate::model::bead::{DeliveryMethod, ExitKind, Verdict};
 use crate::model::envelope::ActResult;
 use crate::model::manifest::Run;
 use crate::model::{Bead, Config, Manifest, Role, Step};
@@ -105,13 +105,22 @@ pub fn check(rc: &RunCtx, bead: &str, step: &str) -> Result<ActResult> {
         detail: json!({ "verdict": c.verdict, "gate": c.gate, "next": c.next }),
     };
     match complete::complete(&rc.writer_ctx()?, bead, step, None, verb) {
-        Ok(checked) => Ok(done(&checked, "ok".to_string())),
+        Ok(checked) => Ok(done(&checked, passed(&checked))),
         Err(e @ Error::Refused(_)) => match e.refusal().and_then(|r| r.checked()) {
             Some(checked) => Ok(done(checked, e.to_string())),
             None => refusal_is_skip(Err(e)),
         },
         Err(e) => Err(e),
     }
+}
+
+/// A passed check's status: `ok`, and what it landed on the target when it landed a branch.
+fn passed(checked: &complete::Checked) -> String {
+    checked
+        .floors
+        .iter()
+        .find(|f| f.kind == transition::land::KIND && f.verdict == Verdict::Pass)
+        .map_or_else(|| "ok".to_string(), |f| format!("ok; {}", f.reason))
 }
 
 pub fn park(rc: &RunCtx, bead: &str, reason: &str) -> Result<ActResult> {

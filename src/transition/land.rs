@@ -19,6 +19,9 @@
 //! person, and its reason says exactly what to run. Whatever the answer, nothing is sent back to
 //! an earlier step.
 //!
+//! A landing is idempotent: when the writer then declines to record the check (the node moved
+//! meanwhile), the next check finds the branch already on the target and passes.
+//!
 //! Only the runner and a person reach this: `complete`, `deliver` and `integrate` are not an
 //! agent's verbs (`authority.rs`).
 
@@ -33,7 +36,7 @@ use crate::store::Store;
 use crate::worktree::{self, Landed, Landing, Refused};
 
 /// The check's answer kind for a landing.
-const KIND: &str = "land";
+pub const KIND: &str = "land";
 
 /// When a check lands the node's branch, relative to the step's floors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,10 +197,10 @@ fn refused_outcome(refused: &Refused, again: &str) -> Outcome {
             let dir = checkout.display();
             (
                 format!(
-                    "{target} is checked out at {dir} with uncommitted changes ({}), and splice \
-                     never moves a checked-out branch under them: commit them, or stash them \
-                     (`git -C '{dir}' stash`), then run `{again}` (and `git -C '{dir}' stash \
-                     pop` after it)",
+                    "{target} is checked out at {dir} with uncommitted work ({}), and splice \
+                     never moves a checked-out branch under it: commit it, or stash it (`git -C \
+                     '{dir}' stash --include-untracked`), then run `{again}` (and `git -C \
+                     '{dir}' stash pop` after it)",
                     paths.join(", ")
                 ),
                 json!({ "target": target, "checkout": checkout, "paths": paths }),
