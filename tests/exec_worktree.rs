@@ -252,7 +252,7 @@ fn removal_takes_both_checkouts_and_a_branch_goes_only_when_its_commits_are_on_t
 
     // One commit is not on main: the branch is kept, and says how many.
     assert_eq!(
-        worktree::delete_branch_if_on(root, "sp-5", "main").unwrap(),
+        worktree::delete_branch_if_on(root, &wts, "sp-5", "main").unwrap(),
         worktree::Branch::Kept {
             branch: "splice/sp-5".into(),
             target: "main".into(),
@@ -266,14 +266,14 @@ fn removal_takes_both_checkouts_and_a_branch_goes_only_when_its_commits_are_on_t
     // Once it is on main, the branch goes; then there is nothing to delete.
     git(root, &["merge", "-q", "--ff-only", "splice/sp-5"]);
     assert_eq!(
-        worktree::delete_branch_if_on(root, "sp-5", "main").unwrap(),
+        worktree::delete_branch_if_on(root, &wts, "sp-5", "main").unwrap(),
         worktree::Branch::Deleted {
             branch: "splice/sp-5".into()
         }
     );
     assert_eq!(git(root, &["branch", "--list", "splice/*"]), "");
     assert_eq!(
-        worktree::delete_branch_if_on(root, "sp-5", "main").unwrap(),
+        worktree::delete_branch_if_on(root, &wts, "sp-5", "main").unwrap(),
         worktree::Branch::Absent
     );
 }

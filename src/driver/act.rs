@@ -152,7 +152,8 @@ pub fn cleanup_fanout(
         let Some(target) = target_of(rc, node)? else {
             continue;
         };
-        match worktree::delete_branch_if_on(rc.store.repo(), node, &target)? {
+        let wts = rc.store.worktrees_dir();
+        match worktree::delete_branch_if_on(rc.store.repo(), &wts, node, &target)? {
             worktree::Branch::Absent => {}
             worktree::Branch::Deleted { branch } => deleted.push(branch),
             worktree::Branch::Kept {

@@ -179,9 +179,16 @@ pub enum Branch {
 
 /// Delete the node's branch `splice/<id>` when all its commits are on `target`; keep it
 /// otherwise (its work would be lost) and say how many are not. A branch checked out somewhere
-/// is never deleted (git refuses; remove the checkout first).
-pub fn delete_branch_if_on(repo_root: &Path, id: &str, target: &str) -> Result<Branch> {
+/// is never deleted (git refuses; remove the checkout first). Under the checkouts' lock, so two
+/// runners cleaning up after the same node do not collide.
+pub fn delete_branch_if_on(
+    repo_root: &Path,
+    worktrees_dir: &Path,
+    id: &str,
+    target: &str,
+) -> Result<Branch> {
     check_id(id)?;
+    let _lock = super::lock(worktrees_dir)?;
     let repo = open_repo(repo_root)?;
     let branch = branch_name(id);
     let Ok(mut local) = repo.find_branch(&branch, BranchType::Local) else {
