@@ -141,6 +141,19 @@ def _():
     ], scope="sp-root", worktrees=["sp-root.1"])
 
 
+@case("closed-finished-cleans-own")
+def _():
+    # Issue 10: a node that finished its route (closed at its last step after a passing check)
+    # has its own checkouts cleaned up; one a person closed mid-route keeps its worktree.
+    return snapshot([
+        bead("sp-task", "deliver", status="closed", last_check=check("deliver", 9, "pass")),
+        bead("sp-halted", "implement", status="closed", last_check=check("implement", 9, "pass")),
+        campaign_root(step="integrate", status="closed", split=split("sp-root.1"),
+                      last_check=check("integrate", 9, "pass")),
+        bead("sp-root.1", "review", parent="sp-root", status="closed"),
+    ], worktrees=["sp-task", "sp-halted", "sp-root", "sp-root.1"])
+
+
 # --- rules 3-4: leases ----------------------------------------------------------------------
 @case("running-other-holder")
 def _():

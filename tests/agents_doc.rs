@@ -86,9 +86,15 @@ fn the_docs_agent_closes_a_deep_task() {
     assert_eq!(env["status"], "done", "{env:#}");
     let b = r.bead(&id);
     assert_eq!(b["status"], "closed");
-    for step in ["generate-spec", "implement", "review", "deliver"] {
+    for step in ["generate-spec", "implement", "review"] {
         assert_eq!(b["pipeline"]["attempts"][step], 1, "{step}: {b:#}");
     }
+    // splice landed the reviewed branch itself: the deliver agent was never needed.
+    assert!(b["pipeline"]["attempts"]["deliver"].is_null(), "{b:#}");
+    let check = &b["pipeline"]["last_check"];
+    assert_eq!(check["step"], "deliver", "{b:#}");
+    assert_eq!(check["evidence"][0]["kind"], "land", "{b:#}");
+    assert_eq!(check["evidence"][0]["verdict"], "pass", "{b:#}");
     // The work landed on the target.
     let notes = r.git(&["show", &format!("dev:notes/{id}.md")]);
     assert!(notes.contains("Write the notes"), "{notes}");

@@ -99,6 +99,34 @@ fn the_demo_campaign_is_driven_to_done() {
             .iter()
             .any(|f| f["kind"] == "coverage" && f["verdict"] == "pass")
     );
+
+    delivered_whole_and_cleaned_up(&dir, root["id"].as_str().unwrap());
+}
+
+/// Issue 10: after `done`, the campaign's planning and reconcile documents are on its target
+/// (item 4), and nothing splice created is left: no worktree (the root's, its `@target`
+/// checkout, a leaf's) and no branch (item 10).
+fn delivered_whole_and_cleaned_up(dir: &std::path::Path, root_id: &str) {
+    for doc in [
+        format!("docs/prp/{root_id}.md"),
+        format!("docs/reconcile/{root_id}.md"),
+    ] {
+        let (ok, _) = git(dir, &["show", &format!("campaign/calc:{doc}")]);
+        assert!(ok, "{doc} is not on campaign/calc");
+    }
+    let (_, branches) = git(dir, &["branch", "--list", "splice/*"]);
+    assert_eq!(branches.trim(), "", "branches left behind");
+    let left: Vec<String> = std::fs::read_dir(dir.join(".splice/worktrees"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "checkouts left behind: {left:?}");
+    let (_, worktrees) = git(dir, &["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
 }
 
 #[test]

@@ -97,7 +97,8 @@ fn a_deleted_directory_is_recreated() {
     assert!(again.created);
     assert!(again.path.join("README.md").exists());
 
-    // Only node worktrees are listed: not `<id>@target` checkouts, files or hidden entries.
+    // Only nodes are listed, once each (`sp-9` has a worktree and a target checkout): not files
+    // or hidden entries.
     fs::create_dir_all(wts.join("sp-9@target")).unwrap();
     fs::create_dir_all(wts.join(".tmp")).unwrap();
     fs::write(wts.join("stray-file"), "x").unwrap();
@@ -183,7 +184,7 @@ fn redo_resets_and_cleans_on_a_retry_continue_keeps() {
 }
 
 #[test]
-fn a_target_checkout_is_detached_at_the_tip_and_not_listed() {
+fn a_target_checkout_is_detached_at_the_tip_and_lists_its_node() {
     let dir = repo();
     let root = dir.path();
     let first = git(root, &["rev-parse", "main"]);
@@ -207,7 +208,8 @@ fn a_target_checkout_is_detached_at_the_tip_and_not_listed() {
     assert!(co.path.join("c.txt").exists());
     assert_eq!(git(root, &["branch", "--list", "sp-4@target"]), "");
     assert_eq!(worktree::head(&co.path).unwrap(), tip);
-    assert!(worktree::list(&wts).unwrap().is_empty());
+    // Issue 10: the node is listed for its target checkout, so the runner can clean it up.
+    assert_eq!(worktree::list(&wts).unwrap(), vec!["sp-4".to_string()]);
 
     // A refresh removes stray files and follows the tip.
     fs::write(co.path.join("stray.txt"), "x").unwrap();
@@ -226,4 +228,52 @@ fn a_target_checkout_is_detached_at_the_tip_and_not_listed() {
     let err = worktree::resolve(&repo, "nowhere").unwrap_err();
     assert!(err.to_string().contains("`nowhere`"), "{err}");
     assert_eq!(worktree::current_branch(root).as_deref(), Some("main"));
+}
+
+#[test]
+fn removal_takes_both_checkouts_and_a_branch_goes_only_when_its_commits_are_on_the_target() {
+    let dir = repo();
+    let root = dir.path();
+    let wts = root.join(".splice/worktrees");
+    let wt = worktree::ensure(root, &wts, "sp-5", "main").unwrap();
+    worktree::checkout_target(root, &wts, "sp-5", "main").unwrap();
+    fs::write(wt.path.join("work.txt"), "work").unwrap();
+    git(&wt.path, &["add", "work.txt"]);
+    git(&wt.path, &["commit", "-q", "-m", "work"]);
+    worktree::remove(root, &wts, "sp-5").unwrap();
+    assert!(!wts.join("sp-5").exists() && !wts.join("sp-5@target").exists());
+    assert!(worktree::list(&wts).unwrap().is_empty());
+    assert_eq!(
+        git(root, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+
+    // One commit is not on main: the branch is kept, and says how many.
+    assert_eq!(
+        worktree::delete_branch_if_on(root, &wts, "sp-5", "main").unwrap(),
+        worktree::Branch::Kept {
+            branch: "splice/sp-5".into(),
+            target: "main".into(),
+            commits: 1
+        }
+    );
+    assert_eq!(
+        git(root, &["branch", "--list", "splice/sp-5"]),
+        "splice/sp-5"
+    );
+    // Once it is on main, the branch goes; then there is nothing to delete.
+    git(root, &["merge", "-q", "--ff-only", "splice/sp-5"]);
+    assert_eq!(
+        worktree::delete_branch_if_on(root, &wts, "sp-5", "main").unwrap(),
+        worktree::Branch::Deleted {
+            branch: "splice/sp-5".into()
+        }
+    );
+    assert_eq!(git(root, &["branch", "--list", "splice/*"]), "");
+    assert_eq!(
+        worktree::delete_branch_if_on(root, &wts, "sp-5", "main").unwrap(),
+        worktree::Branch::Absent
+    );
 }

@@ -234,7 +234,13 @@ fn an_open_pull_request_is_awaiting_merge_and_a_merged_one_closes_the_leaf() {
     assert!(err.contains("awaiting merge"), "{err}");
     let b = r.bead(&id);
     assert_eq!(b["pipeline"]["last_check"]["awaiting_merge"], true);
-    assert_eq!(b["pipeline"]["pr_url"], "https://forge.example/pr/1");
+    // Issue 10, item 13: the pull request is recorded on the node only once its delivery is
+    // proven; while it is open, it is kept on the step's proposal.
+    assert!(b["pipeline"]["pr_url"].is_null(), "{:#}", b["pipeline"]);
+    assert_eq!(
+        b["pipeline"]["proposal"]["pr_url"],
+        "https://forge.example/pr/1"
+    );
     // The forge squash-merges: a new commit on main with the same tree, not the reviewed commit.
     r.git(&["checkout", "-q", "main"]);
     r.git(&["merge", "-q", "--squash", "feature"]);
@@ -246,6 +252,10 @@ fn an_open_pull_request_is_awaiting_merge_and_a_merged_one_closes_the_leaf() {
     );
     let out = r.ok(&["transition", "deliver", "--bead", &id]);
     assert_eq!(out["closed"], true);
+    assert_eq!(
+        r.bead(&id)["pipeline"]["pr_url"],
+        "https://forge.example/pr/1"
+    );
 }
 
 #[test]

@@ -91,7 +91,11 @@ fn snapshot_reads_beads_worktrees_config_and_clock() {
     assert_eq!(snap.limits.max_passes, Some(9));
     assert_eq!(snap.counters.passes, 0);
     assert_eq!(snap.autonomy_default, Some(splice::model::Autonomy::Wave));
-    assert_eq!(snap.worktrees, vec!["sp-root.2".to_string()]);
+    // A node with a target checkout is listed too (issue 10: the runner cleans it up).
+    assert_eq!(
+        snap.worktrees,
+        vec!["sp-root".to_string(), "sp-root.2".to_string()]
+    );
     let ids: Vec<&str> = snap.beads.iter().map(|b| b.id.as_str()).collect();
     assert_eq!(ids, ["sp-other", "sp-root", "sp-root.1", "sp-root.2"]);
     assert!(snap.manifest.routes.contains_key("leaf"));

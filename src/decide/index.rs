@@ -68,6 +68,8 @@ pub(crate) struct Index<'a> {
     steps: FxMap<&'a str, &'a Step>,
     /// Parent id → its children that have a worktree, sorted.
     worktree_children: FxMap<&'a str, Vec<&'a str>>,
+    /// The ids of the snapshot's `worktrees`.
+    worktrees: std::collections::HashSet<&'a str, BuildHasherDefault<FxHasher>>,
     /// Answers asked once per parent and shared by its children (siblings ask the same).
     released: RefCell<FxMap<&'a str, bool>>,
     inherited_target: RefCell<FxMap<&'a str, Option<&'a str>>>,
@@ -106,6 +108,7 @@ impl<'a> Index<'a> {
             children.sort_unstable();
             children.dedup();
         }
+        let worktrees = snapshot.worktrees.iter().map(String::as_str).collect();
 
         let context = snapshot
             .ancestors
@@ -131,6 +134,7 @@ impl<'a> Index<'a> {
             defaults: Defaults::of(snapshot),
             steps,
             worktree_children,
+            worktrees,
             released: RefCell::default(),
             inherited_target: RefCell::default(),
         }
@@ -199,6 +203,11 @@ impl<'a> Index<'a> {
             .get(id)
             .map(Vec::as_slice)
             .unwrap_or_default()
+    }
+
+    /// Does node `id` have a checkout (its worktree or its target checkout)?
+    pub fn has_worktree(&self, id: &str) -> bool {
+        self.worktrees.contains(id)
     }
 
     /// A node with no parent in the snapshot.

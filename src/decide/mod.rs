@@ -12,7 +12,7 @@
 //!
 //! | #  | condition                                                            | result |
 //! |----|----------------------------------------------------------------------|--------|
-//! | 1  | closed, and a child has a worktree                                   | action `cleanup-fanout` |
+//! | 1  | closed, and a child has a checkout, or it finished its route and has one of its own | action `cleanup-fanout` {children, own} |
 //! | 2  | closed                                                               | rest `closed` |
 //! | 3  | leased by another holder                                             | rest `running` {holder, since, options: wait, clear-claim} |
 //! | 4  | leased by this runner (dispatch in flight)                           | rest `in-flight` |
@@ -32,6 +32,13 @@
 //! An exit that used no attempt (`not-started`, `cancelled`: the writer gave the attempt back
 //! when it recorded it) starts no backoff; a `not-started` one parked the node when recorded, so
 //! rule 5 rests it.
+//!
+//! A *checkout* is a node's worktree or its target checkout (the snapshot's `worktrees` lists
+//! the ids that have either). A node *finished its route* when it is closed at its route's last
+//! step, whose check since entry passed, with no gate pending there
+//! ([`route::finished`](crate::policy::route::finished)): its work is on its target, so what
+//! splice made for it can go (`own`); the runner also deletes each cleaned node's branch whose
+//! commits are all on its target, and keeps (and names) one that holds others.
 //!
 //! A step the manifest does not declare cannot be checked or run: such a node rests `escalated`
 //! (between rules 9 and 10), never silently waits.

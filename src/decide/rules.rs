@@ -4,8 +4,8 @@ use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
 
 use crate::model::bead::{ExitKind, GateState, Verdict};
 use crate::model::{Action, Autonomy, Bead, Rest, Role, Step};
-use crate::policy::gate;
 use crate::policy::lineage::{self, Source};
+use crate::policy::{gate, route};
 
 use super::index::Index;
 
@@ -49,11 +49,13 @@ fn settled<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<Outcome<'a>> {
     // 1, 2: closed.
     if bead.is_closed() {
         let children = ix.worktree_children(&bead.id);
-        if !children.is_empty() {
+        let own = ix.has_worktree(&bead.id) && route::finished(&ix.snapshot.manifest, bead);
+        if !children.is_empty() || own {
             let children = children.iter().map(|c| c.to_string()).collect();
             return Some(Outcome::Act(Action::CleanupFanout {
                 bead: bead.id.clone(),
                 children,
+                own,
             }));
         }
         return Some(Outcome::Rest(Rest::Closed));

@@ -244,9 +244,25 @@ fn child_index(bead: &Bead) -> Option<usize> {
 
 fn implement(job: &Job) -> Result<String> {
     let Some(n) = child_index(&job.bead) else {
-        // A lone task: record the work as a note, so there is a real commit to review.
+        // A lone task: record the work as a note, so there is a real commit to review, and a
+        // test naming each scenario it owns (the review's coverage floor looks for them).
+        let id = &job.bead.id;
         let text = format!("# {}\n\n{}\n", job.bead.title, job.bead.description);
-        write(job, &format!("work/{}.md", job.bead.id), &text)?;
+        write(job, &format!("work/{id}.md"), &text)?;
+        let owned = &job.bead.pipeline.scenarios;
+        let s1 = ["S1".to_string()];
+        let ids = if owned.is_empty() {
+            &s1[..]
+        } else {
+            &owned[..]
+        };
+        let mut feature = format!("Feature: {}\n", job.bead.title);
+        for s in ids {
+            feature.push_str(&format!(
+                "  Scenario: {s} the note exists\n    Then work/{id}.md exists\n"
+            ));
+        }
+        write(job, &format!("tests/{id}.feature"), &feature)?;
         return commit(job, "implement");
     };
     let mut wrote = 0;
@@ -275,6 +291,8 @@ fn review(job: &Job) -> Result<String> {
     Ok(rel)
 }
 
+/// A direct delivery's preparation: the target merged into this branch when they diverged;
+/// splice itself lands the branch (the target ref is never moved here).
 fn deliver(job: &Job) -> Result<String> {
     use crate::transition::read::{Answer, Query, query};
     let target = match query(&job.store, &job.bead.id, Query::Target)? {
@@ -289,7 +307,7 @@ fn deliver(job: &Job) -> Result<String> {
         }
     };
     let repo = git::open(&job.worktree)?;
-    Ok(git::deliver(&repo, &target)?.to_string())
+    Ok(git::prepare_delivery(&repo, &target)?.to_string())
 }
 
 fn reconcile(job: &Job, plan: &Plan) -> Result<String> {

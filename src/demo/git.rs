@@ -58,39 +58,35 @@ pub fn branch(repo: &Repository, name: &str, at: Oid) -> Result<()> {
     Ok(())
 }
 
-/// Deliver HEAD into `target`: merge the target's tip into HEAD (a merge commit when they
-/// diverged), then move the target ref to the result, only if it still points where it did.
-pub fn deliver(repo: &Repository, target: &str) -> Result<Oid> {
-    let refname = format!("refs/heads/{target}");
-    let theirs = repo.refname_to_id(&refname)?;
+/// Prepare HEAD for a direct delivery into `target`, as the deliver prompt asks: when the two
+/// have diverged, merge the target's tip into HEAD (a merge commit on this branch). The target
+/// ref is never moved: splice lands the branch itself.
+pub fn prepare_delivery(repo: &Repository, target: &str) -> Result<Oid> {
+    let theirs = repo.refname_to_id(&format!("refs/heads/{target}"))?;
     let ours = head(repo)?;
-    let merged = if ours == theirs || repo.graph_descendant_of(ours, theirs)? {
-        ours
-    } else if repo.graph_descendant_of(theirs, ours)? {
-        theirs
-    } else {
-        let (our_commit, their_commit) = (repo.find_commit(ours)?, repo.find_commit(theirs)?);
-        let mut index = repo.merge_commits(&our_commit, &their_commit, None)?;
-        if index.has_conflicts() {
-            return Err(Error::Git(format!("merging {target} into HEAD conflicts")));
-        }
-        let tree = repo.find_tree(index.write_tree_to(repo)?)?;
-        let sig = signature()?;
-        let id = repo.commit(
-            Some("HEAD"),
-            &sig,
-            &sig,
-            &format!("Merge {target}"),
-            &tree,
-            &[&our_commit, &their_commit],
-        )?;
-        let mut checkout = git2::build::CheckoutBuilder::new();
-        checkout.force();
-        repo.checkout_head(Some(&mut checkout))?;
-        id
-    };
-    if merged != theirs {
-        repo.reference_matching(&refname, merged, true, theirs, "splice sim-agent: deliver")?;
+    if ours == theirs
+        || repo.graph_descendant_of(ours, theirs)?
+        || repo.graph_descendant_of(theirs, ours)?
+    {
+        return Ok(ours);
     }
-    Ok(merged)
+    let (our_commit, their_commit) = (repo.find_commit(ours)?, repo.find_commit(theirs)?);
+    let mut index = repo.merge_commits(&our_commit, &their_commit, None)?;
+    if index.has_conflicts() {
+        return Err(Error::Git(format!("merging {target} into HEAD conflicts")));
+    }
+    let tree = repo.find_tree(index.write_tree_to(repo)?)?;
+    let sig = signature()?;
+    let id = repo.commit(
+        Some("HEAD"),
+        &sig,
+        &sig,
+        &format!("Merge {target}"),
+        &tree,
+        &[&our_commit, &their_commit],
+    )?;
+    let mut checkout = git2::build::CheckoutBuilder::new();
+    checkout.force();
+    repo.checkout_head(Some(&mut checkout))?;
+    Ok(id)
 }

@@ -21,11 +21,12 @@ use serde_json::json;
 use crate::authority::{Credential, Presence};
 use crate::error::{Error, Result};
 use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage};
-use crate::model::bead::{DeliveryMethod, ExitKind};
+use crate::model::bead::{DeliveryMethod, ExitKind, Verdict};
 use crate::model::envelope::ActResult;
 use crate::model::manifest::Run;
 use crate::model::{Bead, Config, Manifest, Role, Step};
 use crate::policy::Lineage;
+use crate::policy::lineage::delivery_may_merge;
 use crate::process::procfs;
 use crate::store::Store;
 use crate::transition::{self, Ctx, claim, complete, park, record};
@@ -120,13 +121,22 @@ pub fn check(rc: &RunCtx, bead: &str, step: &str) -> Result<ActResult> {
         detail: json!({ "verdict": c.verdict, "gate": c.gate, "next": c.next }),
     };
     match complete::complete(&rc.writer_ctx()?, bead, step, None, verb) {
-        Ok(checked) => Ok(done(&checked, "ok".to_string())),
+        Ok(checked) => Ok(done(&checked, passed(&checked))),
         Err(e @ Error::Refused(_)) => match e.refusal().and_then(|r| r.checked()) {
             Some(checked) => Ok(done(checked, e.to_string())),
             None => refusal_is_skip(Err(e)),
         },
         Err(e) => Err(e),
     }
+}
+
+/// A passed check's status: `ok`, and what it landed on the target when it landed a branch.
+fn passed(checked: &complete::Checked) -> String {
+    checked
+        .floors
+        .iter()
+        .find(|f| f.kind == transition::land::KIND && f.verdict == Verdict::Pass)
+        .map_or_else(|| "ok".to_string(), |f| format!("ok; {}", f.reason))
 }
 
 pub fn park(rc: &RunCtx, bead: &str, reason: &str) -> Result<ActResult> {
@@ -137,15 +147,61 @@ pub fn park(rc: &RunCtx, bead: &str, reason: &str) -> Result<ActResult> {
     }))
 }
 
-/// Remove the worktrees of a closed container's children.
-pub fn cleanup_fanout(rc: &RunCtx, children: &[String]) -> Result<ActResult> {
-    for child in children {
-        worktree::remove(rc.store.repo(), &rc.store.worktrees_dir(), child)?;
+/// Clean up after a closed node: the checkouts of its `children`, and with `own` its own (its
+/// route finished, so its work is on its target). Each node's branch `splice/<id>` goes too when
+/// all its commits are on the node's target; a branch holding commits that are not is kept, and
+/// the result says so.
+pub fn cleanup_fanout(
+    rc: &RunCtx,
+    bead: &str,
+    children: &[String],
+    own: bool,
+) -> Result<ActResult> {
+    let nodes: Vec<&str> = own
+        .then_some(bead)
+        .into_iter()
+        .chain(children.iter().map(String::as_str))
+        .collect();
+    let (mut deleted, mut kept) = (Vec::new(), Vec::new());
+    for node in &nodes {
+        worktree::remove(rc.store.repo(), &rc.store.worktrees_dir(), node)?;
+        let Some(target) = target_of(rc, node)? else {
+            continue;
+        };
+        let wts = rc.store.worktrees_dir();
+        match worktree::delete_branch_if_on(rc.store.repo(), &wts, node, &target)? {
+            worktree::Branch::Absent => {}
+            worktree::Branch::Deleted { branch } => deleted.push(branch),
+            worktree::Branch::Kept {
+                branch,
+                target,
+                commits,
+            } => kept.push(format!(
+                "kept {branch}: {commits} commit(s) not on {target}; delete it with `git branch \
+                 -D {branch}` once they are not needed"
+            )),
+        }
+    }
+    let mut status = format!("removed the checkouts of {}", nodes.join(", "));
+    if !deleted.is_empty() {
+        status.push_str(&format!("; deleted {}", deleted.join(", ")));
+    }
+    for k in &kept {
+        status.push_str(&format!("; {k}"));
     }
     Ok(ActResult::Done {
-        status: format!("removed {} worktree(s)", children.len()),
-        detail: json!({ "removed": children }),
+        status,
+        detail: json!({ "removed": nodes, "deleted": deleted, "kept": kept }),
     })
+}
+
+/// Where node `id`'s work lands (its lineage's target), read now.
+fn target_of(rc: &RunCtx, id: &str) -> Result<Option<String>> {
+    let bead = rc.store.read_bead(id)?;
+    let ancestors = transition::ancestors_unlocked(&rc.store, &bead)?;
+    let branch = worktree::current_branch(rc.store.repo());
+    let lineage = Lineage::new(&ancestors, transition::defaults(&rc.config, &branch));
+    Ok(lineage.target(&bead).map(str::to_string))
 }
 
 /// A finished dispatch, reported by its thread.
@@ -231,6 +287,8 @@ pub fn start_dispatch(
     let job = Job {
         credential,
         delivery: lineage.delivery(bead),
+        target: target.to_string(),
+        may_merge: delivery_may_merge(lineage.autonomy(bead).0, target),
         rc: rc.clone(),
         bead: bead.id.clone(),
         step,
@@ -238,7 +296,6 @@ pub fn start_dispatch(
         worktree: wt.path,
         parent: lineage.parent().cloned(),
         root_id: lineage.root(bead).id.clone(),
-        target: target.to_string(),
     };
     let (id, step, attempt) = (job.bead.clone(), job.step.name.clone(), job.attempt);
     std::thread::spawn(move || {
@@ -287,14 +344,16 @@ struct Job {
     /// The dispatch's credential (only its hash is on the claim).
     credential: Credential,
     delivery: DeliveryMethod,
+    /// The integration target, for the prompt's `{{target}}`.
+    target: String,
+    /// Its delivery may merge into the target (deep autonomy on a campaign branch).
+    may_merge: bool,
     bead: String,
     step: Step,
     attempt: u32,
     worktree: PathBuf,
     parent: Option<Bead>,
     root_id: String,
-    /// The branch the node's work lands on.
-    target: String,
 }
 
 impl Job {
@@ -388,7 +447,7 @@ impl Job {
         };
         let argv = match &self.step.run {
             Some(Run::Prompt { prompt: name }) => {
-                let text = prompts::template_for(&rc.store, name, self.delivery)?;
+                let text = prompts::template_for(&rc.store, name, self.delivery, self.may_merge)?;
                 let artifact = prompts::artifact_for(&self.step, &self.bead, &self.root_id)?;
                 let pv = prompt::PromptVars {
                     defines_scenarios: self.step.has_role(Role::Spec),

@@ -72,13 +72,20 @@ pub fn for_action(node: &Node, action: &Action) -> Next {
         Action::Park { reason, .. } => {
             Next::run(format!("it is parked next: {reason}"), "splice run")
         }
-        Action::CleanupFanout { children, .. } => Next::run(
-            format!(
-                "closed; its children's worktrees ({}) are removed next",
-                children.join(", ")
-            ),
-            "splice run",
-        ),
+        Action::CleanupFanout { children, own, .. } => {
+            let what = match (own, children.is_empty()) {
+                (true, true) => "its worktree and branch are removed next".to_string(),
+                (true, false) => format!(
+                    "its and its children's ({}) worktrees and branches are removed next",
+                    children.join(", ")
+                ),
+                (false, _) => format!(
+                    "its children's worktrees ({}) are removed next",
+                    children.join(", ")
+                ),
+            };
+            Next::run(format!("closed; {what}"), "splice run")
+        }
     }
 }
 

@@ -152,9 +152,15 @@ pub fn describe_action(report: &ActionReport) -> String {
             ..
         } => format!("dispatch {bead} {step} (attempt {attempt})"),
         Action::Park { bead, step, reason } => format!("park {bead} at {step}: {reason}"),
-        Action::CleanupFanout { bead, children } => {
-            format!("clean up {} worktree(s) under {bead}", children.len())
-        }
+        Action::CleanupFanout {
+            bead,
+            children,
+            own,
+        } => match (own, children.len()) {
+            (true, 0) => format!("clean up after {bead}"),
+            (true, n) => format!("clean up after {bead} and {n} child(ren)"),
+            (false, n) => format!("clean up {n} worktree(s) under {bead}"),
+        },
     };
     match &report.result {
         ActResult::Done { status, .. } => format!("{what}: {status}"),

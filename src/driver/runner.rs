@@ -336,7 +336,11 @@ impl<'a> Run<'a> {
                 }),
             },
             Action::Park { bead, reason, .. } => act::park(rc, bead, reason),
-            Action::CleanupFanout { children, .. } => act::cleanup_fanout(rc, children),
+            Action::CleanupFanout {
+                bead,
+                children,
+                own,
+            } => act::cleanup_fanout(rc, bead, children, *own),
         }
     }
 

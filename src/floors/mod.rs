@@ -93,6 +93,16 @@ impl Outcome {
     pub fn nothing_proposed(reason: impl Into<String>) -> Outcome {
         Outcome::new("proposal", Verdict::Refuse, reason, json!({}))
     }
+    /// The answer of a check that is not a floor of the manifest, named `kind` (the writer's
+    /// landing of a direct delivery, `land`).
+    pub fn named(
+        kind: &'static str,
+        verdict: Verdict,
+        reason: impl Into<String>,
+        evidence: Value,
+    ) -> Outcome {
+        Outcome::new(kind, verdict, reason, evidence)
+    }
     fn new(
         kind: &'static str,
         verdict: Verdict,

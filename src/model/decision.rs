@@ -69,8 +69,19 @@ pub enum Action {
         step: String,
         reason: String,
     },
-    /// Remove the worktrees of a closed node's children.
-    CleanupFanout { bead: String, children: Vec<String> },
+    /// Remove the checkouts of a closed node's children, and with `own` the node's own (its
+    /// route finished, so its work is on its target); delete the branches splice made for them
+    /// whose commits are all on their target.
+    CleanupFanout {
+        bead: String,
+        children: Vec<String>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        own: bool,
+    },
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Action {

@@ -107,7 +107,8 @@ pub struct Snapshot {
     /// scope inherits from them (autonomy, target, delivery), never decided on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ancestors: Vec<Bead>,
-    /// Ids of the nodes with a worktree under `.splice/worktrees/`, sorted.
+    /// Ids of the nodes with a checkout under `.splice/worktrees/` (a worktree `<id>`, or a
+    /// target checkout `<id>@target`), sorted.
     #[serde(default)]
     pub worktrees: Vec<String>,
     /// Typed and validated as `.splice/manifest.json` is (an older shape is brought up to date).

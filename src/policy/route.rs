@@ -1,5 +1,6 @@
 //! Where a node goes when its step passes, and when a parent lets its children start.
 
+use crate::model::bead::{GateState, Verdict};
 use crate::model::{Bead, Kind, Manifest, Role, SpecVerdict};
 
 /// Where a passed step takes the node.
@@ -47,6 +48,25 @@ pub fn releases_children(manifest: &Manifest, parent: &Bead) -> bool {
     !matches!((at, delegate), (Some(a), Some(d)) if a < d)
 }
 
+/// Did `bead` close by finishing its route: it is closed at its route's last step (deliver,
+/// integrate), whose check since it entered passed, with no gate pending there? Then its work is
+/// on its target (proven delivered, or integrated there), and the checkouts splice made for it
+/// have served. A node a person closed or cancelled elsewhere has not.
+pub fn finished(manifest: &Manifest, bead: &Bead) -> bool {
+    let p = &bead.pipeline;
+    bead.is_closed()
+        && manifest
+            .route(&p.route)
+            .and_then(<[String]>::last)
+            .is_some_and(|last| *last == p.step)
+        && bead
+            .check_since_entry()
+            .is_some_and(|c| c.verdict == Verdict::Pass)
+        && bead
+            .gate_on_step()
+            .is_none_or(|g| g.state != GateState::Pending)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +105,33 @@ mod tests {
             releases_children(&m, &at("leaf", "implement")),
             "no delegate step"
         );
+    }
+
+    #[test]
+    fn a_node_finished_when_it_closed_on_its_routes_last_step_after_a_passing_check() {
+        use crate::model::bead::Check;
+        let m = Manifest::default_manifest();
+        let mut b = at("leaf", "deliver");
+        b.pipeline.entered = 5;
+        b.close("done", "t");
+        assert!(!finished(&m, &b), "no check since entry");
+        b.pipeline.last_check = Some(Check {
+            step: "deliver".into(),
+            seq: 6,
+            verdict: Verdict::Pass,
+            reason: String::new(),
+            evidence: serde_json::Value::Null,
+            run: None,
+            awaiting_merge: false,
+            at: "t".into(),
+        });
+        assert!(finished(&m, &b));
+        let mut open = b.clone();
+        open.status = crate::model::bead::Status::Open;
+        assert!(!finished(&m, &open), "not closed");
+        let mut early = b.clone();
+        early.pipeline.step = "review".into();
+        early.pipeline.last_check.as_mut().unwrap().step = "review".into();
+        assert!(!finished(&m, &early), "closed before its route's last step");
     }
 }

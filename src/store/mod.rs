@@ -77,7 +77,8 @@ fn state_dir_for(path: &Path) -> PathBuf {
     }
 }
 
-/// Where the state directory is, or would be created: `--dir`, else `SPLICE_DIR`, else the
+/// Where the state directory is, or would be created: `--dir`, else `SPLICE_DIR`, else, inside
+/// one of splice's checkouts, the state directory that holds it ([`holding_state`]), else the
 /// nearest ancestor of the working directory that holds `.splice/`.
 fn locate(dir: Option<&Path>) -> Result<Option<PathBuf>> {
     if let Some(d) = dir {
@@ -87,10 +88,27 @@ fn locate(dir: Option<&Path>) -> Result<Option<PathBuf>> {
         return Ok(Some(state_dir_for(Path::new(&d))));
     }
     let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
+    if let Some(live) = holding_state(&cwd) {
+        return Ok(Some(live));
+    }
     Ok(cwd
         .ancestors()
         .map(|a| a.join(STATE_DIR))
         .find(|candidate| candidate.is_dir()))
+}
+
+/// The live state directory when `path` is inside one of splice's checkouts
+/// (`<repo>/.splice/worktrees/<name>/…`): `<repo>/.splice`. A checkout of a branch holds its own
+/// `.splice/` when users commit the state, an old copy that the nearest-ancestor rule would find
+/// first (and an agent might edit); the state is always the repository's live one. The
+/// outermost match wins.
+fn holding_state(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .filter(|a| a.file_name().is_some_and(|n| n == "worktrees"))
+        .filter_map(Path::parent)
+        .filter(|s| s.file_name().is_some_and(|n| n == STATE_DIR) && s.join("beads").is_dir())
+        .last()
+        .map(Path::to_path_buf)
 }
 
 impl Store {

@@ -224,3 +224,22 @@ fn a_seq_at_its_maximum_refuses_before_anything_is_written() {
     assert_eq!(store.read_bead("sp-a").unwrap().pipeline.seq, u64::MAX);
     assert_eq!(journal_len(&store), 0);
 }
+
+#[test]
+fn inside_a_checkout_the_holding_state_wins_over_a_copy_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join(".splice");
+    let copy = live.join("worktrees/sp-1/.splice");
+    std::fs::create_dir_all(live.join("beads")).unwrap();
+    std::fs::create_dir_all(copy.join("beads")).unwrap();
+    std::fs::create_dir_all(live.join("worktrees/sp-1/src")).unwrap();
+    let inside = live.join("worktrees/sp-1/src");
+    assert_eq!(super::holding_state(&inside), Some(live.clone()));
+    assert_eq!(
+        super::holding_state(&live.join("worktrees/sp-1@target")),
+        Some(live)
+    );
+    // Outside any checkout, the nearest-ancestor rule applies.
+    assert_eq!(super::holding_state(dir.path()), None);
+    assert_eq!(super::holding_state(&dir.path().join("worktrees")), None);
+}

@@ -10,8 +10,8 @@
 use std::path::PathBuf;
 
 use super::{
-    Caller, Ctx, Refusal, Verb, advance, ancestors_unlocked, current_step, defaults, next_seq,
-    require_not_foreign, require_open, require_seq, require_step,
+    Caller, Ctx, Refusal, Verb, advance, ancestors_unlocked, current_step, defaults, land,
+    next_seq, require_not_foreign, require_open, require_seq, require_step,
 };
 use crate::error::Result;
 use crate::floors::{self, Effect};
@@ -115,23 +115,18 @@ pub fn gather(
         p.pr_url = Some(url.clone());
     }
     let read_in = floors::workdir_for(store, &bead);
+    let lineage = Lineage::new(&ancestors, defaults(config, branch));
     let floor_ctx = floors::Ctx {
         store,
         manifest,
         config,
         bead: &bead,
-        lineage: Lineage::new(&ancestors, defaults(config, branch)),
+        lineage,
         step: &step_def,
         workdir: read_in.clone(),
         proposal: proposal.as_ref(),
     };
-    let mut outcomes = floors::run_all(&floor_ctx);
-    if step_def.floors.is_empty() && bead.proposal_since_entry().is_none() {
-        outcomes.push(floors::Outcome::nothing_proposed(format!(
-            "{step} declares no floors and nothing was proposed: an empty check list proves \
-             nothing; propose the step's result first"
-        )));
-    }
+    let outcomes = check_and_land(&floor_ctx);
     Ok(Evidence {
         step: step_def,
         pr_url,
@@ -139,6 +134,33 @@ pub fn gather(
         outcomes,
         read_in,
     })
+}
+
+/// The step's floors, and for a direct delivery the landing of the node's branch around them
+/// ([`land`]): before the floors on a deliver step (whose proof needs it; a landing that does
+/// not pass leaves them unrun), after they pass on an integrate step.
+fn check_and_land(ctx: &floors::Ctx) -> Vec<floors::Outcome> {
+    let when = land::when(ctx.manifest, ctx.step, ctx.bead, &ctx.lineage);
+    let landing = || land::land(ctx.store, ctx.manifest, ctx.bead, &ctx.lineage);
+    let mut outcomes: Vec<floors::Outcome> = Vec::new();
+    if when == Some(land::When::BeforeFloors) {
+        outcomes.extend(landing());
+        if floors::combine(&outcomes) != Verdict::Pass {
+            return outcomes;
+        }
+    }
+    outcomes.extend(floors::run_all(ctx));
+    if ctx.step.floors.is_empty() && ctx.bead.proposal_since_entry().is_none() {
+        outcomes.push(floors::Outcome::nothing_proposed(format!(
+            "{} declares no floors and nothing was proposed: an empty check list proves \
+             nothing; propose the step's result first",
+            ctx.step.name
+        )));
+    }
+    if when == Some(land::When::AfterFloors) && floors::combine(&outcomes) == Verdict::Pass {
+        outcomes.extend(landing());
+    }
+    outcomes
 }
 
 /// Record the check `ev` makes of `bead` (which must not have moved since the floors ran) and
@@ -183,8 +205,13 @@ pub fn plan(
         awaiting_merge: verdict == Verdict::Refuse && ev.outcomes.iter().any(|o| o.awaiting_merge),
         at: now.to_string(),
     });
-    if ev.pr_url.is_some() {
-        after.pipeline.pr_url = ev.pr_url.clone();
+    // A pull request goes on the node only once its delivery is proven (the `delivered` floor's
+    // effect, below). While the forge says it is open, the URL a person gave (`deliver
+    // --pr-url`) is kept on the step's proposal, where the wait and later checks find it.
+    if let (Some(url), Some(check)) = (&ev.pr_url, &after.pipeline.last_check)
+        && check.awaiting_merge
+    {
+        keep_pending_pr(&mut after, url, seq, now);
     }
     let mut root = None;
     let (gate, next) = match verdict {
@@ -214,6 +241,23 @@ pub fn plan(
         reason: Some(format!("{step}: {reason}")),
         output,
     })
+}
+
+/// Keep the open pull request `url` on the node's proposal for its current step (made for it
+/// when the person's `deliver --pr-url` is the only proposal).
+fn keep_pending_pr(bead: &mut Bead, url: &str, seq: u64, now: &str) {
+    if bead.proposal_since_entry().is_none() {
+        bead.pipeline.proposal = Some(Proposal {
+            step: bead.pipeline.step.clone(),
+            seq,
+            artifact: url.to_string(),
+            at: now.to_string(),
+            ..Proposal::default()
+        });
+    }
+    if let Some(p) = bead.pipeline.proposal.as_mut() {
+        p.pr_url = Some(url.to_string());
+    }
 }
 
 /// A passed check at the step's gate: advance (open or relaxed), or wait for a person.

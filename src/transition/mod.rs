@@ -14,7 +14,8 @@
 //!   route the manifest lacks) also run before the shell, so they refuse before anything is
 //!   read; a plan applies the authority rule to its [`Caller`] again ([`Caller::admit`]).
 //! - the shell owns DESIGN §3's protocol for every verb: slow evidence work happens first
-//!   without the lock (only `complete` has any: its floors), then lock → recover → read fresh →
+//!   without the lock (only `complete` has any: its floors, and for a direct delivery the
+//!   landing of the node's branch on its target, [`land`]), then lock → recover → read fresh →
 //!   compare-and-swap on `--expect-seq` → plan → bump `seq`/`updated_at`/`schema_version` of
 //!   every changed bead → one journal record holding every after-image, `fsync` → publish →
 //!   commit marker. A refusal writes nothing; the one refusal that follows a write is a
@@ -35,6 +36,7 @@ pub mod claim;
 pub mod complete;
 pub mod create;
 pub mod gate;
+pub mod land;
 pub mod park;
 pub mod propose;
 pub mod read;

@@ -5,7 +5,12 @@
 //! | a node's worktree ([`ensure`]) | `<id>` | branch `splice/<id>`, from the delivery target | the executor, before a dispatch | the agent, and floors reading the node's work |
 //! | a target checkout ([`checkout_target`]) | `<id>@target` | detached at the integration target's tip | the `coverage` and `suite` floors | those floors (DESIGN §6) |
 //!
-//! Both are created, reset and pruned with git2, never by running `git`. Shared here: opening
+//! Both go ([`remove`]) when the runner cleans up after a closed node, and the node's branch with
+//! them when all its commits are on the target ([`delete_branch_if_on`]). A direct delivery is
+//! landed on the target here too ([`land`]), keeping a checkout of the target current
+//! (`checkout.rs`).
+//!
+//! All of it is done with git2, never by running `git`. Shared here: opening
 //! the repository ([`open_repo`]), resolving a target to a commit ([`resolve`]), ancestry
 //! ([`is_on`]), a checkout's HEAD ([`head`]), the branch checked out in the repository
 //! ([`current_branch`]), forgetting stale registrations, and the one listing of node worktrees
@@ -15,6 +20,8 @@
 //! branch named after it and detached right after. A registration whose directory is gone is
 //! pruned even when locked: splice owns what is under `.splice/worktrees/`.
 
+mod checkout;
+mod land;
 mod node;
 mod target;
 
@@ -26,9 +33,10 @@ use git2::{BranchType, Oid, Repository, WorktreePruneOptions};
 use crate::error::{Error, Result};
 use crate::store::ids;
 
+pub use land::{Landed, Landing, Refused, land};
 pub use node::{
-    Prepared, Worktree, branch_name, ensure, prepare_for_attempt, remove, reset_hard_clean,
-    step_base,
+    Branch, Prepared, Worktree, branch_name, delete_branch_if_on, ensure, prepare_for_attempt,
+    remove, reset_hard_clean, step_base,
 };
 pub use target::{TargetCheckout, checkout_target};
 
@@ -44,14 +52,24 @@ pub(crate) struct CheckoutLock {
 
 /// Take the checkouts' lock (`.splice/worktrees/.lock`), waiting at most [`LOCK_WAIT`].
 pub(crate) fn lock(worktrees_dir: &Path) -> Result<CheckoutLock> {
-    fs::create_dir_all(worktrees_dir).map_err(|e| Error::io(worktrees_dir, e))?;
-    let path = worktrees_dir.join(".lock");
+    lock_file(
+        &worktrees_dir.join(".lock"),
+        "creating or removing a checkout",
+    )
+}
+
+/// Take the lock on the file at `path` (created if missing), waiting at most [`LOCK_WAIT`] for
+/// another process `doing` something under it.
+pub(crate) fn lock_file(path: &Path, doing: &str) -> Result<CheckoutLock> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
     let file = fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
     let deadline = std::time::Instant::now() + LOCK_WAIT;
     loop {
         match file.try_lock() {
@@ -61,15 +79,14 @@ pub(crate) fn lock(worktrees_dir: &Path) -> Result<CheckoutLock> {
             }
             Err(fs::TryLockError::WouldBlock) => {
                 return Err(Error::bad_file(
-                    &path,
+                    path,
                     format!(
-                        "another process has been creating or removing a checkout for {}s; \
-                         is a runner stuck?",
+                        "another process has been {doing} for {}s; is a runner stuck?",
                         LOCK_WAIT.as_secs()
                     ),
                 ));
             }
-            Err(fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
         }
     }
 }
@@ -84,9 +101,12 @@ pub fn target_path(worktrees_dir: &Path, id: &str) -> PathBuf {
     worktrees_dir.join(target_name(id))
 }
 
+/// What a target checkout's name adds to its node's id.
+const TARGET_SUFFIX: &str = "@target";
+
 /// The name of a target checkout: its directory, its worktree registration, its helper branch.
 fn target_name(id: &str) -> String {
-    format!("{id}@target")
+    format!("{id}{TARGET_SUFFIX}")
 }
 
 /// A git error with the path it happened at and what was being done.
@@ -203,9 +223,9 @@ fn prune(
     }
 }
 
-/// The ids of the nodes that have a worktree directory, sorted. Target checkouts
-/// (`<id>@target`), files, hidden entries and names that are not bead ids are left out; a
-/// missing directory lists nothing.
+/// The ids of the nodes that have a checkout directory (a worktree `<id>`, or a target checkout
+/// `<id>@target`), sorted, each once. Files, hidden entries and names that are not bead ids are
+/// left out; a missing directory lists nothing.
 pub fn list(worktrees_dir: &Path) -> Result<Vec<String>> {
     let entries = match fs::read_dir(worktrees_dir) {
         Ok(e) => e,
@@ -218,12 +238,15 @@ pub fn list(worktrees_dir: &Path) -> Result<Vec<String>> {
         if !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        if let Ok(name) = entry.file_name().into_string()
-            && ids::is_valid(&name)
-        {
-            out.push(name);
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let id = name.strip_suffix(TARGET_SUFFIX).unwrap_or(&name);
+        if ids::is_valid(id) {
+            out.push(id.to_string());
         }
     }
     out.sort();
+    out.dedup();
     Ok(out)
 }

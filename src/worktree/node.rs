@@ -1,5 +1,6 @@
 //! A node's worktree: `.splice/worktrees/<id>` on branch `splice/<id>`, created from the node's
-//! delivery target, reset for resume `redo`, removed when its container closes (DESIGN §7).
+//! delivery target, reset for resume `redo`, removed once the node finished its route or its
+//! container closed (DESIGN §7), its branch with it when all its commits are on the target.
 //!
 //! Resume policy ([`prepare_for_attempt`]):
 //!
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{BranchType, Repository, ResetType, StatusOptions, WorktreeAddOptions};
 
-use super::{check_id, git_at, is_worktree, node_path, open_repo, prune, resolve};
+use super::{check_id, git_at, is_worktree, node_path, open_repo, prune, resolve, target_name};
 use crate::error::{Error, Result};
 use crate::model::Bead;
 use crate::model::manifest::Resume;
@@ -141,19 +142,78 @@ pub fn reset_hard_clean(path: &Path, sha: &str) -> Result<()> {
     Ok(())
 }
 
-/// Remove the node's worktree: its registration and its directory. The branch is kept (it holds
-/// the node's work).
+/// Remove the node's checkouts: its worktree and its target checkout (`<id>@target`), each
+/// registration and directory. The branch is kept (it holds the node's work; see
+/// [`delete_branch_if_on`]).
 pub fn remove(repo_root: &Path, worktrees_dir: &Path, id: &str) -> Result<()> {
     check_id(id)?;
-    let path = node_path(worktrees_dir, id);
     let _lock = super::lock(worktrees_dir)?;
     let repo = open_repo(repo_root)?;
-    prune(&repo, id, true).map_err(|e| git_at(&path, "pruning the worktree", e))?;
-    match fs::remove_dir_all(&path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(&path, e)),
+    for name in [id.to_string(), target_name(id)] {
+        let path = worktrees_dir.join(&name);
+        prune(&repo, &name, true).map_err(|e| git_at(&path, "pruning the worktree", e))?;
+        match fs::remove_dir_all(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&path, e)),
+        }
     }
+    Ok(())
+}
+
+/// What became of a node's branch `splice/<id>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Branch {
+    /// There is none.
+    Absent,
+    /// Deleted: every commit of it was on the target.
+    Deleted { branch: String },
+    /// Kept: `commits` of its commits are not on `target` (or the target does not resolve, and
+    /// `commits` is 0).
+    Kept {
+        branch: String,
+        target: String,
+        commits: usize,
+    },
+}
+
+/// Delete the node's branch `splice/<id>` when all its commits are on `target`; keep it
+/// otherwise (its work would be lost) and say how many are not. A branch checked out somewhere
+/// is never deleted (git refuses; remove the checkout first). Under the checkouts' lock, so two
+/// runners cleaning up after the same node do not collide.
+pub fn delete_branch_if_on(
+    repo_root: &Path,
+    worktrees_dir: &Path,
+    id: &str,
+    target: &str,
+) -> Result<Branch> {
+    check_id(id)?;
+    let _lock = super::lock(worktrees_dir)?;
+    let repo = open_repo(repo_root)?;
+    let branch = branch_name(id);
+    let Ok(mut local) = repo.find_branch(&branch, BranchType::Local) else {
+        return Ok(Branch::Absent);
+    };
+    let tip = local.get().peel_to_commit()?.id();
+    let kept = |commits| Branch::Kept {
+        branch: branch.clone(),
+        target: target.to_string(),
+        commits,
+    };
+    let Ok(on) = resolve(&repo, target) else {
+        return Ok(kept(0));
+    };
+    let mut walk = repo.revwalk()?;
+    walk.push(tip)?;
+    walk.hide(on)?;
+    let commits = walk.count();
+    if commits > 0 {
+        return Ok(kept(commits));
+    }
+    local
+        .delete()
+        .map_err(|e| git_at(repo_root, &format!("deleting branch {branch}"), e))?;
+    Ok(Branch::Deleted { branch })
 }
 
 /// The commit the node's current step started from: the HEAD recorded on the history entry of

@@ -252,11 +252,16 @@ fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
             Action::Check { .. } => "check: run the floors".into(),
             Action::Dispatch { attempt, .. } => format!("dispatch (attempt {attempt})"),
             Action::Park { reason, .. } => format!("park: {reason}"),
-            Action::CleanupFanout { children, .. } => {
-                format!(
-                    "cleanup-fanout: remove worktrees of {}",
-                    children.join(", ")
-                )
+            Action::CleanupFanout {
+                bead,
+                children,
+                own,
+            } => {
+                let mut of: Vec<&str> = children.iter().map(String::as_str).collect();
+                if *own {
+                    of.insert(0, bead);
+                }
+                format!("cleanup-fanout: remove worktrees of {}", of.join(", "))
             }
         };
     }
