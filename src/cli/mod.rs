@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 use crate::error::Result;
 
+pub mod args;
 pub mod decide;
 pub mod demo;
 pub mod init;

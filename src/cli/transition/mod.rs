@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
+use super::args::BeadId;
 use super::{Global, output};
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -24,9 +25,8 @@ pub struct Args {
 /// Options every writing verb takes.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Common {
-    /// The bead to act on.
-    #[arg(long)]
-    pub bead: String,
+    #[command(flatten)]
+    pub bead: BeadId,
     /// The holder acting for: a runner's identity. A dispatched session acts as its claim's
     /// holder; naming another is refused.
     #[arg(long, env = "SPLICE_HOLDER")]
@@ -42,8 +42,8 @@ pub struct Common {
 /// Options of the read-only verbs.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BeadOnly {
-    #[arg(long)]
-    pub bead: String,
+    #[command(flatten)]
+    pub bead: BeadId,
 }
 
 #[derive(Subcommand, Debug)]
@@ -239,6 +239,6 @@ pub(super) fn answer(store: &Store, verb: &Verb) -> Result<i32> {
     let Some((b, what)) = read_only(verb) else {
         return Err(Error::Invalid("not a read-only verb".into()));
     };
-    output::print_json(&read::query(store, &b.bead, what)?);
+    output::print_json(&read::query(store, b.bead.id(), what)?);
     Ok(0)
 }

@@ -65,18 +65,18 @@ pub(super) fn step_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
                 result,
                 pr_url,
             };
-            let out = propose::propose(&ctx(store, &common, now), &common.bead, args);
+            let out = propose::propose(&ctx(store, &common, now), common.bead.id(), args);
             output::emit(store, out)
         }
         Verb::Complete { common, step } => {
             let ctx = ctx(store, &common, now);
             output::emit(
                 store,
-                complete::complete(&ctx, &common.bead, &step, None, "complete"),
+                complete::complete(&ctx, common.bead.id(), &step, None, "complete"),
             )
         }
         Verb::Approve { common, step } => {
-            let out = gate::approve(&ctx(store, &common, now), &common.bead, &step);
+            let out = gate::approve(&ctx(store, &common, now), common.bead.id(), &step);
             output::emit(store, out)
         }
         Verb::Reject {
@@ -84,24 +84,26 @@ pub(super) fn step_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             step,
             reason,
         } => {
-            let out = gate::reject(&ctx(store, &common, now), &common.bead, &step, &reason);
+            let out = gate::reject(&ctx(store, &common, now), common.bead.id(), &step, &reason);
             output::emit(store, out)
         }
         Verb::Integrate { common } => {
             let step = step_with(store, Role::Integrate)?;
             let ctx = ctx(store, &common, now);
-            let out = complete::complete(&ctx, &common.bead, &step, None, Role::Integrate.name());
+            let out =
+                complete::complete(&ctx, common.bead.id(), &step, None, Role::Integrate.name());
             output::emit(store, out)
         }
         Verb::Deliver { common, pr_url } => {
             let step = step_with(store, Role::Deliver)?;
             let ctx = ctx(store, &common, now);
-            let out = complete::complete(&ctx, &common.bead, &step, pr_url, Role::Deliver.name());
+            let out =
+                complete::complete(&ctx, common.bead.id(), &step, pr_url, Role::Deliver.name());
             output::emit(store, out)
         }
         Verb::Split { common, children } => {
             let children = split::read_children(&children)?;
-            let out = split::split(&ctx(store, &common, now), &common.bead, &children);
+            let out = split::split(&ctx(store, &common, now), common.bead.id(), &children);
             output::emit(store, out)
         }
         other => lease_verb(store, now, other),
@@ -118,7 +120,7 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
         } => {
             let holder = require_holder(&common)?;
             let ctx = ctx(store, &common, now);
-            let out = claim::claim(&ctx, &common.bead, &holder, dispatch, base.as_deref());
+            let out = claim::claim(&ctx, common.bead.id(), &holder, dispatch, base.as_deref());
             output::emit(store, out)
         }
         Verb::Release {
@@ -128,19 +130,19 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
         } => {
             let ctx = ctx(store, &common, now);
             let reason = reason.as_deref().unwrap_or("");
-            output::emit(store, claim::clear(&ctx, &common.bead, reason))
+            output::emit(store, claim::clear(&ctx, common.bead.id(), reason))
         }
         Verb::Release { common, .. } => {
             let holder = require_holder(&common)?;
-            let out = claim::release(&ctx(store, &common, now), &common.bead, &holder);
+            let out = claim::release(&ctx(store, &common, now), common.bead.id(), &holder);
             output::emit(store, out)
         }
         Verb::Park { common, reason } => {
-            let out = park::park(&ctx(store, &common, now), &common.bead, &reason);
+            let out = park::park(&ctx(store, &common, now), common.bead.id(), &reason);
             output::emit(store, out)
         }
         Verb::Unpark { common, reason } => {
-            let out = park::unpark(&ctx(store, &common, now), &common.bead, &reason);
+            let out = park::unpark(&ctx(store, &common, now), common.bead.id(), &reason);
             output::emit(store, out)
         }
         Verb::RecordExit {
@@ -151,12 +153,12 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             usage,
         } => {
             let args = exit_args(&exit, code, log, usage)?;
-            let out = record::record_exit(&ctx(store, &common, now), &common.bead, args);
+            let out = record::record_exit(&ctx(store, &common, now), common.bead.id(), args);
             output::emit(store, out)
         }
         Verb::RecordRun { common, envelope } => {
             let envelope = read_json_arg(&envelope)?;
-            let out = record::record_run(&ctx(store, &common, now), &common.bead, envelope);
+            let out = record::record_run(&ctx(store, &common, now), common.bead.id(), envelope);
             output::emit(store, out)
         }
         other => setting_verb(store, now, other),
@@ -216,12 +218,12 @@ fn setting_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
         } => {
             let ctx = ctx(store, &common, now);
             let paths = test_paths.as_deref().map(output::comma_list);
-            let out = settings::set_config(&ctx, &common.bead, suite_cmd, paths);
+            let out = settings::set_config(&ctx, common.bead.id(), suite_cmd, paths);
             output::emit(store, out)
         }
         Verb::SetAutonomy { common, level } => {
             let level = parse_autonomy(Some(&level))?.expect("parsed from Some");
-            let out = settings::set_autonomy(&ctx(store, &common, now), &common.bead, level);
+            let out = settings::set_autonomy(&ctx(store, &common, now), common.bead.id(), level);
             output::emit(store, out)
         }
         Verb::SetTarget {
@@ -231,14 +233,14 @@ fn setting_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
         } => {
             let delivery = parse_delivery(delivery.as_deref())?;
             let ctx = ctx(store, &common, now);
-            let out = settings::set_target(&ctx, &common.bead, &target, delivery);
+            let out = settings::set_target(&ctx, common.bead.id(), &target, delivery);
             output::emit(store, out)
         }
         Verb::Route { common, to, at } => {
             let ctx = ctx(store, &common, now);
             output::emit(
                 store,
-                settings::route(&ctx, &common.bead, &to, at.as_deref()),
+                settings::route(&ctx, common.bead.id(), &to, at.as_deref()),
             )
         }
         other => answer(store, &other),
