@@ -890,8 +890,9 @@ fn set_autonomy_and_set_target() {
         "--delivery",
         "direct",
     ]);
-    let out = r.ok(&["transition", "delivery", "--bead", &id]);
+    let out = r.ok(&["transition", "target", "--bead", &id]);
     assert_eq!(out["target"], "campaign/x");
+    let out = r.ok(&["transition", "delivery", "--bead", &id]);
     assert_eq!(out["delivery"], "direct");
     let err = r.fails(
         2,

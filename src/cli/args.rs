@@ -1,5 +1,5 @@
 //! Arguments several commands share: the bead a verb acts on, given positionally or with
-//! `--bead`.
+//! `--bead`, and `--json` where JSON is printed anyway.
 
 /// The bead a command acts on: `splice transition approve sp-x`, as bd users type it, or
 /// `--bead sp-x`; one of the two, not both.
@@ -18,4 +18,13 @@ impl BeadId {
     pub fn id(&self) -> &str {
         self.id.as_deref().or(self.bead.as_deref()).unwrap_or("")
     }
+}
+
+/// `--json` on a command that prints JSON anyway (the writer's verbs, `init`, `snapshot`,
+/// `decide`): accepted, so `--json` means JSON on every command (`docs/cli.md`).
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct JsonAlias {
+    /// Print JSON: what this command prints anyway (accepted on every command that prints JSON).
+    #[arg(long)]
+    pub json: bool,
 }

@@ -13,6 +13,7 @@ pub struct NodeArgs {
     /// The title.
     #[arg(long)]
     pub title: String,
+    /// What the work is, for the agents (their prompts quote it) and for people.
     #[arg(long, default_value = "")]
     pub description: String,
     /// Autonomy level: hitl, wave or deep (default: the nearest ancestor's, else
@@ -25,6 +26,8 @@ pub struct NodeArgs {
     /// Delivery method: pr or direct.
     #[arg(long)]
     pub delivery: Option<String>,
+    #[command(flatten)]
+    pub json: super::args::JsonAlias,
 }
 
 impl NodeArgs {

@@ -142,6 +142,7 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     actions.sort_by_key(|a| a.0);
     let actions: Vec<Action> = actions.into_iter().map(|(_, a)| a).collect();
     Decision {
+        schema_version: crate::model::decision::DECISION_SCHEMA,
         status,
         actions,
         nodes,

@@ -68,6 +68,7 @@ pub fn build(
         })
         .collect();
     Envelope {
+        schema_version: super::events::EVENT_SCHEMA,
         run: snapshot.run.clone(),
         holder: snapshot.holder.clone(),
         pass,

@@ -66,6 +66,8 @@ struct Row<'a> {
 
 #[derive(Serialize, Debug)]
 struct Report<'a> {
+    /// [`super::output::OUTPUT_SCHEMA`].
+    schema_version: u32,
     status: RunStatus,
     scope: Option<&'a str>,
     nodes: Vec<Row<'a>>,
@@ -85,6 +87,7 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         }
     };
     let report = Report {
+        schema_version: super::output::OUTPUT_SCHEMA,
         status: decision.status,
         scope: args.scope.as_deref(),
         nodes: rows(&snap, &decision, floors_dir),

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use super::args::BeadId;
+use super::args::{BeadId, JsonAlias};
 use super::{Global, output};
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -37,6 +37,8 @@ pub struct Common {
     /// The run id making this call (recorded on checks).
     #[arg(long, env = "SPLICE_RUN")]
     pub run: Option<String>,
+    #[command(flatten)]
+    pub json: JsonAlias,
 }
 
 /// Options of the read-only verbs.
@@ -44,6 +46,8 @@ pub struct Common {
 pub struct BeadOnly {
     #[command(flatten)]
     pub bead: BeadId,
+    #[command(flatten)]
+    pub json: JsonAlias,
 }
 
 #[derive(Subcommand, Debug)]
@@ -52,6 +56,7 @@ pub enum Verb {
     Propose {
         #[command(flatten)]
         common: Common,
+        /// The step the bead is at (refused when it is at another: a stale caller).
         #[arg(long)]
         step: String,
         /// The artifact's path (or another handle such as a commit).
@@ -61,13 +66,14 @@ pub enum Verb {
         #[arg(long)]
         result: Option<String>,
         /// The pull request opened for delivery.
-        #[arg(long)]
+        #[arg(long, value_name = "URL")]
         pr_url: Option<String>,
     },
     /// Run the step's floors; advance (through its gate) or close when they pass.
     Complete {
         #[command(flatten)]
         common: Common,
+        /// The step the bead is at (refused when it is at another: a stale caller).
         #[arg(long)]
         step: String,
     },
@@ -75,6 +81,7 @@ pub enum Verb {
     Approve {
         #[command(flatten)]
         common: Common,
+        /// The step the bead is at (refused when it is at another: a stale caller).
         #[arg(long)]
         step: String,
     },
@@ -82,8 +89,10 @@ pub enum Verb {
     Reject {
         #[command(flatten)]
         common: Common,
+        /// The step the bead is at (refused when it is at another: a stale caller).
         #[arg(long)]
         step: String,
+        /// Why: the next dispatch gets it as guidance, and the journal records it.
         #[arg(long)]
         reason: String,
     },
@@ -96,7 +105,8 @@ pub enum Verb {
     Deliver {
         #[command(flatten)]
         common: Common,
-        #[arg(long)]
+        /// The pull request that delivers the work (recorded; delivery proof waits for its merge).
+        #[arg(long, value_name = "URL")]
         pr_url: Option<String>,
     },
     /// Create the node's children from a JSON file, in one transition.
@@ -111,6 +121,7 @@ pub enum Verb {
     Claim {
         #[command(flatten)]
         common: Common,
+        /// Start a dispatch of the current step: counts one attempt (refused when none is left).
         #[arg(long)]
         dispatch: bool,
         /// With --dispatch: the worktree HEAD the step starts from (recorded once per entry).
@@ -121,8 +132,10 @@ pub enum Verb {
     Release {
         #[command(flatten)]
         common: Common,
+        /// A person clears whoever's claim it is (its holder is judged dead); needs --reason.
         #[arg(long, requires = "reason")]
         clear: bool,
+        /// With --clear: why the claim is cleared (journaled).
         #[arg(long)]
         reason: Option<String>,
     },
@@ -130,6 +143,7 @@ pub enum Verb {
     Park {
         #[command(flatten)]
         common: Common,
+        /// Why the node needs a person (shown by `status`, journaled).
         #[arg(long)]
         reason: String,
     },
@@ -137,6 +151,7 @@ pub enum Verb {
     Unpark {
         #[command(flatten)]
         common: Common,
+        /// Why the node may go on (journaled).
         #[arg(long)]
         reason: String,
     },
@@ -144,7 +159,8 @@ pub enum Verb {
     SetConfig {
         #[command(flatten)]
         common: Common,
-        #[arg(long)]
+        /// The command that runs the test suite, run by the `suite` floor (e.g. `cargo test`).
+        #[arg(long, value_name = "CMD")]
         suite_cmd: Option<String>,
         /// Comma-separated directories, relative to the repository root.
         #[arg(long, value_name = "A,B")]
@@ -154,6 +170,7 @@ pub enum Verb {
     SetAutonomy {
         #[command(flatten)]
         common: Common,
+        /// hitl, wave or deep: how many gates wait for a person (see `transition autonomy`).
         #[arg(long)]
         level: String,
     },
@@ -161,9 +178,11 @@ pub enum Verb {
     SetTarget {
         #[command(flatten)]
         common: Common,
-        #[arg(long)]
+        /// The branch the node's work lands on; it must exist in the repository.
+        #[arg(long, value_name = "BRANCH")]
         target: String,
-        #[arg(long)]
+        /// pr or direct: open a pull request, or merge into the target.
+        #[arg(long, value_name = "METHOD")]
         delivery: Option<String>,
     },
     /// Record a dispatch's typed exit (by the holder that dispatched).
@@ -173,9 +192,11 @@ pub enum Verb {
         /// ok, failed, timeout or error.
         #[arg(long)]
         exit: String,
+        /// The process's exit code, if it exited.
         #[arg(long)]
         code: Option<i32>,
-        #[arg(long)]
+        /// Where the dispatch's log is (a path, recorded as given).
+        #[arg(long, value_name = "PATH")]
         log: Option<String>,
         /// Usage JSON (tokens, latency, cost).
         #[arg(long)]
@@ -185,6 +206,7 @@ pub enum Verb {
     RecordRun {
         #[command(flatten)]
         common: Common,
+        /// The pass envelope JSON (`-` reads stdin), as `splice pass` prints it.
         #[arg(long, value_name = "FILE")]
         envelope: PathBuf,
     },
@@ -192,9 +214,11 @@ pub enum Verb {
     Route {
         #[command(flatten)]
         common: Common,
-        #[arg(long)]
+        /// The route to move to (root, compound or leaf; a manifest may declare others).
+        #[arg(long, value_name = "ROUTE")]
         to: String,
-        #[arg(long)]
+        /// The step to enter on that route (default: its entry step).
+        #[arg(long, value_name = "STEP")]
         at: Option<String>,
     },
     /// Print the bead's JSON.
@@ -205,9 +229,11 @@ pub enum Verb {
     Kind(BeadOnly),
     /// Print the bead's resolved autonomy and where it comes from.
     Autonomy(BeadOnly),
-    /// Print the bead's resolved target and delivery method.
+    /// Print the branch the bead's work lands on: its own, else its nearest ancestor's, else
+    /// `[delivery] target`, else the branch checked out.
     Target(BeadOnly),
-    /// Print the bead's resolved delivery method and target.
+    /// Print how the bead's work lands, pr or direct: its own, else its nearest ancestor's, else
+    /// `[delivery] method`, else pr.
     Delivery(BeadOnly),
 }
 
