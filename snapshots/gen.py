@@ -69,7 +69,8 @@ def split(*children, seq=4):
 
 def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall_time_s=None,
              passes=0, tokens=0, wall_s=0, idle_passes=0, autonomy_default=None, worktrees=(),
-             branch="main", delivery_target=None, ancestors=(), unreadable=()):
+             branch="main", delivery_target=None, ancestors=(), unreadable=(),
+             missing_targets=()):
     snap = {
         "version": 1, "now": AT, "holder": HOLDER, "run": RUN, "scope": scope,
         "limits": {"max_passes": max_passes, "token_budget": token_budget,
@@ -85,7 +86,10 @@ def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall
         snap["branch"] = branch
     if ancestors:
         snap["ancestors"] = list(ancestors)
-    snap.update({"worktrees": sorted(worktrees), "manifest": MANIFEST, "beads": beads})
+    snap["worktrees"] = sorted(worktrees)
+    if missing_targets:
+        snap["missing_targets"] = sorted(missing_targets)
+    snap.update({"manifest": MANIFEST, "beads": beads})
     if unreadable:
         snap["unreadable"] = list(unreadable)
     return snap
@@ -505,6 +509,17 @@ def _():
 def _():
     return snapshot([bead("sp-a", "implement"), bead("sp-b", "review", target="feat")],
                     branch=None, jobs=2)
+
+
+@case("dispatch-target-missing")
+def _():
+    # `feature/gone` (sp-a's own) and `[delivery] target` `release` (sp-b inherits it from its
+    # parent's lineage: none, so the config's) name no commit; sp-c's own `main` does.
+    return snapshot([
+        bead("sp-a", "implement", target="feature/gone"),
+        bead("sp-b", "implement"),
+        bead("sp-c", "implement", target="main"),
+    ], jobs=3, delivery_target="release", missing_targets=["feature/gone", "release"])
 
 
 @case("scope-inherits-from-above")

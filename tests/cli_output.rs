@@ -234,6 +234,8 @@ fn task() {
             "wave",
         ],
     );
+    // A target must name a commit (issue 10, item 9).
+    r.git(&["branch", "dev"]);
     s.check(
         "set-target",
         &r,
@@ -395,6 +397,11 @@ fn refusals() {
             "--expect-seq",
             "1",
         ],
+    );
+    s.check(
+        "set-target-missing",
+        &r,
+        &["transition", "set-target", id, "--target", "nosuchbranch"],
     );
     r.ok(&["transition", "claim", "--bead", id, "--holder", "alice"]);
     s.check(

@@ -24,7 +24,7 @@
 //! | 10 | a proposal since entry newer than the check since entry, or S has floors and no check since entry | action `check` |
 //! | 11 | the check since entry escalated                                      | rest `escalated` {reason} |
 //! | 12 | a PR is recorded and the check since entry refused awaiting its merge | action `check` if an earlier run made that check, else rest `awaiting-merge` |
-//! | 13 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt, target}; rest `escalated` when no delivery target resolves (nothing to branch the worktree from) |
+//! | 13 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt, target}; rest `escalated` when no delivery target resolves (nothing to branch the worktree from), or the target is one of the snapshot's `missing_targets` (it names no commit) |
 //! | 14 | as 13, attempts exhausted                                            | action `park` |
 //! | 15 | otherwise (no command: a person does S and proposes)                 | rest `awaiting-human` |
 //!

@@ -219,6 +219,17 @@ fn work<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Outcome<'a> {
                     ),
                 });
             };
+            if ix.snapshot.missing_targets.iter().any(|t| t == target) {
+                return Outcome::Rest(Rest::Escalated {
+                    reason: format!(
+                        "its delivery target `{target}` names no commit in the repository (was \
+                         it deleted or renamed?): create it (`git branch {target} COMMIT`), or \
+                         point the node at a branch that exists with `splice transition \
+                         set-target {} --target BRANCH`",
+                        bead.id
+                    ),
+                });
+            }
             return Outcome::Dispatch {
                 attempt: attempts.saturating_add(1),
                 target,

@@ -212,6 +212,7 @@ impl<'a> Run<'a> {
             self.feed.refresh()?;
         }
         self.feed.refresh_worktrees();
+        self.feed.refresh_targets();
         let snap = &mut self.feed.snapshot;
         snap.now = crate::clock::now_string()?;
         snap.counters = Counters {

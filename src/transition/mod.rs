@@ -41,6 +41,7 @@ pub mod read;
 pub mod record;
 pub mod settings;
 pub mod split;
+pub mod target;
 
 #[cfg(test)]
 mod tests;
