@@ -7,6 +7,7 @@
 //! | [`act`] | each action carried out through the writer or the executor |
 //! | [`advice`] | what a person can do about a node, in words and with the exact command |
 //! | [`runner`] | the loop of passes, dispatches in flight on threads |
+//! | [`holder`] | a runner's holder identity, and whether the process behind one lives |
 //! | [`envelope`] | what a pass reports, and where it is recorded |
 //! | [`events`] | human, json and stream-json output |
 //! | [`interrupt`] | Ctrl-C: stop cleanly, releasing every claim |
@@ -17,6 +18,7 @@ pub mod advice;
 pub mod envelope;
 pub mod events;
 pub mod feed;
+pub mod holder;
 pub mod interrupt;
 pub mod prompts;
 pub mod runner;

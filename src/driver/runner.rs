@@ -7,10 +7,13 @@
 //! otherwise the runner waits for a dispatch to finish. A pass whose actions all came to nothing
 //! with nothing in flight is counted (`counters.idle_passes`), and `decide` calls the run
 //! `stalled` after a few. It never waits on another holder's claim: such a node rests `running`
-//! and the run returns.
+//! and the run returns. While it waits it reads the journal's new records now and then, and kills
+//! the dispatch of a node a person closed meanwhile (`splice close`/`cancel`), the others going
+//! on.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -18,8 +21,8 @@ use super::act::{self, Finished, RunCtx};
 use super::envelope::{self, Running};
 use super::events::{Event, Events, Output};
 use super::feed::Feed;
+pub use super::holder::{holder_alive, host, identity};
 use super::interrupt;
-use super::snapshot::Identity;
 use crate::decide::decide;
 use crate::error::{Error, Result};
 use crate::model::envelope::{ActResult, ActionReport};
@@ -56,31 +59,6 @@ pub struct Summary {
     pub envelope: Option<Envelope>,
     /// Ctrl-C or SIGTERM stopped the run.
     pub interrupted: bool,
-}
-
-/// This process's host name, for holder identities.
-pub fn host() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into buf.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "localhost".into();
-    }
-    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).replace(':', "_")
-}
-
-/// A fresh run id and the holder identity that names this process: `run:<host>:<pid>:<run-id>`.
-pub fn identity() -> Result<Identity> {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let stamp = crate::clock::now()?.format("%Y%m%dT%H%M%SZ");
-    let pid = std::process::id();
-    let run = format!("{stamp}-{pid}-{n}");
-    Ok(Identity {
-        holder: format!("run:{}:{pid}:{run}", host()),
-        run,
-    })
 }
 
 /// Drive passes until the run rests.
@@ -272,10 +250,11 @@ impl<'a> Run<'a> {
             if interrupt::requested() {
                 break;
             }
+            let cancel = Arc::new(AtomicBool::new(false));
             let result = if self.opts.dry_run {
                 Ok(ActResult::DryRun)
             } else {
-                self.carry_out(action)
+                self.carry_out(action, &cancel)
             };
             let result = match result {
                 Ok(r) => r,
@@ -298,6 +277,7 @@ impl<'a> Run<'a> {
                             step: step.clone(),
                             attempt: *attempt,
                             since: Instant::now(),
+                            cancel,
                         },
                     );
                 }
@@ -318,7 +298,7 @@ impl<'a> Run<'a> {
         (reports, outcome, None)
     }
 
-    fn carry_out(&self, action: &Action) -> Result<ActResult> {
+    fn carry_out(&self, action: &Action, cancel: &Arc<AtomicBool>) -> Result<ActResult> {
         let rc = &self.rc;
         match action {
             Action::Check { bead, step } => act::check(rc, bead, step),
@@ -328,7 +308,10 @@ impl<'a> Run<'a> {
                 target,
                 ..
             } => match self.feed.bead(bead) {
-                Some(b) => act::start_dispatch(rc, b, *attempt, target, self.done_tx.clone()),
+                Some(b) => {
+                    let signals = (self.done_tx.clone(), cancel.clone());
+                    act::start_dispatch(rc, b, *attempt, target, signals)
+                }
                 None => Ok(ActResult::Skipped {
                     reason: format!("{bead} is not in the snapshot"),
                 }),
@@ -365,11 +348,35 @@ impl<'a> Run<'a> {
         });
     }
 
-    /// Wait for one dispatch to finish, telling a person what is still running now and then.
+    /// Kill the dispatches of nodes a person closed while they ran (`splice close`/`cancel`):
+    /// the work is no longer wanted, and the dispatch's credential stopped working with its
+    /// claim. The feed is read again first.
+    fn stop_closed(&mut self) {
+        if self.inflight.is_empty() || self.feed.refresh().is_err() {
+            return;
+        }
+        for (bead, running) in &self.inflight {
+            let closed = self.feed.bead(bead).is_some_and(|b| b.is_closed());
+            if closed && !running.cancel.swap(true, Ordering::Relaxed) {
+                self.events.emit(&Event::Warning {
+                    text: format!("{bead} was closed while its dispatch ran; killing the dispatch"),
+                });
+            }
+        }
+    }
+
+    /// Wait for one dispatch to finish, telling a person what is still running now and then,
+    /// and killing the dispatch of a node closed meanwhile ([`Run::stop_closed`]).
     fn wait_one(&mut self) {
         let mut last_note = Instant::now();
+        let mut last_read = Instant::now();
+        self.stop_closed();
         loop {
             // Short ticks: the dispatch threads see an interrupt themselves; this only reports.
+            if last_read.elapsed() >= Duration::from_secs(1) {
+                last_read = Instant::now();
+                self.stop_closed();
+            }
             match self.done_rx.recv_timeout(Duration::from_millis(250)) {
                 Ok(f) => return self.finished(f),
                 Err(RecvTimeoutError::Timeout)
@@ -463,20 +470,4 @@ fn warn_uncommitted(store: &Store, events: &Events) {
 
 fn elapsed_ms(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
-
-/// Is the process behind a `run:<host>:<pid>:…` holder alive? `None` when it names another host
-/// or is not a runner's holder.
-pub fn holder_alive(holder: &str) -> Option<bool> {
-    let mut parts = holder.splitn(4, ':');
-    if parts.next() != Some("run") {
-        return None;
-    }
-    let (h, pid) = (parts.next()?, parts.next()?.parse::<i32>().ok()?);
-    if h != host() || pid <= 0 {
-        return None;
-    }
-    // SAFETY: signal 0 only checks that the process exists.
-    let rc = unsafe { libc::kill(pid, 0) };
-    Some(rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
 }
