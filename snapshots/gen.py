@@ -99,6 +99,10 @@ def unreadable(id, error="not a valid bead: EOF while parsing an object at line 
     return {"id": id, "file": f".splice/beads/{id}.json", "error": error}
 
 
+def cancelled(reason="created by mistake", seq=11):
+    return {"reason": reason, "seq": seq, "at": AT}
+
+
 def campaign_root(id="sp-root", step="delegate", **kw):
     return bead(id, step, route="root", **kw)
 
@@ -189,6 +193,18 @@ def _():
         bead("sp-a", "implement", deps=["sp-b"]),
         bead("sp-b", "deliver", status="closed"),
     ])
+
+
+@case("cancelled-blocks-dependents")
+def _():
+    # A cancelled blocker satisfies nothing (sp-a rests blocked by it); a blocker closed as done
+    # does (sp-c dispatches).
+    return snapshot([
+        bead("sp-a", "implement", deps=["sp-b"]),
+        bead("sp-b", "implement", status="closed", cancelled=cancelled()),
+        bead("sp-c", "implement", deps=["sp-d"]),
+        bead("sp-d", "deliver", status="closed"),
+    ], jobs=2)
 
 
 @case("idle-all-blocked")
@@ -559,6 +575,32 @@ def _():
         bead("sp-root.1", "deliver", parent="sp-root", status="closed"),
         bead("sp-root.2", "implement", parent="sp-root"),
     ], scope="sp-root", worktrees=["sp-root.1"])
+
+
+@case("cancelled-not-counted")
+def _():
+    # A bead parked by mistake and then cancelled rests closed, not parked: the run is done.
+    return snapshot([
+        bead("sp-a", "deliver", status="closed"),
+        bead("sp-b", "implement", status="closed", cancelled=cancelled(),
+             dead_letter={"step": "implement", "reason": "attempts exhausted on implement: 3 of 3",
+                          "seq": 9, "at": AT}),
+    ])
+
+
+@case("cancelled-only-idle")
+def _():
+    # Nothing but cancelled beads: nothing was done, so not `done`.
+    return snapshot([bead("sp-a", "implement", status="closed", cancelled=cancelled())])
+
+
+@case("scope-cancelled-not-done")
+def _():
+    # A cancelled scope root is not done either; nor does its closed-as-done child make it so.
+    return snapshot([
+        campaign_root(status="closed", cancelled=cancelled(), split=split("sp-root.1")),
+        bead("sp-root.1", "deliver", parent="sp-root", status="closed"),
+    ], scope="sp-root")
 
 
 @case("empty-idle")

@@ -124,6 +124,23 @@ pub enum Refusal {
         children: Vec<String>,
         seq: u64,
     },
+    /// `resplit` on a node that has not split.
+    #[error(
+        "bead {bead} has not split: `splice transition split` makes its first split; `resplit` \
+         only redoes one"
+    )]
+    NotSplit { bead: String },
+    /// `close` or `cancel` of a bead whose children are open, without `--recursive`.
+    #[error(
+        "bead {bead} has open children: {joined}; `splice {verb} {bead} --recursive --reason R` \
+         {verb}s them too, or close or cancel them first",
+        joined = children.join(", ")
+    )]
+    OpenChildren {
+        bead: String,
+        verb: String,
+        children: Vec<String>,
+    },
     /// A split's child id is taken.
     #[error("bead {child} already exists")]
     ChildExists { child: String },
@@ -211,6 +228,8 @@ impl Refusal {
             Refusal::LeafSplit { .. } => "leaf-split",
             Refusal::NotASplitStep { .. } => "not-a-split-step",
             Refusal::AlreadySplit { .. } => "already-split",
+            Refusal::NotSplit { .. } => "not-split",
+            Refusal::OpenChildren { .. } => "open-children",
             Refusal::ChildExists { .. } => "child-exists",
             Refusal::NoSuchDirectory { .. } => "no-such-directory",
             Refusal::DeepOnMainline { .. } => "deep-on-mainline",

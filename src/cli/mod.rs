@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use crate::error::Result;
 
 pub mod args;
+pub mod close;
 pub mod decide;
 pub mod demo;
 pub mod init;
@@ -60,6 +61,10 @@ pub enum Command {
     Decide(decide::Args),
     /// Show the tree, each node's step and the reason it acts or rests.
     Status(status::Args),
+    /// A person closes a bead whose work was done another way (releases its claim; journaled).
+    Close(close::Args),
+    /// A person cancels a bead that will not be done: closed, and it counts for nothing.
+    Cancel(close::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -76,5 +81,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Snapshot(args) => snapshot::run(global, args),
         Command::Decide(args) => decide::run(global, args),
         Command::Status(args) => status::run(global, args),
+        Command::Close(args) => close::run(args, global, false),
+        Command::Cancel(args) => close::run(args, global, true),
     }
 }

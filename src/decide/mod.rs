@@ -17,7 +17,7 @@
 //! | 3  | leased by another holder                                             | rest `running` {holder, since, options: wait, clear-claim} |
 //! | 4  | leased by this runner (dispatch in flight)                           | rest `in-flight` |
 //! | 5  | dead-lettered                                                        | rest `parked` {step, reason} |
-//! | 6  | a `blocks` dependency not closed (absent from the snapshot = open)   | rest `blocked` {by} |
+//! | 6  | a `blocks` dependency not done: open, cancelled, or absent from the snapshot (= open) | rest `blocked` {by} |
 //! | 7  | the parent (not closed) is on a step before its route's delegate step | rest `waiting-parent` |
 //! | 8  | gate pending on S                                                    | rest `awaiting-human` {gate, autonomy, source} |
 //! | 9  | S is the delegate step and a child its split sanctioned is open      | rest `waiting-children` |
@@ -48,8 +48,9 @@
 //! * **Jobs.** Past `limits.jobs` dispatches (this runner's in-flight leases counted), the rest
 //!   rest `queued`.
 //!
-//! Then the run status, the first that applies: `done` (scope root closed; without a scope,
-//! at least one top-level bead and all of them closed) · `budget` (a limit reached) · `stalled`
+//! Then the run status, the first that applies: `done` (scope root closed and not cancelled;
+//! without a scope, at least one top-level bead not cancelled, and all of them closed: a
+//! cancelled bead counts for nothing) · `budget` (a limit reached) · `stalled`
 //! (actions, nothing in flight, and the runner reports that the last [`STALL_PASSES`] passes'
 //! actions all came to nothing: `counters.idle_passes`) · `ready` (actions, or dispatches in
 //! flight) · `escalated` (parked or escalated nodes) · `suspended-human` (awaiting-human or
@@ -200,11 +201,15 @@ impl Seen {
 fn run_status(ix: &Index, seen: &Seen) -> RunStatus {
     let snap = ix.snapshot;
     let done = match &snap.scope {
-        Some(root) => ix.bead(root).is_some_and(|b| b.is_closed()),
+        Some(root) => ix.bead(root).is_some_and(|b| b.is_done()),
         None => {
-            // At least one top-level bead (a parent cycle has none), and all of them closed.
-            // An unreadable file may be an open top-level bead.
-            let mut tops = ix.beads.iter().filter(|b| ix.is_top_level(b)).peekable();
+            // At least one top-level bead that is not cancelled (a parent cycle has none), and
+            // all of them closed. An unreadable file may be an open top-level bead.
+            let mut tops = ix
+                .beads
+                .iter()
+                .filter(|b| ix.is_top_level(b) && !b.is_cancelled())
+                .peekable();
             ix.unreadable.is_empty() && tops.peek().is_some() && tops.all(|b| b.is_closed())
         }
     };

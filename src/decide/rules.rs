@@ -80,10 +80,10 @@ fn settled<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<Outcome<'a>> {
         }));
     }
 
-    // 6: open blocking dependencies.
+    // 6: blocking dependencies not done (open, absent, or cancelled).
     let mut by: Vec<String> = bead
         .blockers()
-        .filter(|b| !ix.is_closed(b))
+        .filter(|b| !ix.is_done(b))
         .map(str::to_string)
         .collect();
     if !by.is_empty() {

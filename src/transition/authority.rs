@@ -58,6 +58,7 @@ impl Actor {
 pub enum Verb {
     Propose,
     Split,
+    Resplit,
     Complete,
     Integrate,
     Deliver,
@@ -74,6 +75,8 @@ pub enum Verb {
     SetAutonomy,
     SetTarget,
     ReleaseClear,
+    Close,
+    Cancel,
     Init,
     InitTask,
     Run,
@@ -92,6 +95,7 @@ impl Verb {
     pub const ALL: &[Verb] = &[
         Verb::Propose,
         Verb::Split,
+        Verb::Resplit,
         Verb::Complete,
         Verb::Integrate,
         Verb::Deliver,
@@ -108,6 +112,8 @@ impl Verb {
         Verb::SetAutonomy,
         Verb::SetTarget,
         Verb::ReleaseClear,
+        Verb::Close,
+        Verb::Cancel,
         Verb::Init,
         Verb::InitTask,
         Verb::Run,
@@ -124,7 +130,7 @@ impl Verb {
     /// The table: who may run this verb.
     pub const fn actor(self) -> Actor {
         match self {
-            Verb::Propose | Verb::Split => Actor::Agent,
+            Verb::Propose | Verb::Split | Verb::Resplit => Actor::Agent,
             Verb::Complete
             | Verb::Integrate
             | Verb::Deliver
@@ -141,6 +147,8 @@ impl Verb {
             | Verb::SetAutonomy
             | Verb::SetTarget
             | Verb::ReleaseClear
+            | Verb::Close
+            | Verb::Cancel
             | Verb::Init
             | Verb::InitTask
             | Verb::Run
@@ -160,6 +168,7 @@ impl Verb {
         match self {
             Verb::Propose => "propose",
             Verb::Split => "split",
+            Verb::Resplit => "resplit",
             Verb::Complete => "complete",
             // `integrate` and `deliver` complete the steps with those roles, and are named so.
             Verb::Integrate => Role::Integrate.name(),
@@ -177,6 +186,8 @@ impl Verb {
             Verb::SetAutonomy => "set-autonomy",
             Verb::SetTarget => "set-target",
             Verb::ReleaseClear => "release --clear",
+            Verb::Close => "close",
+            Verb::Cancel => "cancel",
             Verb::Init => "init",
             Verb::InitTask => "init-task",
             Verb::Run => "run",

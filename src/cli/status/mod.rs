@@ -51,6 +51,9 @@ struct Row<'a> {
     title: &'a str,
     kind: &'static str,
     status: &'static str,
+    /// Closed by `splice cancel`: the work will not be done.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    cancelled: bool,
     step: &'a str,
     lease: Option<&'a Lease>,
     attempts: u32,
@@ -188,6 +191,7 @@ fn rows<'a>(
                 title: &b.title,
                 kind: p.kind.as_str(),
                 status: status_name(b),
+                cancelled: b.is_cancelled(),
                 step: &p.step,
                 lease: p.lease.as_ref(),
                 attempts: b.attempts_on(&p.step),
@@ -219,6 +223,7 @@ fn unreadable_row<'a>(
         title: "",
         kind: "unknown",
         status: UNREADABLE,
+        cancelled: false,
         step: "",
         lease: None,
         attempts: 0,
@@ -369,7 +374,8 @@ fn human(report: &Report, paint: Paint) -> String {
             continue;
         }
         if r.status == "closed" {
-            out.push_str(&paint.dim(&format!("{indent}{} {} (closed)", r.id, r.title)));
+            let how = if r.cancelled { "cancelled" } else { "closed" };
+            out.push_str(&paint.dim(&format!("{indent}{} {} ({how})", r.id, r.title)));
             out.push('\n');
             continue;
         }

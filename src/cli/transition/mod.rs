@@ -117,6 +117,14 @@ pub enum Verb {
         #[arg(long, value_name = "FILE")]
         children: PathBuf,
     },
+    /// Redo the node's split while it is at its split step (before that step's gate passes).
+    Resplit {
+        #[command(flatten)]
+        common: Common,
+        /// JSON array of {title, description, scenarios, files, depends_on}: the new children.
+        #[arg(long, value_name = "FILE")]
+        children: PathBuf,
+    },
     /// Claim a bead for a holder. With --dispatch, counts one attempt on the current step.
     Claim {
         #[command(flatten)]

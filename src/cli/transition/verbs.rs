@@ -13,7 +13,9 @@ use crate::error::{Error, Result};
 use crate::model::Role;
 use crate::model::bead::ExitKind;
 use crate::store::Store;
-use crate::transition::{Ctx, Who, claim, complete, gate, park, propose, record, settings, split};
+use crate::transition::{
+    Ctx, Who, claim, complete, gate, park, propose, record, resplit, settings, split,
+};
 
 /// The writer's context for a command-line caller, recognized as a person or a dispatched
 /// session.
@@ -105,6 +107,11 @@ pub(super) fn step_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             let children = split::read_children(&children)?;
             let out = split::split(&ctx(store, &common, now), common.bead.id(), &children);
             output::emit(store, out)
+        }
+        Verb::Resplit { common, children } => {
+            let children = split::read_children(&children)?;
+            let ctx = ctx(store, &common, now);
+            output::emit(store, resplit::resplit(&ctx, common.bead.id(), &children))
         }
         other => lease_verb(store, now, other),
     }
