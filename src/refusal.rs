@@ -141,6 +141,9 @@ pub enum Refusal {
         verb: String,
         children: Vec<String>,
     },
+    /// `close`/`cancel` raced a split: a child appeared after the descendants were read.
+    #[error("bead {bead} was split meanwhile (into {child}, among others); run the command again")]
+    SplitMeanwhile { bead: String, child: String },
     /// A split's child id is taken.
     #[error("bead {child} already exists")]
     ChildExists { child: String },
@@ -230,6 +233,7 @@ impl Refusal {
             Refusal::AlreadySplit { .. } => "already-split",
             Refusal::NotSplit { .. } => "not-split",
             Refusal::OpenChildren { .. } => "open-children",
+            Refusal::SplitMeanwhile { .. } => "split-meanwhile",
             Refusal::ChildExists { .. } => "child-exists",
             Refusal::NoSuchDirectory { .. } => "no-such-directory",
             Refusal::DeepOnMainline { .. } => "deep-on-mainline",

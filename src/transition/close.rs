@@ -83,16 +83,10 @@ pub fn close(
             if args.cancel { "cancelled" } else { "closed" }
         )));
     }
-    // The descendants, found without the lock and read again under it; the subject's seq is
-    // compared under the lock, so a split made in between refuses rather than leave new
-    // children open.
-    let subject = ctx.store.read_bead(id)?;
-    let below = open_descendants(&ctx.store.scan()?.beads, id);
+    // The descendants, found without the lock and read again under it (a child split off in
+    // between is refused by the plan, which never leaves one open unknowingly).
+    let below = descendants(&ctx.store.scan()?.beads, id);
     let reads = Reads::subject(id).with_others(below);
-    let ctx = Ctx {
-        expect_seq: ctx.expect_seq.or(Some(subject.pipeline.seq)),
-        ..ctx.clone()
-    };
     ctx.apply(verb, verb.name(), &reads, |fresh, who| {
         let liveness = std::iter::once(&fresh.subject)
             .chain(&fresh.others)
@@ -103,8 +97,8 @@ pub fn close(
     })
 }
 
-/// The open beads below `id` (through `parent`, whatever the status of those between), by id.
-pub fn open_descendants(beads: &[Bead], id: &str) -> Vec<String> {
+/// The beads below `id` (through `parent`), by id.
+pub fn descendants(beads: &[Bead], id: &str) -> Vec<String> {
     let mut children: HashMap<&str, Vec<&Bead>> = HashMap::new();
     for b in beads {
         if let Some(parent) = b.parent.as_deref() {
@@ -112,24 +106,20 @@ pub fn open_descendants(beads: &[Bead], id: &str) -> Vec<String> {
         }
     }
     let mut seen = BTreeSet::new();
-    let mut open = Vec::new();
     let mut stack = vec![id];
     while let Some(at) = stack.pop() {
         for child in children.get(at).into_iter().flatten() {
             // A parent cycle in hand-edited files must not loop.
             if child.id != id && seen.insert(child.id.as_str()) {
-                if !child.is_closed() {
-                    open.push(child.id.clone());
-                }
                 stack.push(child.id.as_str());
             }
         }
     }
-    open.sort();
-    open
+    seen.into_iter().map(str::to_string).collect()
 }
 
-/// End `fresh.subject`, and its open descendants among `fresh.others` when asked; `liveness`
+/// End `fresh.subject`, and its open descendants (`fresh.others` are all of them) when asked;
+/// `liveness`
 /// says, per claim holder, whether it lives ([`close`]).
 pub fn plan(
     args: CloseArgs,
@@ -142,6 +132,7 @@ pub fn plan(
     who.admit(verb)?;
     let subject = &fresh.subject;
     require_open(subject)?;
+    require_children_read(fresh)?;
     let open: Vec<&Bead> = fresh
         .others
         .iter()
@@ -197,6 +188,22 @@ pub fn plan(
         reason: Some(why),
         output,
     })
+}
+
+/// Refuse when a split of the subject or a descendant names a child not read with them (split
+/// off after the descendants were looked for): ending them would leave it open unknowingly.
+fn require_children_read(fresh: &Fresh) -> Result<(), Refusal> {
+    let read = |id: &str| fresh.others.iter().any(|o| o.id == id);
+    for bead in std::iter::once(&fresh.subject).chain(&fresh.others) {
+        let children = bead.pipeline.split.iter().flat_map(|s| &s.children);
+        if let Some(child) = children.into_iter().find(|c| !read(c)) {
+            return Err(Refusal::SplitMeanwhile {
+                bead: bead.id.clone(),
+                child: child.clone(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// `bead` closed with `reason`, its claim gone, and with `cancel` its [`Cancelled`] marker.
@@ -291,6 +298,7 @@ mod tests {
 
     #[test]
     fn descendants_are_found_through_closed_ones_and_never_loop() {
+        // (`plan` ends only the open ones.)
         let mut closed = bead("sp-a.1", Some("sp-a"));
         closed.close("done", NOW);
         let beads = [
@@ -299,6 +307,6 @@ mod tests {
             bead("sp-a.1.1", Some("sp-a.1")),
             bead("sp-b", None),
         ];
-        assert_eq!(open_descendants(&beads, "sp-a"), ["sp-a.1.1"]);
+        assert_eq!(descendants(&beads, "sp-a"), ["sp-a.1", "sp-a.1.1"]);
     }
 }

@@ -45,8 +45,8 @@ pub fn resplit(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<Resplit> {
     for child in &mut children {
         child.scenarios = normalize_scenarios(&child.scenarios)?;
     }
-    // The split it replaces, read without the lock; the parent's seq is compared under it, so
-    // the children read and the ids probed are the ones the plan sees.
+    // The split it replaces, read without the lock; the plan refuses if the split under the lock
+    // is another, so the children read and the ids probed are the ones it sees.
     let parent = ctx.store.read_bead(id)?;
     let before = parent
         .pipeline
@@ -58,16 +58,15 @@ pub fn resplit(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<Resplit> {
     let new_ids = (1..=children.len())
         .map(|i| ids::child_id(id, offset + i))
         .collect();
-    let reads = Reads::subject(id).with_others(before).probing(new_ids);
-    let ctx = Ctx {
-        expect_seq: ctx.expect_seq.or(Some(parent.pipeline.seq)),
-        ..ctx.clone()
-    };
+    let reads = Reads::subject(id)
+        .with_others(before.clone())
+        .probing(new_ids);
     ctx.apply(Verb::Resplit, "resplit", &reads, |fresh, who| {
         let input = ResplitInput {
             children: &children,
             entry,
             split_step,
+            read: &before,
         };
         Ok(plan(&input, who, fresh, &ctx.now)?)
     })
@@ -93,6 +92,8 @@ pub struct ResplitInput<'a> {
     pub entry: &'a str,
     /// The manifest's step with role `split`.
     pub split_step: Option<&'a str>,
+    /// The children of the split it replaces, as read before the lock (`fresh.others`).
+    pub read: &'a [String],
 }
 
 /// Re-split `fresh.subject`; `fresh.others` are the children of the split it replaces and
@@ -117,6 +118,12 @@ pub fn plan(
             bead: id.clone(),
             step: parent.pipeline.step.clone(),
             split_step: input.split_step.map(str::to_string),
+        });
+    }
+    if split.children != input.read {
+        return Err(Refusal::SplitMeanwhile {
+            bead: id.clone(),
+            child: split.children.last().cloned().unwrap_or_default(),
         });
     }
     let seq = next_seq(parent);
