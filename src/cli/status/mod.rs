@@ -130,39 +130,8 @@ fn rows<'a>(
         .map(|u| (u.id.as_str(), None))
         .collect();
     by_id.extend(snap.beads.iter().map(|b| (b.id.as_str(), Some(b))));
-    let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let mut tops = Vec::new();
-    for (&id, b) in &by_id {
-        let parent = b.and_then(|b| b.parent.as_deref());
-        match parent.filter(|p| by_id.contains_key(p)) {
-            Some(p) => children.entry(p).or_default().push(id),
-            None => tops.push(id),
-        }
-    }
     let actions: BTreeMap<&str, &Action> = decision.actions.iter().map(|a| (a.bead(), a)).collect();
-
-    let mut order: Vec<(&str, usize)> = Vec::new();
-    let mut seen = HashSet::new();
-    let mut stack: Vec<(&str, usize)> = tops.iter().rev().map(|&id| (id, 0)).collect();
-    let mut walk = |stack: &mut Vec<(&'a str, usize)>, order: &mut Vec<(&'a str, usize)>| {
-        while let Some((id, depth)) = stack.pop() {
-            if !seen.insert(id) {
-                continue;
-            }
-            order.push((id, depth));
-            for &c in children.get(id).into_iter().flatten().rev() {
-                stack.push((c, depth + 1));
-            }
-        }
-    };
-    walk(&mut stack, &mut order);
-    let stranded: Vec<&str> = by_id.keys().copied().collect();
-    for id in stranded {
-        stack.push((id, 0));
-        walk(&mut stack, &mut order);
-    }
-
-    order
+    tree_order(&by_id)
         .into_iter()
         .filter_map(|(id, depth)| {
             let action = actions.get(id).copied();
@@ -204,6 +173,40 @@ fn rows<'a>(
             })
         })
         .collect()
+}
+
+/// Every id of `by_id` with its depth, depth first, children by id; nodes caught in a parent
+/// cycle come last.
+fn tree_order<'a>(by_id: &BTreeMap<&'a str, Option<&'a Bead>>) -> Vec<(&'a str, usize)> {
+    let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut tops = Vec::new();
+    for (&id, b) in by_id {
+        let parent = b.and_then(|b| b.parent.as_deref());
+        match parent.filter(|p| by_id.contains_key(p)) {
+            Some(p) => children.entry(p).or_default().push(id),
+            None => tops.push(id),
+        }
+    }
+    let mut order: Vec<(&str, usize)> = Vec::new();
+    let mut seen = HashSet::new();
+    let mut stack: Vec<(&str, usize)> = tops.iter().rev().map(|&id| (id, 0)).collect();
+    let mut walk = |stack: &mut Vec<(&'a str, usize)>, order: &mut Vec<(&'a str, usize)>| {
+        while let Some((id, depth)) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            order.push((id, depth));
+            for &c in children.get(id).into_iter().flatten().rev() {
+                stack.push((c, depth + 1));
+            }
+        }
+    };
+    walk(&mut stack, &mut order);
+    for &id in by_id.keys() {
+        stack.push((id, 0));
+        walk(&mut stack, &mut order);
+    }
+    order
 }
 
 /// The status of a row whose bead file could not be read.
