@@ -74,7 +74,8 @@ def split(*children, seq=4):
 
 def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall_time_s=None,
              passes=0, tokens=0, wall_s=0, idle_passes=0, autonomy_default=None, worktrees=(),
-             branch="main", delivery_target=None, ancestors=(), unreadable=(), backoff_s=None):
+             branch="main", delivery_target=None, ancestors=(), unreadable=(), backoff_s=None,
+             missing_targets=()):
     snap = {
         "version": 1, "now": AT, "holder": HOLDER, "run": RUN, "scope": scope,
         "limits": {"max_passes": max_passes, "token_budget": token_budget,
@@ -92,7 +93,10 @@ def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall
         snap["branch"] = branch
     if ancestors:
         snap["ancestors"] = list(ancestors)
-    snap.update({"worktrees": sorted(worktrees), "manifest": MANIFEST, "beads": beads})
+    snap["worktrees"] = sorted(worktrees)
+    if missing_targets:
+        snap["missing_targets"] = sorted(missing_targets)
+    snap.update({"manifest": MANIFEST, "beads": beads})
     if unreadable:
         snap["unreadable"] = list(unreadable)
     return snap
@@ -100,6 +104,10 @@ def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall
 
 def unreadable(id, error="not a valid bead: EOF while parsing an object at line 1 column 7"):
     return {"id": id, "file": f".splice/beads/{id}.json", "error": error}
+
+
+def cancelled(reason="created by mistake", seq=11):
+    return {"reason": reason, "seq": seq, "at": AT}
 
 
 def campaign_root(id="sp-root", step="delegate", **kw):
@@ -205,6 +213,18 @@ def _():
         bead("sp-a", "implement", deps=["sp-b"]),
         bead("sp-b", "deliver", status="closed"),
     ])
+
+
+@case("cancelled-blocks-dependents")
+def _():
+    # A cancelled blocker satisfies nothing (sp-a rests blocked by it); a blocker closed as done
+    # does (sp-c dispatches).
+    return snapshot([
+        bead("sp-a", "implement", deps=["sp-b"]),
+        bead("sp-b", "implement", status="closed", cancelled=cancelled()),
+        bead("sp-c", "implement", deps=["sp-d"]),
+        bead("sp-d", "deliver", status="closed"),
+    ], jobs=2)
 
 
 @case("idle-all-blocked")
@@ -599,6 +619,17 @@ def _():
                     branch=None, jobs=2)
 
 
+@case("dispatch-target-missing")
+def _():
+    # `feature/gone` (sp-a's own) and `[delivery] target` `release` (sp-b inherits it from its
+    # parent's lineage: none, so the config's) name no commit; sp-c's own `main` does.
+    return snapshot([
+        bead("sp-a", "implement", target="feature/gone"),
+        bead("sp-b", "implement"),
+        bead("sp-c", "implement", target="main"),
+    ], jobs=3, delivery_target="release", missing_targets=["feature/gone", "release"])
+
+
 @case("scope-inherits-from-above")
 def _():
     above = campaign_root(step="delegate", autonomy="wave", target="campaign/up",
@@ -636,6 +667,32 @@ def _():
         bead("sp-root.1", "deliver", parent="sp-root", status="closed"),
         bead("sp-root.2", "implement", parent="sp-root"),
     ], scope="sp-root", worktrees=["sp-root.1"])
+
+
+@case("cancelled-not-counted")
+def _():
+    # A bead parked by mistake and then cancelled rests closed, not parked: the run is done.
+    return snapshot([
+        bead("sp-a", "deliver", status="closed"),
+        bead("sp-b", "implement", status="closed", cancelled=cancelled(),
+             dead_letter={"step": "implement", "reason": "attempts exhausted on implement: 3 of 3",
+                          "seq": 9, "at": AT}),
+    ])
+
+
+@case("cancelled-only-idle")
+def _():
+    # Nothing but cancelled beads: nothing was done, so not `done`.
+    return snapshot([bead("sp-a", "implement", status="closed", cancelled=cancelled())])
+
+
+@case("scope-cancelled-not-done")
+def _():
+    # A cancelled scope root is not done either; nor does its closed-as-done child make it so.
+    return snapshot([
+        campaign_root(status="closed", cancelled=cancelled(), split=split("sp-root.1")),
+        bead("sp-root.1", "deliver", parent="sp-root", status="closed"),
+    ], scope="sp-root")
 
 
 @case("empty-idle")

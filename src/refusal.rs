@@ -124,6 +124,26 @@ pub enum Refusal {
         children: Vec<String>,
         seq: u64,
     },
+    /// `resplit` on a node that has not split.
+    #[error(
+        "bead {bead} has not split: `splice transition split` makes its first split; `resplit` \
+         only redoes one"
+    )]
+    NotSplit { bead: String },
+    /// `close` or `cancel` of a bead whose children are open, without `--recursive`.
+    #[error(
+        "bead {bead} has open children: {joined}; `splice {verb} {bead} --recursive --reason R` \
+         {verb}s them too, or close or cancel them first",
+        joined = children.join(", ")
+    )]
+    OpenChildren {
+        bead: String,
+        verb: String,
+        children: Vec<String>,
+    },
+    /// `close`/`cancel` raced a split: a child appeared after the descendants were read.
+    #[error("bead {bead} was split meanwhile (into {child}, among others); run the command again")]
+    SplitMeanwhile { bead: String, child: String },
     /// A split's child id is taken.
     #[error("bead {child} already exists")]
     ChildExists { child: String },
@@ -143,6 +163,36 @@ pub enum Refusal {
         supplied_by: String,
         target: String,
     },
+    /// `init`/`init-task` where there is no git repository to branch from.
+    #[error(
+        "{} is not in a git repository: splice's agents work in git worktrees branched from a \
+         delivery target; run `git init` and commit something (`git commit --allow-empty -m \
+         start`), then try again",
+        dir.display()
+    )]
+    NoRepository { dir: PathBuf },
+    /// `init`/`init-task` in a repository with no commit to branch from.
+    #[error(
+        "the git repository at {} has no commits yet: agents branch their worktrees from a \
+         commit on the delivery target; commit something first (`git commit --allow-empty -m \
+         start`)",
+        repo.display()
+    )]
+    NoCommits { repo: PathBuf },
+    /// `init`/`init-task` with nothing naming a target and HEAD detached.
+    #[error(
+        "no delivery target: HEAD in {} is detached and neither --target nor `[delivery] \
+         target` names a branch; pass --target BRANCH",
+        repo.display()
+    )]
+    NoTarget { repo: PathBuf },
+    /// A delivery target (`--target`, `[delivery] target`, `set-target`) that names no commit.
+    #[error(
+        "delivery target `{target}` does not exist in {}: create it (`git branch {target}`), or \
+         name an existing branch",
+        repo.display()
+    )]
+    NoSuchTarget { target: String, repo: PathBuf },
     /// `route --to` a route the manifest does not declare.
     #[error("unknown route {route:?} (the manifest has: {known})", known = known.join(", "))]
     UnknownRoute { route: String, known: Vec<String> },
@@ -181,9 +231,16 @@ impl Refusal {
             Refusal::LeafSplit { .. } => "leaf-split",
             Refusal::NotASplitStep { .. } => "not-a-split-step",
             Refusal::AlreadySplit { .. } => "already-split",
+            Refusal::NotSplit { .. } => "not-split",
+            Refusal::OpenChildren { .. } => "open-children",
+            Refusal::SplitMeanwhile { .. } => "split-meanwhile",
             Refusal::ChildExists { .. } => "child-exists",
             Refusal::NoSuchDirectory { .. } => "no-such-directory",
             Refusal::DeepOnMainline { .. } => "deep-on-mainline",
+            Refusal::NoRepository { .. } => "no-repository",
+            Refusal::NoCommits { .. } => "no-commits",
+            Refusal::NoTarget { .. } => "no-target",
+            Refusal::NoSuchTarget { .. } => "no-such-target",
             Refusal::UnknownRoute { .. } => "unknown-route",
             Refusal::StepNotOnRoute { .. } => "step-not-on-route",
             Refusal::FloorRefused(_) => "floor-refused",

@@ -234,6 +234,8 @@ fn task() {
             "wave",
         ],
     );
+    // A target must name a commit (issue 10, item 9).
+    r.git(&["branch", "dev"]);
     s.check(
         "set-target",
         &r,
@@ -396,6 +398,11 @@ fn refusals() {
             "1",
         ],
     );
+    s.check(
+        "set-target-missing",
+        &r,
+        &["transition", "set-target", id, "--target", "nosuchbranch"],
+    );
     r.ok(&["transition", "claim", "--bead", id, "--holder", "alice"]);
     s.check(
         "claim-held",
@@ -504,5 +511,70 @@ fn decide() {
             "--expect",
             "wrong.json",
         ],
+    );
+}
+
+/// A person undoes mistakes (issue 10, item 8): close, cancel, and a re-split.
+#[test]
+fn undo() {
+    let mut s = Snapshots::new("undo");
+    let r = Repo::new();
+    let task = r.task("Done elsewhere", &[]);
+    s.check(
+        "close",
+        &r,
+        &["close", &task, "--reason", "fixed by hand in 1a2b3c"],
+    );
+    let mistake = r.task("Created by mistake", &[]);
+    r.ok(&["transition", "park", &mistake, "--reason", "not wanted"]);
+    s.check(
+        "cancel-parked",
+        &r,
+        &["cancel", &mistake, "--reason", "created by mistake"],
+    );
+    s.check("status-after", &r, &["status"]);
+
+    let r = Repo::new();
+    let root = r.init(&["--scenarios", "S1,S2"]);
+    let root = root.as_str();
+    r.ok(&[
+        "transition",
+        "route",
+        root,
+        "--to",
+        "root",
+        "--at",
+        "to-issues",
+    ]);
+    r.write(
+        "children.json",
+        r#"[{"title": "Parser", "scenarios": ["S1"]}, {"title": "Printer", "scenarios": ["S2"], "depends_on": [0]}]"#,
+    );
+    r.ok(&["transition", "split", root, "--children", "children.json"]);
+    s.check(
+        "cancel-open-children",
+        &r,
+        &["cancel", root, "--reason", "wrong campaign"],
+    );
+    let first = format!("{root}.1");
+    s.check(
+        "cancel-child",
+        &r,
+        &["cancel", &first, "--reason", "split wrongly"],
+    );
+    s.check("status-blocked", &r, &["status"]);
+    s.check(
+        "complete-not-conserved",
+        &r,
+        &["transition", "complete", root, "--step", "to-issues"],
+    );
+    r.write(
+        "again.json",
+        r#"[{"title": "Parser and printer", "scenarios": ["S1", "S2"]}]"#,
+    );
+    s.check(
+        "resplit",
+        &r,
+        &["transition", "resplit", root, "--children", "again.json"],
     );
 }

@@ -80,6 +80,8 @@ fn a_compound_spec_moves_the_node_to_the_compound_route() {
 #[test]
 fn a_verdictless_spec_keeps_its_gate_at_every_level() {
     let r = Repo::new();
+    // A target must exist (issue 10, item 9).
+    r.git(&["branch", "campaign/x"]);
     let id = r.task("T", &["--autonomy", "deep", "--target", "campaign/x"]);
     let sha = head(&r);
     r.write(

@@ -24,6 +24,19 @@ const MANIFEST: &str = r#"{
   ]
 }"#;
 
+/// A git repository with one (empty) commit on `main`: a new node needs a delivery target that
+/// names a commit (issue 10, item 9).
+fn git_repo(dir: &std::path::Path) {
+    let mut opts = git2::RepositoryInitOptions::new();
+    opts.initial_head("main");
+    let repo = git2::Repository::init_opts(dir, &opts).unwrap();
+    let sig = git2::Signature::now("t", "t@example.com").unwrap();
+    let tree = repo.index().unwrap().write_tree().unwrap();
+    let tree = repo.find_tree(tree).unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "initial", &tree, &[])
+        .unwrap();
+}
+
 const STEPS: [&str; 3] = ["spec", "implement", "deliver"];
 const BEADS: usize = 2;
 
@@ -355,6 +368,7 @@ proptest! {
     #[test]
     fn the_store_follows_the_model(ops in proptest::collection::vec(op(), 1..40)) {
         let dir = tempfile::tempdir().unwrap();
+        git_repo(dir.path());
         std::fs::create_dir_all(dir.path().join(".splice/beads")).unwrap();
         std::fs::write(dir.path().join(".splice/manifest.json"), MANIFEST).unwrap();
         let store = Store::discover(Some(dir.path())).unwrap();

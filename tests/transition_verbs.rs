@@ -130,6 +130,8 @@ fn init_refuses_bad_input_without_creating_state() {
 #[test]
 fn init_task_creates_a_leaf_at_its_entry_step() {
     let r = Repo::new();
+    // A target must exist (issue 10, item 9).
+    r.git(&["branch", "dev"]);
     let id = r.task("Fix the parser", &["--tier", "light", "--target", "dev"]);
     let b = r.bead(&id);
     assert_eq!(b["pipeline"]["kind"], "leaf");
@@ -880,6 +882,7 @@ fn set_autonomy_and_set_target() {
         ],
     );
     assert!(err.contains("deep"), "{err}");
+    r.git(&["branch", "campaign/x"]);
     r.ok(&[
         "transition",
         "set-target",
@@ -890,8 +893,9 @@ fn set_autonomy_and_set_target() {
         "--delivery",
         "direct",
     ]);
-    let out = r.ok(&["transition", "delivery", "--bead", &id]);
+    let out = r.ok(&["transition", "target", "--bead", &id]);
     assert_eq!(out["target"], "campaign/x");
+    let out = r.ok(&["transition", "delivery", "--bead", &id]);
     assert_eq!(out["delivery"], "direct");
     let err = r.fails(
         2,
@@ -1055,6 +1059,7 @@ fn route_moves_a_node_and_refuses_unknown_routes() {
 #[test]
 fn read_only_verbs_never_write() {
     let r = repo();
+    r.git(&["branch", "dev"]);
     let id = r.task("T", &["--target", "dev"]);
     let journal = r.journal();
     let before = r.beads_bytes();

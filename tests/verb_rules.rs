@@ -15,6 +15,7 @@ use splice::transition::authority::{Actor, Verb};
 const TABLE: &[(&str, &str)] = &[
     ("propose", "agent"),
     ("split", "agent"),
+    ("resplit", "agent"),
     ("complete", "runner"),
     ("integrate", "runner"),
     ("deliver", "runner"),
@@ -31,6 +32,8 @@ const TABLE: &[(&str, &str)] = &[
     ("set-autonomy", "person"),
     ("set-target", "person"),
     ("release --clear", "person"),
+    ("close", "person"),
+    ("cancel", "person"),
     ("init", "person"),
     ("init-task", "person"),
     ("run", "person"),

@@ -19,6 +19,8 @@ pub struct Args {
     /// differs.
     #[arg(long, value_name = "FILE")]
     pub expect: Option<PathBuf>,
+    #[command(flatten)]
+    pub json: super::args::JsonAlias,
 }
 
 pub fn run(_global: &Global, args: Args) -> Result<i32> {

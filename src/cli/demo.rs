@@ -21,17 +21,33 @@ pub struct Args {
     /// around. With DIR (a missing or empty directory), build it there.
     #[arg(long, value_name = "DIR", num_args = 0..=1)]
     pub keep: Option<Option<PathBuf>>,
-    /// human: progress and a summary table; stream-json: the runner's events.
+    /// human: progress and a summary table; json: one object with the outcome (status,
+    /// passes, dispatches, tokens, and the repository when kept); stream-json: the runner's
+    /// events.
     #[arg(long, value_enum, default_value = "human")]
     pub output: Output,
+    /// The same as `--output json`.
+    #[arg(long, conflicts_with = "output")]
+    pub json: bool,
 }
 
 pub fn run(args: Args, _global: &Global) -> Result<i32> {
-    let result = demo(args.keep.clone().flatten().as_deref(), args.output)?;
+    let output = if args.json { Output::Json } else { args.output };
+    let result = demo(args.keep.clone().flatten().as_deref(), output)?;
     let store = Store::discover(Some(&result.dir))?;
-    let human = args.output == Output::Human;
+    let human = output == Output::Human;
     if human {
         out(&summary_table(&store, &result)?);
+    }
+    if output == Output::Json {
+        super::output::print_json(&serde_json::json!({
+            "status": result.status,
+            "passes": result.passes,
+            "dispatches": result.dispatches,
+            "tokens": result.tokens,
+            "wall_ms": result.wall_ms,
+            "kept": args.keep.is_some().then(|| result.dir.display().to_string()),
+        }));
     }
     if args.keep.is_some() {
         if human {

@@ -13,6 +13,7 @@ pub struct NodeArgs {
     /// The title.
     #[arg(long)]
     pub title: String,
+    /// What the work is, for the agents (their prompts quote it) and for people.
     #[arg(long, default_value = "")]
     pub description: String,
     /// Autonomy level: hitl, wave or deep (default: the nearest ancestor's, else
@@ -25,6 +26,8 @@ pub struct NodeArgs {
     /// Delivery method: pr or direct.
     #[arg(long)]
     pub delivery: Option<String>,
+    #[command(flatten)]
+    pub json: super::args::JsonAlias,
 }
 
 impl NodeArgs {
@@ -77,6 +80,10 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             .unwrap_or_default(),
         ..args.node.into_node()?
     };
+    create::check_target(
+        &Store::open_or_plan(global.dir.as_deref())?,
+        node.target.as_deref(),
+    )?;
     let now = crate::clock::now_string()?;
     let store = Store::open_or_create(global.dir.as_deref())?;
     let outcome = create::init(&Ctx::command_line(&store, now), node);

@@ -31,6 +31,10 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             .unwrap_or_default(),
         ..args.node.into_node()?
     };
+    create::check_target(
+        &Store::open_or_plan(global.dir.as_deref())?,
+        node.target.as_deref(),
+    )?;
     let now = crate::clock::now_string()?;
     let store = Store::open_or_create(global.dir.as_deref())?;
     let outcome = create::init_task(&Ctx::command_line(&store, now), node);

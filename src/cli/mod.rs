@@ -7,6 +7,8 @@ use clap::{Parser, Subcommand};
 
 use crate::error::Result;
 
+pub mod args;
+pub mod close;
 pub mod decide;
 pub mod demo;
 pub mod init;
@@ -62,6 +64,10 @@ pub enum Command {
     Status(status::Args),
     /// Read the effective manifest (`manifest show`).
     Manifest(manifest::Args),
+    /// A person closes a bead whose work was done another way (releases its claim; journaled).
+    Close(close::Args),
+    /// A person cancels a bead that will not be done: closed, and it counts for nothing.
+    Cancel(close::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -79,5 +85,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Decide(args) => decide::run(global, args),
         Command::Status(args) => status::run(global, args),
         Command::Manifest(args) => manifest::run(global, args),
+        Command::Close(args) => close::run(args, global, false),
+        Command::Cancel(args) => close::run(args, global, true),
     }
 }

@@ -4,6 +4,10 @@
 //!
 //! Nothing here fails or panics on a closed stdout or stderr (`splice … | head`): a verb that
 //! committed its write still exits as the verb ran.
+//!
+//! Every JSON object printed carries `schema_version` (`docs/cli.md`): an object whose type
+//! records its own (a bead, an envelope, a decision) keeps it; the others get
+//! [`OUTPUT_SCHEMA`], first.
 
 use std::io::Write;
 
@@ -25,9 +29,28 @@ pub fn err(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
-/// Print `value` as pretty JSON on stdout.
+/// The shape of the JSON objects the CLI prints for a verb, `init`, `status --json` and the
+/// demo's result: it rises when a field changes meaning or goes away, not when one is added.
+pub const OUTPUT_SCHEMA: u32 = 1;
+
+/// `value` as JSON, with `schema_version` first when it is an object that has none.
+pub fn versioned<T: Serialize + ?Sized>(value: &T) -> serde_json::Value {
+    let value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+    match value {
+        serde_json::Value::Object(fields) if !fields.contains_key("schema_version") => {
+            let mut out = serde_json::Map::with_capacity(fields.len() + 1);
+            out.insert("schema_version".into(), OUTPUT_SCHEMA.into());
+            out.extend(fields);
+            serde_json::Value::Object(out)
+        }
+        other => other,
+    }
+}
+
+/// Print `value` as pretty JSON on stdout, [`versioned`].
 pub fn print_json<T: Serialize + ?Sized>(value: &T) {
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
+    let mut text =
+        serde_json::to_string_pretty(&versioned(value)).unwrap_or_else(|_| "null".into());
     text.push('\n');
     out(&text);
 }

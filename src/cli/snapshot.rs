@@ -23,6 +23,17 @@ pub struct Args {
     /// Indent the JSON for reading (the default is one compact line, for machines).
     #[arg(long)]
     pub pretty: bool,
+    #[command(flatten)]
+    pub json: super::args::JsonAlias,
+}
+
+/// The snapshot as printed: `schema_version` first, then the snapshot's fields (its older
+/// `version` among them, kept for readers that know it).
+#[derive(serde::Serialize)]
+struct Versioned<'a> {
+    schema_version: u32,
+    #[serde(flatten)]
+    snapshot: &'a crate::model::Snapshot,
 }
 
 /// The identity a read-only command decides as.
@@ -43,10 +54,14 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
     )?;
     // Streamed: a campaign's snapshot runs to megabytes.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let printed = Versioned {
+        schema_version: crate::model::snapshot::SNAPSHOT_VERSION,
+        snapshot: &snap,
+    };
     let written = if args.pretty {
-        serde_json::to_writer_pretty(&mut out, &snap)
+        serde_json::to_writer_pretty(&mut out, &printed)
     } else {
-        serde_json::to_writer(&mut out, &snap)
+        serde_json::to_writer(&mut out, &printed)
     };
     written
         .map_err(std::io::Error::from)

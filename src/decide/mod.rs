@@ -17,7 +17,7 @@
 //! | 3  | leased by another holder                                             | rest `running` {holder, since, options: wait, clear-claim} |
 //! | 4  | leased by this runner (dispatch in flight)                           | rest `in-flight` |
 //! | 5  | dead-lettered                                                        | rest `parked` {step, reason} |
-//! | 6  | a `blocks` dependency not closed (absent from the snapshot = open)   | rest `blocked` {by} |
+//! | 6  | a `blocks` dependency not done: open, cancelled, or absent from the snapshot (= open) | rest `blocked` {by} |
 //! | 7  | the parent (not closed) is on a step before its route's delegate step | rest `waiting-parent` |
 //! | 8  | gate pending on S                                                    | rest `awaiting-human` {gate, autonomy, source} |
 //! | 9  | S is the delegate step and a child its split sanctioned is open      | rest `waiting-children` |
@@ -25,7 +25,7 @@
 //! | 11 | the check since entry escalated                                      | rest `escalated` {reason} |
 //! | 12 | a PR is recorded and the check since entry refused awaiting its merge | action `check` if an earlier run made that check, else rest `awaiting-merge` |
 //! | 13 | as 14, and the last exit since entry used an attempt and ended less than [`backoff_s`] ago | rest `backoff` {until, attempt} |
-//! | 14 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt, target}; rest `escalated` when no delivery target resolves (nothing to branch the worktree from) |
+//! | 14 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt, target}; rest `escalated` when no delivery target resolves (nothing to branch the worktree from), or the target is one of the snapshot's `missing_targets` (it names no commit) |
 //! | 15 | as 14, attempts exhausted                                            | action `park` {the last refusal, or how the last dispatch ended and its cause} |
 //! | 16 | otherwise (no command: a person does S and proposes)                 | rest `awaiting-human` |
 //!
@@ -60,8 +60,9 @@
 //! * **Jobs.** Past `limits.jobs` dispatches (this runner's in-flight leases counted), the rest
 //!   rest `queued`.
 //!
-//! Then the run status, the first that applies: `done` (scope root closed; without a scope,
-//! at least one top-level bead and all of them closed) · `budget` (a limit reached) · `stalled`
+//! Then the run status, the first that applies: `done` (scope root closed and not cancelled;
+//! without a scope, at least one top-level bead not cancelled, and all of them closed: a
+//! cancelled bead counts for nothing) · `budget` (a limit reached) · `stalled`
 //! (actions, nothing in flight, and the runner reports that the last [`STALL_PASSES`] passes'
 //! actions all came to nothing: `counters.idle_passes`) · `ready` (actions, dispatches in
 //! flight, or a node resting `backoff`: the decision's `wake_at` is the earliest `until`, unless
@@ -176,6 +177,7 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     actions.sort_by_key(|a| a.0);
     let actions: Vec<Action> = actions.into_iter().map(|(_, a)| a).collect();
     Decision {
+        schema_version: crate::model::decision::DECISION_SCHEMA,
         status,
         actions,
         nodes,
@@ -243,11 +245,15 @@ impl Seen {
 fn run_status(ix: &Index, seen: &Seen) -> RunStatus {
     let snap = ix.snapshot;
     let done = match &snap.scope {
-        Some(root) => ix.bead(root).is_some_and(|b| b.is_closed()),
+        Some(root) => ix.bead(root).is_some_and(|b| b.is_done()),
         None => {
-            // At least one top-level bead (a parent cycle has none), and all of them closed.
-            // An unreadable file may be an open top-level bead.
-            let mut tops = ix.beads.iter().filter(|b| ix.is_top_level(b)).peekable();
+            // At least one top-level bead that is not cancelled (a parent cycle has none), and
+            // all of them closed. An unreadable file may be an open top-level bead.
+            let mut tops = ix
+                .beads
+                .iter()
+                .filter(|b| ix.is_top_level(b) && !b.is_cancelled())
+                .peekable();
             ix.unreadable.is_empty() && tops.peek().is_some() && tops.all(|b| b.is_closed())
         }
     };

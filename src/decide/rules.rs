@@ -84,10 +84,10 @@ fn settled<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<Outcome<'a>> {
         }));
     }
 
-    // 6: open blocking dependencies.
+    // 6: blocking dependencies not done (open, absent, or cancelled).
     let mut by: Vec<String> = bead
         .blockers()
-        .filter(|b| !ix.is_closed(b))
+        .filter(|b| !ix.is_done(b))
         .map(str::to_string)
         .collect();
     if !by.is_empty() {
@@ -230,6 +230,17 @@ fn work<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Outcome<'a> {
                     ),
                 });
             };
+            if ix.snapshot.missing_targets.iter().any(|t| t == target) {
+                return Outcome::Rest(Rest::Escalated {
+                    reason: format!(
+                        "its delivery target `{target}` names no commit in the repository (was \
+                         it deleted or renamed?): create it (`git branch {target} COMMIT`), or \
+                         point the node at a branch that exists with `splice transition \
+                         set-target {} --target BRANCH`",
+                        bead.id
+                    ),
+                });
+            }
             return Outcome::Dispatch {
                 attempt: attempts.saturating_add(1),
                 target,

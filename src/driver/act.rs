@@ -12,7 +12,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
@@ -258,13 +258,14 @@ impl Finished {
 }
 
 /// Claim the node for a dispatch in its worktree (branched from `target` when new) and start it
-/// on a thread; `done` hears when it finishes.
+/// on a thread; `done` hears when it finishes. Setting `cancel` kills that dispatch alone (the
+/// runner sets it when a person closes the node; Ctrl-C and SIGTERM reach it through it too).
 pub fn start_dispatch(
     rc: &RunCtx,
     bead: &Bead,
     attempt: u32,
     target: &str,
-    done: Sender<Finished>,
+    (done, cancel): (Sender<Finished>, Arc<AtomicBool>),
 ) -> Result<ActResult> {
     let step = transition::current_step(&rc.manifest, bead)?.clone();
     let ancestors = transition::ancestors_unlocked(&rc.store, bead)?;
@@ -285,6 +286,7 @@ pub fn start_dispatch(
         return refusal_is_skip(Err(e));
     }
     let job = Job {
+        cancel,
         credential,
         delivery: lineage.delivery(bead),
         target: target.to_string(),
@@ -341,6 +343,8 @@ fn in_use(path: &Path) -> Option<String> {
 
 struct Job {
     rc: RunCtx,
+    /// Kills this dispatch: set by the runner, or relayed from Ctrl-C ([`relay_interrupt`]).
+    cancel: Arc<AtomicBool>,
     /// The dispatch's credential (only its hash is on the claim).
     credential: Credential,
     delivery: DeliveryMethod,
@@ -377,6 +381,13 @@ impl Job {
             Err(panic) => finished.panicked(&*panic, "dispatching"),
         }
         finished.elapsed_ms = started.elapsed().as_millis() as u64;
+        if self.cancel.load(Ordering::Relaxed) && !super::interrupt::requested() {
+            // Its node was closed by a person, and its claim with it: nothing is left to record.
+            finished.problem = Some(format!(
+                "{} was closed while its dispatch ran; the dispatch was killed",
+                self.bead
+            ));
+        }
         // Record the exit and release, whatever happened: the attempt was counted at the claim.
         let exit = record::ExitArgs {
             exit: finished.exit,
@@ -479,7 +490,7 @@ impl Job {
             timeout: Some(Duration::from_secs(self.step.timeout_s.max(1))),
             usage: adapter,
             prices: &rc.config.prices,
-            cancel: Some(&super::interrupt::INTERRUPTED),
+            cancel: Some(&*self.cancel),
             credential: Some(self.credential.secret()),
             target: Some(&self.target),
             ..DispatchSpec::new(
@@ -494,6 +505,24 @@ impl Job {
                 &argv,
             )
         };
-        exec::dispatch(&spec)
+        let ended = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| relay_interrupt(&self.cancel, &ended));
+            let result = exec::dispatch(&spec);
+            ended.store(true, Ordering::Relaxed);
+            result
+        })
+    }
+}
+
+/// Ctrl-C and SIGTERM reach a dispatch through its own cancel flag (which the runner may also
+/// set to stop that dispatch alone): set it when the run is interrupted, until `ended`.
+fn relay_interrupt(cancel: &AtomicBool, ended: &AtomicBool) {
+    while !ended.load(Ordering::Relaxed) {
+        if super::interrupt::requested() {
+            cancel.store(true, Ordering::Relaxed);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -96,10 +96,16 @@ pub fn for_rest(node: &Node, rest: &Rest) -> Next {
         Rest::Running { holder, since, .. } => running(id, holder, since),
         Rest::InFlight { since, .. } => Next::say(format!("dispatched by this run since {since}")),
         Rest::Parked { step, reason } => Next::run(
-            format!("parked at {step}: {reason}; once the cause is fixed, put it back in play"),
+            format!(
+                "parked at {step}: {reason}; once the cause is fixed, put it back in play (or, if \
+                 the node was a mistake, `splice cancel {id} --reason R`)"
+            ),
             format!("splice transition unpark --bead {id} --reason \"<what was fixed>\""),
         ),
-        Rest::Blocked { by } => Next::say(format!("waits for {} to close first", by.join(", "))),
+        Rest::Blocked { by } => Next::say(format!(
+            "waits for {} to be done first (closed, not cancelled: a cancelled blocker never is)",
+            by.join(", ")
+        )),
         Rest::WaitingParent {
             parent,
             parent_step,

@@ -17,12 +17,14 @@ use crate::transition::record;
 
 use super::advice::{self, Next, Node};
 
-/// A dispatch of this run in flight: its step, attempt and start.
+/// A dispatch of this run in flight: its step, attempt and start, and the flag that kills it
+/// alone (set when a person closes its node; Ctrl-C sets it too).
 #[derive(Clone, Debug)]
 pub struct Running {
     pub step: String,
     pub attempt: u32,
     pub since: Instant,
+    pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The envelope of one pass.
@@ -68,6 +70,7 @@ pub fn build(
         })
         .collect();
     Envelope {
+        schema_version: super::events::EVENT_SCHEMA,
         run: snapshot.run.clone(),
         holder: snapshot.holder.clone(),
         pass,

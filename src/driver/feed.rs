@@ -139,6 +139,13 @@ impl Feed {
         self.index.get(id).map(|&i| &self.snapshot.beads[i])
     }
 
+    /// Ask git again which targets the snapshot's nodes may use name no commit (a branch
+    /// deleted or created since).
+    pub fn refresh_targets(&mut self) {
+        self.snapshot.missing_targets =
+            super::snapshot::missing_targets(&self.store, &self.snapshot);
+    }
+
     /// Re-list the worktrees of beads in scope.
     pub fn refresh_worktrees(&mut self) {
         // A listing that fails leaves no worktree known; the next refresh tries again.

@@ -7,7 +7,9 @@
 //! otherwise the runner waits for a dispatch to finish. A pass whose actions all came to nothing
 //! with nothing in flight is counted (`counters.idle_passes`), and `decide` calls the run
 //! `stalled` after a few. It never waits on another holder's claim: such a node rests `running`
-//! and the run returns.
+//! and the run returns. While it waits it reads the journal's new records now and then, and kills
+//! the dispatch of a node a person closed meanwhile (`splice close`/`cancel`), the others going
+//! on.
 //!
 //! A node resting `backoff` (waiting before its step's next attempt) keeps the run `ready`: with
 //! dispatches in flight the runner waits for one of them at most until the decision's `wake_at`;
@@ -16,6 +18,8 @@
 //! goes on by the time it slept, so the retry comes due.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -213,6 +217,7 @@ impl<'a> Run<'a> {
             self.feed.refresh()?;
         }
         self.feed.refresh_worktrees();
+        self.feed.refresh_targets();
         let snap = &mut self.feed.snapshot;
         snap.now = self.rc.now()?;
         snap.counters = Counters {
@@ -274,10 +279,11 @@ impl<'a> Run<'a> {
             if interrupt::requested() {
                 break;
             }
+            let cancel = Arc::new(AtomicBool::new(false));
             let result = if self.opts.dry_run {
                 Ok(ActResult::DryRun)
             } else {
-                self.carry_out(action)
+                self.carry_out(action, &cancel)
             };
             let result = match result {
                 Ok(r) => r,
@@ -300,6 +306,7 @@ impl<'a> Run<'a> {
                             step: step.clone(),
                             attempt: *attempt,
                             since: Instant::now(),
+                            cancel,
                         },
                     );
                 }
@@ -320,7 +327,7 @@ impl<'a> Run<'a> {
         (reports, outcome, None)
     }
 
-    fn carry_out(&self, action: &Action) -> Result<ActResult> {
+    fn carry_out(&self, action: &Action, cancel: &Arc<AtomicBool>) -> Result<ActResult> {
         let rc = &self.rc;
         match action {
             Action::Check { bead, step } => act::check(rc, bead, step),
@@ -330,7 +337,10 @@ impl<'a> Run<'a> {
                 target,
                 ..
             } => match self.feed.bead(bead) {
-                Some(b) => act::start_dispatch(rc, b, *attempt, target, self.done_tx.clone()),
+                Some(b) => {
+                    let signals = (self.done_tx.clone(), cancel.clone());
+                    act::start_dispatch(rc, b, *attempt, target, signals)
+                }
                 None => Ok(ActResult::Skipped {
                     reason: format!("{bead} is not in the snapshot"),
                 }),
@@ -372,16 +382,40 @@ impl<'a> Run<'a> {
         });
     }
 
+    /// Kill the dispatches of nodes a person closed while they ran (`splice close`/`cancel`):
+    /// the work is no longer wanted, and the dispatch's credential stopped working with its
+    /// claim. The feed is read again first.
+    fn stop_closed(&mut self) {
+        if self.inflight.is_empty() || self.feed.refresh().is_err() {
+            return;
+        }
+        for (bead, running) in &self.inflight {
+            let closed = self.feed.bead(bead).is_some_and(|b| b.is_closed());
+            if closed && !running.cancel.swap(true, Ordering::Relaxed) {
+                self.events.emit(&Event::Warning {
+                    text: format!("{bead} was closed while its dispatch ran; killing the dispatch"),
+                });
+            }
+        }
+    }
+
     /// Wait for one dispatch to finish (or, with `wake`, at most that long: a node's next
-    /// attempt comes due), telling a person what is still running now and then.
+    /// attempt comes due), telling a person what is still running now and then, and killing the
+    /// dispatch of a node closed meanwhile ([`Run::stop_closed`]).
     fn wait_one(&mut self, wake: Option<Duration>) {
         let mut last_note = Instant::now();
         let deadline = wake.map(|w| Instant::now() + w);
+        let mut last_read = Instant::now();
+        self.stop_closed();
         loop {
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return;
             }
             // Short ticks: the dispatch threads see an interrupt themselves; this only reports.
+            if last_read.elapsed() >= Duration::from_secs(1) {
+                last_read = Instant::now();
+                self.stop_closed();
+            }
             match self.done_rx.recv_timeout(Duration::from_millis(250)) {
                 Ok(f) => return self.finished(f),
                 Err(RecvTimeoutError::Timeout)

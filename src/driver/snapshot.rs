@@ -7,7 +7,7 @@
 //! scope's ancestors, or its name is a child id of the scope root (`<root>.N`); an unreadable
 //! scope root is a fault naming its file.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::clock;
 use crate::error::{Error, Result};
@@ -51,7 +51,7 @@ pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapsh
         jobs: config.limits.jobs.unwrap_or(1),
         backoff_s: config.limits.backoff_s.unwrap_or(DEFAULT_BACKOFF_S),
     };
-    Ok(Snapshot {
+    let mut snapshot = Snapshot {
         version: SNAPSHOT_VERSION,
         now: clock::now_string()?,
         holder: who.holder,
@@ -65,10 +65,35 @@ pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapsh
         branch: crate::worktree::current_branch(store.repo()),
         ancestors,
         worktrees,
+        missing_targets: Vec::new(),
         manifest,
         beads,
         unreadable: unreadable.into_iter().map(unreadable_of).collect(),
-    })
+    };
+    snapshot.missing_targets = missing_targets(store, &snapshot);
+    Ok(snapshot)
+}
+
+/// The targets `snap`'s nodes may use that name no commit in the store's repository, sorted.
+/// None when there is no repository to ask: then nothing can be dispatched at all, and the
+/// dispatch's fault says so (`init` refuses outside a repository).
+pub fn missing_targets(store: &Store, snap: &Snapshot) -> Vec<String> {
+    let Ok(repo) = crate::worktree::open_repo(store.repo()) else {
+        return Vec::new();
+    };
+    let named: BTreeSet<&str> = snap
+        .beads
+        .iter()
+        .chain(&snap.ancestors)
+        .filter_map(|b| b.pipeline.target.as_deref())
+        .chain(snap.delivery_target.as_deref())
+        .chain(snap.branch.as_deref())
+        .collect();
+    named
+        .into_iter()
+        .filter(|t| crate::worktree::resolve(&repo, t).is_err())
+        .map(str::to_string)
+        .collect()
 }
 
 /// The snapshot's record of a file that could not be read: the error without the absolute path

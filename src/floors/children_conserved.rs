@@ -3,7 +3,10 @@
 //!
 //! Stray children are found by reading every bead (one directory read, as the snapshot does):
 //! a bead whose `provenance.split_by` or `parent` names this node but which the split did not
-//! sanction is a stray, and so is a listed child whose provenance names another node.
+//! sanction is a stray (unless it was cancelled: a re-split's superseded children are), and so
+//! is a listed child whose provenance names another node. A sanctioned child that was cancelled
+//! refuses too: its scenarios have no owner until the node is re-split
+//! (`splice transition resplit`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -58,6 +61,12 @@ fn provenance(
         match all.iter().find(|b| &b.id == id) {
             None => problems.push(format!("sanctioned child {id} does not exist")),
             Some(child) => {
+                if child.is_cancelled() {
+                    problems.push(format!(
+                        "child {id} was cancelled, so its scenarios have no owner: re-split \
+                         {node} (`splice transition resplit {node} --children FILE`)"
+                    ));
+                }
                 let by = child
                     .pipeline
                     .provenance
@@ -80,7 +89,7 @@ fn provenance(
 fn strays<'a>(node: &str, children: &[String], all: &'a [Bead]) -> Vec<&'a str> {
     let listed: BTreeSet<&str> = children.iter().map(String::as_str).collect();
     all.iter()
-        .filter(|b| !listed.contains(b.id.as_str()) && b.id != node)
+        .filter(|b| !listed.contains(b.id.as_str()) && b.id != node && !b.is_cancelled())
         .filter(|b| {
             b.pipeline
                 .provenance

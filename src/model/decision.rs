@@ -184,9 +184,20 @@ pub struct NodeDecision {
     pub rest: Option<Rest>,
 }
 
+/// The shape of [`Decision`] this build writes: it rises when a field changes meaning or goes
+/// away, not when one is added.
+pub const DECISION_SCHEMA: u32 = 1;
+
+fn decision_schema() -> u32 {
+    DECISION_SCHEMA
+}
+
 /// The whole output of `decide`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Decision {
+    /// The decision's shape ([`DECISION_SCHEMA`]).
+    #[serde(default = "decision_schema")]
+    pub schema_version: u32,
     pub status: RunStatus,
     /// In (priority, id) order.
     pub actions: Vec<Action>,

@@ -13,6 +13,10 @@ use super::snapshot::{Counters, Limits};
 /// One pass, reported. Closed nodes are counted, not listed, so it stays small.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Envelope {
+    /// The envelope's shape: the runner's event schema (`driver::events::EVENT_SCHEMA`). Absent
+    /// (0) in envelopes written before it was recorded.
+    #[serde(default)]
+    pub schema_version: u32,
     pub run: String,
     pub holder: String,
     pub pass: u64,

@@ -111,6 +111,11 @@ pub struct Snapshot {
     /// target checkout `<id>@target`), sorted.
     #[serde(default)]
     pub worktrees: Vec<String>,
+    /// The delivery targets this snapshot's nodes may use (their own, their ancestors', the
+    /// config's, the branch checked out) that name no commit in the repository, sorted: a node
+    /// about to dispatch to one rests `escalated` (DESIGN §5 rule 13).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_targets: Vec<String>,
     /// Typed and validated as `.splice/manifest.json` is (an older shape is brought up to date).
     #[serde(deserialize_with = "super::manifest::deserialize_checked")]
     pub manifest: Manifest,
@@ -170,6 +175,7 @@ impl Snapshot {
             branch: None,
             ancestors: Vec::new(),
             worktrees: Vec::new(),
+            missing_targets: Vec::new(),
             manifest,
             beads,
             unreadable: Vec::new(),

@@ -132,6 +132,23 @@ impl Store {
     /// `--dir`/`SPLICE_DIR` and no `.splice/` above, it goes at the enclosing git repository's
     /// root, else in the working directory.
     pub fn open_or_create(dir: Option<&Path>) -> Result<Store> {
+        let store = Store::open_or_plan(dir)?;
+        let state = store.dir.clone();
+        let beads = state.join("beads");
+        if !beads.is_dir() {
+            fs::create_dir_all(&beads).map_err(|e| Error::io(&beads, e))?;
+        }
+        let ignore = state.join(".gitignore");
+        if !ignore.exists() {
+            atomic::replace_file(&ignore, GITIGNORE.as_bytes())?;
+        }
+        Ok(Store::at(state))
+    }
+
+    /// The state directory [`Store::open_or_create`] would open or create, without creating
+    /// anything: for checks that must refuse before `.splice/` exists. Its config and manifest
+    /// read as defaults while their files are missing.
+    pub fn open_or_plan(dir: Option<&Path>) -> Result<Store> {
         let state = match locate(dir)? {
             Some(s) => s,
             None => {
@@ -143,14 +160,6 @@ impl Store {
                 base.join(STATE_DIR)
             }
         };
-        let beads = state.join("beads");
-        if !beads.is_dir() {
-            fs::create_dir_all(&beads).map_err(|e| Error::io(&beads, e))?;
-        }
-        let ignore = state.join(".gitignore");
-        if !ignore.exists() {
-            atomic::replace_file(&ignore, GITIGNORE.as_bytes())?;
-        }
         Ok(Store::at(state))
     }
 

@@ -58,6 +58,7 @@ impl Actor {
 pub enum Verb {
     Propose,
     Split,
+    Resplit,
     Complete,
     Integrate,
     Deliver,
@@ -74,6 +75,8 @@ pub enum Verb {
     SetAutonomy,
     SetTarget,
     ReleaseClear,
+    Close,
+    Cancel,
     Init,
     InitTask,
     Run,
@@ -93,6 +96,7 @@ impl Verb {
     pub const ALL: &[Verb] = &[
         Verb::Propose,
         Verb::Split,
+        Verb::Resplit,
         Verb::Complete,
         Verb::Integrate,
         Verb::Deliver,
@@ -109,6 +113,8 @@ impl Verb {
         Verb::SetAutonomy,
         Verb::SetTarget,
         Verb::ReleaseClear,
+        Verb::Close,
+        Verb::Cancel,
         Verb::Init,
         Verb::InitTask,
         Verb::Run,
@@ -126,7 +132,7 @@ impl Verb {
     /// The table: who may run this verb.
     pub const fn actor(self) -> Actor {
         match self {
-            Verb::Propose | Verb::Split => Actor::Agent,
+            Verb::Propose | Verb::Split | Verb::Resplit => Actor::Agent,
             Verb::Complete
             | Verb::Integrate
             | Verb::Deliver
@@ -143,6 +149,8 @@ impl Verb {
             | Verb::SetAutonomy
             | Verb::SetTarget
             | Verb::ReleaseClear
+            | Verb::Close
+            | Verb::Cancel
             | Verb::Init
             | Verb::InitTask
             | Verb::Run
@@ -163,6 +171,7 @@ impl Verb {
         match self {
             Verb::Propose => "propose",
             Verb::Split => "split",
+            Verb::Resplit => "resplit",
             Verb::Complete => "complete",
             // `integrate` and `deliver` complete the steps with those roles, and are named so.
             Verb::Integrate => Role::Integrate.name(),
@@ -180,6 +189,8 @@ impl Verb {
             Verb::SetAutonomy => "set-autonomy",
             Verb::SetTarget => "set-target",
             Verb::ReleaseClear => "release --clear",
+            Verb::Close => "close",
+            Verb::Cancel => "cancel",
             Verb::Init => "init",
             Verb::InitTask => "init-task",
             Verb::Run => "run",

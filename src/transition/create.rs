@@ -36,6 +36,14 @@ pub fn init_task(ctx: &Ctx, node: NewNode) -> Result<Created> {
     create(ctx, node, Kind::Leaf, Verb::InitTask)
 }
 
+/// Refuse a new node's target before `.splice/` is created: the checks of
+/// [`super::target::for_new_node`] against the state directory `init` would use (nothing is
+/// created when they refuse). [`create`] checks again.
+pub fn check_target(store: &crate::store::Store, given: Option<&str>) -> Result<()> {
+    super::target::for_new_node(store.repo(), &store.config()?, given)?;
+    Ok(())
+}
+
 /// Refuse a tier `init-task --tier` does not know.
 pub fn check_tier(tier: &str) -> Result<()> {
     if TIERS.contains(&tier) {
@@ -84,12 +92,10 @@ fn create(ctx: &Ctx, node: NewNode, kind: Kind, verb: Verb) -> Result<Created> {
     let entry = manifest
         .entry_step(route)
         .ok_or_else(|| Error::Invalid(format!("the manifest has no {route} route")))?;
+    let target = super::target::for_new_node(ctx.store.repo(), &config, node.target.as_deref())?;
     let node = NewNode {
         scenarios: normalize_scenarios(&node.scenarios)?,
-        target: node
-            .target
-            .or_else(|| config.delivery.target.clone())
-            .or_else(|| crate::worktree::current_branch(ctx.store.repo())),
+        target: Some(target),
         ..node
     };
     let seed = format!("{}\n{}\n{}", node.title, node.description, ctx.now);

@@ -33,6 +33,7 @@
 
 pub mod authority;
 pub mod claim;
+pub mod close;
 pub mod complete;
 pub mod create;
 pub mod gate;
@@ -41,8 +42,10 @@ pub mod park;
 pub mod propose;
 pub mod read;
 pub mod record;
+pub mod resplit;
 pub mod settings;
 pub mod split;
+pub mod target;
 
 #[cfg(test)]
 mod tests;

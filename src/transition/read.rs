@@ -46,10 +46,14 @@ pub enum Answer {
         source: String,
         own: Option<Autonomy>,
     },
-    /// `target` and `delivery` both answer with the resolved target and method.
+    /// `target`: the branch the node's work lands on, resolved through its lineage.
     Target {
         bead: String,
         target: Option<String>,
+    },
+    /// `delivery`: how the node's work lands, resolved through its lineage.
+    Delivery {
+        bead: String,
         delivery: DeliveryMethod,
     },
 }
@@ -83,10 +87,14 @@ pub fn query(store: &Store, id: &str, what: Query) -> Result<Answer> {
                     source: source.label(),
                     own: bead.pipeline.autonomy,
                 }
-            } else {
+            } else if what == Query::Target {
                 Answer::Target {
                     bead: id,
                     target: lineage.target(&bead).map(str::to_string),
+                }
+            } else {
+                Answer::Delivery {
+                    bead: id,
                     delivery: lineage.delivery(&bead),
                 }
             }

@@ -210,6 +210,7 @@ pub fn set_target(
     if target.trim().is_empty() {
         return Err(Error::Invalid("--target must name a branch".into()));
     }
+    super::target::require_exists(ctx.store.repo(), target)?;
     let config = ctx.store.config()?;
     let reads = Reads::subject(id).with_ancestors();
     ctx.apply(Verb::SetTarget, "set-target", &reads, |fresh, who| {

@@ -158,7 +158,7 @@ pub fn plan(
             parent,
             spec,
             child_id,
-            (seq, i + 1),
+            (seq, i + 1, 0),
             input.entry,
             now,
         ));
@@ -180,12 +180,14 @@ pub fn plan(
     })
 }
 
-/// The `index`-th child of `parent`'s split at `seq`, a new leaf at `entry`.
-fn child(
+/// The `index`-th child of `parent`'s split at `seq`, a new leaf at `entry`. The split's
+/// children are numbered after `offset` (0 for a first split; a re-split continues after the
+/// children it replaces), and so are the ids its `depends_on` indexes name.
+pub(super) fn child(
     parent: &Bead,
     spec: &ChildSpec,
     child_id: String,
-    (seq, index): (u64, usize),
+    (seq, index, offset): (u64, usize, usize),
     entry: &str,
     now: &str,
 ) -> Bead {
@@ -196,7 +198,7 @@ fn child(
         .depends_on
         .iter()
         .map(|d| Dependency {
-            depends_on_id: ids::child_id(&parent.id, d + 1),
+            depends_on_id: ids::child_id(&parent.id, offset + d + 1),
             dep_type: "blocks".into(),
             extra: Default::default(),
         })

@@ -41,6 +41,7 @@ pub fn commands(id: &str) -> Vec<Vec<String>> {
             "https://example.invalid/1",
         ]),
         t(&["split", "--bead", b, "--children", "in/child"]),
+        t(&["resplit", b, "--children", "in/child"]),
         t(&["claim", "--bead", b, "--holder", "h"]),
         t(&[
             "claim",
@@ -107,6 +108,8 @@ pub fn commands(id: &str) -> Vec<Vec<String>> {
         vec!["decide", "--snapshot", "in/snapshot-good"],
         vec!["init-task", "--title", "another"],
         vec!["init", "--title", "a campaign", "--scenarios", "S1,S2"],
+        vec!["close", b, "--reason", "done another way"],
+        vec!["cancel", b, "--reason", "a mistake", "--recursive"],
     ] {
         out.push(plain.iter().map(|s| s.to_string()).collect());
     }

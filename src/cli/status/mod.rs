@@ -51,6 +51,9 @@ struct Row<'a> {
     title: &'a str,
     kind: &'static str,
     status: &'static str,
+    /// Closed by `splice cancel`: the work will not be done.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    cancelled: bool,
     step: &'a str,
     lease: Option<&'a Lease>,
     attempts: u32,
@@ -66,6 +69,8 @@ struct Row<'a> {
 
 #[derive(Serialize, Debug)]
 struct Report<'a> {
+    /// [`super::output::OUTPUT_SCHEMA`].
+    schema_version: u32,
     status: RunStatus,
     scope: Option<&'a str>,
     nodes: Vec<Row<'a>>,
@@ -85,6 +90,7 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         }
     };
     let report = Report {
+        schema_version: super::output::OUTPUT_SCHEMA,
         status: decision.status,
         scope: args.scope.as_deref(),
         nodes: rows(&snap, &decision, floors_dir),
@@ -124,39 +130,8 @@ fn rows<'a>(
         .map(|u| (u.id.as_str(), None))
         .collect();
     by_id.extend(snap.beads.iter().map(|b| (b.id.as_str(), Some(b))));
-    let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let mut tops = Vec::new();
-    for (&id, b) in &by_id {
-        let parent = b.and_then(|b| b.parent.as_deref());
-        match parent.filter(|p| by_id.contains_key(p)) {
-            Some(p) => children.entry(p).or_default().push(id),
-            None => tops.push(id),
-        }
-    }
     let actions: BTreeMap<&str, &Action> = decision.actions.iter().map(|a| (a.bead(), a)).collect();
-
-    let mut order: Vec<(&str, usize)> = Vec::new();
-    let mut seen = HashSet::new();
-    let mut stack: Vec<(&str, usize)> = tops.iter().rev().map(|&id| (id, 0)).collect();
-    let mut walk = |stack: &mut Vec<(&'a str, usize)>, order: &mut Vec<(&'a str, usize)>| {
-        while let Some((id, depth)) = stack.pop() {
-            if !seen.insert(id) {
-                continue;
-            }
-            order.push((id, depth));
-            for &c in children.get(id).into_iter().flatten().rev() {
-                stack.push((c, depth + 1));
-            }
-        }
-    };
-    walk(&mut stack, &mut order);
-    let stranded: Vec<&str> = by_id.keys().copied().collect();
-    for id in stranded {
-        stack.push((id, 0));
-        walk(&mut stack, &mut order);
-    }
-
-    order
+    tree_order(&by_id)
         .into_iter()
         .filter_map(|(id, depth)| {
             let action = actions.get(id).copied();
@@ -185,6 +160,7 @@ fn rows<'a>(
                 title: &b.title,
                 kind: p.kind.as_str(),
                 status: status_name(b),
+                cancelled: b.is_cancelled(),
                 step: &p.step,
                 lease: p.lease.as_ref(),
                 attempts: b.attempts_on(&p.step),
@@ -197,6 +173,40 @@ fn rows<'a>(
             })
         })
         .collect()
+}
+
+/// Every id of `by_id` with its depth, depth first, children by id; nodes caught in a parent
+/// cycle come last.
+fn tree_order<'a>(by_id: &BTreeMap<&'a str, Option<&'a Bead>>) -> Vec<(&'a str, usize)> {
+    let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut tops = Vec::new();
+    for (&id, b) in by_id {
+        let parent = b.and_then(|b| b.parent.as_deref());
+        match parent.filter(|p| by_id.contains_key(p)) {
+            Some(p) => children.entry(p).or_default().push(id),
+            None => tops.push(id),
+        }
+    }
+    let mut order: Vec<(&str, usize)> = Vec::new();
+    let mut seen = HashSet::new();
+    let mut stack: Vec<(&str, usize)> = tops.iter().rev().map(|&id| (id, 0)).collect();
+    let mut walk = |stack: &mut Vec<(&'a str, usize)>, order: &mut Vec<(&'a str, usize)>| {
+        while let Some((id, depth)) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            order.push((id, depth));
+            for &c in children.get(id).into_iter().flatten().rev() {
+                stack.push((c, depth + 1));
+            }
+        }
+    };
+    walk(&mut stack, &mut order);
+    for &id in by_id.keys() {
+        stack.push((id, 0));
+        walk(&mut stack, &mut order);
+    }
+    order
 }
 
 /// The status of a row whose bead file could not be read.
@@ -216,6 +226,7 @@ fn unreadable_row<'a>(
         title: "",
         kind: "unknown",
         status: UNREADABLE,
+        cancelled: false,
         step: "",
         lease: None,
         attempts: 0,
@@ -372,7 +383,8 @@ fn human(report: &Report, paint: Paint) -> String {
             continue;
         }
         if r.status == "closed" {
-            out.push_str(&paint.dim(&format!("{indent}{} {} (closed)", r.id, r.title)));
+            let how = if r.cancelled { "cancelled" } else { "closed" };
+            out.push_str(&paint.dim(&format!("{indent}{} {} ({how})", r.id, r.title)));
             out.push('\n');
             continue;
         }

@@ -15,7 +15,7 @@ use super::usage::Usage;
 mod records;
 
 pub use records::{
-    Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState, Lease, Proposal,
+    Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState, Lease, Proposal,
     Provenance, SplitRecord, StepEntry, Verdict,
 };
 
@@ -166,6 +166,9 @@ pub struct Pipeline {
     pub gate: Option<Gate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dead_letter: Option<DeadLetter>,
+    /// Set by `splice cancel`: closed, and the work will not be done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancelled: Option<Cancelled>,
     /// Revision guidance for the next dispatch: a review's text or a person's rejection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guidance: Option<String>,
@@ -305,6 +308,16 @@ impl Bead {
         self.closed_at = Some(now.to_string());
         self.close_reason = Some(reason.to_string());
         self.pipeline.lease = None;
+    }
+
+    /// Closed by `splice cancel`: the work will not be done. A bead reopened by hand (bd) is not.
+    pub fn is_cancelled(&self) -> bool {
+        self.is_closed() && self.pipeline.cancelled.is_some()
+    }
+
+    /// Closed and not cancelled: its work was done (by its route, or another way).
+    pub fn is_done(&self) -> bool {
+        self.is_closed() && self.pipeline.cancelled.is_none()
     }
 
     /// The blocking dependencies' ids.

@@ -103,6 +103,15 @@ pub struct DeadLetter {
     pub at: String,
 }
 
+/// The marker `splice cancel` leaves on a bead it closes: the work will not be done. A cancelled
+/// bead counts for no run status and satisfies no `blocks` dependency.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Cancelled {
+    pub reason: String,
+    pub seq: u64,
+    pub at: String,
+}
+
 /// A dispatch started on a step (one attempt).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Dispatch {

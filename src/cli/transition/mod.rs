@@ -1,0 +1,279 @@
+//! `splice transition <verb>`: the writer's verbs, one subcommand each. Who the caller is comes
+//! from [`Who::command_line`] (descent from a live runner, the environment), never from its
+//! arguments alone: `--holder` and `SPLICE_HOLDER` only name a holder, which a dispatched
+//! session's claim must match.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use super::args::{BeadId, JsonAlias};
+use super::{Global, output};
+use crate::error::{Error, Result};
+use crate::store::Store;
+use crate::transition::read::{self, Query};
+
+mod verbs;
+
+/// Change (or read) a bead's pipeline state. Only these verbs write `.splice/`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub verb: Verb,
+}
+
+/// Options every writing verb takes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Common {
+    #[command(flatten)]
+    pub bead: BeadId,
+    /// The holder acting for: a runner's identity. A dispatched session acts as its claim's
+    /// holder; naming another is refused.
+    #[arg(long, env = "SPLICE_HOLDER")]
+    pub holder: Option<String>,
+    /// Refuse unless the bead's `pipeline.seq` is N (compare-and-swap).
+    #[arg(long, value_name = "N")]
+    pub expect_seq: Option<u64>,
+    /// The run id making this call (recorded on checks).
+    #[arg(long, env = "SPLICE_RUN")]
+    pub run: Option<String>,
+    #[command(flatten)]
+    pub json: JsonAlias,
+}
+
+/// Options of the read-only verbs.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BeadOnly {
+    #[command(flatten)]
+    pub bead: BeadId,
+    #[command(flatten)]
+    pub json: JsonAlias,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Verb {
+    /// Record the artifact a step produced, awaiting `complete`.
+    Propose {
+        #[command(flatten)]
+        common: Common,
+        /// The step the bead is at (refused when it is at another: a stale caller).
+        #[arg(long)]
+        step: String,
+        /// The artifact's path (or another handle such as a commit).
+        #[arg(long)]
+        artifact: String,
+        /// The step's result text (e.g. a spec verdict or a summary).
+        #[arg(long)]
+        result: Option<String>,
+        /// The pull request opened for delivery.
+        #[arg(long, value_name = "URL")]
+        pr_url: Option<String>,
+    },
+    /// Run the step's floors; advance (through its gate) or close when they pass.
+    Complete {
+        #[command(flatten)]
+        common: Common,
+        /// The step the bead is at (refused when it is at another: a stale caller).
+        #[arg(long)]
+        step: String,
+    },
+    /// A person approves the pending gate on a step (floors are not re-run).
+    Approve {
+        #[command(flatten)]
+        common: Common,
+        /// The step the bead is at (refused when it is at another: a stale caller).
+        #[arg(long)]
+        step: String,
+    },
+    /// A person rejects a step's result; the next dispatch gets the reason as guidance.
+    Reject {
+        #[command(flatten)]
+        common: Common,
+        /// The step the bead is at (refused when it is at another: a stale caller).
+        #[arg(long)]
+        step: String,
+        /// Why: the next dispatch gets it as guidance, and the journal records it.
+        #[arg(long)]
+        reason: String,
+    },
+    /// `complete` for the integrate step: closes a container when its floors pass.
+    Integrate {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// `complete` for the deliver step: proves landing and closes a leaf.
+    Deliver {
+        #[command(flatten)]
+        common: Common,
+        /// The pull request that delivers the work (recorded; delivery proof waits for its merge).
+        #[arg(long, value_name = "URL")]
+        pr_url: Option<String>,
+    },
+    /// Create the node's children from a JSON file, in one transition.
+    Split {
+        #[command(flatten)]
+        common: Common,
+        /// JSON array of {title, description, scenarios, files, depends_on}.
+        #[arg(long, value_name = "FILE")]
+        children: PathBuf,
+    },
+    /// Redo the node's split while it is at its split step (before that step's gate passes).
+    Resplit {
+        #[command(flatten)]
+        common: Common,
+        /// JSON array of {title, description, scenarios, files, depends_on}: the new children.
+        #[arg(long, value_name = "FILE")]
+        children: PathBuf,
+    },
+    /// Claim a bead for a holder. With --dispatch, counts one attempt on the current step.
+    Claim {
+        #[command(flatten)]
+        common: Common,
+        /// Start a dispatch of the current step: counts one attempt (refused when none is left).
+        #[arg(long)]
+        dispatch: bool,
+        /// With --dispatch: the worktree HEAD the step starts from (recorded once per entry).
+        #[arg(long, requires = "dispatch", value_name = "SHA")]
+        base: Option<String>,
+    },
+    /// Release the holder's claim; a person clears a dead holder's with --clear --reason.
+    Release {
+        #[command(flatten)]
+        common: Common,
+        /// A person clears whoever's claim it is (its holder is judged dead); needs --reason.
+        #[arg(long, requires = "reason")]
+        clear: bool,
+        /// With --clear: why the claim is cleared (journaled).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Park the node for a person (dead letter).
+    Park {
+        #[command(flatten)]
+        common: Common,
+        /// Why the node needs a person (shown by `status`, journaled).
+        #[arg(long)]
+        reason: String,
+    },
+    /// Put a parked node back in play: resets the step's attempts, re-checks it.
+    Unpark {
+        #[command(flatten)]
+        common: Common,
+        /// Why the node may go on (journaled).
+        #[arg(long)]
+        reason: String,
+    },
+    /// Record the suite command and test paths on the campaign root.
+    SetConfig {
+        #[command(flatten)]
+        common: Common,
+        /// The command that runs the test suite, run by the `suite` floor (e.g. `cargo test`).
+        #[arg(long, value_name = "CMD")]
+        suite_cmd: Option<String>,
+        /// Comma-separated directories, relative to the repository root.
+        #[arg(long, value_name = "A,B")]
+        test_paths: Option<String>,
+    },
+    /// Set a node's autonomy level (hitl, wave, deep).
+    SetAutonomy {
+        #[command(flatten)]
+        common: Common,
+        /// hitl, wave or deep: how many gates wait for a person (see `transition autonomy`).
+        #[arg(long)]
+        level: String,
+    },
+    /// Set where a node's work lands, and how (pr or direct).
+    SetTarget {
+        #[command(flatten)]
+        common: Common,
+        /// The branch the node's work lands on; it must exist in the repository.
+        #[arg(long, value_name = "BRANCH")]
+        target: String,
+        /// pr or direct: open a pull request, or merge into the target.
+        #[arg(long, value_name = "METHOD")]
+        delivery: Option<String>,
+    },
+    /// Record a dispatch's typed exit (by the holder that dispatched).
+    RecordExit {
+        #[command(flatten)]
+        common: Common,
+        /// ok, failed, timeout, error, not-started or cancelled (the last two give the attempt
+        /// back; not-started parks the node).
+        #[arg(long)]
+        exit: String,
+        /// The process's exit code, if it exited.
+        #[arg(long)]
+        code: Option<i32>,
+        /// Where the dispatch's log is (a path, recorded as given).
+        #[arg(long, value_name = "PATH")]
+        log: Option<String>,
+        /// Usage JSON (tokens, latency, cost).
+        #[arg(long)]
+        usage: Option<String>,
+    },
+    /// Record a pass envelope on the scope root (`-` reads stdin).
+    RecordRun {
+        #[command(flatten)]
+        common: Common,
+        /// The pass envelope JSON (`-` reads stdin), as `splice pass` prints it.
+        #[arg(long, value_name = "FILE")]
+        envelope: PathBuf,
+    },
+    /// Move a node to another route, at its entry step or --at STEP.
+    Route {
+        #[command(flatten)]
+        common: Common,
+        /// The route to move to (root, compound or leaf; a manifest may declare others).
+        #[arg(long, value_name = "ROUTE")]
+        to: String,
+        /// The step to enter on that route (default: its entry step).
+        #[arg(long, value_name = "STEP")]
+        at: Option<String>,
+    },
+    /// Print the bead's JSON.
+    Show(BeadOnly),
+    /// Print the bead's current step.
+    Step(BeadOnly),
+    /// Print the bead's kind (root, compound, leaf).
+    Kind(BeadOnly),
+    /// Print the bead's resolved autonomy and where it comes from.
+    Autonomy(BeadOnly),
+    /// Print the branch the bead's work lands on: its own, else its nearest ancestor's, else
+    /// `[delivery] target`, else the branch checked out.
+    Target(BeadOnly),
+    /// Print how the bead's work lands, pr or direct: its own, else its nearest ancestor's, else
+    /// `[delivery] method`, else pr.
+    Delivery(BeadOnly),
+}
+
+pub fn run(args: Args, global: &Global) -> Result<i32> {
+    let store = Store::discover(global.dir.as_deref())?;
+    if read_only(&args.verb).is_some() {
+        return answer(&store, &args.verb);
+    }
+    // The one clock read of a writing verb: its transition's time.
+    let now = crate::clock::now_string()?;
+    verbs::step_verb(&store, &now, args.verb)
+}
+
+/// The read-only verbs' bead and question.
+fn read_only(verb: &Verb) -> Option<(&BeadOnly, Query)> {
+    match verb {
+        Verb::Show(b) => Some((b, Query::Show)),
+        Verb::Step(b) => Some((b, Query::Step)),
+        Verb::Kind(b) => Some((b, Query::Kind)),
+        Verb::Autonomy(b) => Some((b, Query::Autonomy)),
+        Verb::Target(b) => Some((b, Query::Target)),
+        Verb::Delivery(b) => Some((b, Query::Delivery)),
+        _ => None,
+    }
+}
+
+/// Print a read-only verb's answer (it never locks, recovers or reads the clock).
+pub(super) fn answer(store: &Store, verb: &Verb) -> Result<i32> {
+    let Some((b, what)) = read_only(verb) else {
+        return Err(Error::Invalid("not a read-only verb".into()));
+    };
+    output::print_json(&read::query(store, b.bead.id(), what)?);
+    Ok(0)
+}
