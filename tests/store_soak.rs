@@ -98,6 +98,13 @@ fn pick(rng: &mut Rng, beads: &[String], tag: &str) -> (&'static str, String, Ve
     (journaled, bead, args)
 }
 
+/// Create the branch `name` at the repository's HEAD (in-process: writers run concurrently).
+fn branch(r: &Repo, name: &str) {
+    let repo = git2::Repository::open(r.path()).unwrap();
+    let head = repo.head().unwrap().peel_to_commit().unwrap();
+    repo.branch(name, &head, false).unwrap();
+}
+
 /// One writer: invoke, sometimes kill -9 at a random moment or set a failpoint, tally.
 fn writer(
     r: &Repo,
@@ -114,6 +121,10 @@ fn writer(
         n += 1;
         let tag = format!("s{w}n{n}e");
         let (verb, bead, args) = pick(&mut rng, beads, &tag);
+        if verb == "set-target" {
+            // A target must name a commit: give the tag a branch of its own.
+            branch(r, &tag);
+        }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let mut cmd = r.cmd(&args);
         let plan = rng.below(100);
@@ -304,6 +315,7 @@ fn crash_soak() {
     }
     // A final write on every bead: recovers whatever the last kill left, and must work.
     for (i, id) in beads.iter().enumerate() {
+        branch(&r, &format!("final{i}"));
         r.ok(&[
             "transition",
             "set-target",

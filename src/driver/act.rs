@@ -4,39 +4,25 @@
 //!
 //! The runner calls the writer in-process as [`Who::Runner`](transition::Who::Runner), and is
 //! recorded as a live runner ([`Presence`]) for as long as its [`RunCtx`] lives, so the writer
-//! recognizes every process it dispatches. Each dispatch gets a fresh credential: its sha256 goes
-//! on the claim, the secret into that dispatch's environment only. A dispatch never goes into a
-//! worktree a live process still works in (one left behind by a killed runner's agent, or a
-//! person's shell): it waits a moment, then is skipped with the process named.
+//! recognizes every process it dispatches. Dispatches themselves are in [`super::job`].
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::Sender;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use serde_json::json;
 
-use crate::authority::{Credential, Presence};
+use crate::authority::Presence;
 use crate::error::{Error, Result};
-use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage};
-use crate::model::bead::{DeliveryMethod, ExitKind, Verdict};
+use crate::model::bead::Verdict;
 use crate::model::envelope::ActResult;
-use crate::model::manifest::Run;
-use crate::model::{Bead, Config, Manifest, Role, Step};
+use crate::model::{Config, Manifest, Role};
 use crate::policy::Lineage;
-use crate::policy::lineage::delivery_may_merge;
-use crate::process::procfs;
 use crate::store::Store;
-use crate::transition::{self, Ctx, claim, complete, park, record};
+use crate::transition::{self, Ctx, complete, park};
 use crate::worktree;
 
-use super::prompts;
 use super::snapshot::Identity;
-
-/// How long a dispatch waits for the processes still working in its worktree to end.
-const WORKTREE_GRACE: Duration = Duration::from_secs(1);
 
 /// What every action needs to know about the run.
 #[derive(Clone)]
@@ -99,7 +85,7 @@ impl RunCtx {
 }
 
 /// A refusal becomes `Skipped`; any other error is a fault for the caller.
-fn refusal_is_skip(r: Result<ActResult>) -> Result<ActResult> {
+pub(super) fn refusal_is_skip(r: Result<ActResult>) -> Result<ActResult> {
     match r {
         Err(Error::Refused(why)) => Ok(ActResult::Skipped {
             reason: why.to_string(),
@@ -202,327 +188,4 @@ fn target_of(rc: &RunCtx, id: &str) -> Result<Option<String>> {
     let branch = worktree::current_branch(rc.store.repo());
     let lineage = Lineage::new(&ancestors, transition::defaults(&rc.config, &branch));
     Ok(lineage.target(&bead).map(str::to_string))
-}
-
-/// A finished dispatch, reported by its thread.
-#[derive(Debug)]
-pub struct Finished {
-    pub bead: String,
-    pub step: String,
-    pub attempt: u32,
-    pub exit: ExitKind,
-    pub code: Option<i32>,
-    /// Why it ended so, in a line (recorded on the bead with the exit).
-    pub cause: Option<String>,
-    pub elapsed_ms: u64,
-    pub usage: Option<usage::Usage>,
-    pub log: Option<PathBuf>,
-    /// What went wrong around the dispatch (preparing it, or recording its exit).
-    pub problem: Option<String>,
-    /// The dispatch's thread panicked (a bug in splice): the run must stop, with exit 2.
-    pub panic: Option<String>,
-}
-
-impl Finished {
-    fn new(bead: String, step: String, attempt: u32) -> Finished {
-        Finished {
-            bead,
-            step,
-            attempt,
-            exit: ExitKind::Error,
-            code: None,
-            cause: None,
-            elapsed_ms: 0,
-            usage: None,
-            log: None,
-            problem: None,
-            panic: None,
-        }
-    }
-
-    /// Note a panic caught while `doing` something.
-    fn panicked(&mut self, payload: &(dyn std::any::Any + Send), doing: &str) {
-        let text = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "no message".into());
-        let what = format!("the dispatch thread panicked while {doing}: {text}");
-        self.problem.get_or_insert_with(|| what.clone());
-        self.panic = Some(what);
-    }
-
-    pub fn tokens(&self) -> u64 {
-        self.usage.as_ref().map_or(0, usage::Usage::budget_tokens)
-    }
-}
-
-/// Claim the node for a dispatch in its worktree (branched from `target` when new) and start it
-/// on a thread; `done` hears when it finishes. Setting `cancel` kills that dispatch alone (the
-/// runner sets it when a person closes the node; Ctrl-C and SIGTERM reach it through it too).
-pub fn start_dispatch(
-    rc: &RunCtx,
-    bead: &Bead,
-    attempt: u32,
-    target: &str,
-    (done, cancel): (Sender<Finished>, Arc<AtomicBool>),
-) -> Result<ActResult> {
-    let step = transition::current_step(&rc.manifest, bead)?.clone();
-    let ancestors = transition::ancestors_unlocked(&rc.store, bead)?;
-    let branch = worktree::current_branch(rc.store.repo());
-    let lineage = Lineage::new(&ancestors, transition::defaults(&rc.config, &branch));
-    if let Some(busy) = in_use(&worktree::node_path(&rc.store.worktrees_dir(), &bead.id)) {
-        return Ok(ActResult::Skipped { reason: busy });
-    }
-    let wt = worktree::ensure(rc.store.repo(), &rc.store.worktrees_dir(), &bead.id, target)?;
-    let head = worktree::head(&wt.path)?;
-    let ctx = Ctx {
-        expect_seq: Some(bead.pipeline.seq),
-        ..rc.writer_ctx()?
-    };
-    let credential = Credential::new()?;
-    let hash = credential.sha256();
-    if let Err(e) = claim::claim_for_dispatch(&ctx, &bead.id, &rc.holder, Some(&head), &hash) {
-        return refusal_is_skip(Err(e));
-    }
-    let job = Job {
-        cancel,
-        credential,
-        delivery: lineage.delivery(bead),
-        target: target.to_string(),
-        may_merge: delivery_may_merge(lineage.autonomy(bead).0, target),
-        rc: rc.clone(),
-        bead: bead.id.clone(),
-        step,
-        attempt,
-        worktree: wt.path,
-        parent: lineage.parent().cloned(),
-        root_id: lineage.root(bead).id.clone(),
-    };
-    let (id, step, attempt) = (job.bead.clone(), job.step.name.clone(), job.attempt);
-    std::thread::spawn(move || {
-        // `Job::run` catches a panic of the dispatch itself; this catches one in recording it,
-        // so the runner always hears back (it would otherwise wait for this thread forever).
-        let finished = catch_unwind(AssertUnwindSafe(|| job.run())).unwrap_or_else(|panic| {
-            let mut f = Finished::new(id, step, attempt);
-            f.panicked(&*panic, "recording its exit");
-            f
-        });
-        let _ = done.send(finished);
-    });
-    Ok(ActResult::Started)
-}
-
-/// Why a dispatch into the worktree at `path` must not start: the live processes still working
-/// in it once [`WORKTREE_GRACE`] has passed (processes being killed get that long to go).
-fn in_use(path: &Path) -> Option<String> {
-    if !path.is_dir() {
-        return None;
-    }
-    let deadline = Instant::now() + WORKTREE_GRACE;
-    loop {
-        let users = procfs::users_of(path);
-        if users.is_empty() {
-            return None;
-        }
-        if Instant::now() >= deadline {
-            let named: Vec<String> = users
-                .iter()
-                .take(3)
-                .map(|u| format!("pid {} ({})", u.pid, u.command))
-                .collect();
-            return Some(format!(
-                "worktree {} is in use by {}; no dispatch goes into it until they end",
-                path.display(),
-                named.join(", ")
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-struct Job {
-    rc: RunCtx,
-    /// Kills this dispatch: set by the runner, or relayed from Ctrl-C ([`relay_interrupt`]).
-    cancel: Arc<AtomicBool>,
-    /// The dispatch's credential (only its hash is on the claim).
-    credential: Credential,
-    delivery: DeliveryMethod,
-    /// The integration target, for the prompt's `{{target}}`.
-    target: String,
-    /// Its delivery may merge into the target (deep autonomy on a campaign branch).
-    may_merge: bool,
-    bead: String,
-    step: Step,
-    attempt: u32,
-    worktree: PathBuf,
-    parent: Option<Bead>,
-    root_id: String,
-}
-
-impl Job {
-    fn run(self) -> Finished {
-        let started = Instant::now();
-        let mut finished = Finished::new(self.bead.clone(), self.step.name.clone(), self.attempt);
-        // A panic in the dispatch is a bug in splice: the exit is still recorded and the claim
-        // released below, and the runner stops the run.
-        match catch_unwind(AssertUnwindSafe(|| self.dispatch())) {
-            Ok(Ok(result)) => {
-                finished.exit = result.exit;
-                finished.code = result.code;
-                finished.cause = result.cause.map(|cause| self.with_hint(result.exit, cause));
-                finished.usage = result.usage;
-                finished.log = Some(result.log);
-            }
-            Ok(Err(e)) => {
-                finished.cause = Some(format!("splice could not start it: {e}"));
-                finished.problem = Some(e.to_string());
-            }
-            Err(panic) => finished.panicked(&*panic, "dispatching"),
-        }
-        finished.elapsed_ms = started.elapsed().as_millis() as u64;
-        if self.cancel.load(Ordering::Relaxed) && !super::interrupt::requested() {
-            // Its node was closed by a person, and its claim with it: nothing is left to record.
-            finished.problem = Some(format!(
-                "{} was closed while its dispatch ran; the dispatch was killed",
-                self.bead
-            ));
-        }
-        // Record the exit and release, whatever happened: the attempt was counted at the claim.
-        let exit = record::ExitArgs {
-            exit: finished.exit,
-            code: finished.code,
-            cause: finished.cause.clone(),
-            log: finished.log.as_ref().map(|p| p.display().to_string()),
-            usage: finished.usage.clone(),
-        };
-        let recorded = self
-            .rc
-            .writer_ctx()
-            .and_then(|c| record::record_exit(&c, &self.bead, exit));
-        if let Err(e) = recorded {
-            finished
-                .problem
-                .get_or_insert_with(|| format!("record-exit: {e}"));
-        }
-        let released = self
-            .rc
-            .writer_ctx()
-            .and_then(|c| claim::release(&c, &self.bead, &self.rc.holder));
-        if let Err(e) = released {
-            finished
-                .problem
-                .get_or_insert_with(|| format!("release: {e}"));
-        }
-        finished
-    }
-
-    /// A start failure's cause, with what to check and where the command is set.
-    fn with_hint(&self, exit: ExitKind, cause: String) -> String {
-        let command = super::commands::of_step(&self.rc.config, &self.rc.manifest, &self.step.name);
-        match command {
-            Some(command) if exit == ExitKind::NotStarted => {
-                format!("{cause} ({})", super::commands::hint(&command))
-            }
-            _ => cause,
-        }
-    }
-
-    fn dispatch(&self) -> Result<exec::DispatchResult> {
-        if std::env::var("SPLICE_FAILPOINT").is_ok_and(|v| v == "dispatch-panic") {
-            panic!("failpoint dispatch-panic");
-        }
-        let rc = &self.rc;
-        let bead = rc.store.read_bead(&self.bead)?;
-        worktree::prepare_for_attempt(
-            &self.worktree,
-            self.step.resume,
-            self.attempt,
-            worktree::step_base(&bead),
-        )?;
-        let paths = DispatchPaths::new(
-            &rc.store.runs_dir(),
-            &rc.run_id,
-            &self.bead,
-            &self.step.name,
-            self.attempt,
-        )?;
-        let vars = template::ArgvVars {
-            bead: &self.bead,
-            step: &self.step.name,
-            attempt: self.attempt,
-            worktree: &self.worktree,
-            holder: &rc.holder,
-            run: &rc.run_id,
-            model: rc.config.agent.model_for(&self.step.name),
-        };
-        let argv = match &self.step.run {
-            Some(Run::Prompt { prompt: name }) => {
-                let text = prompts::template_for(&rc.store, name, self.delivery, self.may_merge)?;
-                let artifact = prompts::artifact_for(&self.step, &self.bead, &self.root_id)?;
-                let pv = prompt::PromptVars {
-                    defines_scenarios: self.step.has_role(Role::Spec),
-                    target: self.target.clone(),
-                    ..prompt::PromptVars::for_dispatch(
-                        &bead,
-                        self.parent.as_ref(),
-                        &self.root_id,
-                        self.attempt,
-                        &artifact,
-                    )
-                };
-                let rendered = prompt::render(&text, &pv)?;
-                let command = rc.config.agent.command_for(&self.step.name);
-                template::command_argv(&command, &vars, Some(&rendered), &paths.prompt_file)?
-            }
-            Some(Run::Argv { argv }) => {
-                template::command_argv(argv, &vars, None, &paths.prompt_file)?
-            }
-            None => {
-                return Err(Error::Invalid(format!(
-                    "step {} has no command to dispatch",
-                    self.step.name
-                )));
-            }
-        };
-        let adapter = usage::Adapter::from(rc.config.agent.usage);
-        let spec = DispatchSpec {
-            timeout: Some(Duration::from_secs(self.step.timeout_s.max(1))),
-            usage: adapter,
-            prices: &rc.config.prices,
-            cancel: Some(&*self.cancel),
-            credential: Some(self.credential.secret()),
-            target: Some(&self.target),
-            ..DispatchSpec::new(
-                &self.bead,
-                &self.step.name,
-                self.attempt,
-                &rc.holder,
-                &rc.run_id,
-                rc.store.dir(),
-                &self.worktree,
-                &paths,
-                &argv,
-            )
-        };
-        let ended = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            s.spawn(|| relay_interrupt(&self.cancel, &ended));
-            let result = exec::dispatch(&spec);
-            ended.store(true, Ordering::Relaxed);
-            result
-        })
-    }
-}
-
-/// Ctrl-C and SIGTERM reach a dispatch through its own cancel flag (which the runner may also
-/// set to stop that dispatch alone): set it when the run is interrupted, until `ended`.
-fn relay_interrupt(cancel: &AtomicBool, ended: &AtomicBool) {
-    while !ended.load(Ordering::Relaxed) {
-        if super::interrupt::requested() {
-            cancel.store(true, Ordering::Relaxed);
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }

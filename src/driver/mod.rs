@@ -22,6 +22,8 @@ pub mod events;
 pub mod feed;
 pub mod holder;
 pub mod interrupt;
+pub mod job;
 pub mod prompts;
 pub mod runner;
 pub mod snapshot;
+mod start;
