@@ -11,14 +11,13 @@
 
 use serde::Serialize;
 
-use super::split::{ChildSpec, child};
+use super::split::{ChildSpec, Prepared, child};
 use super::{
-    Caller, Ctx, Refusal, Verb, close::ended, create::normalize_scenarios, next_seq,
-    require_lease_free_for, require_open,
+    Caller, Ctx, Refusal, Verb, close::ended, next_seq, require_lease_free_for, require_open,
 };
-use crate::error::{Error, Result};
-use crate::model::bead::{Kind, SplitRecord};
-use crate::model::{Bead, Role};
+use crate::error::Result;
+use crate::model::Bead;
+use crate::model::bead::SplitRecord;
 use crate::store::{Change, Fresh, Reads, ids};
 
 /// A re-split: the children it created and what became of the ones before.
@@ -36,15 +35,9 @@ pub struct Resplit {
 /// Re-split `id` into `children`, in one transition.
 pub fn resplit(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<Resplit> {
     ctx.admit(Verb::Resplit)?;
-    let manifest = ctx.store.manifest()?;
-    let split_step = manifest.step_with(Role::Split).map(|s| s.name.as_str());
-    let entry = manifest
-        .entry_step(Kind::Leaf.route())
-        .ok_or_else(|| Error::Invalid("the manifest has no leaf route".into()))?;
-    let mut children = children.to_vec();
-    for child in &mut children {
-        child.scenarios = normalize_scenarios(&child.scenarios)?;
-    }
+    let prepared = Prepared::new(ctx, children)?;
+    let (children, entry, split_step) =
+        (&prepared.children, prepared.entry(), prepared.split_step());
     // The split it replaces, read without the lock; the plan refuses if the split under the lock
     // is another, so the children read and the ids probed are the ones it sees.
     let parent = ctx.store.read_bead(id)?;
@@ -63,7 +56,7 @@ pub fn resplit(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<Resplit> {
         .probing(new_ids);
     ctx.apply(Verb::Resplit, "resplit", &reads, |fresh, who| {
         let input = ResplitInput {
-            children: &children,
+            children,
             entry,
             split_step,
             read: &before,

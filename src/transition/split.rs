@@ -13,7 +13,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::model::bead::{Dependency, Kind, Provenance, SplitRecord};
-use crate::model::{Bead, Role};
+use crate::model::{Bead, Manifest, Role};
 use crate::store::{Change, Reads, ids};
 
 /// One child in the `--children` file.
@@ -84,26 +84,55 @@ pub struct SplitDone {
 /// Split `id` into `children`, all created in one transition.
 pub fn split(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<SplitDone> {
     ctx.admit(Verb::Split)?;
-    let manifest = ctx.store.manifest()?;
-    let split_step = manifest.step_with(Role::Split).map(|s| s.name.as_str());
-    let entry = manifest
-        .entry_step(Kind::Leaf.route())
-        .ok_or_else(|| Error::Invalid("the manifest has no leaf route".into()))?;
-    let mut children = children.to_vec();
-    for child in &mut children {
-        child.scenarios = normalize_scenarios(&child.scenarios)?;
-    }
+    let prepared = Prepared::new(ctx, children)?;
+    let (children, entry, split_step) =
+        (&prepared.children, prepared.entry(), prepared.split_step());
     let ids = (1..=children.len()).map(|i| ids::child_id(id, i)).collect();
     let reads = Reads::subject(id).probing(ids);
     ctx.apply(Verb::Split, "split", &reads, |fresh, who| {
         let input = SplitInput {
-            children: &children,
+            children,
             entry,
             taken: &fresh.taken,
             split_step,
         };
         Ok(plan(&input, who, &fresh.subject, &ctx.now)?)
     })
+}
+
+/// What a split and a re-split read before the lock: the manifest (for the leaf route's entry
+/// step, where every child starts, and the split step) and the children, their scenario ids
+/// normalized.
+pub(super) struct Prepared {
+    manifest: Manifest,
+    pub children: Vec<ChildSpec>,
+}
+
+impl Prepared {
+    pub fn new(ctx: &Ctx, children: &[ChildSpec]) -> Result<Prepared> {
+        let manifest = ctx.store.manifest()?;
+        if manifest.entry_step(Kind::Leaf.route()).is_none() {
+            return Err(Error::Invalid("the manifest has no leaf route".into()));
+        }
+        let mut children = children.to_vec();
+        for child in &mut children {
+            child.scenarios = normalize_scenarios(&child.scenarios)?;
+        }
+        Ok(Prepared { manifest, children })
+    }
+
+    pub fn entry(&self) -> &str {
+        // Checked in `new`.
+        self.manifest
+            .entry_step(Kind::Leaf.route())
+            .unwrap_or_default()
+    }
+
+    pub fn split_step(&self) -> Option<&str> {
+        self.manifest
+            .step_with(Role::Split)
+            .map(|s| s.name.as_str())
+    }
 }
 
 /// What a split plan needs besides the parent.
