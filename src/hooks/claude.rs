@@ -212,6 +212,10 @@ pub(super) fn status(root: &Path) -> Status {
             return status;
         }
     };
+    if let Err(what) = merge(settings.clone(), "splice guard") {
+        status.problem = Some(format!("{what}, as Claude Code settings are"));
+        return status;
+    }
     if let Some((i, j)) = find_guard(&settings) {
         let entry = &settings["hooks"]["PreToolUse"][i];
         let command = entry["hooks"][j]["command"].as_str().unwrap_or_default();
