@@ -378,6 +378,38 @@ fn the_pre_commit_hook_refuses_a_dispatched_commit_that_changes_splice_state() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+
+    // In a node's worktree, the checked-out copy of the state is refused the same way.
+    let wt = r.state().join("worktrees").join("sp-node");
+    r.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "splice/sp-node",
+        wt.to_str().unwrap(),
+    ]);
+    std::fs::write(wt.join(&rel), "{\"copy\": true}\n").unwrap();
+    let git = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = Command::new("git");
+        c.args(args)
+            .current_dir(&wt)
+            .env_clear()
+            .env("PATH", path_env())
+            .env("HOME", r.path())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    assert!(git(&["add", "-A"], &[]).status.success());
+    let out = git(&["commit", "-q", "-m", "copy"], &dispatched);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&rel));
 }
 
 #[test]
@@ -410,10 +442,21 @@ fn without_splice_the_hook_lets_the_commit_through() {
         commit(&r, &[], &dispatched, "/usr/bin:/bin").status.code(),
         Some(1)
     );
-    // Gone, with no splice on PATH: the hook allows (a person without splice commits as before).
+    // Gone: the hook looks for `splice` on PATH instead.
     std::fs::remove_file(&copy).unwrap();
     let status = r.ok(&["hooks", "status", "--json"]);
     assert_eq!(status["git"]["splice"]["exists"], false);
+    // Gone, but a splice on PATH: that one decides.
+    let other = tempfile::tempdir().unwrap();
+    let fake = other.path().join("splice");
+    std::fs::write(&fake, "#!/bin/sh\necho other splice \"$@\" >&2\nexit 7\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/bin:/bin", other.path().display());
+    let out = commit(&r, &[], &dispatched, &path);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("other splice hooks pre-commit"), "{err}");
+    // None at all: the commit goes through.
     let out = commit(&r, &[], &dispatched, "/usr/bin:/bin");
     assert!(
         out.status.success(),

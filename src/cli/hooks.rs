@@ -21,6 +21,7 @@ pub struct Args {
     pub command: HooksCommand,
 }
 
+/// The `hooks` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum HooksCommand {
     /// Install the hooks (both, unless --claude or --git picks one); installing again changes
@@ -58,6 +59,8 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
+/// Run a `hooks` subcommand for the repository holding the state directory (or where `init`
+/// would create one).
 pub fn run(args: Args, global: &Global) -> Result<i32> {
     let store = Store::open_or_plan(global.dir.as_deref())?;
     match args.command {
