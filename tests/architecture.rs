@@ -40,6 +40,19 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         &["transition", "floors", "driver", "cli", "demo", "decide"],
     ),
     ("transition", &["driver", "cli", "demo", "exec"]),
+    // Hooks install files and read git; the executor uses their fragment, never the reverse.
+    (
+        "hooks",
+        &[
+            "transition",
+            "floors",
+            "exec",
+            "driver",
+            "cli",
+            "demo",
+            "decide",
+        ],
+    ),
     ("driver", &["cli", "demo"]),
     ("demo", &["cli"]),
 ];

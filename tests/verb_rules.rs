@@ -46,6 +46,9 @@ const TABLE: &[(&str, &str)] = &[
     ("target", "read-only"),
     ("delivery", "read-only"),
     ("manifest", "read-only"),
+    ("hooks install", "person"),
+    ("hooks status", "read-only"),
+    ("hooks pre-commit", "read-only"),
 ];
 
 /// Top-level commands that are not verbs of the table, and why.
@@ -59,6 +62,10 @@ const NOT_VERBS: &[(&str, &str)] = &[
     ("snapshot", "reads"),
     ("decide", "reads a file"),
     ("status", "reads"),
+    (
+        "hooks",
+        "holds `hooks install`, `hooks status` and `hooks pre-commit`",
+    ),
 ];
 
 #[test]
@@ -87,6 +94,14 @@ fn every_verb_clap_knows_has_an_actor_class_in_the_writers_table() {
         assert!(
             Verb::named(name).is_some() || NOT_VERBS.iter().any(|(n, _)| *n == name),
             "`splice {name}` is neither a verb of the table nor listed as not one"
+        );
+    }
+    let hooks = cli.find_subcommand("hooks").unwrap();
+    for sub in hooks.get_subcommands() {
+        let name = format!("hooks {}", sub.get_name());
+        assert!(
+            Verb::named(&name).is_some(),
+            "`splice {name}` has no actor class: add it to the writer's table"
         );
     }
     // Every entry is a command or a mode (`--flag`) of one.

@@ -11,6 +11,7 @@ pub mod args;
 pub mod close;
 pub mod decide;
 pub mod demo;
+pub mod hooks;
 pub mod init;
 pub mod init_task;
 pub mod manifest;
@@ -68,6 +69,9 @@ pub enum Command {
     Close(close::Args),
     /// A person cancels a bead that will not be done: closed, and it counts for nothing.
     Cancel(close::Args),
+    /// Install or inspect the hooks that guard agents: Claude Code's `splice guard` and git's
+    /// pre-commit check.
+    Hooks(hooks::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -87,5 +91,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Manifest(args) => manifest::run(global, args),
         Command::Close(args) => close::run(args, global, false),
         Command::Cancel(args) => close::run(args, global, true),
+        Command::Hooks(args) => hooks::run(args, global),
     }
 }

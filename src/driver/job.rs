@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::authority::Credential;
 use crate::error::{Error, Result};
-use crate::exec::{self, DispatchPaths, DispatchSpec, prompt, template, usage};
+use crate::exec::{self, DispatchPaths, DispatchSpec, guard, prompt, template, usage};
 use crate::model::bead::{DeliveryMethod, ExitKind};
 use crate::model::envelope::ActResult;
 use crate::model::manifest::Run;
@@ -286,7 +286,10 @@ impl Job {
             run: &rc.run_id,
             model: rc.config.agent.model_for(&self.step.name),
         };
-        let argv = self.argv(&bead, &vars, &paths)?;
+        let mut argv = self.argv(&bead, &vars, &paths)?;
+        if rc.config.guard.dispatch() {
+            argv = guard::guard_argv(argv, &paths.settings_file, &crate::hooks::splice_exe())?;
+        }
         let adapter = usage::Adapter::from(rc.config.agent.usage);
         let spec = DispatchSpec {
             timeout: Some(Duration::from_secs(self.step.timeout_s.max(1))),

@@ -38,6 +38,9 @@ pub struct DispatchPaths {
     pub usage_file: PathBuf,
     /// `<bead>-<step>-<attempt>.prompt.md`, for `{{prompt_file}}`.
     pub prompt_file: PathBuf,
+    /// `<bead>-<step>-<attempt>.settings.json`: a Claude Code agent's settings registering the
+    /// guard ([`super::guard`]).
+    pub settings_file: PathBuf,
 }
 
 impl DispatchPaths {
@@ -63,6 +66,7 @@ impl DispatchPaths {
             log: run_dir.join(format!("{stem}.log")),
             usage_file: run_dir.join(format!("{stem}.usage.json")),
             prompt_file: run_dir.join(format!("{stem}.prompt.md")),
+            settings_file: run_dir.join(format!("{stem}.settings.json")),
             run_dir,
         })
     }

@@ -66,6 +66,27 @@ pub struct Config {
     pub journal: JournalConfig,
     #[serde(default)]
     pub runs: RunsConfig,
+    /// The guard on dispatched agents.
+    #[serde(default)]
+    pub guard: GuardConfig,
+}
+
+/// `[guard]`: whether a dispatched Claude Code agent is started with the guard registered
+/// (`--settings FILE`, `docs/agents.md`). On unless switched off: an agent is guarded by
+/// default, and a person opts out in the config, where the choice is reviewed.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct GuardConfig {
+    /// Unset: true.
+    #[serde(default)]
+    pub dispatch: Option<bool>,
+}
+
+impl GuardConfig {
+    /// Start a dispatched `claude` with the guard's settings?
+    pub fn dispatch(&self) -> bool {
+        self.dispatch.unwrap_or(true)
+    }
 }
 
 /// The environment variables whose values are redacted when no `[security] redact_env` is set:
@@ -343,6 +364,21 @@ mod tests {
         assert!(e("[prices.m]\ninput = nan\n").contains("[prices.m]"));
         assert!(e("[prices.m]\noutput = -1.0\n").contains("is not a price"));
         assert!(Config::parse("[prices.m]\ninput = 0.0\n").is_ok());
+    }
+
+    #[test]
+    fn the_guard_on_dispatches_is_on_unless_switched_off_by_a_typed_key() {
+        assert!(Config::parse("").unwrap().guard.dispatch());
+        assert!(
+            !Config::parse("[guard]\ndispatch = false\n")
+                .unwrap()
+                .guard
+                .dispatch()
+        );
+        let e = Config::parse("[guard]\ndispatch = \"no\"\n").unwrap_err();
+        assert!(e.contains("line 2"), "{e}");
+        let e = Config::parse("[guard]\ndispach = false\n").unwrap_err();
+        assert!(e.contains("line 2") && e.contains("dispatch"), "{e}");
     }
 
     #[test]

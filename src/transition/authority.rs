@@ -52,8 +52,8 @@ impl Actor {
 }
 
 /// Every verb: each `splice transition` subcommand, the modes of one that have a class of their
-/// own (`release --clear`, `pass --dry-run`), and the commands that create beads or drive a
-/// runner.
+/// own (`release --clear`, `pass --dry-run`), the commands that create beads or drive a
+/// runner, and those that install or read the hooks watching agents (`hooks …`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verb {
     Propose,
@@ -89,6 +89,9 @@ pub enum Verb {
     Target,
     Delivery,
     Manifest,
+    HooksInstall,
+    HooksStatus,
+    HooksPreCommit,
 }
 
 impl Verb {
@@ -127,6 +130,9 @@ impl Verb {
         Verb::Target,
         Verb::Delivery,
         Verb::Manifest,
+        Verb::HooksInstall,
+        Verb::HooksStatus,
+        Verb::HooksPreCommit,
     ];
 
     /// The table: who may run this verb.
@@ -154,7 +160,9 @@ impl Verb {
             | Verb::Init
             | Verb::InitTask
             | Verb::Run
-            | Verb::Pass => Actor::Person,
+            | Verb::Pass
+            // A dispatched agent must not rewrite the hooks that watch it.
+            | Verb::HooksInstall => Actor::Person,
             Verb::PassDryRun
             | Verb::Show
             | Verb::Step
@@ -162,7 +170,9 @@ impl Verb {
             | Verb::Autonomy
             | Verb::Target
             | Verb::Delivery
-            | Verb::Manifest => Actor::ReadOnly,
+            | Verb::Manifest
+            | Verb::HooksStatus
+            | Verb::HooksPreCommit => Actor::ReadOnly,
         }
     }
 
@@ -203,6 +213,9 @@ impl Verb {
             Verb::Target => "target",
             Verb::Delivery => "delivery",
             Verb::Manifest => "manifest",
+            Verb::HooksInstall => "hooks install",
+            Verb::HooksStatus => "hooks status",
+            Verb::HooksPreCommit => "hooks pre-commit",
         }
     }
 
