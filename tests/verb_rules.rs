@@ -46,6 +46,7 @@ const TABLE: &[(&str, &str)] = &[
     ("target", "read-only"),
     ("delivery", "read-only"),
     ("manifest", "read-only"),
+    ("guard", "read-only"),
 ];
 
 /// Top-level commands that are not verbs of the table, and why.

@@ -11,6 +11,7 @@ pub mod args;
 pub mod close;
 pub mod decide;
 pub mod demo;
+pub mod guard;
 pub mod init;
 pub mod init_task;
 pub mod manifest;
@@ -68,6 +69,11 @@ pub enum Command {
     Close(close::Args),
     /// A person cancels a bead that will not be done: closed, and it counts for nothing.
     Cancel(close::Args),
+    /// A Claude Code PreToolUse hook: reads the hook's JSON on stdin and denies tool calls that
+    /// would write splice's state, run a verb the caller may not run, or (from a dispatched
+    /// session) write outside its worktree or move branches it does not own. Prints Claude
+    /// Code's deny decision on stdout, nothing to allow; always exits 0.
+    Guard(guard::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -87,5 +93,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Manifest(args) => manifest::run(global, args),
         Command::Close(args) => close::run(args, global, false),
         Command::Cancel(args) => close::run(args, global, true),
+        Command::Guard(args) => guard::run(args, global),
     }
 }

@@ -89,6 +89,7 @@ pub enum Verb {
     Target,
     Delivery,
     Manifest,
+    Guard,
 }
 
 impl Verb {
@@ -127,6 +128,7 @@ impl Verb {
         Verb::Target,
         Verb::Delivery,
         Verb::Manifest,
+        Verb::Guard,
     ];
 
     /// The table: who may run this verb.
@@ -162,7 +164,8 @@ impl Verb {
             | Verb::Autonomy
             | Verb::Target
             | Verb::Delivery
-            | Verb::Manifest => Actor::ReadOnly,
+            | Verb::Manifest
+            | Verb::Guard => Actor::ReadOnly,
         }
     }
 
@@ -203,6 +206,8 @@ impl Verb {
             Verb::Target => "target",
             Verb::Delivery => "delivery",
             Verb::Manifest => "manifest",
+            // The Claude Code hook: it judges a tool call and changes nothing.
+            Verb::Guard => "guard",
         }
     }
 
