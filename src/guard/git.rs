@@ -312,6 +312,10 @@ fn push(w: &mut Walk, sub: &str, rest: &[Arg], what: &str, in_main: bool) {
     }
     let bare_head = sub == "push" && in_main && (specs.is_empty() || specs.contains(&"HEAD"));
     let dest = specs.iter().find_map(|s| {
+        // A fetch without `:DST` moves only remote-tracking refs.
+        if sub == "fetch" && !s.contains(':') {
+            return None;
+        }
         let dst = s.rsplit(':').next().unwrap_or(s);
         let dst = if dst == "HEAD" { "" } else { dst };
         not_owned(w, dst).or_else(|| (s.starts_with(':') && sub == "push").then(|| dst.into()))

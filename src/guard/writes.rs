@@ -209,7 +209,7 @@ pub(super) fn judge(w: &mut Walk, prog: &str, args: &[Arg]) {
         }
         "ln" => {
             let ops = operands(rest, &["-t", "-S", "--suffix"]);
-            if ops.len() == 1 {
+            if ops.len() == 1 && option_value(rest, "-t", "--target-directory").is_none() {
                 let name = file_name(ops[0].text()).unwrap_or("").to_string();
                 w.write(&Arg::lit(&name), &what, false);
             } else {
