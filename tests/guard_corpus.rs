@@ -160,7 +160,8 @@ fn decision(out: &Output, what: &str) -> Option<String> {
     if stdout.is_empty() {
         return None;
     }
-    let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{what}: {e}: {stdout}"));
+    let v: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{what}: {e}: {stdout}"));
     let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
         .as_str()
         .unwrap_or_default()
@@ -172,7 +173,10 @@ fn decision(out: &Output, what: &str) -> Option<String> {
     }});
     assert_eq!(v, expected, "{what}: not the deny shape");
     assert!(!reason.trim().is_empty(), "{what}: an empty reason");
-    assert!(stdout.ends_with("}\n") && stdout.lines().count() == 1, "{what}: {stdout:?}");
+    assert!(
+        stdout.ends_with("}\n") && stdout.lines().count() == 1,
+        "{what}: {stdout:?}"
+    );
     Some(reason)
 }
 
@@ -184,7 +188,9 @@ struct Case {
 }
 
 fn cases(file: &str, fx: &Fixture) -> Vec<Case> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guard").join(file);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/guard")
+        .join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     text.lines()
         .filter(|l| !l.trim().is_empty())
@@ -276,7 +282,8 @@ fn allows_with_a_note(fx: &Fixture, input: &[u8], dispatched: bool, what: &str) 
     assert_eq!(decision(&out, what), None, "{what}: denied");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.starts_with("splice guard: could not judge this call (") && stderr.contains("allowed"),
+        stderr.starts_with("splice guard: could not judge this call (")
+            && stderr.contains("allowed"),
         "{what}: {stderr}"
     );
 }
@@ -299,8 +306,14 @@ fn a_fault_allows_with_a_note_and_exits_zero() {
         allows_with_a_note(&fx, b"", dispatched, "empty stdin");
         allows_with_a_note(&fx, b"\x00\xff garbage {", dispatched, "garbage");
         allows_with_a_note(&fx, b"[1, 2]", dispatched, "an array");
-        allows_with_a_note(&fx, br#"{"hook_event_name": 7}"#, dispatched, "a wrong type");
-        let no_command = br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":5}}"#;
+        allows_with_a_note(
+            &fx,
+            br#"{"hook_event_name": 7}"#,
+            dispatched,
+            "a wrong type",
+        );
+        let no_command =
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":5}}"#;
         allows_with_a_note(&fx, no_command, dispatched, "a command that is a number");
         let no_path = br#"{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{}}"#;
         allows_with_a_note(&fx, no_path, dispatched, "a Write without a path");
@@ -325,13 +338,21 @@ fn other_events_and_tools_are_allowed_silently() {
     let fx = Fixture::new();
     let repo = fx.repo.display();
     for input in [
-        format!(r#"{{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{{"command":"rm -rf {repo}/.splice"}}}}"#),
-        format!(r#"{{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{{"file_path":"{repo}/.splice/beads/x.json"}}}}"#),
+        format!(
+            r#"{{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{{"command":"rm -rf {repo}/.splice"}}}}"#
+        ),
+        format!(
+            r#"{{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{{"file_path":"{repo}/.splice/beads/x.json"}}}}"#
+        ),
         r#"{"hook_event_name":"UserPromptSubmit","prompt":"hi"}"#.to_string(),
     ] {
         let out = fx.guard(input.as_bytes(), true);
         assert_eq!(decision(&out, &input), None);
-        assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 
@@ -352,7 +373,12 @@ fn a_closed_stdout_still_exits_zero() {
         fx.repo.display(),
         fx.repo.display()
     );
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
 
@@ -364,5 +390,8 @@ fn help_explains_the_hook() {
     let out = c.output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let help = String::from_utf8_lossy(&out.stdout);
-    assert!(help.contains("PreToolUse") && help.contains("exits 0"), "{help}");
+    assert!(
+        help.contains("PreToolUse") && help.contains("exits 0"),
+        "{help}"
+    );
 }

@@ -49,12 +49,9 @@ fn decide(global: &Global) -> Decision {
     if bytes.len() as u64 > MAX_INPUT {
         return Decision::Fault(format!("the input is larger than {MAX_INPUT} bytes"));
     }
-    let input = match guard::parse_input(&bytes) {
-        Ok(input) => input,
-        Err(e) => return Decision::Fault(e),
-    };
-    let ctx = Context::from_process(input.cwd.as_deref(), global.dir.as_deref());
-    guard::judge(&input, &ctx)
+    guard::judge_bytes(&bytes, |cwd| {
+        Context::from_process(cwd, global.dir.as_deref())
+    })
 }
 
 fn report(decision: &Decision) {

@@ -96,6 +96,15 @@ pub fn parse_input(bytes: &[u8]) -> Result<HookInput, String> {
     serde_json::from_slice(bytes).map_err(|e| format!("the input is not hook JSON: {e}"))
 }
 
+/// Judge the hook's stdin as it came: a fault, never a denial, when it is not hook JSON.
+/// `context` builds the context from the hook's `cwd`.
+pub fn judge_bytes(bytes: &[u8], context: impl FnOnce(Option<&Path>) -> Context) -> Decision {
+    match parse_input(bytes) {
+        Ok(input) => judge(&input, &context(input.cwd.as_deref())),
+        Err(e) => Decision::Fault(e),
+    }
+}
+
 /// Judge one tool call.
 #[must_use]
 pub fn judge(input: &HookInput, ctx: &Context) -> Decision {
@@ -160,9 +169,9 @@ fn reason_for(what: &str, harm: &paths::Harm, ctx: &Context) -> String {
                 .unwrap_or_default()
         ),
         paths::Harm::Holds => format!(
-            "splice guard: `{what}` would remove or move a directory that holds splice's state \
-             (.splice/ and what is in it). Name the files you mean, outside .splice/; splice \
-             cleans up its own worktrees and runs."
+            "splice guard: `{what}` would remove, move or overwrite splice's state directory \
+             (.splice/) or a directory holding it. Name the files you mean, outside .splice/; \
+             splice cleans up its own worktrees and runs."
         ),
         paths::Harm::Outside => format!(
             "splice guard: `{what}` writes outside your worktree{}. A dispatched session changes \
