@@ -21,6 +21,7 @@
 pub mod bash;
 mod context;
 pub mod git;
+mod lex;
 pub mod paths;
 pub mod shell;
 mod verbs;

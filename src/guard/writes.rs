@@ -56,7 +56,7 @@ fn operands<'a>(args: &'a [Arg], with_value: &[&str]) -> Vec<&'a Arg> {
 }
 
 /// The value of `-t DIR`, `--target-directory DIR` or `--target-directory=DIR`.
-fn option_value<'a>(args: &'a [Arg], short: &str, long: &str) -> Option<Arg> {
+fn option_value(args: &[Arg], short: &str, long: &str) -> Option<Arg> {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let t = a.text();
@@ -179,43 +179,7 @@ pub(super) fn judge(w: &mut Walk, prog: &str, args: &[Arg]) {
         "rm" | "rmdir" | "unlink" | "shred" | "srm" | "trash" | "trash-put" => {
             each(w, operands(rest, &[]), true)
         }
-        "mv" => {
-            let ops = operands(rest, &["-t", "-S", "--suffix"]);
-            each(w, ops.clone(), true);
-            copy_like(w, rest, &ops, &what, true);
-        }
-        "cp" | "install" | "rsync" | "scp" => {
-            let with_value: &[&str] = match prog {
-                "rsync" => &[
-                    "-e",
-                    "-f",
-                    "--rsh",
-                    "--filter",
-                    "--exclude",
-                    "--include",
-                    "-T",
-                ],
-                "install" => &[
-                    "-t", "-S", "--suffix", "-m", "-o", "-g", "--mode", "--owner",
-                ],
-                "scp" => &["-P", "-i", "-o", "-F", "-c", "-l", "-J", "-S"],
-                _ => &["-t", "-S", "--suffix"],
-            };
-            let ops = operands(rest, with_value);
-            if prog == "install" && rest.iter().any(|a| a.text() == "-d") {
-                return each(w, ops, false);
-            }
-            copy_like(w, rest, &ops, &what, prog == "rsync");
-        }
-        "ln" => {
-            let ops = operands(rest, &["-t", "-S", "--suffix"]);
-            if ops.len() == 1 && option_value(rest, "-t", "--target-directory").is_none() {
-                let name = file_name(ops[0].text()).unwrap_or("").to_string();
-                w.write(&Arg::lit(&name), &what, false);
-            } else {
-                copy_like(w, rest, &ops, &what, false);
-            }
-        }
+        "mv" | "cp" | "install" | "rsync" | "scp" | "ln" => copies(w, prog, rest, &what),
         "sed" => sed(w, rest, &what),
         "perl" => perl(w, rest, &what),
         "truncate" => each(
@@ -234,32 +198,65 @@ pub(super) fn judge(w: &mut Walk, prog: &str, args: &[Arg]) {
             let skip = usize::from(!rest.iter().any(|a| a.text().starts_with("--reference")));
             each(w, ops.into_iter().skip(skip).collect(), true);
         }
-        "dd" => {
-            for a in rest {
-                if let Some(of) = a.text().strip_prefix("of=") {
-                    w.write(&Arg::lit(of), &what, false);
-                }
-            }
-        }
-        "curl" | "wget" => {
-            for (s, l) in [("-o", "--output"), ("-O", "--output-document")] {
-                if let Some(v) = option_value(rest, s, l).filter(|_| prog == "curl" || s == "-O") {
-                    w.write(&v, &what, false);
-                }
-            }
-        }
-        "tar" | "unzip" => {
-            let dir = option_value(rest, "-C", "--directory").or_else(|| {
-                (prog == "unzip")
-                    .then(|| option_value(rest, "-d", "-d"))
-                    .flatten()
-            });
-            if let Some(d) = dir {
-                w.write(&d, &what, false);
-            }
-        }
         "find" => find(w, rest, &what),
-        _ => {}
+        _ => downloads(w, prog, rest, &what),
+    }
+}
+
+/// `mv`, `cp`, `install`, `rsync`, `scp`, `ln`: what they create or replace (and, for `mv`,
+/// what they take away).
+fn copies(w: &mut Walk, prog: &str, rest: &[Arg], what: &str) {
+    let with_value: &[&str] = match prog {
+        "rsync" => &[
+            "-e",
+            "-f",
+            "--rsh",
+            "--filter",
+            "--exclude",
+            "--include",
+            "-T",
+        ],
+        "install" => &[
+            "-t", "-S", "--suffix", "-m", "-o", "-g", "--mode", "--owner",
+        ],
+        "scp" => &["-P", "-i", "-o", "-F", "-c", "-l", "-J", "-S"],
+        _ => &["-t", "-S", "--suffix"],
+    };
+    let ops = operands(rest, with_value);
+    match prog {
+        "mv" => {
+            for a in &ops {
+                w.write(a, what, true);
+            }
+            copy_like(w, rest, &ops, what, true);
+        }
+        "install" if rest.iter().any(|a| a.text() == "-d") => {
+            for a in &ops {
+                w.write(a, what, false);
+            }
+        }
+        "ln" if ops.len() == 1 && option_value(rest, "-t", "--target-directory").is_none() => {
+            let name = file_name(ops[0].text()).unwrap_or("").to_string();
+            w.write(&Arg::lit(&name), what, false);
+        }
+        _ => copy_like(w, rest, &ops, what, prog == "rsync"),
+    }
+}
+
+/// `dd of=`, `curl -o`, `wget -O`, `tar -C`, `unzip -d`: the file or directory they write.
+fn downloads(w: &mut Walk, prog: &str, rest: &[Arg], what: &str) {
+    let target = match prog {
+        "dd" => rest
+            .iter()
+            .find_map(|a| a.text().strip_prefix("of=").map(Arg::lit)),
+        "curl" => option_value(rest, "-o", "--output"),
+        "wget" => option_value(rest, "-O", "--output-document"),
+        "tar" => option_value(rest, "-C", "--directory"),
+        "unzip" => option_value(rest, "-d", "-d"),
+        _ => None,
+    };
+    if let Some(t) = target {
+        w.write(&t, what, false);
     }
 }
 
