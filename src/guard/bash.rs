@@ -227,7 +227,7 @@ impl Walk<'_> {
         for part in &w.parts {
             match part {
                 Part::Lit(t) => {
-                    let glob = t.find(['*', '?', '[']);
+                    let glob = glob_at(t);
                     for a in alts.iter_mut().filter(|a| a.open.is_none()) {
                         a.text.push_str(&t[..glob.unwrap_or(t.len())]);
                         if glob.is_some() {
@@ -420,6 +420,19 @@ fn join(alts: Vec<Val>, values: Option<Vec<Val>>, name: &str) -> Vec<Val> {
     }
     out.truncate(MAX_ALTS);
     out
+}
+
+/// Where the first glob character of unquoted text is: `*`, `?`, `[`, or a `{` that opens a
+/// brace expansion (`beads{,.bak}`).
+fn glob_at(t: &str) -> Option<usize> {
+    let brace = t
+        .find('{')
+        .filter(|&at| t[at..].contains('}') && (t[at..].contains(',') || t[at..].contains("..")));
+    let glob = t.find(['*', '?', '[']);
+    match (glob, brace) {
+        (Some(g), Some(b)) => Some(g.min(b)),
+        (g, b) => g.or(b),
+    }
 }
 
 /// What `echo`/`printf` in a pipeline writes to the next command (a script for `| sh`).

@@ -230,6 +230,19 @@ BASH_STATE = {
     "comment-after": "rm -rf .splice # cleanup",
     "line-continuation": "rm -rf \\\n.splice",
     "unknown-var-suffix": "rm -rf .splice/$X",
+    "brace-expansion": "mv -f .splice/beads{,.bak}",
+    "brace-cp": "cp /tmp/x.json .splice/{beads,prompts}/",
+    "bare-redirect": ">.splice/lock",
+    "colon-truncate": ": > .splice/journal.jsonl",
+    "no-space-redirect": "echo x>.splice/lock",
+    "rm-dashdash": "rm -rf -- .splice",
+    "bin-rm": "/bin/rm -rf .splice",
+    "escaped-rm": "\\rm -rf .splice",
+    "split-quotes-rm": "r''m -rf .splice",
+    "exec-fd": "exec 3>.splice/lock",
+    "sed-e-then-i": "sed -e s/a/b/ -i .splice/config.toml",
+    "sed-i-suffix": "sed -i.bak -e s/a/b/ .splice/config.toml",
+    "tee-stdin-redirect": "tee < x .splice/lock",
 }
 for label, cmd in BASH_STATE.items():
     bash(hostile, f"bash-{label}", False, cmd)
@@ -366,6 +379,8 @@ GIT = {
     "symbolic-ref": "git symbolic-ref HEAD refs/heads/main",
     "bash-c-push": "bash -c 'git push origin HEAD:main'",
     "env-git": "env GIT_DIR=x git push -f",
+    "commit-other-worktree": "git -C ../sp-other commit -am x",
+    "cd-other-commit": "cd ../sp-other && git commit -am x",
 }
 for label, cmd in GIT.items():
     bash(hostile, f"git-{label}", True, cmd)
@@ -450,6 +465,9 @@ PERSON = {
     "cp-state-out": "cp .splice/config.toml backup.toml",
     "dev-null": "cargo test 2>/dev/null >/dev/null",
     "fd-dup": "cargo test 2>&1 | head",
+    "grep-xargs-sed": "grep -rl foo . | xargs sed -i 's/foo/bar/'",
+    "brace-src": "touch src/{a,b}.rs",
+    "cd-src-checkout": "cd src && git checkout -- .",
 }
 for label, cmd in PERSON.items():
     bash(benign, f"person-{label}", False, cmd)
@@ -560,6 +578,10 @@ OWN = {
     "env-cargo": "env RUST_LOG=debug cargo test",
     "timeout-cargo": "timeout 600 cargo test",
     "lookalike-in-own": "mkdir -p .splıce && echo x > .splıce/notes",
+    "checkout-file-from-main": "git checkout main -- src/lib.rs",
+    "scratch-repo": "cd /tmp && git init -q x && cd x && git commit --allow-empty -m x",
+    "brace-own": "cp src/lib.rs{,.orig}",
+    "xargs-sed-own": "grep -rl foo src | xargs sed -i 's/foo/bar/'",
 }
 for label, cmd in OWN.items():
     bash(benign, f"own-{label}", True, cmd)
