@@ -240,10 +240,15 @@ impl Walk<'_> {
                         a.text.push_str(t);
                     }
                 }
-                Part::Tilde(user) => match (&self.ctx.home, user.is_empty()) {
-                    (Some(h), true) => alts[0].text.push_str(&h.to_string_lossy()),
-                    _ => alts[0].open = Some(false),
-                },
+                Part::Tilde(user) => {
+                    let home = self.ctx.home.as_ref().filter(|_| user.is_empty());
+                    for a in alts.iter_mut().filter(|a| a.open.is_none()) {
+                        match home {
+                            Some(h) => a.text.push_str(&h.to_string_lossy()),
+                            None => a.open = Some(false),
+                        }
+                    }
+                }
                 Part::Param { name, default } => {
                     let values = self.lookup(name).or_else(|| {
                         default.as_ref().map(|d| {
@@ -317,9 +322,10 @@ impl Walk<'_> {
         }
         let is_splice = prog == "splice"
             || (first.text().is_empty()
-                && first.alts[0]
-                    .unknown
-                    .as_deref()
+                && first
+                    .alts
+                    .first()
+                    .and_then(|v| v.unknown.as_deref())
                     .is_some_and(|v| v.contains("SPLICE")));
         if is_splice {
             let words: Vec<String> = args[1..].iter().map(|a| a.text().to_string()).collect();
@@ -393,6 +399,8 @@ impl Walk<'_> {
 
 /// Append `values` (or, when `None`, an unknown value named `name`) to every open-ended value.
 fn join(alts: Vec<Val>, values: Option<Vec<Val>>, name: &str) -> Vec<Val> {
+    // No value at all (`for f in; do …`): as unknown, so a word always has one.
+    let values = values.filter(|v| !v.is_empty());
     let mut out = Vec::new();
     for a in alts {
         if a.open.is_some() {
@@ -472,4 +480,50 @@ pub fn file_name(text: &str) -> Option<&str> {
     Path::new(text.trim_end_matches('/'))
         .file_name()
         .and_then(|n| n.to_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Context {
+        Context {
+            state: Some(PathBuf::from("/r/.splice")),
+            repo: Some(PathBuf::from("/r")),
+            cwd: PathBuf::from("/r"),
+            ..Context::default()
+        }
+    }
+
+    fn denied(cmd: &str) -> bool {
+        matches!(judge(cmd, &ctx()), Decision::Deny(_))
+    }
+
+    #[test]
+    fn variables_cd_and_loops_are_followed() {
+        assert!(denied("D=.splice; rm -rf $D/beads"));
+        assert!(denied("cd .splice && rm lock"));
+        assert!(denied("for f in a lock; do rm .splice/$f; done"));
+        assert!(
+            !denied("(cd .splice); rm lock"),
+            "a subshell's cd ends with it"
+        );
+        assert!(
+            !denied("D=.splice rm -rf $D"),
+            "a prefix assignment is not expanded"
+        );
+    }
+
+    #[test]
+    fn a_loop_over_nothing_leaves_its_variable_unknown() {
+        let d = judge("for f in; do $f x; rm -rf $f; ~ $f; done", &ctx());
+        assert_eq!(d, Decision::Allow);
+    }
+
+    #[test]
+    fn a_brace_expansion_is_a_glob() {
+        assert_eq!(glob_at("beads{,.bak}"), Some(5));
+        assert_eq!(glob_at("a{b}"), None);
+        assert_eq!(glob_at("x*{a,b}"), Some(1));
+    }
 }
