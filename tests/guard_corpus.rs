@@ -77,6 +77,9 @@ impl Fixture {
             std::fs::create_dir_all(d).unwrap();
         }
         std::fs::write(wt.join("src/lib.rs"), "// own\n").unwrap();
+        // A git worktree's `.git` is a file naming its git directory.
+        let gitdir = format!("gitdir: {}/.git/worktrees/sp-own\n", repo.display());
+        std::fs::write(wt.join(".git"), gitdir).unwrap();
         std::fs::write(state.join("beads/x.json"), "{}\n").unwrap();
         std::fs::write(state.join("config.toml"), "").unwrap();
         let link = |to: &Path, at: &Path| std::os::unix::fs::symlink(to, at).unwrap();

@@ -183,6 +183,7 @@ impl Walk<'_> {
         }
         for (name, value) in &cmd.assigns {
             let v = self.expand(value, depth)?;
+            self.assignment(name, &v);
             if cmd.words.is_empty() {
                 self.vars.insert(name.clone(), v.alts);
             }
@@ -263,7 +264,7 @@ impl Walk<'_> {
                 }
                 Part::Subst(s) => {
                     self.script(s, depth + 1)?;
-                    alts = join(alts, None, "$(…)");
+                    alts = join(alts, self.known_output(s), "$(…)");
                 }
                 Part::ProcSubst(s) => {
                     self.script(s, depth + 1)?;
@@ -274,6 +275,41 @@ impl Walk<'_> {
             }
         }
         Ok(Arg { alts })
+    }
+
+    /// What a substitution prints, for the two whose answer the guard knows: `pwd` and
+    /// `git rev-parse --show-toplevel` (the checkout holding the directory).
+    fn known_output(&self, script: &str) -> Option<Vec<Val>> {
+        let words: Vec<&str> = script.split_whitespace().collect();
+        let start = match words.as_slice() {
+            ["pwd"] | ["pwd", "-P" | "-L"] => return Some(vec![known(&self.cwd)]),
+            ["git", "rev-parse", "--show-toplevel"] => self.cwd.clone(),
+            ["git", "-C", d, "rev-parse", "--show-toplevel"] => self.resolve(d),
+            _ => return None,
+        };
+        let top = start.ancestors().find(|a| a.join(".git").exists())?;
+        Some(vec![known(top)])
+    }
+
+    /// A dispatched session sets git configuration through the environment
+    /// (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_KEY_n`) to move `core.hooksPath`.
+    pub fn assignment(&mut self, name: &str, value: &Arg) {
+        let hooks = value
+            .alts
+            .iter()
+            .any(|v| v.text.to_ascii_lowercase().contains("core.hookspath"));
+        if self.ctx.dispatch.is_some() && name.starts_with("GIT_CONFIG") && hooks {
+            self.deny(format!(
+                "splice guard: setting {name} to change core.hooksPath would skip the \
+                 repository's hooks. Leave the hooks as they are and fix what they report."
+            ));
+        }
+    }
+
+    /// `export NAME=value` and the like: a variable set for the rest of the script.
+    pub fn set_var(&mut self, name: &str, value: &Arg) {
+        self.assignment(name, value);
+        self.vars.insert(name.to_string(), value.alts.clone());
     }
 
     /// A variable's values: set earlier in the script, else in the environment.
@@ -384,6 +420,19 @@ impl Walk<'_> {
         }
         match (c, args.get(i)) {
             (true, Some(script)) => {
+                // `sh -c SCRIPT NAME ARGS…`: `$0` is NAME, `$1`… the ARGS, `$@` any of them.
+                let positional = args.get(i + 1..).unwrap_or_default();
+                for (k, a) in positional.iter().enumerate() {
+                    self.vars.insert(k.to_string(), a.alts.clone());
+                }
+                let all: Vec<Val> = positional
+                    .iter()
+                    .skip(1)
+                    .flat_map(|a| a.alts.clone())
+                    .collect();
+                for name in ["@", "*"] {
+                    self.vars.insert(name.into(), all.clone());
+                }
                 let s = script.text().to_string();
                 self.script(&s, depth + 1)
             }
@@ -394,6 +443,15 @@ impl Walk<'_> {
             // A script file: what it does is not in the call (docs/security.md).
             _ => Ok(()),
         }
+    }
+}
+
+/// A value known in full: a path.
+fn known(path: &Path) -> Val {
+    Val {
+        text: path.to_string_lossy().into_owned(),
+        open: None,
+        unknown: None,
     }
 }
 

@@ -139,6 +139,8 @@ fn files(w: &mut Walk, sub: &str, rest: &[Arg], what: &str) {
         "clean" if has(rest, &["-n", "--dry-run"]) => return,
         "clean" if ops.is_empty() => return w.write(&Arg::lit("."), what, true),
         "clean" => ops,
+        // `git worktree remove|move|add PATH…`: a checkout removed, moved or made there.
+        "worktree" => ops.into_iter().skip(1).collect(),
         _ => return,
     };
     for p in paths {

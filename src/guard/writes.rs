@@ -120,7 +120,10 @@ fn env(rest: &[Arg], w: &mut Walk) -> Unwrapped {
             i += 2;
         } else if matches!(t, "-u" | "--unset") {
             i += 2;
-        } else if t.starts_with('-') || t.contains('=') {
+        } else if let Some((name, value)) = t.split_once('=').filter(|_| !t.starts_with('-')) {
+            w.assignment(name, &Arg::lit(value));
+            i += 1;
+        } else if t.starts_with('-') {
             i += 1;
         } else {
             break;
@@ -192,7 +195,16 @@ pub(super) fn judge(w: &mut Walk, prog: &str, args: &[Arg]) {
             operands(rest, &["-d", "-t", "-r", "--date", "--reference"]),
             false,
         ),
-        "mkdir" => each(w, operands(rest, &["-m", "--mode", "--context"]), false),
+        "mkdir" | "mkfifo" | "mknod" => {
+            each(w, operands(rest, &["-m", "--mode", "--context"]), false)
+        }
+        "export" | "declare" | "typeset" | "local" | "readonly" => {
+            for a in rest {
+                if let Some((name, value)) = a.text().split_once('=') {
+                    w.set_var(name, &Arg::lit(value));
+                }
+            }
+        }
         "chmod" | "chown" | "chgrp" => {
             let ops = operands(rest, &[]);
             let skip = usize::from(!rest.iter().any(|a| a.text().starts_with("--reference")));

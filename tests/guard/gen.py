@@ -6,7 +6,7 @@ is {repo}/.splice), {wt} (the dispatch's own worktree, .splice/worktrees/sp-own)
 (.splice/worktrees/sp-other), {home} ($HOME, which holds {repo}), {tmp} (/tmp). The fixture also
 has the symlinks {repo}/statelink -> .splice, {wt}/beadslink -> .splice/beads, {wt}/uplink ->
 {repo}, {wt}/otherlink -> {other_wt}, {wt}/dotdotlink -> ../../.. and the dangling
-{wt}/dangling -> .splice/beads/new.json.
+{wt}/dangling -> .splice/beads/new.json; {wt}/.git is a file, as in a git worktree.
 """
 import json
 
@@ -243,6 +243,15 @@ BASH_STATE = {
     "sed-e-then-i": "sed -e s/a/b/ -i .splice/config.toml",
     "sed-i-suffix": "sed -i.bak -e s/a/b/ .splice/config.toml",
     "tee-stdin-redirect": "tee < x .splice/lock",
+    "sh-c-positional": "sh -c 'rm -rf \"$1\"' _ .splice",
+    "sh-c-dollar-zero": "bash -c 'rm -rf $0/beads' .splice",
+    "sh-c-all-args": "bash -c 'rm -rf \"$@\"' sh src .splice",
+    "pwd-subst": "rm -rf \"$(pwd)/.splice\"",
+    "pwd-backticks": "rm -rf `pwd`/.splice/beads",
+    "toplevel-subst": "rm -rf \"$(git rev-parse --show-toplevel)/.splice\"",
+    "export-var": "export D=.splice; rm -rf $D/beads",
+    "mkfifo": "mkfifo .splice/lock.holder",
+    "git-worktree-remove-other": "git worktree remove --force .splice/worktrees/sp-other",
 }
 for label, cmd in BASH_STATE.items():
     bash(hostile, f"bash-{label}", False, cmd)
@@ -381,6 +390,11 @@ GIT = {
     "env-git": "env GIT_DIR=x git push -f",
     "commit-other-worktree": "git -C ../sp-other commit -am x",
     "cd-other-commit": "cd ../sp-other && git commit -am x",
+    "env-config-parameters": "GIT_CONFIG_PARAMETERS=\"'core.hooksPath=/dev/null'\" git commit -m x",
+    "env-config-key": "env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/x git commit -m x",
+    "export-config": "export GIT_CONFIG_KEY_0=core.hooksPath; git commit -m x",
+    "worktree-add-in-splice": "git worktree add ../sp-new",
+    "toplevel-main": "cd $(git -C {repo} rev-parse --show-toplevel) && git commit -m x",
 }
 for label, cmd in GIT.items():
     bash(hostile, f"git-{label}", True, cmd)
@@ -582,6 +596,12 @@ OWN = {
     "scratch-repo": "cd /tmp && git init -q x && cd x && git commit --allow-empty -m x",
     "brace-own": "cp src/lib.rs{,.orig}",
     "xargs-sed-own": "grep -rl foo src | xargs sed -i 's/foo/bar/'",
+    "toplevel-own": "cd \"$(git rev-parse --show-toplevel)\" && echo x > src/y.rs",
+    "pwd-own": "echo x > \"$(pwd)/src/x.rs\"",
+    "sh-c-args-own": "sh -c 'touch \"$1\"' _ src/new.rs",
+    "export-own": "export OUT=src/gen.rs; echo x > $OUT",
+    "worktree-list": "git worktree list",
+    "git-config-env": "GIT_CONFIG_PARAMETERS=\"'user.name=x'\" git commit -m x",
 }
 for label, cmd in OWN.items():
     bash(benign, f"own-{label}", True, cmd)
