@@ -20,6 +20,7 @@
 
 pub mod bash;
 mod context;
+mod expand;
 pub mod git;
 mod lex;
 pub mod paths;
