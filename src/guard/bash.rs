@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::expand::MAX_ALTS;
 use super::shell::{self, Item, Part, RedirOp};
 use super::{Context, Decision, MAX_COMMAND, MAX_DEPTH, paths, reason_for, write_harm};
 
@@ -56,7 +57,6 @@ impl Arg {
     }
 }
 
-pub(super) use super::expand::MAX_ALTS;
 /// At most this many commands are judged in one call.
 const MAX_COMMANDS: usize = 20_000;
 
