@@ -11,6 +11,7 @@ pub mod driver;
 pub mod error;
 pub mod exec;
 pub mod floors;
+pub mod guard;
 pub mod hooks;
 pub mod model;
 pub mod policy;

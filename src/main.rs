@@ -3,7 +3,7 @@
 use clap::Parser;
 
 fn main() {
-    let cli = splice::cli::Cli::parse();
+    let cli = splice::cli::Cli::try_parse().unwrap_or_else(|e| splice::cli::guard::parse_failed(e));
     let code = match splice::cli::run(cli) {
         Ok(code) => code,
         Err(e) => {

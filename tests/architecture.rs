@@ -55,6 +55,13 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ),
     ("driver", &["cli", "demo"]),
     ("demo", &["cli"]),
+    // The hook reads the verb table and discovery; it never runs a verb or the runner.
+    (
+        "guard",
+        &[
+            "driver", "cli", "demo", "exec", "floors", "decide", "worktree",
+        ],
+    ),
 ];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

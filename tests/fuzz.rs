@@ -62,6 +62,7 @@ fuzz_tests! {
     prompt => "prompt",
     children => "children",
     usage => "usage",
+    guard => "guard",
 }
 
 /// What the targets found in code this test does not own, each reproduced in a few lines and

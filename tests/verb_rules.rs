@@ -49,6 +49,7 @@ const TABLE: &[(&str, &str)] = &[
     ("hooks install", "person"),
     ("hooks status", "read-only"),
     ("hooks pre-commit", "read-only"),
+    ("guard", "read-only"),
 ];
 
 /// Top-level commands that are not verbs of the table, and why.

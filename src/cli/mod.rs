@@ -11,6 +11,7 @@ pub mod args;
 pub mod close;
 pub mod decide;
 pub mod demo;
+pub mod guard;
 pub mod hooks;
 pub mod init;
 pub mod init_task;
@@ -72,6 +73,11 @@ pub enum Command {
     /// Install or inspect the hooks that guard agents: Claude Code's `splice guard` and git's
     /// pre-commit check.
     Hooks(hooks::Args),
+    /// A Claude Code PreToolUse hook: reads the hook's JSON on stdin and denies tool calls that
+    /// would write splice's state, run a verb the caller may not run, or (from a dispatched
+    /// session) write outside its worktree or move branches it does not own. Prints Claude
+    /// Code's deny decision on stdout, nothing to allow; always exits 0.
+    Guard(guard::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -92,5 +98,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Close(args) => close::run(args, global, false),
         Command::Cancel(args) => close::run(args, global, true),
         Command::Hooks(args) => hooks::run(args, global),
+        Command::Guard(args) => guard::run(args, global),
     }
 }

@@ -84,17 +84,28 @@ fn locate(dir: Option<&Path>) -> Result<Option<PathBuf>> {
     if let Some(d) = dir {
         return Ok(Some(state_dir_for(d)));
     }
+    let cwd = match std::env::var_os("SPLICE_DIR").filter(|d| !d.is_empty()) {
+        Some(_) => PathBuf::new(),
+        None => std::env::current_dir().map_err(|e| Error::io(".", e))?,
+    };
+    Ok(locate_from(&cwd))
+}
+
+/// Where the state directory is for a caller working in `start` (the guard reads it from its
+/// hook's input, without opening a store): `SPLICE_DIR`, else, inside one of splice's
+/// checkouts, the state directory that holds it ([`holding_state`]), else the nearest ancestor
+/// of `start` that holds `.splice/`.
+pub fn locate_from(start: &Path) -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("SPLICE_DIR").filter(|d| !d.is_empty()) {
-        return Ok(Some(state_dir_for(Path::new(&d))));
+        return Some(state_dir_for(Path::new(&d)));
     }
-    let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;
-    if let Some(live) = holding_state(&cwd) {
-        return Ok(Some(live));
+    if let Some(live) = holding_state(start) {
+        return Some(live);
     }
-    Ok(cwd
+    start
         .ancestors()
         .map(|a| a.join(STATE_DIR))
-        .find(|candidate| candidate.is_dir()))
+        .find(|candidate| candidate.is_dir())
 }
 
 /// The live state directory when `path` is inside one of splice's checkouts

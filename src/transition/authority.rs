@@ -92,6 +92,7 @@ pub enum Verb {
     HooksInstall,
     HooksStatus,
     HooksPreCommit,
+    Guard,
 }
 
 impl Verb {
@@ -133,6 +134,7 @@ impl Verb {
         Verb::HooksInstall,
         Verb::HooksStatus,
         Verb::HooksPreCommit,
+        Verb::Guard,
     ];
 
     /// The table: who may run this verb.
@@ -172,7 +174,8 @@ impl Verb {
             | Verb::Delivery
             | Verb::Manifest
             | Verb::HooksStatus
-            | Verb::HooksPreCommit => Actor::ReadOnly,
+            | Verb::HooksPreCommit
+            | Verb::Guard => Actor::ReadOnly,
         }
     }
 
@@ -216,6 +219,8 @@ impl Verb {
             Verb::HooksInstall => "hooks install",
             Verb::HooksStatus => "hooks status",
             Verb::HooksPreCommit => "hooks pre-commit",
+            // The Claude Code hook: it judges a tool call and changes nothing.
+            Verb::Guard => "guard",
         }
     }
 

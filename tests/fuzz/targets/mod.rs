@@ -13,6 +13,7 @@ use std::path::{Component, Path, PathBuf};
 
 pub mod exec;
 pub mod floors;
+pub mod guard;
 pub mod journal;
 pub mod model;
 pub mod store;
@@ -67,6 +68,7 @@ pub const ALL: &[&Target] = &[
     &exec::PROMPT,
     &exec::CHILDREN,
     &exec::USAGE,
+    &guard::GUARD,
 ];
 
 /// The target called `name`.

@@ -1,0 +1,400 @@
+//! `splice guard` against its corpus (issue 11): every case of `tests/guard/hostile.jsonl` must be
+//! denied and every case of `tests/guard/benign.jsonl` allowed, through the built binary, in a
+//! fixture repository with a live `.splice/`, an own and another node's worktree, and the
+//! symlinks the cases name. And the faults: whatever the input, exit 0 and no denial.
+//!
+//! A case is `{"name", "dispatched", "input", "expect"}`; in its input `{repo}`, `{wt}` (the
+//! dispatch's worktree), `{other_wt}`, `{home}` and `{tmp}` are replaced. A dispatched case runs
+//! with the dispatch's environment (`SPLICE_DISPATCHED=1`, `SPLICE_WORKTREE`, …); the others
+//! with none of it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const NOW: &str = "2026-01-01T00:00:00Z";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    repo: PathBuf,
+    wt: PathBuf,
+    other: PathBuf,
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    run(Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com"));
+}
+
+impl Fixture {
+    /// Outside the system temp directory, which a dispatch may write.
+    fn new() -> Fixture {
+        let dir = tempfile::Builder::new()
+            .prefix("guard-corpus")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let home = root.join("home");
+        let repo = home.join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join("README.md"), "fixture\n").unwrap();
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "initial"]);
+        run(splice(&home)
+            .args(["init-task", "--title", "Fixture"])
+            .current_dir(&repo)
+            .env("SPLICE_NOW", NOW));
+        let state = repo.join(".splice");
+        let wt = state.join("worktrees/sp-own");
+        let other = state.join("worktrees/sp-other");
+        for d in [
+            wt.join("src"),
+            other.join("src"),
+            state.join("runs/r1"),
+            state.join("runs/runners"),
+            state.join("prompts"),
+            state.join("journal"),
+        ] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(wt.join("src/lib.rs"), "// own\n").unwrap();
+        // A git worktree's `.git` is a file naming its git directory.
+        let gitdir = format!("gitdir: {}/.git/worktrees/sp-own\n", repo.display());
+        std::fs::write(wt.join(".git"), gitdir).unwrap();
+        std::fs::write(state.join("beads/x.json"), "{}\n").unwrap();
+        std::fs::write(state.join("config.toml"), "").unwrap();
+        let link = |to: &Path, at: &Path| std::os::unix::fs::symlink(to, at).unwrap();
+        link(&state, &repo.join("statelink"));
+        link(&state.join("beads"), &wt.join("beadslink"));
+        link(&repo, &wt.join("uplink"));
+        link(&other, &wt.join("otherlink"));
+        link(&state.join("beads/new.json"), &wt.join("dangling"));
+        link(Path::new("../../.."), &wt.join("dotdotlink"));
+        Fixture {
+            _dir: dir,
+            home,
+            repo,
+            wt,
+            other,
+        }
+    }
+
+    fn fill(&self, text: &str) -> String {
+        text.replace("{repo}", &self.repo.display().to_string())
+            .replace("{wt}", &self.wt.display().to_string())
+            .replace("{other_wt}", &self.other.display().to_string())
+            .replace("{home}", &self.home.display().to_string())
+            .replace("{tmp}", "/tmp")
+    }
+
+    /// `splice guard` with `input` on stdin, as a dispatch or not.
+    fn guard(&self, input: &[u8], dispatched: bool) -> Output {
+        let mut c = splice(&self.home);
+        c.arg("guard").current_dir(&self.repo);
+        if dispatched {
+            let state = self.repo.join(".splice");
+            c.env("SPLICE_DISPATCHED", "1")
+                .env("SPLICE_WORKTREE", &self.wt)
+                .env("SPLICE_DIR", &state)
+                .env("SPLICE_TARGET", "main")
+                .env("SPLICE_BEAD", "sp-own")
+                .env("SPLICE_STEP", "implement")
+                .env("SPLICE_ATTEMPT", "1")
+                .env("SPLICE_RUN", "r1")
+                .env("SPLICE_HOLDER", "run:h:1:r1")
+                .env(
+                    "SPLICE_USAGE_FILE",
+                    state.join("runs/r1/sp-own-implement-1.usage.json"),
+                );
+        }
+        feed(c, input)
+    }
+}
+
+/// The built binary with a clean environment (no `SPLICE_*` of this test process leaks in).
+fn splice(home: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_splice"));
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home);
+    c
+}
+
+fn feed(mut c: Command, input: &[u8]) -> Output {
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("splice guard starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("splice guard ends");
+    let _ = writer.join();
+    out
+}
+
+/// The output is empty (allow) or exactly Claude Code's deny decision; the exit code is 0.
+fn decision(out: &Output, what: &str) -> Option<String> {
+    assert_eq!(out.status.code(), Some(0), "{what}: exit {:?}", out.status);
+    let stdout = String::from_utf8(out.stdout.clone()).expect("UTF-8 stdout");
+    if stdout.is_empty() {
+        return None;
+    }
+    let v: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{what}: {e}: {stdout}"));
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let expected = serde_json::json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": reason,
+    }});
+    assert_eq!(v, expected, "{what}: not the deny shape");
+    assert!(!reason.trim().is_empty(), "{what}: an empty reason");
+    assert!(
+        stdout.ends_with("}\n") && stdout.lines().count() == 1,
+        "{what}: {stdout:?}"
+    );
+    Some(reason)
+}
+
+struct Case {
+    name: String,
+    dispatched: bool,
+    input: String,
+    deny: bool,
+}
+
+fn cases(file: &str, fx: &Fixture) -> Vec<Case> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/guard")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{file}: {e}: {l}"));
+            Case {
+                name: v["name"].as_str().unwrap().to_string(),
+                dispatched: v["dispatched"].as_bool().unwrap(),
+                input: fx.fill(&v["input"].to_string()),
+                deny: match v["expect"].as_str().unwrap() {
+                    "deny" => true,
+                    "allow" => false,
+                    other => panic!("{file}: expect {other:?}"),
+                },
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn every_hostile_case_is_denied_and_every_benign_one_allowed() {
+    let fx = Fixture::new();
+    let hostile = cases("hostile.jsonl", &fx);
+    let benign = cases("benign.jsonl", &fx);
+    assert!(hostile.iter().all(|c| c.deny), "hostile.jsonl expects deny");
+    assert!(benign.iter().all(|c| !c.deny), "benign.jsonl expects allow");
+    let all: Vec<&Case> = hostile.iter().chain(&benign).collect();
+    let mut names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+    names.sort();
+    let before = names.len();
+    names.dedup();
+    assert_eq!(before, names.len(), "case names are unique");
+
+    let results: Vec<(&Case, Option<String>, String)> = std::thread::scope(|s| {
+        let chunks: Vec<_> = all
+            .chunks(all.len().div_ceil(4))
+            .map(|chunk| {
+                let fx = &fx;
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|c| {
+                            let out = fx.guard(c.input.as_bytes(), c.dispatched);
+                            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+                            (*c, decision(&out, &c.name), stderr)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        chunks.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+
+    let mut fp = Vec::new();
+    let mut fn_ = Vec::new();
+    let mut faults = Vec::new();
+    for (c, denied, stderr) in &results {
+        if !stderr.is_empty() {
+            faults.push(format!("{}: {stderr}", c.name));
+        }
+        match (c.deny, denied) {
+            (true, None) => fn_.push(c.name.clone()),
+            (false, Some(r)) => fp.push(format!("{}: {r}", c.name)),
+            _ => {}
+        }
+    }
+    eprintln!(
+        "guard corpus: {} hostile, {} benign; false positives {}, false negatives {}, faults {}",
+        hostile.len(),
+        benign.len(),
+        fp.len(),
+        fn_.len(),
+        faults.len()
+    );
+    assert!(
+        fp.is_empty() && fn_.is_empty(),
+        "allowed cases denied:\n{}\nhostile cases allowed:\n{}",
+        fp.join("\n"),
+        fn_.join("\n")
+    );
+    assert!(faults.is_empty(), "faults:\n{}", faults.join("\n"));
+    assert!(hostile.len() >= 150, "{} hostile cases", hostile.len());
+    assert!(benign.len() >= 150, "{} benign cases", benign.len());
+}
+
+/// A fault allows, says so on stderr, and exits 0.
+fn allows_with_a_note(fx: &Fixture, input: &[u8], dispatched: bool, what: &str) {
+    let out = fx.guard(input, dispatched);
+    assert_eq!(decision(&out, what), None, "{what}: denied");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("splice guard: could not judge this call (")
+            && stderr.contains("allowed"),
+        "{what}: {stderr}"
+    );
+}
+
+fn bash(command: &str) -> Vec<u8> {
+    serde_json::json!({
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "cwd": "/",
+    })
+    .to_string()
+    .into_bytes()
+}
+
+#[test]
+fn a_fault_allows_with_a_note_and_exits_zero() {
+    let fx = Fixture::new();
+    for dispatched in [false, true] {
+        allows_with_a_note(&fx, b"", dispatched, "empty stdin");
+        allows_with_a_note(&fx, b"\x00\xff garbage {", dispatched, "garbage");
+        allows_with_a_note(&fx, b"[1, 2]", dispatched, "an array");
+        allows_with_a_note(
+            &fx,
+            br#"{"hook_event_name": 7}"#,
+            dispatched,
+            "a wrong type",
+        );
+        let no_command =
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":5}}"#;
+        allows_with_a_note(&fx, no_command, dispatched, "a command that is a number");
+        let no_path = br#"{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{}}"#;
+        allows_with_a_note(&fx, no_path, dispatched, "a Write without a path");
+        let huge = format!("rm -rf .splice; {}", "x".repeat(10 << 20));
+        allows_with_a_note(&fx, &bash(&huge), dispatched, "a 10 MB command");
+        let nested = format!("{}rm -rf /{}", "echo $(".repeat(50), ")".repeat(50));
+        allows_with_a_note(&fx, &bash(&nested), dispatched, "nested $(…)");
+        let deep = format!("{}{}", "$(".repeat(200_000), ")".repeat(200_000));
+        allows_with_a_note(&fx, &bash(&deep), dispatched, "200 000 nested $(…)");
+        let deep_json = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        allows_with_a_note(&fx, deep_json.as_bytes(), dispatched, "deep JSON");
+    }
+    let mut c = splice(&fx.home);
+    c.args(["guard", "--no-such-option"]);
+    let out = feed(c, &bash("rm -rf .splice"));
+    assert_eq!(out.status.code(), Some(0), "a usage error exits 0");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("could not judge"));
+}
+
+#[test]
+fn other_events_and_tools_are_allowed_silently() {
+    let fx = Fixture::new();
+    let repo = fx.repo.display();
+    for input in [
+        format!(
+            r#"{{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{{"command":"rm -rf {repo}/.splice"}}}}"#
+        ),
+        format!(
+            r#"{{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{{"file_path":"{repo}/.splice/beads/x.json"}}}}"#
+        ),
+        r#"{"hook_event_name":"UserPromptSubmit","prompt":"hi"}"#.to_string(),
+    ] {
+        let out = fx.guard(input.as_bytes(), true);
+        assert_eq!(decision(&out, &input), None);
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn a_closed_stdout_still_exits_zero() {
+    let fx = Fixture::new();
+    let mut c = splice(&fx.home);
+    c.arg("guard").current_dir(&fx.repo);
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let input = format!(
+        r#"{{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{{"file_path":"{}/.splice/beads/x.json","content":""}},"cwd":"{}"}}"#,
+        fx.repo.display(),
+        fx.repo.display()
+    );
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn help_explains_the_hook() {
+    let fx = Fixture::new();
+    let mut c = splice(&fx.home);
+    c.args(["guard", "--help"]);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("PreToolUse") && help.contains("exits 0"),
+        "{help}"
+    );
+}
