@@ -320,12 +320,6 @@ fn a_fault_allows_with_a_note_and_exits_zero() {
         allows_with_a_note(&fx, no_command, dispatched, "a command that is a number");
         let no_path = br#"{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{}}"#;
         allows_with_a_note(&fx, no_path, dispatched, "a Write without a path");
-        let huge = format!("rm -rf .splice; {}", "x".repeat(10 << 20));
-        allows_with_a_note(&fx, &bash(&huge), dispatched, "a 10 MB command");
-        let nested = format!("{}rm -rf /{}", "echo $(".repeat(50), ")".repeat(50));
-        allows_with_a_note(&fx, &bash(&nested), dispatched, "nested $(…)");
-        let deep = format!("{}{}", "$(".repeat(200_000), ")".repeat(200_000));
-        allows_with_a_note(&fx, &bash(&deep), dispatched, "200 000 nested $(…)");
         let deep_json = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
         allows_with_a_note(&fx, deep_json.as_bytes(), dispatched, "deep JSON");
     }
@@ -334,6 +328,32 @@ fn a_fault_allows_with_a_note_and_exits_zero() {
     let out = feed(c, &bash("rm -rf .splice"));
     assert_eq!(out.status.code(), Some(0), "a usage error exits 0");
     assert!(String::from_utf8_lossy(&out.stderr).contains("could not judge"));
+}
+
+/// A command too big or too deep to judge is denied, not waved through: padding a command past
+/// the guard's limits was a way around it. The reason says how to get it through.
+#[test]
+fn a_command_too_big_or_too_deep_to_judge_is_denied() {
+    let fx = Fixture::new();
+    let huge = format!("rm -rf .splice; {}", "x".repeat(10 << 20));
+    let nested = format!("{}rm -rf .splice{}", "echo $(".repeat(50), ")".repeat(50));
+    let deep = format!("{}{}", "$(".repeat(200_000), ")".repeat(200_000));
+    let many = "true;".repeat(30_000);
+    for dispatched in [false, true] {
+        for (command, what) in [
+            (&huge, "a 10 MB command"),
+            (&nested, "50 nested $(…)"),
+            (&deep, "200 000 nested $(…)"),
+            (&many, "30 000 commands"),
+        ] {
+            let out = fx.guard(&bash(command), dispatched);
+            let reason = decision(&out, what).unwrap_or_else(|| panic!("{what}: allowed"));
+            assert!(
+                reason.contains("too") && reason.contains("split it"),
+                "{what}: {reason}"
+            );
+        }
+    }
 }
 
 #[test]

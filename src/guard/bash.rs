@@ -57,14 +57,22 @@ impl Arg {
     }
 }
 
+/// A command past the guard's limits is denied, not let through unjudged: padding a command
+/// past them would otherwise be a way around the guard. No real tool call comes near them.
+fn too_big(why: String) -> Decision {
+    Decision::Deny(format!(
+        "splice guard: {why}; split it into smaller commands"
+    ))
+}
+
 /// At most this many commands are judged in one call.
 const MAX_COMMANDS: usize = 20_000;
 
 /// Judge a Bash command.
 pub fn judge(command: &str, ctx: &Context) -> Decision {
     if command.len() > MAX_COMMAND {
-        return Decision::Fault(format!(
-            "the command is {} bytes, more than the guard reads ({MAX_COMMAND})",
+        return too_big(format!(
+            "the command is too long to judge ({} bytes; the guard reads up to {MAX_COMMAND})",
             command.len()
         ));
     }
@@ -76,7 +84,7 @@ pub fn judge(command: &str, ctx: &Context) -> Decision {
         commands: 0,
     };
     match w.script(command, 0) {
-        Err(fault) => Decision::Fault(fault),
+        Err(limit) => too_big(limit),
         Ok(()) => w.deny.map_or(Decision::Allow, Decision::Deny),
     }
 }
@@ -90,7 +98,7 @@ pub(super) struct Walk<'a> {
     commands: usize,
 }
 
-/// A fault: why the guard could not judge the call.
+/// Why a command is past the guard's limits (it is denied, see [`too_big`]).
 pub(super) type Fault = String;
 
 impl Walk<'_> {
@@ -128,7 +136,7 @@ impl Walk<'_> {
     pub fn script(&mut self, src: &str, depth: usize) -> Result<(), Fault> {
         if depth > MAX_DEPTH {
             return Err(format!(
-                "the command nests more than {MAX_DEPTH} levels deep"
+                "the command nests too deep to judge (more than {MAX_DEPTH} levels)"
             ));
         }
         let mut saved: Vec<PathBuf> = Vec::new();
@@ -160,7 +168,7 @@ impl Walk<'_> {
             self.commands += 1;
             if self.commands > MAX_COMMANDS {
                 return Err(format!(
-                    "the command runs more than {MAX_COMMANDS} commands"
+                    "the command runs too many commands to judge (more than {MAX_COMMANDS})"
                 ));
             }
             let args = self.command(cmd, &prev, depth)?;

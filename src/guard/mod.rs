@@ -32,9 +32,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-/// Commands longer than this are not judged (a fault: allowed, said on stderr).
+/// Commands longer than this are not judged: denied, with a reason asking for smaller ones.
 pub const MAX_COMMAND: usize = 1 << 20;
-/// How deep `bash -c`, `eval` and substitutions may nest before the guard gives up (a fault).
+/// How deep `bash -c`, `eval` and substitutions may nest before the guard gives up (denied, as
+/// [`MAX_COMMAND`]).
 pub const MAX_DEPTH: usize = 12;
 
 /// The hook's input (Claude Code's `PreToolUse` JSON); fields the guard does not read are ignored.

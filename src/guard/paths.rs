@@ -272,8 +272,15 @@ pub fn outside(t: &Target, raw: Option<&Path>, ctx: &Context) -> bool {
     true
 }
 
-/// `.splice/runs/<run>/<bead>-<step>-<attempt>.*`: the dispatch's own log, prompt and usage.
+/// `.splice/runs/<run>/<bead>-<step>-<attempt>.*`: the dispatch's own log, prompt and usage —
+/// but not its `.settings.json`, which registers this guard for the session (rewriting it would
+/// unhook the guard).
 fn own_run_file(p: &Path, ctx: &Context) -> bool {
+    if p.file_name()
+        .is_some_and(|n| n.to_string_lossy().ends_with(".settings.json"))
+    {
+        return false;
+    }
     let (Some(state), Some(d)) = (ctx.state.as_deref(), ctx.dispatch.as_ref()) else {
         return false;
     };

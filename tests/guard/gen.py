@@ -319,6 +319,8 @@ OUTSIDE_WRITES = [
     ("lookalike-fullwidth", "{repo}/．splice/beads/x.json"),
     ("runs-other", "{repo}/.splice/runs/r1/sp-other-implement-1.log"),
     ("runs-root", "{repo}/.splice/runs/events.jsonl"),
+    # The dispatch's own settings file registers the guard: rewriting it would unhook the guard.
+    ("own-settings", "{repo}/.splice/runs/r1/sp-own-implement-1.settings.json"),
 ]
 for label, p in OUTSIDE_WRITES:
     write(hostile, f"outside-{label}", True, p)
@@ -339,6 +341,7 @@ OUTSIDE_BASH = {
     "mv-out": "mv src/lib.rs {repo}/lib.rs",
     "var-wt-up": "echo x > $SPLICE_WORKTREE/../../../README.md",
     "unknown-var-dir": "echo x > {repo}/$NAME",
+    "own-settings": "echo '{}' > $SPLICE_DIR/runs/$SPLICE_RUN/$SPLICE_BEAD-$SPLICE_STEP-$SPLICE_ATTEMPT.settings.json",
 }
 for label, cmd in OUTSIDE_BASH.items():
     bash(hostile, f"outside-bash-{label}", True, cmd)
