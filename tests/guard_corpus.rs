@@ -418,3 +418,45 @@ fn help_explains_the_hook() {
         "{help}"
     );
 }
+
+/// `splice guard` alone skips the command-line parser (it runs before every tool call); the
+/// parsed forms (`--dir`, `--json`) judge the same call the same way.
+#[test]
+fn the_parsed_forms_judge_as_the_plain_one() {
+    let fx = Fixture::new();
+    let state = fx.repo.join(".splice");
+    let bead = state.join("beads/x.json");
+    let call = |command: String| {
+        serde_json::json!({
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            "cwd": fx.repo,
+        })
+        .to_string()
+        .into_bytes()
+    };
+    let hostile = call(format!("echo x > {}", bead.display()));
+    let benign = call(format!("cat {}", bead.display()));
+    let forms: [Vec<&std::ffi::OsStr>; 3] = [
+        vec!["guard".as_ref()],
+        vec!["guard".as_ref(), "--json".as_ref()],
+        vec!["--dir".as_ref(), state.as_os_str(), "guard".as_ref()],
+    ];
+    for form in forms {
+        let what = format!("{form:?}");
+        let mut c = splice(&fx.home);
+        c.args(&form).current_dir(&fx.repo);
+        assert!(
+            decision(&feed(c, &hostile), &what).is_some(),
+            "{what}: allowed"
+        );
+        let mut c = splice(&fx.home);
+        c.args(&form).current_dir(&fx.repo);
+        assert_eq!(
+            decision(&feed(c, &benign), &what),
+            None,
+            "{what}: denied a read"
+        );
+    }
+}

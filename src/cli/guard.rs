@@ -24,6 +24,18 @@ pub struct Args {
 
 /// Run the hook: judge, print, exit 0 whatever happens.
 pub fn run(_args: Args, global: &Global) -> Result<i32> {
+    judge_and_report(global);
+    Ok(0)
+}
+
+/// `splice guard` with no option, as hooks register it: the same, without clap (`main.rs`).
+/// Returns the exit code, always 0.
+pub fn hook() -> i32 {
+    judge_and_report(&Global { dir: None });
+    0
+}
+
+fn judge_and_report(global: &Global) {
     std::panic::set_hook(Box::new(|_| {}));
     let decision = catch_unwind(AssertUnwindSafe(|| decide(global))).unwrap_or_else(|p| {
         let why = p
@@ -34,7 +46,6 @@ pub fn run(_args: Args, global: &Global) -> Result<i32> {
         Decision::Fault(format!("internal error: {why}"))
     });
     report(&decision);
-    Ok(0)
 }
 
 fn decide(global: &Global) -> Decision {
