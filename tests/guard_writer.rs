@@ -64,22 +64,23 @@ fn a_dispatched_session_is_refused_person_and_runner_verbs_by_the_writer() {
     }
 }
 
-/// In a repository without `.splice/`, the refusal comes after the state directory is made
-/// (`Store::open_or_create` runs before the writer's check): an empty `.splice/beads/` and its
-/// `.gitignore` appear, but no bead and no journal record. Pinned here so a fix shows up.
+/// In a repository without `.splice/`, the refusal comes before anything is written: not even
+/// the state directory is made (it used to be, with its `.gitignore`, before the writer refused).
 #[test]
-fn init_task_from_a_dispatched_session_creates_no_bead() {
-    let r = Repo::new();
-    let out = r
-        .cmd(&["init-task", "--title", "Evil"])
-        .env("SPLICE_DISPATCHED", "1")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let made: Vec<String> = files(&r.state())
-        .into_iter()
-        .map(|(p, _)| p.rsplit('/').next().unwrap().to_string())
-        .collect();
-    assert_eq!(made, [".gitignore"], "only the ignore file is written");
-    assert!(!r.state().join("journal.jsonl").exists());
+fn init_and_init_task_from_a_dispatched_session_create_nothing() {
+    for verb in ["init-task", "init"] {
+        let r = Repo::new();
+        let out = r
+            .cmd(&[verb, "--title", "Evil"])
+            .env("SPLICE_DISPATCHED", "1")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{verb}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("a dispatched session cannot run it"),
+            "{stderr}"
+        );
+        assert!(!r.state().exists(), "{verb} made .splice/");
+    }
 }

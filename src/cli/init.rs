@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::model::Autonomy;
 use crate::model::bead::DeliveryMethod;
 use crate::store::Store;
-use crate::transition::{Ctx, create};
+use crate::transition::{Ctx, Verb, create};
 
 /// What `init` and `init-task` both take.
 #[derive(clap::Args, Debug)]
@@ -80,10 +80,9 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             .unwrap_or_default(),
         ..args.node.into_node()?
     };
-    create::check_target(
-        &Store::open_or_plan(global.dir.as_deref())?,
-        node.target.as_deref(),
-    )?;
+    let planned = Store::open_or_plan(global.dir.as_deref())?;
+    create::admit_creation(&planned, Verb::Init)?;
+    create::check_target(&planned, node.target.as_deref())?;
     let now = crate::clock::now_string()?;
     let store = Store::open_or_create(global.dir.as_deref())?;
     let outcome = create::init(&Ctx::command_line(&store, now), node);

@@ -4,7 +4,7 @@ use super::init::NodeArgs;
 use super::{Global, output};
 use crate::error::Result;
 use crate::store::Store;
-use crate::transition::{Ctx, create};
+use crate::transition::{Ctx, Verb, create};
 
 /// Create a lone task: a leaf bead at generate-spec. Prints `{"id": …}`.
 #[derive(clap::Args, Debug)]
@@ -31,10 +31,9 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             .unwrap_or_default(),
         ..args.node.into_node()?
     };
-    create::check_target(
-        &Store::open_or_plan(global.dir.as_deref())?,
-        node.target.as_deref(),
-    )?;
+    let planned = Store::open_or_plan(global.dir.as_deref())?;
+    create::admit_creation(&planned, Verb::InitTask)?;
+    create::check_target(&planned, node.target.as_deref())?;
     let now = crate::clock::now_string()?;
     let store = Store::open_or_create(global.dir.as_deref())?;
     let outcome = create::init_task(&Ctx::command_line(&store, now), node);

@@ -36,6 +36,14 @@ pub fn init_task(ctx: &Ctx, node: NewNode) -> Result<Created> {
     create(ctx, node, Kind::Leaf, Verb::InitTask)
 }
 
+/// Refuse `init`/`init-task` from a dispatched session before anything is written, the state
+/// directory included (seed 003's fresh-session check at the entry boundary): `store` is the
+/// state directory `init` would use, which need not exist yet. [`create`] checks again.
+pub fn admit_creation(store: &crate::store::Store, verb: Verb) -> Result<()> {
+    super::authority::admit(verb, &super::authority::Who::command_line(store.dir()))?;
+    Ok(())
+}
+
 /// Refuse a new node's target before `.splice/` is created: the checks of
 /// [`super::target::for_new_node`] against the state directory `init` would use (nothing is
 /// created when they refuse). [`create`] checks again.
