@@ -33,9 +33,8 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
     let store = Store::open_or_plan(global.dir.as_deref())?;
     authority::admit(Verb::Classify, &Who::command_line(store.dir()))?;
     let tiers = store.manifest()?.tiers();
-    let c = classify(&args.request, &tiers).ok_or_else(|| {
-        Error::Invalid("the manifest's tiers.classify has no final rule".into())
-    })?;
+    let c = classify(&args.request, &tiers)
+        .ok_or_else(|| Error::Invalid("the manifest's tiers.classify has no final rule".into()))?;
     let route = tiers.routes.get(&c.tier).map_or("", String::as_str);
     if args.json {
         output::print_json(&Answer {

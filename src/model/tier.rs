@@ -112,9 +112,9 @@ impl FromStr for TierChoice {
         if s == AUTO {
             return Ok(TierChoice::Auto);
         }
-        s.parse().map(TierChoice::Named).map_err(|_| {
-            UnknownTier(s.to_string())
-        })
+        s.parse()
+            .map(TierChoice::Named)
+            .map_err(|_| UnknownTier(s.to_string()))
     }
 }
 
@@ -151,7 +151,10 @@ mod tests {
             assert_eq!(t.as_str().parse::<Tier>(), Ok(t));
         }
         let err = "huge".parse::<Tier>().unwrap_err().to_string();
-        assert!(err.contains("trivial, light, standard, substantial, architectural"), "{err}");
+        assert!(
+            err.contains("trivial, light, standard, substantial, architectural"),
+            "{err}"
+        );
         assert_eq!("auto".parse::<TierChoice>(), Ok(TierChoice::Auto));
         assert!("auto".parse::<Tier>().is_err());
         assert_eq!(Tier::Architectural.kind(), Kind::Root);

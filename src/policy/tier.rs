@@ -29,7 +29,10 @@ pub struct Classification {
 impl Classification {
     /// `rule N "name": why`, one line.
     pub fn describe(&self) -> String {
-        format!("rule {} \"{}\": {}", self.rule, self.rule_name, self.rationale)
+        format!(
+            "rule {} \"{}\": {}",
+            self.rule, self.rule_name, self.rationale
+        )
     }
 
     /// What a bead records beside its tier.
@@ -54,27 +57,26 @@ pub fn classify(request: &str, tiers: &Tiers) -> Option<Classification> {
     let text = collapse(request);
     let chars = text.chars().count();
     let words = words_of(&text);
-    tiers
-        .classify
-        .iter()
-        .enumerate()
-        .find_map(|(i, rule)| {
-            let why = matches(rule, chars, &words)?;
-            Some(Classification {
-                tier: rule.tier,
-                rule: i + 1,
-                rule_name: rule.name.clone(),
-                rationale: why,
-                chars,
-            })
+    tiers.classify.iter().enumerate().find_map(|(i, rule)| {
+        let why = matches(rule, chars, &words)?;
+        Some(Classification {
+            tier: rule.tier,
+            rule: i + 1,
+            rule_name: rule.name.clone(),
+            rationale: why,
+            chars,
         })
+    })
 }
 
 /// Why `rule` matches a request of `chars` code points and these `words`, or `None`.
 fn matches(rule: &TierRuleSpec, chars: usize, words: &[String]) -> Option<String> {
     let mut why = Vec::new();
     if !rule.words.is_empty() {
-        let hit = rule.words.iter().find(|w| has_phrase(words, &words_of(w)))?;
+        let hit = rule
+            .words
+            .iter()
+            .find(|w| has_phrase(words, &words_of(w)))?;
         why.push(format!("the request has the word {hit:?}"));
     }
     if let Some(max) = rule.max_chars {
@@ -127,6 +129,10 @@ mod tests {
         assert_eq!(tier_of(&long_spaces).0, Tier::Trivial);
         let c = classify("é  é", &Manifest::default_manifest().tiers()).unwrap();
         assert_eq!(c.chars, 3);
-        assert!(c.rationale.contains("no earlier rule matched"), "{}", c.rationale);
+        assert!(
+            c.rationale.contains("no earlier rule matched"),
+            "{}",
+            c.rationale
+        );
     }
 }

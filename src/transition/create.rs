@@ -80,7 +80,9 @@ pub fn place_task(manifest: &Manifest, node: &NewNode, choice: TierChoice) -> Re
         }
         TierChoice::Named(tier) => {
             let route = tiers.routes.get(&tier).cloned().ok_or_else(|| {
-                Error::Invalid(format!("the manifest's tiers.routes has no route for {tier}"))
+                Error::Invalid(format!(
+                    "the manifest's tiers.routes has no route for {tier}"
+                ))
             })?;
             let kind = tier.kind();
             let not_applicable = manifest

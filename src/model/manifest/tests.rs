@@ -85,7 +85,11 @@ fn fields_without_a_runtime_are_refused() {
 fn with_tiers(tiers: &str) -> String {
     let start = DEFAULT_MANIFEST.find("  \"tiers\":").unwrap();
     let end = DEFAULT_MANIFEST.find("  \"steps\":").unwrap();
-    format!("{}  \"tiers\": {tiers},\n{}", &DEFAULT_MANIFEST[..start], &DEFAULT_MANIFEST[end..])
+    format!(
+        "{}  \"tiers\": {tiers},\n{}",
+        &DEFAULT_MANIFEST[..start],
+        &DEFAULT_MANIFEST[end..]
+    )
 }
 
 const ROUTES: &str = r#"{"trivial": "trivial", "light": "leaf", "standard": "leaf",
@@ -113,31 +117,41 @@ fn bad_tiers_sections_are_named_by_path() {
         r#"{{"classify": [{{"name": "x", "tier": "huge"}}], "routes": {ROUTES}}}"#
     ));
     let p = problems_of(&unknown);
-    assert!(p.contains("tiers.classify[0].tier") && p.contains("unknown tier \"huge\""), "{p}");
+    assert!(
+        p.contains("tiers.classify[0].tier") && p.contains("unknown tier \"huge\""),
+        "{p}"
+    );
     let key = with_tiers(&format!(
         r#"{{"classify": [{rule}], "routes": {{"huge": "leaf"}}}}"#
     ));
     let p = problems_of(&key);
-    assert!(p.contains("tiers.routes") && p.contains("unknown tier \"huge\""), "{p}");
+    assert!(
+        p.contains("tiers.routes") && p.contains("unknown tier \"huge\""),
+        "{p}"
+    );
     let nowhere = with_tiers(&format!(
         r#"{{"classify": [{rule}], "routes": {}}}"#,
         ROUTES.replace("\"trivial\": \"trivial\"", "\"trivial\": \"quick\"")
     ));
     let p = problems_of(&nowhere);
-    assert!(p.contains("tiers.routes.trivial: \"quick\" is not a route of this manifest"), "{p}");
+    assert!(
+        p.contains("tiers.routes.trivial: \"quick\" is not a route of this manifest"),
+        "{p}"
+    );
     let missing = with_tiers(&format!(
         r#"{{"classify": [{rule}], "routes": {}}}"#,
         ROUTES.replace("\"light\": \"leaf\", ", "")
     ));
     assert!(problems_of(&missing).contains("tiers.routes: no route for tier \"light\""));
-    let required = with_tiers(&format!(r#"{{"classify": [{rule}], "routes": {ROUTES}}}"#))
-        .replace(
-            "\"trivial\": [\"implement\", \"review\", \"deliver\"]",
-            "\"trivial\": [\"implement\", \"deliver\"]",
-        );
+    let required = with_tiers(&format!(r#"{{"classify": [{rule}], "routes": {ROUTES}}}"#)).replace(
+        "\"trivial\": [\"implement\", \"review\", \"deliver\"]",
+        "\"trivial\": [\"implement\", \"deliver\"]",
+    );
     let p = problems_of(&required);
     assert!(
-        p.contains("tiers.routes.trivial: route \"trivial\" leaves out \"review\", a required step"),
+        p.contains(
+            "tiers.routes.trivial: route \"trivial\" leaves out \"review\", a required step"
+        ),
         "{p}"
     );
 }
@@ -145,14 +159,25 @@ fn bad_tiers_sections_are_named_by_path() {
 #[test]
 fn classify_rules_need_a_final_rule_last_and_no_standard() {
     let rules = |r: &str| with_tiers(&format!(r#"{{"classify": {r}, "routes": {ROUTES}}}"#));
-    let p = problems_of(&rules(r#"[{"name": "a", "tier": "trivial", "words": ["typo"]}]"#));
-    assert!(p.contains("tiers.classify[0]: the last rule must have no conditions"), "{p}");
+    let p = problems_of(&rules(
+        r#"[{"name": "a", "tier": "trivial", "words": ["typo"]}]"#,
+    ));
+    assert!(
+        p.contains("tiers.classify[0]: the last rule must have no conditions"),
+        "{p}"
+    );
     let p = problems_of(&rules(
         r#"[{"name": "a", "tier": "light"}, {"name": "b", "tier": "light"}]"#,
     ));
-    assert!(p.contains("tiers.classify[0]: a rule without conditions"), "{p}");
+    assert!(
+        p.contains("tiers.classify[0]: a rule without conditions"),
+        "{p}"
+    );
     let p = problems_of(&rules(r#"[{"name": "a", "tier": "standard"}]"#));
-    assert!(p.contains("tiers.classify[0].tier: the classifier never chooses"), "{p}");
+    assert!(
+        p.contains("tiers.classify[0].tier: the classifier never chooses"),
+        "{p}"
+    );
     let p = problems_of(&rules(
         r#"[{"name": "a", "tier": "light", "words": ["--"]}, {"name": "a", "tier": "light"}]"#,
     ));
@@ -170,8 +195,14 @@ fn timeouts_are_bounded_and_entries_skip_only_optional_steps() {
     assert!(problems_of(&huge).contains("timeout_s: 18446744073709551615 is outside"));
     let skip = DEFAULT_MANIFEST.replace("\"leaf\": \"generate-spec\"", "\"leaf\": \"review\"");
     let p = problems_of(&skip);
-    assert!(p.contains("skips \"implement\", which is not `optional: true`"), "{p}");
-    assert!(!p.contains("skips \"generate-spec\""), "generate-spec is optional: {p}");
+    assert!(
+        p.contains("skips \"implement\", which is not `optional: true`"),
+        "{p}"
+    );
+    assert!(
+        !p.contains("skips \"generate-spec\""),
+        "generate-spec is optional: {p}"
+    );
     let twice = DEFAULT_MANIFEST.replace(
         "\"name\": \"review\",",
         "\"name\": \"review\", \"role\": \"spec\",",

@@ -94,14 +94,21 @@ impl Tiers {
         self.rule_problems(&mut out);
         for tier in Tier::ALL {
             let Some(route) = self.routes.get(&tier) else {
-                out.push(format!("tiers.routes: no route for tier \"{tier}\" (every tier names one)"));
+                out.push(format!(
+                    "tiers.routes: no route for tier \"{tier}\" (every tier names one)"
+                ));
                 continue;
             };
             let at = format!("tiers.routes.{tier}");
             if manifest.route(route).is_none() {
                 out.push(format!(
                     "{at}: \"{route}\" is not a route of this manifest (one of {})",
-                    manifest.routes.keys().cloned().collect::<Vec<_>>().join(", ")
+                    manifest
+                        .routes
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
                 continue;
             }
@@ -121,9 +128,11 @@ impl Tiers {
 
     fn rule_problems(&self, out: &mut Vec<String>) {
         if self.classify.is_empty() {
-            out.push("tiers.classify: no rules (the last rule, without conditions, decides every \
+            out.push(
+                "tiers.classify: no rules (the last rule, without conditions, decides every \
                       request no earlier rule matched)"
-                .into());
+                    .into(),
+            );
         }
         let mut names = BTreeSet::new();
         let last = self.classify.len().saturating_sub(1);
@@ -148,7 +157,9 @@ impl Tiers {
             if let (Some(min), Some(max)) = (rule.min_chars, rule.max_chars)
                 && min > max
             {
-                out.push(format!("{at}: min_chars {min} is above max_chars {max}; it never matches"));
+                out.push(format!(
+                    "{at}: min_chars {min} is above max_chars {max}; it never matches"
+                ));
             }
             if i < last && rule.unconditional() {
                 out.push(format!(
