@@ -21,7 +21,7 @@ pub struct NewNode {
     pub target: Option<String>,
     pub delivery: Option<DeliveryMethod>,
     /// For a lone task: `"auto"` (or `None`) to classify the request, else a tier's name
-    /// ([`check_tier`] parses it). `init` ignores it: a campaign root has no tier.
+    /// ([`check_tier`] parses it). `init` refuses it: a campaign root has no tier.
     pub tier: Option<String>,
 }
 
@@ -48,8 +48,15 @@ impl Placement {
     }
 }
 
-/// Create a campaign root at the root route's entry step.
+/// Create a campaign root at the root route's entry step. A root has no request tier: a tier
+/// is refused, not ignored (`init_task` with tier `architectural` makes a root too).
 pub fn init(ctx: &Ctx, node: NewNode) -> Result<Created> {
+    if let Some(tier) = &node.tier {
+        return Err(Error::Invalid(format!(
+            "tier {tier:?}: `init` creates a campaign root, which has no tier; create a task \
+             with a tier through init-task"
+        )));
+    }
     create(ctx, node, Placement::of_kind(Kind::Root), Verb::Init)
 }
 
