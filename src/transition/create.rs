@@ -291,3 +291,48 @@ pub fn normalize_scenarios(ids: &[String]) -> Result<Vec<String>> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn node(title: &str) -> NewNode {
+        NewNode {
+            title: title.into(),
+            ..NewNode::default()
+        }
+    }
+
+    #[test]
+    fn a_task_is_placed_by_its_tier() {
+        let m = Manifest::default_manifest();
+        let auto = place_task(&m, &node("Fix the typo"), TierChoice::Auto).unwrap();
+        assert_eq!((auto.kind, auto.route.as_str()), (Kind::Leaf, "leaf"));
+        assert_eq!(auto.tier, Some(Tier::Trivial));
+        assert_eq!(auto.tier_rule.unwrap().name, "short-trivial-edit");
+        let named = place_task(&m, &node("x"), TierChoice::Named(Tier::Trivial)).unwrap();
+        assert_eq!(named.route, "trivial");
+        assert_eq!(named.not_applicable, vec!["generate-spec".to_string()]);
+        assert_eq!(named.tier_rule, None);
+        let root = place_task(&m, &node("x"), TierChoice::Named(Tier::Architectural)).unwrap();
+        assert_eq!((root.kind, root.route.as_str()), (Kind::Root, "root"));
+        assert!(
+            root.not_applicable.is_empty(),
+            "the root route is the root's own"
+        );
+    }
+
+    #[test]
+    fn a_root_refuses_a_tier_before_anything_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_or_plan(Some(dir.path())).unwrap();
+        let tiered = NewNode {
+            tier: Some("light".into()),
+            ..node("Campaign")
+        };
+        let err = init(&Ctx::command_line(&store, "t"), tiered).unwrap_err();
+        assert!(err.to_string().contains("has no tier"), "{err}");
+        assert!(!dir.path().join(".splice").exists());
+    }
+}
