@@ -50,6 +50,7 @@ const TABLE: &[(&str, &str)] = &[
     ("hooks status", "read-only"),
     ("hooks pre-commit", "read-only"),
     ("guard", "read-only"),
+    ("classify", "read-only"),
 ];
 
 /// Top-level commands that are not verbs of the table, and why.

@@ -1,4 +1,5 @@
-//! `splice init-task`: create a lone task (a leaf at generate-spec, and `.splice/` when missing).
+//! `splice init-task`: create a lone task (a leaf at generate-spec, or on its tier's route with
+//! `--tier`; and `.splice/` when missing).
 
 use super::init::NodeArgs;
 use super::{Global, output};
@@ -15,8 +16,10 @@ pub struct Args {
     /// them, and they are recorded on the task when the spec passes).
     #[arg(long, value_name = "S1,S2")]
     pub scenarios: Option<String>,
-    /// Request tier: auto, trivial, light, substantial or architectural (recorded).
-    #[arg(long, default_value = "auto")]
+    /// Request tier: auto (classify the title and description and record the tier and the
+    /// deciding rule; the task stays a leaf at generate-spec), or trivial, light, standard,
+    /// substantial or architectural (start on that tier's route, `tiers.routes` of the manifest).
+    #[arg(long, default_value = "auto", value_name = "TIER")]
     pub tier: String,
 }
 

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use crate::error::Result;
 
 pub mod args;
+pub mod classify;
 pub mod close;
 pub mod decide;
 pub mod demo;
@@ -78,6 +79,8 @@ pub enum Command {
     /// session) write outside its worktree or move branches it does not own. Prints Claude
     /// Code's deny decision on stdout, nothing to allow; always exits 0.
     Guard(guard::Args),
+    /// Print the request tier the manifest's rules give a request, and the rule that decided it.
+    Classify(classify::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -99,5 +102,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Cancel(args) => close::run(args, global, true),
         Command::Hooks(args) => hooks::run(args, global),
         Command::Guard(args) => guard::run(args, global),
+        Command::Classify(args) => classify::run(global, args),
     }
 }

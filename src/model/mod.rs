@@ -8,6 +8,7 @@ pub mod decision;
 pub mod envelope;
 pub mod manifest;
 pub mod snapshot;
+pub mod tier;
 pub mod usage;
 
 pub use bead::{Bead, Kind, Pipeline, SpecVerdict, Status, Verdict};
@@ -16,4 +17,5 @@ pub use decision::{Action, Decision, NodeDecision, Rest, RunStatus};
 pub use envelope::Envelope;
 pub use manifest::{Autonomy, FloorKind, Manifest, Role, Step};
 pub use snapshot::{Counters, Limits, Snapshot};
+pub use tier::{Tier, TierChoice};
 pub use usage::{CostSource, Usage};

@@ -93,6 +93,7 @@ pub enum Verb {
     HooksStatus,
     HooksPreCommit,
     Guard,
+    Classify,
 }
 
 impl Verb {
@@ -135,6 +136,7 @@ impl Verb {
         Verb::HooksStatus,
         Verb::HooksPreCommit,
         Verb::Guard,
+        Verb::Classify,
     ];
 
     /// The table: who may run this verb.
@@ -175,7 +177,8 @@ impl Verb {
             | Verb::Manifest
             | Verb::HooksStatus
             | Verb::HooksPreCommit
-            | Verb::Guard => Actor::ReadOnly,
+            | Verb::Guard
+            | Verb::Classify => Actor::ReadOnly,
         }
     }
 
@@ -221,6 +224,7 @@ impl Verb {
             Verb::HooksPreCommit => "hooks pre-commit",
             // The Claude Code hook: it judges a tool call and changes nothing.
             Verb::Guard => "guard",
+            Verb::Classify => "classify",
         }
     }
 

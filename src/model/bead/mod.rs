@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::manifest::Autonomy;
+use super::tier::{Tier, TierRule};
 use super::usage::Usage;
 
 mod records;
@@ -138,8 +139,16 @@ pub struct Pipeline {
     /// The `seq` at which the node entered `step`; "since entry" means a seq above this.
     #[serde(default)]
     pub entered: u64,
+    /// The request tier (`"auto"` in an older file reads as none: [`crate::model::tier`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::tier::deserialize_bead_tier"
+    )]
+    pub tier: Option<Tier>,
+    /// The classifier's rule that chose `tier`; absent when a person named the tier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tier: Option<String>,
+    pub tier_rule: Option<TierRule>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autonomy: Option<Autonomy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -63,9 +63,6 @@ impl Manifest {
     /// Every validation problem, each naming its JSON path.
     pub fn problems(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if self.tiers.is_some() {
-            out.push(not_yet("tiers", "request tiers"));
-        }
         let mut names = BTreeSet::new();
         let mut roles: BTreeMap<Role, &str> = BTreeMap::new();
         for (i, step) in self.steps.iter().enumerate() {
@@ -122,6 +119,9 @@ impl Manifest {
                     ));
                 }
             }
+        }
+        if let Some(tiers) = &self.tiers {
+            out.extend(tiers.problems(self));
         }
         out
     }

@@ -20,10 +20,12 @@ use serde_json::Value;
 mod check;
 mod floor;
 pub mod prompts;
+mod tiers;
 
 use check::type_problems;
 pub use check::{argv_problems, deserialize_checked};
 pub use floor::{FloorKind, FloorSpec};
+pub use tiers::{TierRuleSpec, Tiers, words_of};
 
 /// How much a node may advance without a person.
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -206,9 +208,9 @@ pub struct Manifest {
     #[serde(default)]
     pub entry: BTreeMap<String, String>,
     pub steps: Vec<Step>,
-    /// Refused at load until request tiers give it a runtime.
+    /// Request tiers: the classifier's rules and each tier's route (absent: [`Manifest::tiers`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tiers: Option<Value>,
+    pub tiers: Option<Tiers>,
 }
 
 fn schema_one() -> u32 {

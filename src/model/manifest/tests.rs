@@ -79,8 +79,114 @@ fn fields_without_a_runtime_are_refused() {
     assert!(
         problems_of(&with("\"on_result\": []")).contains("steps[5].on_result: not supported yet")
     );
-    let tiers = DEFAULT_MANIFEST.replacen('{', "{ \"tiers\": {},", 1);
-    assert!(problems_of(&tiers).contains("tiers: not supported yet"));
+}
+
+/// The default manifest with its `tiers` section replaced by `tiers`.
+fn with_tiers(tiers: &str) -> String {
+    let start = DEFAULT_MANIFEST.find("  \"tiers\":").unwrap();
+    let end = DEFAULT_MANIFEST.find("  \"steps\":").unwrap();
+    format!(
+        "{}  \"tiers\": {tiers},\n{}",
+        &DEFAULT_MANIFEST[..start],
+        &DEFAULT_MANIFEST[end..]
+    )
+}
+
+const ROUTES: &str = r#"{"trivial": "trivial", "light": "leaf", "standard": "leaf",
+    "substantial": "leaf", "architectural": "root"}"#;
+
+#[test]
+fn the_default_tiers_load_and_a_manifest_without_them_gets_the_default_rules() {
+    let m = Manifest::default_manifest();
+    let t = m.tiers.clone().unwrap();
+    assert_eq!(t.routes[&crate::model::Tier::Trivial], "trivial");
+    assert_eq!(m.entry_step("trivial"), Some("implement"));
+    let start = DEFAULT_MANIFEST.find("  \"tiers\":").unwrap();
+    let end = DEFAULT_MANIFEST.find("  \"steps\":").unwrap();
+    let bare = format!("{}{}", &DEFAULT_MANIFEST[..start], &DEFAULT_MANIFEST[end..]);
+    let fallback = Manifest::parse(&bare).unwrap().tiers();
+    assert_eq!(fallback.classify, t.classify);
+    assert_eq!(fallback.routes[&crate::model::Tier::Trivial], "leaf");
+    assert_eq!(fallback.routes[&crate::model::Tier::Architectural], "root");
+}
+
+#[test]
+fn bad_tiers_sections_are_named_by_path() {
+    let rule = r#"{"name": "rest", "tier": "light"}"#;
+    let unknown = with_tiers(&format!(
+        r#"{{"classify": [{{"name": "x", "tier": "huge"}}], "routes": {ROUTES}}}"#
+    ));
+    let p = problems_of(&unknown);
+    assert!(
+        p.contains("tiers.classify[0].tier") && p.contains("unknown tier \"huge\""),
+        "{p}"
+    );
+    let key = with_tiers(&format!(
+        r#"{{"classify": [{rule}], "routes": {{"huge": "leaf"}}}}"#
+    ));
+    let p = problems_of(&key);
+    assert!(
+        p.contains("tiers.routes") && p.contains("unknown tier \"huge\""),
+        "{p}"
+    );
+    let nowhere = with_tiers(&format!(
+        r#"{{"classify": [{rule}], "routes": {}}}"#,
+        ROUTES.replace("\"trivial\": \"trivial\"", "\"trivial\": \"quick\"")
+    ));
+    let p = problems_of(&nowhere);
+    assert!(
+        p.contains("tiers.routes.trivial: \"quick\" is not a route of this manifest"),
+        "{p}"
+    );
+    let missing = with_tiers(&format!(
+        r#"{{"classify": [{rule}], "routes": {}}}"#,
+        ROUTES.replace("\"light\": \"leaf\", ", "")
+    ));
+    assert!(problems_of(&missing).contains("tiers.routes: no route for tier \"light\""));
+    let required = with_tiers(&format!(r#"{{"classify": [{rule}], "routes": {ROUTES}}}"#)).replace(
+        "\"trivial\": [\"implement\", \"review\", \"deliver\"]",
+        "\"trivial\": [\"implement\", \"deliver\"]",
+    );
+    let p = problems_of(&required);
+    assert!(
+        p.contains(
+            "tiers.routes.trivial: route \"trivial\" leaves out \"review\", a required step"
+        ),
+        "{p}"
+    );
+}
+
+#[test]
+fn classify_rules_need_a_final_rule_last_and_no_standard() {
+    let rules = |r: &str| with_tiers(&format!(r#"{{"classify": {r}, "routes": {ROUTES}}}"#));
+    let p = problems_of(&rules(
+        r#"[{"name": "a", "tier": "trivial", "words": ["typo"]}]"#,
+    ));
+    assert!(
+        p.contains("tiers.classify[0]: the last rule must have no conditions"),
+        "{p}"
+    );
+    let p = problems_of(&rules(
+        r#"[{"name": "a", "tier": "light"}, {"name": "b", "tier": "light"}]"#,
+    ));
+    assert!(
+        p.contains("tiers.classify[0]: a rule without conditions"),
+        "{p}"
+    );
+    let p = problems_of(&rules(r#"[{"name": "a", "tier": "standard"}]"#));
+    assert!(
+        p.contains("tiers.classify[0].tier: the classifier never chooses"),
+        "{p}"
+    );
+    let p = problems_of(&rules(
+        r#"[{"name": "a", "tier": "light", "words": ["--"]}, {"name": "a", "tier": "light"}]"#,
+    ));
+    assert!(p.contains("tiers.classify[0].words[0]"), "{p}");
+    assert!(p.contains("tiers.classify[1].name: duplicate rule"), "{p}");
+    let p = problems_of(&rules(r#"[{"name": "a", "tier": "light", "word": ["x"]}]"#));
+    assert!(p.contains("unknown field `word`"), "{p}");
+    let p = problems_of(&rules("[]"));
+    assert!(p.contains("tiers.classify: no rules"), "{p}");
 }
 
 #[test]
@@ -88,7 +194,15 @@ fn timeouts_are_bounded_and_entries_skip_only_optional_steps() {
     let huge = DEFAULT_MANIFEST.replace("\"timeout_s\": 60", "\"timeout_s\": 18446744073709551615");
     assert!(problems_of(&huge).contains("timeout_s: 18446744073709551615 is outside"));
     let skip = DEFAULT_MANIFEST.replace("\"leaf\": \"generate-spec\"", "\"leaf\": \"review\"");
-    assert!(problems_of(&skip).contains("skips \"generate-spec\", which is not `optional: true`"));
+    let p = problems_of(&skip);
+    assert!(
+        p.contains("skips \"implement\", which is not `optional: true`"),
+        "{p}"
+    );
+    assert!(
+        !p.contains("skips \"generate-spec\""),
+        "generate-spec is optional: {p}"
+    );
     let twice = DEFAULT_MANIFEST.replace(
         "\"name\": \"review\",",
         "\"name\": \"review\", \"role\": \"spec\",",
