@@ -50,6 +50,9 @@ const TABLE: &[(&str, &str)] = &[
     ("hooks status", "read-only"),
     ("hooks pre-commit", "read-only"),
     ("guard", "read-only"),
+    ("exec", "person"),
+    ("plan crystallize", "person"),
+    ("plan approve", "person"),
 ];
 
 /// Top-level commands that are not verbs of the table, and why.
@@ -67,6 +70,7 @@ const NOT_VERBS: &[(&str, &str)] = &[
         "hooks",
         "holds `hooks install`, `hooks status` and `hooks pre-commit`",
     ),
+    ("plan", "holds `plan crystallize` and `plan approve`"),
 ];
 
 #[test]

@@ -11,12 +11,14 @@ pub mod args;
 pub mod close;
 pub mod decide;
 pub mod demo;
+pub mod exec;
 pub mod guard;
 pub mod hooks;
 pub mod init;
 pub mod init_task;
 pub mod manifest;
 pub mod output;
+pub mod plan;
 pub mod run;
 pub mod snapshot;
 pub mod status;
@@ -78,6 +80,11 @@ pub enum Command {
     /// session) write outside its worktree or move branches it does not own. Prints Claude
     /// Code's deny decision on stdout, nothing to allow; always exits 0.
     Guard(guard::Args),
+    /// Create a lone task from a request (or a campaign from `--plan`) and run it headless to
+    /// rest; prints where it landed, exits with the run's status.
+    Exec(exec::Args),
+    /// Saved plans: `plan crystallize` turns notes into one, `plan approve` runs it.
+    Plan(plan::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -99,5 +106,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Cancel(args) => close::run(args, global, true),
         Command::Hooks(args) => hooks::run(args, global),
         Command::Guard(args) => guard::run(args, global),
+        Command::Exec(args) => exec::run(args, global),
+        Command::Plan(args) => plan::run(args, global),
     }
 }

@@ -93,6 +93,9 @@ pub enum Verb {
     HooksStatus,
     HooksPreCommit,
     Guard,
+    Exec,
+    PlanCrystallize,
+    PlanApprove,
 }
 
 impl Verb {
@@ -135,6 +138,9 @@ impl Verb {
         Verb::HooksStatus,
         Verb::HooksPreCommit,
         Verb::Guard,
+        Verb::Exec,
+        Verb::PlanCrystallize,
+        Verb::PlanApprove,
     ];
 
     /// The table: who may run this verb.
@@ -164,7 +170,11 @@ impl Verb {
             | Verb::Run
             | Verb::Pass
             // A dispatched agent must not rewrite the hooks that watch it.
-            | Verb::HooksInstall => Actor::Person,
+            | Verb::HooksInstall
+            // They create and run work; a plan's run approves planning gates that never relax.
+            | Verb::Exec
+            | Verb::PlanCrystallize
+            | Verb::PlanApprove => Actor::Person,
             Verb::PassDryRun
             | Verb::Show
             | Verb::Step
@@ -221,6 +231,9 @@ impl Verb {
             Verb::HooksPreCommit => "hooks pre-commit",
             // The Claude Code hook: it judges a tool call and changes nothing.
             Verb::Guard => "guard",
+            Verb::Exec => "exec",
+            Verb::PlanCrystallize => "plan crystallize",
+            Verb::PlanApprove => "plan approve",
         }
     }
 
