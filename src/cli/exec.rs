@@ -25,7 +25,7 @@ pub struct Args {
     pub request: Option<String>,
     /// Run this saved plan instead (docs/plan.md): a campaign root and its children, the plan's
     /// approval recorded as the approval of the root's create-prp and to-issues gates.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["request", "tier", "autonomy", "delivery"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["request", "tier", "autonomy"])]
     pub plan: Option<PathBuf>,
     #[command(flatten)]
     pub task: TaskArgs,
@@ -43,14 +43,15 @@ pub struct TaskArgs {
     /// hitl, which waits for a person at its first gate).
     #[arg(long, value_name = "LEVEL")]
     pub autonomy: Option<String>,
-    /// Delivery method of the task: pr or direct (default: `[delivery] method`, else direct).
-    #[arg(long)]
-    pub delivery: Option<String>,
 }
 
 /// What `exec` and `plan approve` share: how the run goes and reports.
 #[derive(clap::Args, Debug)]
 pub struct ExecArgs {
+    /// Delivery method of the task (of a plan's campaign root, which its children inherit):
+    /// pr or direct (default: `[delivery] method`, else pr).
+    #[arg(long)]
+    pub delivery: Option<String>,
     /// Stop the run with status `budget` after N passes (turns of read → decide → act →
     /// record; an agent's own turns are its command's business).
     #[arg(long, value_name = "N")]
@@ -96,7 +97,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         title,
         description: request.trim().to_string(),
         autonomy: parse_autonomy(args.task.autonomy.as_deref())?,
-        delivery: parse_delivery(args.task.delivery.as_deref())?,
+        delivery: parse_delivery(args.run.delivery.as_deref())?,
         tier: Some(args.task.tier.clone()),
         ..create::NewNode::default()
     };

@@ -82,6 +82,7 @@ fn hex(bytes: &[u8]) -> String {
 
 fn run_plan_as(path: &Path, args: &ExecArgs, global: &Global, verb: Verb) -> Result<i32> {
     let opts = args.options()?;
+    super::init::parse_delivery(args.delivery.as_deref())?;
     let (plan, sha256) = read_plan(path)?;
     let planned = Store::open_or_plan(global.dir.as_deref())?;
     create::admit_creation(&planned, verb)?;
@@ -92,6 +93,7 @@ fn run_plan_as(path: &Path, args: &ExecArgs, global: &Global, verb: Verb) -> Res
         plan: &plan,
         file: path.display().to_string(),
         sha256,
+        delivery: super::init::parse_delivery(args.delivery.as_deref())?,
     };
     let started = start(&Ctx::command_line(&store, now), verb, &input)?;
     exec::drive(&store, &started.id, &opts, &args.output, "campaign")

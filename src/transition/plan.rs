@@ -19,7 +19,7 @@ use super::settings::{ConfigArgs, plan_config};
 use super::split::{self, ChildSpec, SplitInput};
 use super::{Caller, Ctx, Verb, advance, create, next_seq};
 use crate::error::{Error, Result};
-use crate::model::bead::{Gate, GateState, Kind, PlanApproval};
+use crate::model::bead::{DeliveryMethod, Gate, GateState, Kind, PlanApproval};
 use crate::model::plan::Plan;
 use crate::model::{Bead, Manifest, Role};
 use crate::store::{Change, Fresh, ids};
@@ -32,6 +32,8 @@ pub struct PlanInput<'a> {
     pub file: String,
     /// sha256 of its bytes, hex.
     pub sha256: String,
+    /// `--delivery`, set on the root (its children inherit it).
+    pub delivery: Option<DeliveryMethod>,
 }
 
 /// A started plan.
@@ -98,7 +100,7 @@ pub fn plan(
         )?,
         autonomy: p.autonomy_level(),
         target: Some(target.to_string()),
-        delivery: None,
+        delivery: input.delivery,
         tier: Some("architectural".into()),
     };
     let entry = manifest.entry_step(route).unwrap_or(&split_step);
