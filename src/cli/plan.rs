@@ -100,13 +100,11 @@ fn run_plan_as(path: &Path, args: &ExecArgs, global: &Global, verb: Verb) -> Res
 }
 
 fn crystallize_cmd(args: &CrystallizeArgs, global: &Global) -> Result<i32> {
+    let store = Store::open_or_plan(global.dir.as_deref())?;
     crate::transition::authority::admit(
         Verb::PlanCrystallize,
-        &crate::transition::Who::command_line(
-            Store::open_or_plan(global.dir.as_deref())?.dir(),
-        ),
+        &crate::transition::Who::command_line(store.dir()),
     )?;
-    let store = Store::discover(global.dir.as_deref())?;
     let out = args.out.clone().unwrap_or_else(|| args.notes.with_extension("plan.json"));
     let result: Crystallized = crystallize::crystallize(&store, &args.notes, &out)?;
     if args.json {

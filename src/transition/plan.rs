@@ -221,6 +221,10 @@ fn finish(
     for (child, task) in beads.iter_mut().zip(&input.plan.tasks) {
         child.pipeline.tier = task.tier.clone();
         child.pipeline.acceptance = task.acceptance.clone();
+        // The agents read the checks where every prompt quotes the task: its description.
+        if !task.acceptance.is_empty() {
+            child.description.push_str(&acceptance_text(&task.acceptance));
+        }
     }
     advance(&mut root, manifest, seq, now);
     let output = Started {
@@ -251,4 +255,13 @@ fn finish(
         reason: Some(reason),
         output,
     })
+}
+
+/// The acceptance checks as the task's description ends with them.
+fn acceptance_text(checks: &[crate::model::bead::Acceptance]) -> String {
+    let mut out = String::from("\n\nAcceptance checks (each must exit 0 when the task is done):\n");
+    for a in checks {
+        out.push_str(&format!("- {}: `{}`\n", a.id, a.argv.join(" ")));
+    }
+    out
 }
