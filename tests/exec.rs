@@ -47,8 +47,14 @@ fn exec_with_the_simulated_agent_runs_a_request_to_done_and_lands_it() {
     let id = out["id"].as_str().unwrap();
     let bead = r.bead(id);
     assert_eq!(bead["title"], "Add a greeting");
-    assert_eq!(bead["description"], "Add a greeting\nSay hello to every user.");
-    assert_eq!(bead["pipeline"]["tier"], "auto", "the tier string is passed through");
+    assert_eq!(
+        bead["description"],
+        "Add a greeting\nSay hello to every user."
+    );
+    assert_eq!(
+        bead["pipeline"]["tier"], "auto",
+        "the tier string is passed through"
+    );
     // The work landed on main: the reviewed commit is main's tip, with a note and a test.
     let tip = r.git(&["rev-parse", "main"]);
     assert_ne!(tip, before);

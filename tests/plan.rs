@@ -45,7 +45,14 @@ fn sha256_of(r: &Repo, rel: &str) -> String {
 fn exec_plan_runs_the_campaign_to_done_and_records_the_plans_approval() {
     let r = repo_with_plan(&good_plan());
     let args = [
-        "exec", "--plan", "plan.json", "--agent", "sim", "--delivery", "direct", "--json",
+        "exec",
+        "--plan",
+        "plan.json",
+        "--agent",
+        "sim",
+        "--delivery",
+        "direct",
+        "--json",
     ];
     let out = r.run(&args);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -59,7 +66,10 @@ fn exec_plan_runs_the_campaign_to_done_and_records_the_plans_approval() {
     assert_eq!(out["status"], "done", "{out:#}");
     let root = out["id"].as_str().unwrap().to_string();
     // Topological order: `hello` (declared second) is the first child, `bye` waits for it.
-    assert_eq!(out["children"], json!([format!("{root}.1"), format!("{root}.2")]));
+    assert_eq!(
+        out["children"],
+        json!([format!("{root}.1"), format!("{root}.2")])
+    );
     let hello = r.bead(&format!("{root}.1"));
     let bye = r.bead(&format!("{root}.2"));
     assert_eq!(hello["title"], "Hello");
@@ -70,7 +80,12 @@ fn exec_plan_runs_the_campaign_to_done_and_records_the_plans_approval() {
         bye["pipeline"]["acceptance"],
         json!([{"id": "A1", "argv": ["true"]}])
     );
-    assert!(bye["description"].as_str().unwrap().contains("- A1: `true`"));
+    assert!(
+        bye["description"]
+            .as_str()
+            .unwrap()
+            .contains("- A1: `true`")
+    );
     // The root: configured as set-config does, its planning gates approved by the person.
     let b = r.bead(&root);
     let p = &b["pipeline"];
@@ -108,8 +123,14 @@ fn exec_plan_runs_the_campaign_to_done_and_records_the_plans_approval() {
     assert!(first.contains(&format!("\"{root}.2\"")), "{first}");
     // The work landed on the campaign's target.
     let files = r.git(&["ls-tree", "-r", "--name-only", "campaign"]);
-    assert!(files.contains(&format!("tests/{root}.1.feature")), "{files}");
-    assert!(files.contains(&format!("docs/reconcile/{root}.md")), "{files}");
+    assert!(
+        files.contains(&format!("tests/{root}.1.feature")),
+        "{files}"
+    );
+    assert!(
+        files.contains(&format!("docs/reconcile/{root}.md")),
+        "{files}"
+    );
 }
 
 #[test]
@@ -122,11 +143,7 @@ fn plan_approve_is_exec_plan_and_a_dispatched_session_is_refused_both() {
         vec!["exec", "--plan", "plan.json", "--agent", "sim"],
         vec!["plan", "approve", "plan.json", "--agent", "sim"],
     ] {
-        let out = r
-            .cmd(&args)
-            .env("SPLICE_DISPATCHED", "1")
-            .output()
-            .unwrap();
+        let out = r.cmd(&args).env("SPLICE_DISPATCHED", "1").output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("person"), "{args:?}: {err}");
@@ -135,9 +152,21 @@ fn plan_approve_is_exec_plan_and_a_dispatched_session_is_refused_both() {
     }
     // A person's `plan approve` creates the campaign (one pass is enough to see it).
     let out = r.run(&[
-        "plan", "approve", "plan.json", "--agent", "sim", "--max-turns", "1", "--json",
+        "plan",
+        "approve",
+        "plan.json",
+        "--agent",
+        "sim",
+        "--max-turns",
+        "1",
+        "--json",
     ]);
-    assert_eq!(out.status.code(), Some(13), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(13),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out: Value = serde_json::from_slice(&out.stdout).unwrap();
     let root = r.bead(out["id"].as_str().unwrap());
     assert_eq!(root["pipeline"]["step"], "delegate");
@@ -179,7 +208,12 @@ fn bad_plans() -> Vec<(&'static str, Value, &'static str)> {
     );
     with(
         "scenario owned by no task",
-        &|p| p["scenarios"].as_array_mut().unwrap().push(json!({"id": "S3", "title": "x"})),
+        &|p| {
+            p["scenarios"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"id": "S3", "title": "x"}))
+        },
         "scenarios: S3 is owned by no task",
     );
     with(
@@ -255,9 +289,17 @@ fn crystallize_repo(src: &Value, critic: &str) -> Repo {
 
 #[test]
 fn crystallize_writes_a_valid_plan_and_reports_the_critics_verdict() {
-    let critic = "test -f \"$0\" && echo '{\"verdict\": \"PASS\", \"findings\": [\"two tasks, ordered\"]}'";
+    let critic =
+        "test -f \"$0\" && echo '{\"verdict\": \"PASS\", \"findings\": [\"two tasks, ordered\"]}'";
     let r = crystallize_repo(&good_plan(), critic);
-    let out = r.ok(&["plan", "crystallize", "notes.md", "-o", "out.plan.json", "--json"]);
+    let out = r.ok(&[
+        "plan",
+        "crystallize",
+        "notes.md",
+        "-o",
+        "out.plan.json",
+        "--json",
+    ]);
     assert_eq!(out["tasks"], 2, "{out:#}");
     assert_eq!(out["critic"]["passed"], true);
     assert_eq!(out["critic"]["findings"], json!(["two tasks, ordered"]));

@@ -70,8 +70,8 @@ pub fn run_plan(plan: &Path, args: &ExecArgs, global: &Global) -> Result<i32> {
 /// Read and validate a plan file: the plan (tasks in topological order) and its sha256.
 pub fn read_plan(path: &Path) -> Result<(Plan, String)> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|_| Error::bad_file(path, "a plan is UTF-8 JSON"))?;
+    let text =
+        std::str::from_utf8(&bytes).map_err(|_| Error::bad_file(path, "a plan is UTF-8 JSON"))?;
     let plan = Plan::parse(text).map_err(|msg| Error::bad_file(path, msg))?;
     Ok((plan, hex(&Sha256::digest(&bytes))))
 }
@@ -105,7 +105,10 @@ fn crystallize_cmd(args: &CrystallizeArgs, global: &Global) -> Result<i32> {
         Verb::PlanCrystallize,
         &crate::transition::Who::command_line(store.dir()),
     )?;
-    let out = args.out.clone().unwrap_or_else(|| args.notes.with_extension("plan.json"));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.notes.with_extension("plan.json"));
     let result: Crystallized = crystallize::crystallize(&store, &args.notes, &out)?;
     if args.json {
         output::print_json(&result);

@@ -64,7 +64,10 @@ pub fn crystallize(store: &Store, notes: &Path, out: &Path) -> Result<Crystalliz
     let mut cmd = Cmd::new(&argv, &scratch);
     cmd.env = vec![
         ("SPLICE_PLAN_FILE".into(), plan_file.clone().into()),
-        ("SPLICE_NOTES".into(), notes.canonicalize().unwrap_or(notes.into()).into()),
+        (
+            "SPLICE_NOTES".into(),
+            notes.canonicalize().unwrap_or(notes.into()).into(),
+        ),
     ];
     cmd.timeout = Some(TIMEOUT);
     let ran = process::capture(&cmd, CAP);
@@ -82,10 +85,8 @@ fn scratch_dir() -> Result<PathBuf> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    let dir = std::env::temp_dir().join(format!(
-        "splice-crystallize-{}-{nanos}",
-        std::process::id()
-    ));
+    let dir =
+        std::env::temp_dir().join(format!("splice-crystallize-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     Ok(dir)
 }
@@ -110,8 +111,12 @@ fn written_plan(program: &str, ran: &process::Captured, plan_file: &Path) -> Res
 fn publish(bytes: &[u8], out: &Path) -> Result<Crystallized> {
     let text = std::str::from_utf8(bytes)
         .map_err(|_| Error::bad_file("the designer's plan", "a plan is UTF-8 JSON"))?;
-    let plan = Plan::parse(text)
-        .map_err(|msg| Error::bad_file("the designer's plan", format!("{msg} (not written to {})", out.display())))?;
+    let plan = Plan::parse(text).map_err(|msg| {
+        Error::bad_file(
+            "the designer's plan",
+            format!("{msg} (not written to {})", out.display()),
+        )
+    })?;
     std::fs::write(out, bytes).map_err(|e| Error::io(out, e))?;
     use sha2::{Digest, Sha256};
     let sha256 = Sha256::digest(bytes)
@@ -186,7 +191,11 @@ pub fn human(r: &Crystallized) -> String {
         Some(c) => {
             out.push_str(&format!(
                 "critic: {} ({})\n",
-                if c.verdict.is_empty() { "(no verdict)" } else { &c.verdict },
+                if c.verdict.is_empty() {
+                    "(no verdict)"
+                } else {
+                    &c.verdict
+                },
                 if c.passed { "passed" } else { "failed" }
             ));
             for f in &c.findings {

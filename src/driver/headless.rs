@@ -106,7 +106,11 @@ pub fn run(
         delivery,
         reviewed_sha: p.reviewed_sha.clone(),
         pr_url: p.pr_url.clone(),
-        children: p.split.as_ref().map(|s| s.children.clone()).unwrap_or_default(),
+        children: p
+            .split
+            .as_ref()
+            .map(|s| s.children.clone())
+            .unwrap_or_default(),
         run: summary.run.clone(),
         passes: summary.passes,
         dispatches: summary.dispatches,

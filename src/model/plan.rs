@@ -229,7 +229,12 @@ impl Plan {
         let mut waiting: BTreeMap<&str, BTreeSet<&str>> = self
             .tasks
             .iter()
-            .map(|t| (t.id.as_str(), t.depends_on.iter().map(String::as_str).collect()))
+            .map(|t| {
+                (
+                    t.id.as_str(),
+                    t.depends_on.iter().map(String::as_str).collect(),
+                )
+            })
             .collect();
         let mut out: Vec<PlanTask> = Vec::with_capacity(self.tasks.len());
         while out.len() < self.tasks.len() {

@@ -115,7 +115,11 @@ pub fn plan(
         },
         now,
     );
-    let mut root = made.beads.into_iter().next().unwrap_or_else(|| unreachable_root(id));
+    let mut root = made
+        .beads
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| unreachable_root(id));
     let seq = next_seq(&root);
     let first = steps.iter().position(|s| s == entry).unwrap_or(0);
     let upto = steps.iter().position(|s| *s == split_step).unwrap_or(0);
@@ -183,11 +187,7 @@ fn configured(root: Bead, p: &Plan, who: Caller) -> Result<Bead> {
         taken: Default::default(),
     };
     let change = plan_config(&args, who, &fresh)?;
-    Ok(change
-        .beads
-        .into_iter()
-        .next()
-        .unwrap_or(fresh.subject))
+    Ok(change.beads.into_iter().next().unwrap_or(fresh.subject))
 }
 
 /// The plan's tasks (in topological order) as a split's children.
@@ -200,7 +200,11 @@ pub fn child_specs(p: &Plan) -> Vec<ChildSpec> {
             description: t.description.clone(),
             scenarios: t.scenarios.clone(),
             files: t.files.clone(),
-            depends_on: t.depends_on.iter().filter_map(|d| index.get(d.as_str()).copied()).collect(),
+            depends_on: t
+                .depends_on
+                .iter()
+                .filter_map(|d| index.get(d.as_str()).copied())
+                .collect(),
             priority: None,
         })
         .collect()
@@ -223,7 +227,9 @@ fn finish(
         child.pipeline.acceptance = task.acceptance.clone();
         // The agents read the checks where every prompt quotes the task: its description.
         if !task.acceptance.is_empty() {
-            child.description.push_str(&acceptance_text(&task.acceptance));
+            child
+                .description
+                .push_str(&acceptance_text(&task.acceptance));
         }
     }
     advance(&mut root, manifest, seq, now);
@@ -245,7 +251,10 @@ fn finish(
         "plan {} (sha256 {}) approved by {}: {} split into {} children",
         input.file,
         input.sha256,
-        root.pipeline.plan.as_ref().map_or("person", |a| a.by.as_str()),
+        root.pipeline
+            .plan
+            .as_ref()
+            .map_or("person", |a| a.by.as_str()),
         root.id,
         beads.len()
     );

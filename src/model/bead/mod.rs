@@ -15,9 +15,8 @@ use super::usage::Usage;
 mod records;
 
 pub use records::{
-    Acceptance, PlanApproval,
-    Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState, Lease, Proposal,
-    Provenance, SplitRecord, StepEntry, Verdict,
+    Acceptance, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState,
+    Lease, PlanApproval, Proposal, Provenance, SplitRecord, StepEntry, Verdict,
 };
 
 /// The bead file shape this build writes. A file without `schema_version` is of the shape before
