@@ -92,48 +92,9 @@ pub fn plan(
     let leaf_entry = manifest
         .entry_step(Kind::Leaf.route())
         .ok_or_else(|| Error::Invalid("the manifest has no leaf route".into()))?;
-    let node = create::NewNode {
-        title: p.title.clone(),
-        description: p.description.clone(),
-        scenarios: create::normalize_scenarios(
-            &p.scenarios.iter().map(|s| s.id.clone()).collect::<Vec<_>>(),
-        )?,
-        autonomy: p.autonomy_level(),
-        target: Some(target.to_string()),
-        delivery: input.delivery,
-        tier: Some("architectural".into()),
-    };
-    let entry = manifest.entry_step(route).unwrap_or(&split_step);
-    let made = create::plan(
-        &node,
-        &create::CreateInput {
-            kind: Kind::Root,
-            entry,
-            id,
-            target: Some(target),
-            verb: Verb::Exec.name(),
-        },
-        now,
-    );
-    let mut root = made
-        .beads
-        .into_iter()
-        .next()
-        .unwrap_or_else(|| unreachable_root(id));
-    let seq = next_seq(&root);
-    let first = steps.iter().position(|s| s == entry).unwrap_or(0);
-    let upto = steps.iter().position(|s| *s == split_step).unwrap_or(0);
-    let mut gates = Vec::new();
-    for step in &steps[first..=upto.max(first)] {
-        if root.pipeline.step != *step {
-            root.enter_step(step, seq, now);
-        }
-        let declared = manifest.step(step);
-        if declared.is_some_and(|s| s.gate.is_some() && !s.optional) {
-            gates.push(approved_gate(step, who.actor(), seq, now));
-        }
-    }
-    root = configured(root, p, who)?;
+    let (root, gates, seq) =
+        root_through_planning(input, who, manifest, (id, target, &split_step), now)?;
+    let mut root = configured(root, p, who)?;
     root.pipeline.plan = Some(PlanApproval {
         file: input.file.clone(),
         sha256: input.sha256.clone(),
@@ -155,6 +116,62 @@ pub fn plan(
         now,
     )?;
     finish(split.beads, input, manifest, gates, seq, now)
+}
+
+/// The new root, walked through its route up to the split step (each step in its history), and
+/// the approved gates of the gated, non-optional steps on that way.
+fn root_through_planning(
+    input: &PlanInput,
+    who: Caller,
+    manifest: &Manifest,
+    (id, target, split_step): (&str, &str, &str),
+    now: &str,
+) -> Result<(Bead, Vec<Gate>, u64)> {
+    let p = input.plan;
+    let route = Kind::Root.route();
+    let steps = manifest.route(route).unwrap_or_default();
+    let node = create::NewNode {
+        title: p.title.clone(),
+        description: p.description.clone(),
+        scenarios: create::normalize_scenarios(
+            &p.scenarios.iter().map(|s| s.id.clone()).collect::<Vec<_>>(),
+        )?,
+        autonomy: p.autonomy_level(),
+        target: Some(target.to_string()),
+        delivery: input.delivery,
+        tier: Some("architectural".into()),
+    };
+    let entry = manifest.entry_step(route).unwrap_or(split_step);
+    let made = create::plan(
+        &node,
+        &create::CreateInput {
+            kind: Kind::Root,
+            entry,
+            id,
+            target: Some(target),
+            verb: Verb::Exec.name(),
+        },
+        now,
+    );
+    let mut root = made
+        .beads
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| unreachable_root(id));
+    let seq = next_seq(&root);
+    let first = steps.iter().position(|s| s == entry).unwrap_or(0);
+    let upto = steps.iter().position(|s| s == split_step).unwrap_or(0);
+    let mut gates = Vec::new();
+    for step in &steps[first..=upto.max(first)] {
+        if root.pipeline.step != *step {
+            root.enter_step(step, seq, now);
+        }
+        let declared = manifest.step(step);
+        if declared.is_some_and(|s| s.gate.is_some() && !s.optional) {
+            gates.push(approved_gate(step, who.actor(), seq, now));
+        }
+    }
+    Ok((root, gates, seq))
 }
 
 fn unreachable_root(id: &str) -> Bead {
