@@ -306,8 +306,15 @@ fn crystallize_writes_a_valid_plan_and_reports_the_critics_verdict() {
     assert_eq!(out["sha256"], sha256_of(&r, "out.plan.json"));
     let prompt = std::fs::read_to_string(r.path().join("prompt.txt")).unwrap();
     assert!(prompt.contains("Say hello, then bye."), "{prompt}");
-    // The written plan runs as it is.
     assert!(r.path().join("out.plan.json").is_file());
+    // Starting a design agent is a person's act.
+    let out = r
+        .cmd(&["plan", "crystallize", "notes.md", "-o", "other.json"])
+        .env("SPLICE_DISPATCHED", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!r.path().join("other.json").exists());
 
     let r = crystallize_repo(&good_plan(), "echo FAIL; echo 'task bye has no files'");
     let out = r.run(&["plan", "crystallize", "notes.md", "-o", "p.json"]);

@@ -206,3 +206,24 @@ pub fn human(r: &Crystallized) -> String {
     out.push_str(&format!("run it with: splice plan approve {}\n", r.plan));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::read_verdict;
+
+    #[test]
+    fn a_critic_passes_only_with_a_pass_verdict_and_exit_0() {
+        let j = read_verdict(r#"{"verdict": "PASS", "findings": ["ok"]}"#, Some(0));
+        assert!(j.passed);
+        assert_eq!(j.findings, ["ok"]);
+        let t = read_verdict("verdict: FAIL\nno tests for S2\n\nt1 too big\n", Some(0));
+        assert!(!t.passed);
+        assert_eq!(t.verdict, "FAIL");
+        assert_eq!(t.findings, ["no tests for S2", "t1 too big"]);
+        assert!(
+            !read_verdict("PASS\n", Some(3)).passed,
+            "a failing exit fails"
+        );
+        assert!(!read_verdict("", Some(0)).passed, "no verdict fails");
+    }
+}

@@ -302,3 +302,59 @@ pub fn index_of(tasks: &[PlanTask]) -> BTreeMap<&str, usize> {
         .map(|(i, t)| (t.id.as_str(), i))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(tasks: &str) -> String {
+        format!(
+            r#"{{"schema_version": 1, "title": "T", "scenarios": [{{"id": "S1", "title": "s"}}],
+               "suite_cmd": "true", "test_paths": ["tests"], "tasks": {tasks}}}"#
+        )
+    }
+
+    fn ids(p: &Plan) -> Vec<&str> {
+        p.tasks.iter().map(|t| t.id.as_str()).collect()
+    }
+
+    #[test]
+    fn tasks_come_in_topological_order_else_in_the_files_order() {
+        let p = Plan::parse(&plan(
+            r#"[{"id": "c", "title": "c", "scenarios": [], "depends_on": ["a", "b"]},
+                {"id": "a", "title": "a", "scenarios": ["S1"], "depends_on": ["b"]},
+                {"id": "b", "title": "b", "scenarios": []},
+                {"id": "d", "title": "d", "scenarios": []}]"#,
+        ))
+        .unwrap();
+        assert_eq!(ids(&p), ["b", "a", "c", "d"]);
+        let p = Plan::parse(&plan(
+            r#"[{"id": "x", "title": "x", "scenarios": ["s1"]},
+                {"id": "y", "title": "y", "scenarios": []}]"#,
+        ))
+        .unwrap();
+        assert_eq!(ids(&p), ["x", "y"], "scenario ids match case-insensitively");
+    }
+
+    #[test]
+    fn standard_is_a_task_tier_auto_and_architectural_are_not() {
+        let with = |tier: &str| {
+            Plan::parse(&plan(&format!(
+                r#"[{{"id": "a", "title": "a", "scenarios": ["S1"], "tier": "{tier}"}}]"#
+            )))
+        };
+        for ok in TASK_TIERS {
+            assert!(with(ok).is_ok(), "{ok}");
+        }
+        for bad in ["auto", "architectural", "Light"] {
+            let err = with(bad).unwrap_err();
+            assert!(err.starts_with("tasks[0] (a).tier: "), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_missing_required_field_is_named() {
+        let err = Plan::parse(r#"{"schema_version": 1, "title": "T"}"#).unwrap_err();
+        assert!(err.contains("missing field `scenarios`"), "{err}");
+    }
+}
