@@ -13,6 +13,7 @@ use super::events::Events;
 use super::runner::{self, Options, Summary};
 use crate::error::{Error, Result};
 use crate::model::RunStatus;
+use crate::model::bead::DeliveryMethod;
 use crate::model::config::{AgentConfig, UsageAdapter};
 use crate::store::Store;
 
@@ -54,8 +55,8 @@ pub struct ExecResult {
     pub step: String,
     /// Where its work lands.
     pub target: Option<String>,
-    /// `pr` or `direct`; `None` when neither the node nor the config says (direct).
-    pub delivery: Option<String>,
+    /// `pr` or `direct` (the node's, else its ancestors', else `[delivery] method`, else `pr`).
+    pub delivery: String,
     /// The commit its review passed (the work that landed, or is to land).
     pub reviewed_sha: Option<String>,
     pub pr_url: Option<String>,
@@ -93,7 +94,10 @@ pub fn run(
         .delivery
         .or_else(|| lineage.iter().find_map(|b| b.pipeline.delivery))
         .or(store.config()?.delivery.method)
-        .map(|d| d.as_str().to_string());
+        // The lineage's default (`policy::lineage`).
+        .unwrap_or(DeliveryMethod::Pr)
+        .as_str()
+        .to_string();
     let result = ExecResult {
         id: id.to_string(),
         status: summary.status,
@@ -138,7 +142,7 @@ pub fn human(r: &ExecResult) -> String {
         out.push_str(&format!("  children {}\n", r.children.join(", ")));
     }
     let target = r.target.as_deref().unwrap_or("(no target)");
-    let how = r.delivery.as_deref().unwrap_or("direct");
+    let how = &r.delivery;
     let landed = match (r.node_status.as_str(), &r.pr_url) {
         (_, Some(url)) => format!("pull request {url} into {target}"),
         ("closed", None) => format!("landed on {target} ({how})"),
