@@ -141,3 +141,32 @@ fn a_bad_request_or_tier_and_a_dispatched_session_write_nothing() {
     );
     assert!(!r.state().exists(), "nothing was created");
 }
+
+#[test]
+fn stream_json_names_the_task_first_and_ends_with_the_runs_result() {
+    let r = Repo::new();
+    let out = r.run(&[
+        "exec",
+        "Write the notes",
+        "--agent",
+        "sim",
+        "--output",
+        "stream-json",
+    ]);
+    assert_eq!(out.status.code(), Some(10));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON event per line"))
+        .collect();
+    let first = &lines[0];
+    assert_eq!(first["type"], "note", "{first:#}");
+    assert!(
+        first["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("exec: created task sp-")
+    );
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "result", "{last:#}");
+    assert_eq!(last["status"], "suspended-human");
+}

@@ -79,6 +79,8 @@ pub fn plan(
     (id, target): (&str, &str),
     now: &str,
 ) -> Result<Change<Started>> {
+    // `exec` and `plan approve` share the class (person): the rule applied again, as every plan does.
+    who.admit(Verb::Exec)?;
     let p = input.plan;
     let route = Kind::Root.route();
     let steps = manifest
