@@ -51,6 +51,9 @@ const TABLE: &[(&str, &str)] = &[
     ("hooks pre-commit", "read-only"),
     ("guard", "read-only"),
     ("classify", "read-only"),
+    ("exec", "person"),
+    ("plan crystallize", "person"),
+    ("plan approve", "person"),
 ];
 
 /// Top-level commands that are not verbs of the table, and why.
@@ -68,6 +71,7 @@ const NOT_VERBS: &[(&str, &str)] = &[
         "hooks",
         "holds `hooks install`, `hooks status` and `hooks pre-commit`",
     ),
+    ("plan", "holds `plan crystallize` and `plan approve`"),
 ];
 
 #[test]

@@ -12,12 +12,14 @@ pub mod classify;
 pub mod close;
 pub mod decide;
 pub mod demo;
+pub mod exec;
 pub mod guard;
 pub mod hooks;
 pub mod init;
 pub mod init_task;
 pub mod manifest;
 pub mod output;
+pub mod plan;
 pub mod run;
 pub mod snapshot;
 pub mod status;
@@ -81,6 +83,11 @@ pub enum Command {
     Guard(guard::Args),
     /// Print the request tier the manifest's rules give a request, and the rule that decided it.
     Classify(classify::Args),
+    /// Create a lone task from a request (or a campaign from `--plan`) and run it headless to
+    /// rest; prints where it landed, exits with the run's status.
+    Exec(exec::Args),
+    /// Saved plans: `plan crystallize` turns notes into one, `plan approve` runs it.
+    Plan(plan::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -103,5 +110,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Hooks(args) => hooks::run(args, global),
         Command::Guard(args) => guard::run(args, global),
         Command::Classify(args) => classify::run(global, args),
+        Command::Exec(args) => exec::run(args, global),
+        Command::Plan(args) => plan::run(args, global),
     }
 }

@@ -52,7 +52,7 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    fn chosen(&self) -> Output {
+    pub fn chosen(&self) -> Output {
         if self.json { Output::Json } else { self.output }
     }
 }

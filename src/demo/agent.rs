@@ -5,6 +5,13 @@
 //! agent does: by running `splice transition propose` (and `split` at to-issues). It reads the
 //! `SPLICE_*` environment the executor sets. `--fail` makes it exit 1 without proposing (an agent
 //! that always fails); `--sleep-ms` makes it slow (for timeout and crash tests).
+//!
+//! `--generic` (what `splice exec --agent sim` runs) works for any request instead of the demo's
+//! calculator campaign: its plan is made from the node itself (the root's title, description and
+//! scenarios, one child owning them all), and `implement` writes, for any node, a note
+//! `work/<id>.md` quoting the request and a test `<test dir>/<id>.feature` naming each scenario
+//! the node owns (the test dir is the root's first `test_paths` entry when it is a plain
+//! directory, else `tests`), so every floor of the default pipeline can pass.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -29,6 +36,9 @@ pub struct Args {
     /// Write the artifact but do not propose it.
     #[arg(long)]
     pub no_propose: bool,
+    /// Work on any request (not only the demo's campaign): a note and a test for each node.
+    #[arg(long)]
+    pub generic: bool,
     /// The rendered prompt, passed by the executor as the last argument (ignored).
     #[arg(trailing_var_arg = true, hide = true)]
     pub prompt: Vec<String>,
@@ -41,6 +51,7 @@ struct Job {
     root: Bead,
     step: String,
     worktree: PathBuf,
+    generic: bool,
 }
 
 fn env(name: &str) -> Result<String> {
@@ -76,8 +87,13 @@ pub fn run(args: &Args) -> Result<i32> {
         root,
         step,
         worktree,
+        generic: args.generic,
     };
-    let plan = Plan::embedded()?;
+    let plan = if job.generic {
+        generic_plan(&job)
+    } else {
+        Plan::embedded()?
+    };
     let artifact = match job.step.as_str() {
         "generate-design" => design(&job, &plan)?,
         "create-prp" => prp(&job, &plan)?,
@@ -218,8 +234,16 @@ fn spec(job: &Job, plan: &Plan) -> Result<String> {
     let base = git::head(&git::open(&job.worktree)?)?;
     let p = &job.bead.pipeline;
     // A lone task declares the note `implement` writes for it.
-    let note = vec![format!("work/{}.md", job.bead.id)];
-    let scope = if p.files.is_empty() { &note } else { &p.files };
+    let mut note = vec![format!("work/{}.md", job.bead.id)];
+    if job.generic {
+        note.push(test_file(job));
+        note.splice(0..0, p.files.iter().cloned());
+    }
+    let scope = if p.files.is_empty() || job.generic {
+        &note
+    } else {
+        &p.files
+    };
     let files: String = scope.iter().map(|f| format!("  - {f}\n")).collect();
     let mut text = format!(
         "---\nbead: {}\nbase_commit: {base}\nfiles:\n{files}verdict: leaf\n---\n\n# {}\n\n{}\n\n```gherkin\nFeature: {}\n\n",
@@ -242,28 +266,87 @@ fn child_index(bead: &Bead) -> Option<usize> {
     bead.pipeline.provenance.as_ref().map(|p| p.index)
 }
 
+/// Where the generic mode's test for this node goes: under the root's first `test_paths` entry
+/// when it is a plain directory, else under `tests/`.
+fn test_file(job: &Job) -> String {
+    let dir = job
+        .root
+        .pipeline
+        .test_paths
+        .first()
+        .map(|d| d.trim_end_matches('/'))
+        .filter(|d| {
+            !d.is_empty() && !d.contains(['*', '?', '[']) && crate::floors::is_relative_inside(d)
+        })
+        .unwrap_or("tests");
+    format!("{dir}/{}.feature", job.bead.id)
+}
+
+/// The generic mode's plan: made from the campaign root (or the lone task) itself.
+fn generic_plan(job: &Job) -> Plan {
+    use super::plan::{Child, Scenario};
+    let root = &job.root;
+    let mut ids = root.pipeline.scenarios.clone();
+    if ids.is_empty() {
+        ids.push("S1".into());
+    }
+    Plan {
+        title: root.title.clone(),
+        description: root.description.clone(),
+        autonomy: String::new(),
+        target: String::new(),
+        suite_cmd: String::new(),
+        test_paths: root.pipeline.test_paths.clone(),
+        scenarios: ids
+            .iter()
+            .map(|id| Scenario {
+                id: id.clone(),
+                title: "the request is done".into(),
+                given: format!("the request \"{}\"", root.title),
+                then: "its note and test exist".into(),
+            })
+            .collect(),
+        children: vec![Child {
+            title: root.title.clone(),
+            description: root.description.clone(),
+            scenarios: ids,
+            files: Vec::new(),
+            depends_on: Vec::new(),
+        }],
+    }
+}
+
+/// A note quoting the request, so there is a real commit to review, and a test naming each
+/// scenario the node owns (the review's coverage floor looks for them).
+fn note_and_test(job: &Job) -> Result<String> {
+    let id = &job.bead.id;
+    let text = format!("# {}\n\n{}\n", job.bead.title, job.bead.description);
+    write(job, &format!("work/{id}.md"), &text)?;
+    let owned = &job.bead.pipeline.scenarios;
+    let s1 = ["S1".to_string()];
+    let ids = if owned.is_empty() {
+        &s1[..]
+    } else {
+        &owned[..]
+    };
+    let mut feature = format!("Feature: {}\n", job.bead.title);
+    for s in ids {
+        feature.push_str(&format!(
+            "  Scenario: {s} the note exists\n    Then work/{id}.md exists\n"
+        ));
+    }
+    let test = if job.generic {
+        test_file(job)
+    } else {
+        format!("tests/{id}.feature")
+    };
+    write(job, &test, &feature)?;
+    commit(job, "implement")
+}
+
 fn implement(job: &Job) -> Result<String> {
-    let Some(n) = child_index(&job.bead) else {
-        // A lone task: record the work as a note, so there is a real commit to review, and a
-        // test naming each scenario it owns (the review's coverage floor looks for them).
-        let id = &job.bead.id;
-        let text = format!("# {}\n\n{}\n", job.bead.title, job.bead.description);
-        write(job, &format!("work/{id}.md"), &text)?;
-        let owned = &job.bead.pipeline.scenarios;
-        let s1 = ["S1".to_string()];
-        let ids = if owned.is_empty() {
-            &s1[..]
-        } else {
-            &owned[..]
-        };
-        let mut feature = format!("Feature: {}\n", job.bead.title);
-        for s in ids {
-            feature.push_str(&format!(
-                "  Scenario: {s} the note exists\n    Then work/{id}.md exists\n"
-            ));
-        }
-        write(job, &format!("tests/{id}.feature"), &feature)?;
-        return commit(job, "implement");
+    let Some(n) = child_index(&job.bead).filter(|_| !job.generic) else {
+        return note_and_test(job);
     };
     let mut wrote = 0;
     for (_, path, text) in files::WORK.iter().filter(|(i, _, _)| *i == n) {

@@ -13,13 +13,17 @@
 //! | [`events`] | human, json and stream-json output |
 //! | [`interrupt`] | Ctrl-C: stop cleanly, releasing every claim |
 //! | [`prompts`] | step prompt templates |
+//! | [`headless`] | `splice exec`: run new work to rest, scoped to it, and say where it landed |
+//! | [`crystallize`] | `splice plan crystallize`: notes to a validated plan file, and its critic |
 
 pub mod act;
 pub mod advice;
 pub mod commands;
+pub mod crystallize;
 pub mod envelope;
 pub mod events;
 pub mod feed;
+pub mod headless;
 pub mod holder;
 pub mod interrupt;
 pub mod job;

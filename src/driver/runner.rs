@@ -49,6 +49,8 @@ pub struct Options {
     pub dry_run: bool,
     /// One pass (waiting for the dispatches it starts), then return.
     pub one_pass: bool,
+    /// `[agent]` for this run only, in place of config.toml's (`splice exec --agent sim`).
+    pub agent: Option<crate::model::config::AgentConfig>,
 }
 
 /// How a run ended.
@@ -158,7 +160,10 @@ struct Run<'a> {
 impl<'a> Run<'a> {
     fn start(store: &Store, opts: &'a Options, events: &'a Events) -> Result<Run<'a>> {
         let started = Instant::now();
-        let config = store.config()?;
+        let mut config = store.config()?;
+        if let Some(agent) = &opts.agent {
+            config.agent = agent.clone();
+        }
         let manifest = store.manifest()?;
         if !opts.dry_run {
             // Before anything is claimed: every command the run may start can be found.

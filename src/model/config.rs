@@ -69,6 +69,24 @@ pub struct Config {
     /// The guard on dispatched agents.
     #[serde(default)]
     pub guard: GuardConfig,
+    /// `splice plan crystallize`: the design agent and the critic.
+    #[serde(default)]
+    pub plan: PlanConfig,
+}
+
+/// `[plan]`: how `splice plan crystallize` turns notes into a plan (`docs/plan.md`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PlanConfig {
+    /// The design agent's argv (the crystallize prompt appended), in place of `[agent]
+    /// command`. It runs in a scratch directory and writes the plan to `$SPLICE_PLAN_FILE`.
+    #[serde(default)]
+    pub designer: Option<Vec<String>>,
+    /// A critic's argv, the plan file's path appended; it prints a verdict (`PASS`/`FAIL`)
+    /// and findings, as JSON `{"verdict": …, "findings": […]}` or as lines (the first the
+    /// verdict).
+    #[serde(default)]
+    pub critic: Option<Vec<String>>,
 }
 
 /// `[guard]`: whether a dispatched Claude Code agent is started with the guard registered
@@ -291,6 +309,12 @@ impl Config {
         }
         if empty(&self.agent.escalation_command) {
             return Err("[agent] escalation_command: an empty argv runs nothing".into());
+        }
+        if empty(&self.plan.designer) {
+            return Err("[plan] designer: an empty argv runs nothing".into());
+        }
+        if empty(&self.plan.critic) {
+            return Err("[plan] critic: an empty argv runs nothing".into());
         }
         for (step, agent) in &self.agent.steps {
             if empty(&agent.command) {

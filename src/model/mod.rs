@@ -7,6 +7,7 @@ pub mod config;
 pub mod decision;
 pub mod envelope;
 pub mod manifest;
+pub mod plan;
 pub mod snapshot;
 pub mod tier;
 pub mod usage;

@@ -94,6 +94,9 @@ pub enum Verb {
     HooksPreCommit,
     Guard,
     Classify,
+    Exec,
+    PlanCrystallize,
+    PlanApprove,
 }
 
 impl Verb {
@@ -137,6 +140,9 @@ impl Verb {
         Verb::HooksPreCommit,
         Verb::Guard,
         Verb::Classify,
+        Verb::Exec,
+        Verb::PlanCrystallize,
+        Verb::PlanApprove,
     ];
 
     /// The table: who may run this verb.
@@ -166,7 +172,11 @@ impl Verb {
             | Verb::Run
             | Verb::Pass
             // A dispatched agent must not rewrite the hooks that watch it.
-            | Verb::HooksInstall => Actor::Person,
+            | Verb::HooksInstall
+            // They create and run work; a plan's run approves planning gates that never relax.
+            | Verb::Exec
+            | Verb::PlanCrystallize
+            | Verb::PlanApprove => Actor::Person,
             Verb::PassDryRun
             | Verb::Show
             | Verb::Step
@@ -225,6 +235,9 @@ impl Verb {
             // The Claude Code hook: it judges a tool call and changes nothing.
             Verb::Guard => "guard",
             Verb::Classify => "classify",
+            Verb::Exec => "exec",
+            Verb::PlanCrystallize => "plan crystallize",
+            Verb::PlanApprove => "plan approve",
         }
     }
 

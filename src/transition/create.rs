@@ -37,7 +37,7 @@ pub struct Placement {
 }
 
 impl Placement {
-    fn of_kind(kind: Kind) -> Placement {
+    pub fn of_kind(kind: Kind) -> Placement {
         Placement {
             kind,
             route: kind.route().to_string(),
@@ -68,6 +68,28 @@ pub fn init_task(ctx: &Ctx, node: NewNode) -> Result<Created> {
     let choice = check_tier(node.tier.as_deref().unwrap_or(AUTO))?;
     let placement = place_task(&ctx.store.manifest()?, &node, choice)?;
     create(ctx, node, placement, Verb::InitTask)
+}
+
+/// A lone task `splice exec` creates: as [`init_task`], but a classified task also starts on
+/// its tier's route (the route changes only with an explicit tier, or through `exec`), with the
+/// deciding rule recorded. An `architectural` request becomes a campaign root at create-prp,
+/// whose planning gate a headless run stops at.
+pub fn exec_task(ctx: &Ctx, node: NewNode) -> Result<Created> {
+    let manifest = ctx.store.manifest()?;
+    let placement = match check_tier(node.tier.as_deref().unwrap_or(AUTO))? {
+        TierChoice::Auto => {
+            let classified = place_task(&manifest, &node, TierChoice::Auto)?;
+            let tier = classified.tier.ok_or_else(|| {
+                Error::Invalid("the manifest's tiers.classify chose no tier".into())
+            })?;
+            Placement {
+                tier_rule: classified.tier_rule,
+                ..place_task(&manifest, &node, TierChoice::Named(tier))?
+            }
+        }
+        named => place_task(&manifest, &node, named)?,
+    };
+    create(ctx, node, placement, Verb::Exec)
 }
 
 /// Where a lone task of `choice` starts (pure): see [`init_task`].

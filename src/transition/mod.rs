@@ -39,6 +39,7 @@ pub mod create;
 pub mod gate;
 pub mod land;
 pub mod park;
+pub mod plan;
 pub mod propose;
 pub mod read;
 pub mod record;

@@ -16,8 +16,8 @@ use super::usage::Usage;
 mod records;
 
 pub use records::{
-    Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState, Lease, Proposal,
-    Provenance, SplitRecord, StepEntry, Verdict,
+    Acceptance, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState,
+    Lease, PlanApproval, Proposal, Provenance, SplitRecord, StepEntry, Verdict,
 };
 
 /// The bead file shape this build writes. A file without `schema_version` is of the shape before
@@ -205,6 +205,12 @@ pub struct Pipeline {
     pub test_paths: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver_last: Option<Value>,
+    /// The acceptance checks a saved plan gave this task (`docs/plan.md`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acceptance: Vec<Acceptance>,
+    /// On a plan's campaign root: the person's approval of the plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanApproval>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

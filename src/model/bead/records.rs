@@ -217,3 +217,27 @@ pub struct StepEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head: Option<String>,
 }
+
+/// An acceptance check a saved plan gives a task (`docs/plan.md`): an id and the argv that
+/// checks it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Acceptance {
+    pub id: String,
+    pub argv: Vec<String>,
+}
+
+/// A person's approval of a saved plan, recorded on its campaign root: the plan stands for the
+/// root's planning steps (`create-prp`, `to-issues`), whose gates never relax.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct PlanApproval {
+    /// The plan file as given.
+    pub file: String,
+    /// sha256 of the plan file's bytes, hex.
+    pub sha256: String,
+    /// The gates the plan's approval stands for, each recorded as approved.
+    pub gates: Vec<Gate>,
+    pub by: String,
+    pub seq: u64,
+    pub at: String,
+}

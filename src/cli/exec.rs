@@ -1,0 +1,156 @@
+//! `splice exec "REQUEST"`: create a lone task and run it headless to rest; `splice exec --plan
+//! FILE` (and `splice plan approve FILE`): run a saved plan the same way.
+
+use std::path::PathBuf;
+
+use super::init::{parse_autonomy, parse_delivery};
+use super::run::{OutputArgs, status_code};
+use super::{Global, output};
+use crate::driver::events::{Event, Events, Output};
+use crate::driver::headless::{self, ExecOptions, ExecResult};
+use crate::error::{Error, Result};
+use crate::store::Store;
+use crate::transition::{Ctx, Verb, create};
+
+/// Create a lone task from REQUEST (title: its first line; description: all of it), or a
+/// campaign from `--plan`, and run it headless, scoped to it, until the run rests. Prints the
+/// result: the run's final status, the node, and where its work landed. Exits with the run's
+/// final status as `run --exit-status` does: done 0, suspended-human 10, suspended-running 11,
+/// escalated 12, budget 13, stalled 14, idle 15; 1 when refused (bad input, a dispatched
+/// session: it is a person's verb), 2 on a fault, 130 when Ctrl-C or SIGTERM stopped it.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// What to do, in words (the task's title is its first line).
+    #[arg(value_name = "REQUEST", required_unless_present = "plan")]
+    pub request: Option<String>,
+    /// Run this saved plan instead (docs/plan.md): a campaign root and its children, the plan's
+    /// approval recorded as the approval of the root's create-prp and to-issues gates.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["request", "tier", "autonomy"])]
+    pub plan: Option<PathBuf>,
+    #[command(flatten)]
+    pub task: TaskArgs,
+    #[command(flatten)]
+    pub run: ExecArgs,
+}
+
+/// What a request's task is created with (a plan says these itself).
+#[derive(clap::Args, Debug)]
+pub struct TaskArgs {
+    /// Request tier: auto (classified; the task starts on the classified tier's route, its rule
+    /// recorded), or trivial, light, standard, substantial or architectural (a campaign root).
+    #[arg(long, default_value = "auto")]
+    pub tier: String,
+    /// Autonomy level of the task: hitl, wave or deep (default: `[autonomy] default`, else
+    /// hitl, which waits for a person at its first gate).
+    #[arg(long, value_name = "LEVEL")]
+    pub autonomy: Option<String>,
+}
+
+/// What `exec` and `plan approve` share: how the run goes and reports.
+#[derive(clap::Args, Debug)]
+pub struct ExecArgs {
+    /// Delivery method of the task (of a plan's campaign root, which its children inherit):
+    /// pr or direct (default: `[delivery] method`, else pr).
+    #[arg(long)]
+    pub delivery: Option<String>,
+    /// Stop the run with status `budget` after N passes (turns of read → decide → act →
+    /// record; an agent's own turns are its command's business).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u64>,
+    /// Run every step with this agent instead of `[agent]` of config.toml (which is neither
+    /// read for it nor written): `sim`, the built-in simulated agent in its generic mode.
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentChoice>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Agents `--agent` names.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AgentChoice {
+    /// `splice sim-agent --generic`: writes a note and a test for any request.
+    Sim,
+}
+
+impl ExecArgs {
+    pub fn options(&self) -> Result<ExecOptions> {
+        if self.max_turns == Some(0) {
+            return Err(Error::Invalid("--max-turns must be at least 1".into()));
+        }
+        Ok(ExecOptions {
+            max_turns: self.max_turns,
+            agent: match self.agent {
+                Some(AgentChoice::Sim) => Some(headless::sim_agent()?),
+                None => None,
+            },
+        })
+    }
+}
+
+pub fn run(args: Args, global: &Global) -> Result<i32> {
+    if let Some(plan) = &args.plan {
+        return super::plan::run_plan(plan, &args.run, global);
+    }
+    let request = args.request.as_deref().unwrap_or_default();
+    let title = title_of(request)?;
+    create::check_tier(&args.task.tier)?;
+    let node = create::NewNode {
+        title,
+        description: request.trim().to_string(),
+        autonomy: parse_autonomy(args.task.autonomy.as_deref())?,
+        delivery: parse_delivery(args.run.delivery.as_deref())?,
+        tier: Some(args.task.tier.clone()),
+        ..create::NewNode::default()
+    };
+    let opts = args.run.options()?;
+    let planned = Store::open_or_plan(global.dir.as_deref())?;
+    create::admit_creation(&planned, Verb::Exec)?;
+    create::check_target(&planned, None)?;
+    let now = crate::clock::now_string()?;
+    let store = Store::open_or_create(global.dir.as_deref())?;
+    let created = create::exec_task(&Ctx::command_line(&store, now), node)?;
+    drive(&store, &created.id, &opts, &args.run.output, "task")
+}
+
+/// The task's title: the request's first non-empty line, at most 100 characters.
+fn title_of(request: &str) -> Result<String> {
+    let line = request.lines().map(str::trim).find(|l| !l.is_empty());
+    let Some(line) = line else {
+        return Err(Error::Invalid("REQUEST must say what to do".into()));
+    };
+    Ok(line.chars().take(100).collect())
+}
+
+/// Run `id` to rest and print the result; the exit code is the run's status.
+pub fn drive(
+    store: &Store,
+    id: &str,
+    opts: &ExecOptions,
+    output: &OutputArgs,
+    what: &str,
+) -> Result<i32> {
+    let chosen = output.chosen();
+    let events = Events::new(chosen);
+    events.emit(&Event::Note {
+        text: format!("exec: created {what} {id}; running it"),
+    });
+    crate::driver::interrupt::install();
+    let outcome = headless::run(store, id, opts, &events);
+    output::report_repairs(store);
+    let (summary, result) = outcome?;
+    print(&result, chosen);
+    Ok(if summary.interrupted {
+        130
+    } else {
+        status_code(summary.status)
+    })
+}
+
+fn print(result: &ExecResult, chosen: Output) {
+    match chosen {
+        Output::Json => output::print_json(result),
+        Output::Human => output::out(&headless::human(result)),
+        // The last line is the runner's `result` event; the task's id is in the first note.
+        Output::StreamJson | Output::Quiet => {}
+    }
+}

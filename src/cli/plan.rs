@@ -1,0 +1,123 @@
+//! `splice plan crystallize` (notes → a validated plan file, with an optional critic) and
+//! `splice plan approve` (`exec --plan`), and the run of a plan both share.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::exec::{self, ExecArgs};
+use super::{Global, output};
+use crate::driver::crystallize::{self, Crystallized};
+use crate::error::{Error, Result};
+use crate::model::plan::Plan;
+use crate::store::Store;
+use crate::transition::plan::{PlanInput, start};
+use crate::transition::{Ctx, Verb, create};
+
+/// Saved plans (docs/plan.md).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: PlanCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum PlanCommand {
+    /// Turn notes into a plan file: the design agent (`[plan] designer`, else `[agent]
+    /// command` with the crystallize prompt) writes it in a scratch directory; it is validated
+    /// and, with `[plan] critic`, judged, then written to `-o`. Exits 0 when written (and the
+    /// critic, if any, passed it), 1 when the critic failed it (it is written all the same), 2
+    /// when the designer failed or its plan is invalid (nothing written).
+    Crystallize(CrystallizeArgs),
+    /// Approve and run a saved plan: the same as `splice exec --plan PLAN`.
+    Approve(ApproveArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CrystallizeArgs {
+    /// The notes (markdown) to turn into a plan.
+    #[arg(value_name = "NOTES")]
+    pub notes: PathBuf,
+    /// Where the plan goes (default: NOTES with the extension `.plan.json`).
+    #[arg(short = 'o', long = "output-file", value_name = "PLAN")]
+    pub out: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ApproveArgs {
+    /// The plan file.
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+    #[command(flatten)]
+    pub run: ExecArgs,
+}
+
+pub fn run(args: Args, global: &Global) -> Result<i32> {
+    match args.command {
+        PlanCommand::Crystallize(a) => crystallize_cmd(&a, global),
+        PlanCommand::Approve(a) => run_plan_as(&a.plan, &a.run, global, Verb::PlanApprove),
+    }
+}
+
+/// `exec --plan FILE`.
+pub fn run_plan(plan: &Path, args: &ExecArgs, global: &Global) -> Result<i32> {
+    run_plan_as(plan, args, global, Verb::Exec)
+}
+
+/// Read and validate a plan file: the plan (tasks in topological order) and its sha256.
+pub fn read_plan(path: &Path) -> Result<(Plan, String)> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let text =
+        std::str::from_utf8(&bytes).map_err(|_| Error::bad_file(path, "a plan is UTF-8 JSON"))?;
+    let plan = Plan::parse(text).map_err(|msg| Error::bad_file(path, msg))?;
+    Ok((plan, hex(&Sha256::digest(&bytes))))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn run_plan_as(path: &Path, args: &ExecArgs, global: &Global, verb: Verb) -> Result<i32> {
+    let opts = args.options()?;
+    super::init::parse_delivery(args.delivery.as_deref())?;
+    let (plan, sha256) = read_plan(path)?;
+    let planned = Store::open_or_plan(global.dir.as_deref())?;
+    create::admit_creation(&planned, verb)?;
+    create::check_target(&planned, plan.target.as_deref())?;
+    let now = crate::clock::now_string()?;
+    let store = Store::open_or_create(global.dir.as_deref())?;
+    let input = PlanInput {
+        plan: &plan,
+        file: path.display().to_string(),
+        sha256,
+        delivery: super::init::parse_delivery(args.delivery.as_deref())?,
+    };
+    let started = start(&Ctx::command_line(&store, now), verb, &input)?;
+    exec::drive(&store, &started.id, &opts, &args.output, "campaign")
+}
+
+fn crystallize_cmd(args: &CrystallizeArgs, global: &Global) -> Result<i32> {
+    let store = Store::open_or_plan(global.dir.as_deref())?;
+    crate::transition::authority::admit(
+        Verb::PlanCrystallize,
+        &crate::transition::Who::command_line(store.dir()),
+    )?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.notes.with_extension("plan.json"));
+    let result: Crystallized = crystallize::crystallize(&store, &args.notes, &out)?;
+    if args.json {
+        output::print_json(&result);
+    } else {
+        output::out(&crystallize::human(&result));
+    }
+    Ok(if result.critic.as_ref().is_some_and(|c| !c.passed) {
+        1
+    } else {
+        0
+    })
+}

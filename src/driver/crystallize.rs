@@ -1,0 +1,229 @@
+//! `splice plan crystallize`: seed 000's design phase without a chat UI. The design agent
+//! (`[plan] designer`, else `[agent] command`, else Claude Code headless) runs in a scratch
+//! directory with the crystallize prompt (`manifest/prompts/crystallize.md`, the notes inlined)
+//! as its last argument and `SPLICE_PLAN_FILE` naming where to write the plan. The plan is
+//! validated by the same validator as `exec --plan` ([`Plan::parse`]); only a valid plan is
+//! copied to the output file. Then the optional critic (`[plan] critic`, the plan's path as its
+//! last argument) is run and its verdict and findings reported. Nothing under `.splice/` is
+//! written.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::model::config::default_agent_command;
+use crate::model::plan::Plan;
+use crate::process::{self, Cmd};
+use crate::store::Store;
+
+const PROMPT: &str = include_str!("../../manifest/prompts/crystallize.md");
+/// The design agent and the critic each get this long.
+const TIMEOUT: Duration = Duration::from_secs(1800);
+const CAP: usize = 256 * 1024;
+
+/// What a critic said.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Critique {
+    pub passed: bool,
+    pub verdict: String,
+    pub findings: Vec<String>,
+    pub exit_code: Option<i32>,
+}
+
+/// How a crystallize ended.
+#[derive(Serialize, Clone, Debug)]
+pub struct Crystallized {
+    /// The plan file written.
+    pub plan: String,
+    pub sha256: String,
+    pub title: String,
+    pub tasks: usize,
+    pub scenarios: usize,
+    pub critic: Option<Critique>,
+}
+
+/// Run the designer on `notes`, validate its plan, write it to `out`, run the critic.
+pub fn crystallize(store: &Store, notes: &Path, out: &Path) -> Result<Crystallized> {
+    let config = store.config()?;
+    let text = std::fs::read_to_string(notes).map_err(|e| Error::io(notes, e))?;
+    let scratch = scratch_dir()?;
+    let plan_file = scratch.join("plan.json");
+    let prompt = PROMPT
+        .replace("{{plan_file}}", &plan_file.display().to_string())
+        .replace("{{notes_file}}", &notes.display().to_string())
+        .replace("{{notes}}", &text);
+    let mut argv = config
+        .plan
+        .designer
+        .clone()
+        .or_else(|| config.agent.command.clone())
+        .unwrap_or_else(default_agent_command);
+    argv.push(prompt);
+    let mut cmd = Cmd::new(&argv, &scratch);
+    cmd.env = vec![
+        ("SPLICE_PLAN_FILE".into(), plan_file.clone().into()),
+        (
+            "SPLICE_NOTES".into(),
+            notes.canonicalize().unwrap_or(notes.into()).into(),
+        ),
+    ];
+    cmd.timeout = Some(TIMEOUT);
+    let ran = process::capture(&cmd, CAP);
+    let result = written_plan(&argv[0], &ran, &plan_file);
+    let outcome = result.and_then(|bytes| publish(&bytes, out));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let mut done = outcome?;
+    if let Some(critic) = &config.plan.critic {
+        done.critic = Some(critique(critic, out)?);
+    }
+    Ok(done)
+}
+
+fn scratch_dir() -> Result<PathBuf> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir =
+        std::env::temp_dir().join(format!("splice-crystallize-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    Ok(dir)
+}
+
+/// The plan the designer wrote, or why there is none.
+fn written_plan(program: &str, ran: &process::Captured, plan_file: &Path) -> Result<Vec<u8>> {
+    if ran.code() != Some(0) {
+        return Err(Error::Invalid(format!(
+            "the design agent `{program}` ended {:?}: {}",
+            ran.ran.exit,
+            ran.combined().trim()
+        )));
+    }
+    std::fs::read(plan_file).map_err(|_| {
+        Error::Invalid(format!(
+            "the design agent `{program}` wrote no plan to $SPLICE_PLAN_FILE"
+        ))
+    })
+}
+
+/// Validate the designer's plan and write it to `out` (only when valid).
+fn publish(bytes: &[u8], out: &Path) -> Result<Crystallized> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| Error::bad_file("the designer's plan", "a plan is UTF-8 JSON"))?;
+    let plan = Plan::parse(text).map_err(|msg| {
+        Error::bad_file(
+            "the designer's plan",
+            format!("{msg} (not written to {})", out.display()),
+        )
+    })?;
+    std::fs::write(out, bytes).map_err(|e| Error::io(out, e))?;
+    use sha2::{Digest, Sha256};
+    let sha256 = Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Ok(Crystallized {
+        plan: out.display().to_string(),
+        sha256,
+        title: plan.title.clone(),
+        tasks: plan.tasks.len(),
+        scenarios: plan.scenarios.len(),
+        critic: None,
+    })
+}
+
+/// Run the critic on the written plan and read its verdict.
+fn critique(critic: &[String], plan: &Path) -> Result<Critique> {
+    let mut argv = critic.to_vec();
+    argv.push(plan.display().to_string());
+    let here = std::env::current_dir().map_err(|e| Error::io(".", e))?;
+    let mut cmd = Cmd::new(&argv, &here);
+    cmd.timeout = Some(TIMEOUT);
+    let ran = process::capture(&cmd, CAP);
+    if matches!(ran.ran.exit, process::Exit::NotStarted(_)) {
+        return Err(Error::Invalid(format!(
+            "[plan] critic `{}` could not start: {:?}",
+            argv[0], ran.ran.exit
+        )));
+    }
+    Ok(read_verdict(&ran.stdout, ran.code()))
+}
+
+#[derive(serde::Deserialize)]
+struct CriticJson {
+    verdict: String,
+    #[serde(default)]
+    findings: Vec<String>,
+}
+
+/// A critic's output: JSON `{"verdict", "findings"}`, else lines (the first the verdict). It
+/// passes when the verdict is PASS and it exited 0.
+pub fn read_verdict(stdout: &str, code: Option<i32>) -> Critique {
+    let (verdict, findings) = match serde_json::from_str::<CriticJson>(stdout.trim()) {
+        Ok(j) => (j.verdict, j.findings),
+        Err(_) => {
+            let mut lines = stdout.lines().map(str::trim).filter(|l| !l.is_empty());
+            let verdict = lines.next().unwrap_or("").to_string();
+            (verdict, lines.map(str::to_string).collect())
+        }
+    };
+    let word = verdict
+        .trim_start_matches("verdict:")
+        .trim_start_matches("Verdict:")
+        .trim();
+    Critique {
+        passed: code == Some(0) && word.eq_ignore_ascii_case("pass"),
+        verdict: word.to_string(),
+        findings,
+        exit_code: code,
+    }
+}
+
+/// The report for a person.
+pub fn human(r: &Crystallized) -> String {
+    let mut out = format!(
+        "plan {} written: \"{}\", {} tasks, {} scenarios (sha256 {})\n",
+        r.plan, r.title, r.tasks, r.scenarios, r.sha256
+    );
+    match &r.critic {
+        None => out.push_str("no critic ([plan] critic is unset)\n"),
+        Some(c) => {
+            out.push_str(&format!(
+                "critic: {} ({})\n",
+                if c.verdict.is_empty() {
+                    "(no verdict)"
+                } else {
+                    &c.verdict
+                },
+                if c.passed { "passed" } else { "failed" }
+            ));
+            for f in &c.findings {
+                out.push_str(&format!("  - {f}\n"));
+            }
+        }
+    }
+    out.push_str(&format!("run it with: splice plan approve {}\n", r.plan));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_verdict;
+
+    #[test]
+    fn a_critic_passes_only_with_a_pass_verdict_and_exit_0() {
+        let j = read_verdict(r#"{"verdict": "PASS", "findings": ["ok"]}"#, Some(0));
+        assert!(j.passed);
+        assert_eq!(j.findings, ["ok"]);
+        let t = read_verdict("verdict: FAIL\nno tests for S2\n\nt1 too big\n", Some(0));
+        assert!(!t.passed);
+        assert_eq!(t.verdict, "FAIL");
+        assert_eq!(t.findings, ["no tests for S2", "t1 too big"]);
+        assert!(
+            !read_verdict("PASS\n", Some(3)).passed,
+            "a failing exit fails"
+        );
+        assert!(!read_verdict("", Some(0)).passed, "no verdict fails");
+    }
+}

@@ -1,0 +1,157 @@
+//! `splice exec`: run work a person just created (a lone task, or a plan's campaign) headless to
+//! rest, scoped to it, and say where it stands: the run's final status, the node's step and
+//! status, and where its work landed (the target and delivery method, the reviewed commit, the
+//! pull request when there is one).
+//!
+//! `--max-turns N` caps the run's passes (a pass is one turn of read → decide → act → record;
+//! the run stops with status `budget` after N). It does not reach into an agent's own turns:
+//! an agent command that takes a turn limit gets it from its own config.
+
+use serde::Serialize;
+
+use super::events::Events;
+use super::runner::{self, Options, Summary};
+use crate::error::{Error, Result};
+use crate::model::RunStatus;
+use crate::model::bead::DeliveryMethod;
+use crate::model::config::{AgentConfig, UsageAdapter};
+use crate::store::Store;
+
+/// What the caller asked of the run.
+#[derive(Clone, Debug, Default)]
+pub struct ExecOptions {
+    /// Cap on the run's passes (`--max-turns`).
+    pub max_turns: Option<u64>,
+    /// `[agent]` for this run only (`--agent sim`); config.toml is neither read for it nor
+    /// written.
+    pub agent: Option<AgentConfig>,
+}
+
+/// The built-in simulated agent in its generic mode (`splice sim-agent --generic`), reporting
+/// usage through its usage file.
+pub fn sim_agent() -> Result<AgentConfig> {
+    let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
+    Ok(AgentConfig {
+        command: Some(vec![
+            exe.display().to_string(),
+            "sim-agent".into(),
+            "--generic".into(),
+        ]),
+        usage: Some(UsageAdapter::File),
+        ..AgentConfig::default()
+    })
+}
+
+/// How an `exec` ended.
+#[derive(Serialize, Clone, Debug)]
+pub struct ExecResult {
+    /// The node the run was scoped to (the task, or the plan's campaign root).
+    pub id: String,
+    /// The run's final status (`docs/cli.md`).
+    pub status: RunStatus,
+    /// The node's status: `closed` when its route is complete.
+    pub node_status: String,
+    /// The step the node is at (its last one once closed).
+    pub step: String,
+    /// Where its work lands.
+    pub target: Option<String>,
+    /// `pr` or `direct` (the node's, else its ancestors', else `[delivery] method`, else `pr`).
+    pub delivery: String,
+    /// The commit its review passed (the work that landed, or is to land).
+    pub reviewed_sha: Option<String>,
+    pub pr_url: Option<String>,
+    /// Children created by a plan, in the plan's topological order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<String>,
+    pub run: String,
+    pub passes: u64,
+    pub dispatches: u64,
+    pub tokens: u64,
+}
+
+/// Run `id`'s tree to rest.
+pub fn run(
+    store: &Store,
+    id: &str,
+    opts: &ExecOptions,
+    events: &Events,
+) -> Result<(Summary, ExecResult)> {
+    let run_opts = Options {
+        scope: Some(id.to_string()),
+        max_passes: opts.max_turns,
+        agent: opts.agent.clone(),
+        ..Options::default()
+    };
+    let summary = runner::run(store, &run_opts, events)?;
+    let bead = store.read_bead(id)?;
+    let p = &bead.pipeline;
+    let lineage = store.read_ancestors(&bead)?;
+    let target = p
+        .target
+        .clone()
+        .or_else(|| lineage.iter().find_map(|b| b.pipeline.target.clone()));
+    let delivery = p
+        .delivery
+        .or_else(|| lineage.iter().find_map(|b| b.pipeline.delivery))
+        .or(store.config()?.delivery.method)
+        // The lineage's default (`policy::lineage`).
+        .unwrap_or(DeliveryMethod::Pr)
+        .as_str()
+        .to_string();
+    let result = ExecResult {
+        id: id.to_string(),
+        status: summary.status,
+        node_status: serde_json::to_value(bead.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        step: p.step.clone(),
+        target,
+        delivery,
+        reviewed_sha: p.reviewed_sha.clone(),
+        pr_url: p.pr_url.clone(),
+        children: p
+            .split
+            .as_ref()
+            .map(|s| s.children.clone())
+            .unwrap_or_default(),
+        run: summary.run.clone(),
+        passes: summary.passes,
+        dispatches: summary.dispatches,
+        tokens: summary.tokens,
+    };
+    Ok((summary, result))
+}
+
+/// The result for a person.
+pub fn human(r: &ExecResult) -> String {
+    let mut out = format!(
+        "exec {}: run {} ended {} ({} passes, {} dispatches, {} tokens)\n",
+        r.id,
+        r.run,
+        r.status.as_str(),
+        r.passes,
+        r.dispatches,
+        r.tokens
+    );
+    out.push_str(&format!(
+        "  node {} at {} ({})\n",
+        r.id, r.step, r.node_status
+    ));
+    if !r.children.is_empty() {
+        out.push_str(&format!("  children {}\n", r.children.join(", ")));
+    }
+    let target = r.target.as_deref().unwrap_or("(no target)");
+    let how = &r.delivery;
+    let landed = match (r.node_status.as_str(), &r.pr_url) {
+        (_, Some(url)) => format!("pull request {url} into {target}"),
+        ("closed", None) => format!("landed on {target} ({how})"),
+        _ => format!("not landed yet; it lands on {target} ({how})"),
+    };
+    out.push_str(&format!("  work: {landed}"));
+    if let Some(sha) = &r.reviewed_sha {
+        out.push_str(&format!(", reviewed commit {sha}"));
+    }
+    out.push('\n');
+    out
+}
