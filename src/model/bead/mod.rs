@@ -16,7 +16,7 @@ mod records;
 
 pub use records::{
     Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState, Lease, Proposal,
-    Provenance, SplitRecord, StepEntry, Verdict,
+    Provenance, Routing, SplitRecord, StepEntry, Verdict,
 };
 
 /// The bead file shape this build writes. A file without `schema_version` is of the shape before
@@ -196,6 +196,13 @@ pub struct Pipeline {
     pub test_paths: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver_last: Option<Value>,
+    /// Step name → the final response of its latest dispatch, bounded and redacted, for result
+    /// branches (`{{ step.<name>.response }}`, `contains`, `matches`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub responses: BTreeMap<String, String>,
+    /// Every result branch that fired on this node, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routing: Vec<Routing>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
