@@ -16,7 +16,7 @@ mod records;
 
 pub use records::{
     Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState, Lease, Proposal,
-    Provenance, Routing, SplitRecord, StepEntry, Verdict,
+    Provenance, Routing, SplitRecord, StepEntry, StepResponse, Verdict,
 };
 
 /// The bead file shape this build writes. A file without `schema_version` is of the shape before
@@ -199,7 +199,7 @@ pub struct Pipeline {
     /// Step name → the final response of its latest dispatch, bounded and redacted, for result
     /// branches (`{{ step.<name>.response }}`, `contains`, `matches`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub responses: BTreeMap<String, String>,
+    pub responses: BTreeMap<String, StepResponse>,
     /// Every result branch that fired on this node, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routing: Vec<Routing>,

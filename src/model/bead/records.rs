@@ -222,6 +222,16 @@ pub struct StepEntry {
     pub head: Option<String>,
 }
 
+/// A dispatch's final response, recorded on the node for result branches.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StepResponse {
+    /// Bounded to 8 KiB; redacted with the rest of the bead.
+    pub text: String,
+    /// The `confidence` of the agent's result file, when it gave one (`field: confidence`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+}
+
 /// A result branch that fired (`on_result` in the manifest): which, on what, and where it took
 /// the node. Also written when a person settles a suggested route.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

@@ -68,18 +68,23 @@ impl StepResult {
             .as_ref()
             .filter(|c| c.step == *step);
         let fields = check.map(evidence_fields).unwrap_or_default();
-        let response = bead.pipeline.responses.get(step).cloned();
+        let response = bead.pipeline.responses.get(step);
         let text = match firing {
             Firing::Refused => fields
                 .get("text")
                 .and_then(Value::as_str)
                 .map(String::from)
                 .or_else(|| check.map(|c| c.reason.clone())),
-            Firing::Accepted => response.clone(),
+            Firing::Accepted => response.map(|r| r.text.clone()),
         };
         let mut fields = fields;
         if let Some(r) = response {
-            fields.entry("response").or_insert(Value::String(r));
+            fields
+                .entry("response")
+                .or_insert_with(|| Value::String(r.text.clone()));
+            if let Some(c) = r.confidence {
+                fields.entry("confidence").or_insert_with(|| c.into());
+            }
         }
         let exit_code = bead
             .pipeline
@@ -397,7 +402,7 @@ fn variable(name: &str, bead: &Bead, result: &StepResult) -> Option<String> {
         "bead.id" => Some(bead.id.clone()),
         _ => {
             let step = name.strip_prefix("step.")?.strip_suffix(".response")?;
-            bead.pipeline.responses.get(step).cloned()
+            bead.pipeline.responses.get(step).map(|r| r.text.clone())
         }
     };
     found.filter(|v| !v.trim().is_empty())

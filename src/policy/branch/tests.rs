@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::model::bead::{Check, Routing};
+use crate::model::bead::{Check, Routing, StepResponse};
 
 /// The default manifest with `branches` on the review step (replacing its own).
 fn manifest(branches: &str) -> Manifest {
@@ -27,6 +27,13 @@ fn at_review() -> Bead {
     b.pipeline.route = "leaf".into();
     b.pipeline.step = "review".into();
     b
+}
+
+fn said(t: &str) -> StepResponse {
+    StepResponse {
+        text: t.into(),
+        confidence: None,
+    }
 }
 
 fn text(t: &str) -> StepResult {
@@ -177,7 +184,7 @@ fn templates_resolve_trimmed_or_park_naming_the_template_and_the_names() {
     let mut b = at_review();
     b.pipeline
         .responses
-        .insert("implement".into(), "  compound \n".into());
+        .insert("implement".into(), said("  compound \n"));
     let mut r = text("leaf");
     r.fields.insert("verdict".into(), json!("root"));
     assert_eq!(
@@ -273,7 +280,7 @@ fn the_result_is_read_from_the_node() {
         awaiting_merge: false,
         at: "t".into(),
     });
-    b.pipeline.responses.insert("review".into(), "done".into());
+    b.pipeline.responses.insert("review".into(), said("done"));
     let r = StepResult::of(&b, Firing::Refused);
     assert_eq!(
         r.fields["verdict"],
