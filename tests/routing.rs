@@ -9,13 +9,15 @@ use serde_json::{Value, json};
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/manifest/examples");
 
 /// The scripted agent: for each dispatch of step S it prints the next line of `answers/S` (or
-/// `ok`) as its last line, after proposing the step, and exits with the code in `exit/S` (or 0).
+/// `ok`) as its last line, after proposing the step, and exits with the code in `exit/S` (or 0);
+/// it copies `result/S`, when there is one, to `$SPLICE_RESULT_FILE`.
 fn scripted_agent(r: &Repo) {
     let dir = r.path().display().to_string();
     let script = format!(
         "f=\"{dir}/answers/$SPLICE_STEP\"\n\
          if [ -s \"$f\" ]; then a=$(head -n 1 \"$f\"); tail -n +2 \"$f\" > \"$f.t\"; mv \"$f.t\" \"$f\"; else a=ok; fi\n\
          echo \"$SPLICE_STEP\" >> \"{dir}/steps.log\"\n\
+         [ -f \"{dir}/result/$SPLICE_STEP\" ] && cp \"{dir}/result/$SPLICE_STEP\" \"$SPLICE_RESULT_FILE\"\n\
          splice transition propose --bead \"$SPLICE_BEAD\" --step \"$SPLICE_STEP\" --artifact done > /dev/null\n\
          echo \"$a\"\n\
          code=0; [ -f \"{dir}/exit/$SPLICE_STEP\" ] && code=$(cat \"{dir}/exit/$SPLICE_STEP\")\n\
@@ -410,4 +412,54 @@ fn every_kind_of_bad_branch_is_refused_at_load_naming_the_file_and_path() {
         assert_eq!(r.beads_bytes(), before, "nothing changed");
     }
     let _ = id;
+}
+
+#[test]
+fn a_recorded_response_is_redacted_and_contains_reads_it() {
+    let r = Repo::new();
+    small(
+        &r,
+        json!([{"when": "accepted", "match": {"contains": "planning"}, "action": {"goto": "b"}}]),
+        json!([]),
+    );
+    let id = r.task("T", &[]);
+    r.write(".splice/prompts/a.md", "a\n");
+    scripted_agent(&r);
+    let secret = format!("ghp_{}", "a".repeat(36));
+    answers(&r, "a", &[&format!("PLANNING, and my token is {secret}")]);
+    let env = run(&r);
+    assert_eq!(env["status"], "done", "{env:#}");
+    let b = r.bead(&id);
+    let said = b["pipeline"]["responses"]["a"]["text"].as_str().unwrap();
+    assert!(
+        said.starts_with("PLANNING") && said.contains("[REDACTED:github-token]"),
+        "{said}"
+    );
+    assert!(!r.journal().contains(&secret), "the journal never holds it");
+    assert_eq!(b["pipeline"]["routing"][0]["matched"], "PLANNING");
+}
+
+#[test]
+fn the_agents_result_file_is_its_response_and_its_confidence_a_field() {
+    let r = Repo::new();
+    small(
+        &r,
+        json!([
+            {"when": "accepted", "match": {"field": "confidence", "equals": 0.25}, "action": {"abort": "unsure: {{ result.text }}"}},
+            {"when": "accepted", "match": {"always": true}, "action": {"continue": true}}
+        ]),
+        json!([]),
+    );
+    let id = r.task("T", &[]);
+    r.write(".splice/prompts/a.md", "a\n");
+    scripted_agent(&r);
+    r.write(
+        "result/a",
+        r#"{"response": "DEBUGGING", "confidence": 0.25}"#,
+    );
+    answers(&r, "a", &["the last line, not the response"]);
+    run(&r);
+    let b = r.bead(&id);
+    assert_eq!(b["pipeline"]["responses"]["a"]["confidence"], 0.25);
+    assert_eq!(b["pipeline"]["dead_letter"]["reason"], "unsure: DEBUGGING");
 }
