@@ -9,7 +9,9 @@
 //! `schema_version`) has no roles and no artifacts: they are inferred when it loads (a step with a
 //! `spec` floor is the spec step; steps named `to-issues`, `delegate`, `integrate` and `deliver`
 //! take the roles `split`, `delegate`, `integrate` and `deliver`; a step's artifact is its first
-//! floor's `path`).
+//! floor's `path`). Schema 3 added `route_kinds` and steps' result branches (`on_result`,
+//! [`Branch`]); a schema 1 or 2 file gets the kinds of its `root`, `compound` and `leaf` routes and
+//! the two routings splice used to hard-code as branches (`docs/manifest.md`).
 
 use std::collections::BTreeMap;
 use std::fmt;
