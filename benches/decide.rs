@@ -91,6 +91,7 @@ fn campaign(n: usize) -> Snapshot {
                         by: None,
                         autonomy: None,
                         supplied_by: None,
+                        route: None,
                         at: AT.into(),
                     });
                 }

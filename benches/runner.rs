@@ -74,6 +74,7 @@ fn big_store(dir: &Path, n: usize) -> Store {
                 by: None,
                 autonomy: None,
                 supplied_by: None,
+                route: None,
                 at: AT.into(),
             });
         } else {

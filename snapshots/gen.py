@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Write the replay corpus's snapshot files (NAME.json) from the compact cases below.
 
+`python3 snapshots/gen.py NAME...` writes only the cases named.
+
 The expected decisions (NAME.expected.json) are NOT generated here: produce a candidate with
 `splice decide --snapshot NAME.json`, read it against the case's line in README.md, and only
 then save it. Run from the repository root: python3 snapshots/gen.py
@@ -747,12 +749,78 @@ def _():
     ], unreadable=[unreadable("sp-root")])
 
 
+# --- result branches (issue 12): a node after each routing effect ----------------------------
+def routing(effect, from_step, to_route=None, to_step=None, when="refused", branch=0, matched="",
+            reason=None, seq=9, from_route="leaf"):
+    r = {"step": from_step, "branch": branch, "when": when, "matched": matched, "effect": effect,
+         "from_route": from_route, "from_step": from_step, "seq": seq, "at": AT}
+    if to_route:
+        r["to_route"] = to_route
+    if to_step:
+        r["to_step"] = to_step
+    if reason:
+        r["reason"] = reason
+    return r
+
+
+@case("routed-goto-implement")
+def _():
+    # The review's FAIL branch sent the node back: it entered implement with the review's text.
+    return snapshot([
+        bead("sp-a", "implement", entered=9, attempts={"implement": 1, "review": 1},
+             guidance="## Review\nStandards: FAIL naming",
+             last_check=check("review", 9, "refuse", "review: FAIL"),
+             routing=[routing("goto", "review", "leaf", "implement", matched="FAIL")]),
+    ])
+
+
+@case("routed-route-compound")
+def _():
+    # The spec's compound branch moved a leaf to the compound route, landing on to-issues.
+    return snapshot([
+        bead("sp-a", "to-issues", route="compound", entered=9, verdict="compound",
+             last_check=check("generate-spec", 8, "pass"),
+             gate=gate("generate-spec", seq=9, state="approved"),
+             routing=[routing("route", "generate-spec", "compound", "to-issues", when="accepted",
+                              matched="compound")]),
+    ])
+
+
+@case("routed-abort-parked")
+def _():
+    # A branch's abort (or a target that did not resolve) parked the node where it was.
+    return snapshot([
+        bead("sp-a", "review", proposal=proposal("review", 7),
+             last_check=check("review", 8, "refuse", "review: FAIL"),
+             dead_letter={"step": "review", "reason": "no route matched", "seq": 9, "at": AT},
+             routing=[routing("abort", "review", branch=3, reason="no route matched")]),
+    ])
+
+
+@case("route-gate-pending")
+def _():
+    # A branch's suggest_route opened a route gate: a person settles it, whatever the autonomy.
+    g = gate("review")
+    g["route"] = "compound"
+    return snapshot([
+        bead("sp-a", "review", autonomy="deep", proposal=proposal("review", 7),
+             last_check=check("review", 8, "pass"), gate=g,
+             routing=[routing("suggest_route", "review", "compound", when="accepted",
+                              matched="PLANNING")]),
+    ])
+
+
 def main():
+    import sys
+    # With case names, only those are written (the others keep the manifest they embed).
+    wanted = set(sys.argv[1:])
     for name, snap in CASES.items():
+        if wanted and name not in wanted:
+            continue
         with open(os.path.join(HERE, f"{name}.json"), "w") as f:
             json.dump(snap, f, indent=2)
             f.write("\n")
-    print(f"{len(CASES)} snapshots written")
+    print(f"{len(wanted) or len(CASES)} snapshots written")
 
 
 if __name__ == "__main__":

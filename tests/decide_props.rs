@@ -216,6 +216,7 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
             by: None,
             autonomy: None,
             supplied_by: None,
+            route: None,
             at: AT.into(),
         });
     }

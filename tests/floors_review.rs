@@ -51,7 +51,9 @@ fn the_latest_review_decides() {
 }
 
 #[test]
-fn fail_sends_back_with_the_review_as_guidance() {
+fn fail_refuses_with_its_verdict_and_the_review_as_text() {
+    // The review step's result branch (`on_result` in the manifest) reads these to send the node
+    // back; the floor itself moves nothing.
     let repo = Repo::new();
     let head = repo.head();
     let text = review(
@@ -60,18 +62,22 @@ fn fail_sends_back_with_the_review_as_guidance() {
     );
     let o = check(&repo, default_spec(), &text);
     assert_verdict(&o, "refuse");
-    match o.effects.as_slice() {
-        [Effect::SendBack { step, guidance }] => {
-            assert_eq!(step, "implement");
-            assert!(guidance.contains("S2 is not implemented"));
-        }
-        other => panic!("expected one send-back, got {other:?}"),
-    }
-    let spec =
-        json!({"kind": "review", "path": "reviews/{{bead.id}}.md", "back_to": "generate-spec"});
-    let o = check(&repo, spec, &text);
+    assert!(o.effects.is_empty(), "{:?}", o.effects);
+    assert_eq!(o.evidence["verdict"], json!("FAIL"));
+    assert!(o.evidence.get("stale").is_none());
+    let guidance = o.evidence["text"].as_str().unwrap();
+    assert!(guidance.contains("S2 is not implemented"), "{guidance}");
+    // Where a FAIL goes is the review step's branch now: a schema-3 manifest refuses `back_to`.
+    let moved = splice::model::manifest::DEFAULT_MANIFEST.replace(
+        "{ \"kind\": \"review\", \"path\": \"reviews/{{bead.id}}.md\" }",
+        "{ \"kind\": \"review\", \"path\": \"reviews/{{bead.id}}.md\", \"back_to\": \"implement\" }",
+    );
+    let problems = splice::model::Manifest::parse(&moved)
+        .unwrap_err()
+        .to_string();
     assert!(
-        matches!(o.effects.as_slice(), [Effect::SendBack { step, .. }] if step == "generate-spec")
+        problems.contains("has no parameter \"back_to\""),
+        "{problems}"
     );
 }
 
@@ -84,9 +90,7 @@ fn a_long_failing_review_is_truncated_as_guidance() {
         "detail line\n".repeat(2000)
     );
     let o = check(&repo, default_spec(), &text);
-    let [Effect::SendBack { guidance, .. }] = o.effects.as_slice() else {
-        panic!("{o:?}")
-    };
+    let guidance = o.evidence["text"].as_str().unwrap();
     assert!(guidance.len() < 4200, "{}", guidance.len());
 }
 
@@ -162,6 +166,9 @@ fn a_stale_fail_review_never_sends_the_node_back() {
         "a stale FAIL only refuses: {:?}",
         o.effects
     );
+    // What the default FAIL branch reads: stale, and no verdict to match.
+    assert_eq!(o.evidence["stale"], json!(true));
+    assert!(o.evidence.get("verdict").is_none(), "{}", o.evidence);
     // A FAIL without a usable Reviewed-SHA cannot be placed either: it only refuses.
     let o = check(
         &repo,
@@ -170,6 +177,7 @@ fn a_stale_fail_review_never_sends_the_node_back() {
     );
     assert_verdict(&o, "refuse");
     assert!(o.effects.is_empty(), "{:?}", o.effects);
+    assert_eq!(o.evidence["stale"], json!(true));
 }
 
 #[test]

@@ -154,6 +154,7 @@ fn decide_rest(case: &Case, m: &Manifest, node: &Bead, ancestors: &[Bead]) -> Re
         by: None,
         autonomy: None,
         supplied_by: None,
+        route: None,
         at: NOW.into(),
     });
     let mut snapshot = Snapshot::new(m.clone(), vec![waiting], NOW, "runner-1", "run-1");

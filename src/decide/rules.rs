@@ -130,7 +130,11 @@ fn waiting<'a>(ix: &Index<'a>, bead: &'a Bead, step: Option<&'a Step>) -> Option
     {
         let (level, source) = resolve_autonomy(ix, bead);
         let target = ix.target(bead);
-        let relaxes = step.map(|s| gate::relaxes(s, bead, level, target));
+        // A route gate (a branch's `suggest_route`) is a person's choice: no level relaxes it.
+        let relaxes = match gate.route {
+            Some(_) => Some(false),
+            None => step.map(|s| gate::relaxes(s, bead, level, target)),
+        };
         return Some(Outcome::Rest(Rest::AwaitingHuman {
             gate: Some(here()),
             step: here(),

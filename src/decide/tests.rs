@@ -102,6 +102,7 @@ fn a_parent_cycle_does_not_hang() {
         by: None,
         autonomy: None,
         supplied_by: None,
+        route: None,
         at: AT.into(),
     });
     let mut b = bead("sp-b", "implement");

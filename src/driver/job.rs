@@ -47,6 +47,8 @@ pub struct Finished {
     pub elapsed_ms: u64,
     pub usage: Option<usage::Usage>,
     pub log: Option<PathBuf>,
+    /// The dispatch's final response, for the step's result branches.
+    pub response: Option<crate::model::bead::StepResponse>,
     /// What went wrong around the dispatch (preparing it, or recording its exit).
     pub problem: Option<String>,
     /// The dispatch's thread panicked (a bug in splice): the run must stop, with exit 2.
@@ -65,6 +67,7 @@ impl Finished {
             elapsed_ms: 0,
             usage: None,
             log: None,
+            response: None,
             problem: None,
             panic: None,
         }
@@ -203,6 +206,7 @@ impl Job {
                 finished.cause = result.cause.map(|cause| self.with_hint(result.exit, cause));
                 finished.usage = result.usage;
                 finished.log = Some(result.log);
+                finished.response = result.response;
             }
             Ok(Err(e)) => {
                 finished.cause = Some(format!("splice could not start it: {e}"));
@@ -225,6 +229,7 @@ impl Job {
             cause: finished.cause.clone(),
             log: finished.log.as_ref().map(|p| p.display().to_string()),
             usage: finished.usage.clone(),
+            response: finished.response.clone(),
         };
         let recorded = self
             .rc

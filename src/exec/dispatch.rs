@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::model::bead::ExitKind;
+use crate::model::bead::{ExitKind, StepResponse};
 use crate::model::config::Price;
 use crate::process::{self, BoundedLog, Cmd, DEFAULT_CAP, Exit, Output, lock};
 
@@ -36,6 +36,9 @@ pub struct DispatchPaths {
     pub log: PathBuf,
     /// `<bead>-<step>-<attempt>.usage.json`, passed as `SPLICE_USAGE_FILE`.
     pub usage_file: PathBuf,
+    /// `<bead>-<step>-<attempt>.result.json`, passed as `SPLICE_RESULT_FILE`: where an agent
+    /// may write its final response (`{"response": …, "confidence": …}`).
+    pub result_file: PathBuf,
     /// `<bead>-<step>-<attempt>.prompt.md`, for `{{prompt_file}}`.
     pub prompt_file: PathBuf,
     /// `<bead>-<step>-<attempt>.settings.json`: a Claude Code agent's settings registering the
@@ -65,6 +68,7 @@ impl DispatchPaths {
         Ok(DispatchPaths {
             log: run_dir.join(format!("{stem}.log")),
             usage_file: run_dir.join(format!("{stem}.usage.json")),
+            result_file: run_dir.join(format!("{stem}.result.json")),
             prompt_file: run_dir.join(format!("{stem}.prompt.md")),
             settings_file: run_dir.join(format!("{stem}.settings.json")),
             run_dir,
@@ -159,6 +163,8 @@ pub struct DispatchResult {
     pub log: PathBuf,
     pub elapsed_ms: u64,
     pub usage: Option<Usage>,
+    /// Its final response ([`super::response`]), for result branches.
+    pub response: Option<StepResponse>,
 }
 
 /// The `PATH` a dispatched command gets: the directory of the running splice binary (or
@@ -233,6 +239,10 @@ pub fn env_for(spec: &DispatchSpec) -> Vec<(String, OsString)> {
             "SPLICE_USAGE_FILE".into(),
             spec.paths.usage_file.clone().into(),
         ),
+        (
+            "SPLICE_RESULT_FILE".into(),
+            spec.paths.result_file.clone().into(),
+        ),
         ("SPLICE_DISPATCHED".into(), "1".into()),
         ("SPLICE_RUN".into(), spec.run_id.into()),
         ("PATH".into(), path),
@@ -250,10 +260,12 @@ pub fn env_for(spec: &DispatchSpec) -> Vec<(String, OsString)> {
 pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
     let paths = spec.paths;
     std::fs::create_dir_all(&paths.run_dir).map_err(|e| Error::io(&paths.run_dir, e))?;
-    match std::fs::remove_file(&paths.usage_file) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io(&paths.usage_file, e)),
+    for stale in [&paths.usage_file, &paths.result_file] {
+        match std::fs::remove_file(stale) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(stale, e)),
+        }
     }
     let log = Arc::new(Mutex::new(BoundedLog::create(&paths.log, spec.log_cap)?));
     let cmd = Cmd {
@@ -300,6 +312,7 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
         log: paths.log.clone(),
         elapsed_ms,
         usage,
+        response: super::response::read(&paths.log, &paths.result_file),
     })
 }
 

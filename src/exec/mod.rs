@@ -10,6 +10,7 @@
 //! | [`prompt`] | step prompts with a bounded context (≤ 8 KiB) |
 //! | [`dispatch`] | one run of an argv through [`crate::process`]: `SPLICE_*` env, own process group, timeout kills the group, a bounded log |
 //! | [`usage`] | tokens, latency and cost from Claude Code stream-json or a usage file |
+//! | [`response`] | a dispatch's final response (stream-json `result`, `SPLICE_RESULT_FILE`, or the last line), bounded, for result branches |
 //! | [`guard`] | a Claude Code agent started with `--settings FILE` registering `splice guard` |
 //!
 //! A typical dispatch, as the runner drives it (`worktree` is [`crate::worktree`]):
@@ -26,6 +27,7 @@
 pub mod dispatch;
 pub mod guard;
 pub mod prompt;
+pub mod response;
 pub mod template;
 pub mod usage;
 

@@ -1,10 +1,12 @@
 //! `review`: the latest `## Review` section of the review at `path` has the four verdicts
 //! (Standards, Spec, Architecture, Evidence), none FAIL, and was made against the current HEAD.
 //!
-//! WARNING passes and is reported. A FAIL of the current HEAD sends the node back (to `back_to`,
-//! default `implement`) with the section's text as guidance. A stale review — its `Reviewed-SHA`
-//! missing or not the current HEAD, a FAIL included — only refuses, so the reviewer is dispatched
-//! again on the new code; it never sends the node back.
+//! WARNING passes and is reported. A FAIL of the current HEAD refuses with `verdict: "FAIL"` and
+//! the section's text (`text`) in its evidence, which the review step's result branch (`on_result`
+//! in the manifest) reads to send the node back with that text as guidance. A stale review — its
+//! `Reviewed-SHA` missing or not the current HEAD, a FAIL included — refuses with `stale: true`
+//! and no `verdict`, so the reviewer is dispatched again on the new code; no FAIL branch matches
+//! it.
 
 use serde_json::{Value, json};
 
@@ -124,7 +126,7 @@ impl Floor for Review {
             Ok(sha) => sha,
             Err(refusal) => return *refusal,
         };
-        if let Some(back) = failed(spec, &rel, latest, &mut evidence) {
+        if let Some(back) = failed(&rel, latest, &mut evidence) {
             return back;
         }
         passed(&rel, latest, sha, evidence)
@@ -166,28 +168,21 @@ fn malformed(rel: &str, latest: &Section, evidence: &mut Value) -> Option<Outcom
     ))
 }
 
-/// The latest review says FAIL somewhere: back to `back_to` with its text as guidance.
-fn failed(spec: &FloorSpec, rel: &str, latest: &Section, evidence: &mut Value) -> Option<Outcome> {
+/// The latest review says FAIL somewhere: refused, its verdict and text in the evidence for the
+/// step's result branches.
+fn failed(rel: &str, latest: &Section, evidence: &mut Value) -> Option<Outcome> {
     let failed = named(latest, "FAIL");
     if failed.is_empty() {
         return None;
     }
-    let step = spec.str_param("back_to").unwrap_or("implement").to_string();
     evidence["failed"] = json!(failed);
-    Some(
-        Outcome::refuse(
-            KIND,
-            format!(
-                "{rel}: the review says FAIL on {}; back to {step}",
-                failed.join(", ")
-            ),
-            evidence.clone(),
-        )
-        .with_effect(Effect::SendBack {
-            step,
-            guidance: head(&latest.text, GUIDANCE_BYTES),
-        }),
-    )
+    evidence["verdict"] = json!("FAIL");
+    evidence["text"] = json!(head(&latest.text, GUIDANCE_BYTES));
+    Some(Outcome::refuse(
+        KIND,
+        format!("{rel}: the review says FAIL on {}", failed.join(", ")),
+        evidence.clone(),
+    ))
 }
 
 /// The verdict names that say `word`.
@@ -209,6 +204,7 @@ fn current(
     evidence: &mut Value,
 ) -> Result<String, Box<Outcome>> {
     let Some(sha) = latest.sha.clone().filter(|s| is_full_sha(s)) else {
+        evidence["stale"] = json!(true);
         return Err(Box::new(Outcome::refuse(
             KIND,
             format!(
@@ -237,6 +233,7 @@ fn current(
     };
     evidence["head"] = json!(head_sha);
     if sha != head_sha {
+        evidence["stale"] = json!(true);
         return Err(Box::new(Outcome::refuse(
             KIND,
             format!(
@@ -252,6 +249,11 @@ fn current(
 fn passed(rel: &str, latest: &Section, sha: String, mut evidence: Value) -> Outcome {
     let warnings = named(latest, "WARNING");
     evidence["warnings"] = json!(warnings);
+    evidence["verdict"] = json!(if warnings.is_empty() {
+        "PASS"
+    } else {
+        "WARNING"
+    });
     let reason = if warnings.is_empty() {
         format!("{rel}: four verdicts pass against HEAD {sha}")
     } else {

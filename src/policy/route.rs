@@ -1,33 +1,21 @@
-//! Where a node goes when its step passes, and when a parent lets its children start.
+//! Where a node goes when its step passes (as declared), and when a parent lets its children start.
 
 use crate::model::bead::{GateState, Verdict};
-use crate::model::{Bead, Kind, Manifest, Role, SpecVerdict};
+use crate::model::{Bead, Manifest, Role};
 
 /// Where a passed step takes the node.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Advance<'m> {
     /// The next step on its route.
     Next(&'m str),
-    /// A leaf whose spec said `compound` continues on the compound route, at the step after the
-    /// spec step there.
-    Reroute { kind: Kind, step: &'m str },
     /// The step was the route's last: the node closes.
     Close,
 }
 
-/// Where `bead` goes once its current step passes.
+/// Where `bead` goes once its current step passes, as its route declares (result branches,
+/// [`super::branch`], are tried first by the writer).
 pub fn advance<'m>(manifest: &'m Manifest, bead: &Bead) -> Advance<'m> {
     let p = &bead.pipeline;
-    if p.kind == Kind::Leaf
-        && p.verdict == Some(SpecVerdict::Compound)
-        && manifest.is(&p.step, Role::Spec)
-        && let Some(step) = manifest.next_step(Kind::Compound.route(), &p.step)
-    {
-        return Advance::Reroute {
-            kind: Kind::Compound,
-            step,
-        };
-    }
     match manifest.next_step(&p.route, &p.step) {
         Some(step) => Advance::Next(step),
         None => Advance::Close,
@@ -75,23 +63,17 @@ mod tests {
         let mut b = Bead::new("x".into(), "x".into(), String::new(), "t");
         b.pipeline.route = route.into();
         b.pipeline.step = step.into();
-        b.pipeline.kind = Kind::for_route(route).unwrap_or_default();
+        b.pipeline.kind = Manifest::default_manifest()
+            .route_kind(route)
+            .unwrap_or_default();
         b
     }
 
     #[test]
-    fn a_compound_spec_reroutes_a_leaf_and_the_last_step_closes() {
+    fn the_next_step_and_the_last_step_closes() {
         let m = Manifest::default_manifest();
-        let mut b = at("leaf", "generate-spec");
+        let b = at("leaf", "generate-spec");
         assert_eq!(advance(&m, &b), Advance::Next("implement"));
-        b.pipeline.verdict = Some(SpecVerdict::Compound);
-        assert_eq!(
-            advance(&m, &b),
-            Advance::Reroute {
-                kind: Kind::Compound,
-                step: "to-issues"
-            }
-        );
         assert_eq!(advance(&m, &at("leaf", "deliver")), Advance::Close);
     }
 

@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 
+use super::branch::{self, Applied};
 use super::{
     Caller, Ctx, Refusal, Verb, advance, ancestors_unlocked, current_step, defaults, land,
     next_seq, require_not_foreign, require_open, require_seq, require_step,
@@ -18,6 +19,7 @@ use crate::floors::{self, Effect};
 use crate::model::bead::{Check, Gate, GateState, Proposal, Verdict};
 pub use crate::model::check::{Checked, FloorReport, GateMet};
 use crate::model::{Bead, Config, Kind, Manifest, Step};
+use crate::policy::branch::Firing;
 use crate::policy::{GateOutcome, Lineage, gate};
 use crate::store::{Change, Reads};
 use crate::worktree::current_branch;
@@ -221,7 +223,7 @@ pub fn plan(
             }
             meet_gate(&mut after, ev, lineage, manifest, (seq, now))
         }
-        Verdict::Refuse => (None, send_back(&mut after, ev, seq, now)),
+        Verdict::Refuse => (None, refused(&mut after, ev, manifest, seq, now)),
         Verdict::Escalate => (None, None),
     };
     let output = Checked {
@@ -277,6 +279,7 @@ fn meet_gate(
             by: None,
             autonomy,
             supplied_by,
+            route: None,
             at: now.to_string(),
         });
     };
@@ -297,10 +300,18 @@ fn meet_gate(
     }
 }
 
-/// A refused check whose floor said where to go back to: the step entered, with guidance.
-fn send_back(bead: &mut Bead, ev: &Evidence, seq: u64, now: &str) -> Option<String> {
+/// A refused check: the step's first `refused` result branch that fires decides (a `goto`
+/// enters its step with its guidance, joined by any floor's own guidance); without one, a floor
+/// that said where to go back to (`back_to`) sends the node there.
+fn refused(
+    bead: &mut Bead,
+    ev: &Evidence,
+    manifest: &Manifest,
+    seq: u64,
+    now: &str,
+) -> Option<String> {
     // Several floors may send back (a FAIL review and a missing scenario id): the node goes back
-    // once, to the first one's step, with every floor's guidance.
+    // once, to the first step named, with every guidance.
     let backs: Vec<(&String, &String)> = ev
         .outcomes
         .iter()
@@ -310,11 +321,19 @@ fn send_back(bead: &mut Bead, ev: &Evidence, seq: u64, now: &str) -> Option<Stri
             _ => None,
         })
         .collect();
-    let (back, _) = backs.first()?;
-    let guidance: Vec<&str> = backs.iter().map(|(_, g)| g.as_str()).collect();
-    bead.pipeline.guidance = Some(guidance.join("\n\n"));
-    bead.enter_step(back, seq, now);
-    Some(back.to_string())
+    let mut guidance: Vec<String> = Vec::new();
+    let back = match branch::try_branches(bead, manifest, Firing::Refused, (seq, now)) {
+        Applied::Decided(next) => return next,
+        Applied::Goto { step, guidance: g } => {
+            guidance.extend(g);
+            step
+        }
+        Applied::Declared => backs.first()?.0.clone(),
+    };
+    guidance.extend(backs.iter().map(|(_, g)| g.to_string()));
+    bead.pipeline.guidance = (!guidance.is_empty()).then(|| guidance.join("\n\n"));
+    bead.enter_step(&back, seq, now);
+    Some(back)
 }
 
 /// One line saying why: the pass, or every refusing/escalating floor's reason.

@@ -4,7 +4,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{
-    Caller, Ctx, Refusal, Verb, advance, next_seq, require_not_foreign, require_open, require_step,
+    Caller, Ctx, Refusal, Verb, advance, branch, declared, next_seq, require_not_foreign,
+    require_open, require_step,
 };
 use crate::error::{Error, Result};
 use crate::model::bead::{Check, GateState, Verdict};
@@ -83,7 +84,11 @@ pub fn plan_approve(
         gate.seq = seq;
         gate.at = now.to_string();
     }
-    let next = advance(&mut after, manifest, seq, now);
+    // A route gate (a branch's `suggest_route`) switches the node; any other gate advances it.
+    let next = match bead.gate_on_step().and_then(|g| g.route.clone()) {
+        Some(route) => branch::approve_route(&mut after, manifest, &route, (seq, now)),
+        None => advance(&mut after, manifest, seq, now),
+    };
     let output = Approved {
         bead: bead.id.clone(),
         step: step.to_string(),
@@ -102,18 +107,28 @@ pub fn reject(ctx: &Ctx, id: &str, step: &str, reason: &str) -> Result<Rejected>
     if reason.trim().is_empty() {
         return Err(Error::Invalid("--reason must say what is wrong".into()));
     }
+    let manifest = ctx.store.manifest()?;
     ctx.apply(Verb::Reject, "reject", &Reads::subject(id), |fresh, who| {
-        Ok(plan_reject(step, reason, who, &fresh.subject, &ctx.now)?)
+        Ok(plan_reject(
+            step,
+            reason,
+            who,
+            &fresh.subject,
+            &manifest,
+            &ctx.now,
+        )?)
     })
 }
 
 /// Reject `step` of `bead` for `reason`: a refused check, the reason as guidance, and a pending
-/// gate withdrawn.
+/// gate withdrawn. A pending route gate rejected keeps the node on its route: it goes on as
+/// declared (its step was accepted before the branch suggested the route).
 pub fn plan_reject(
     step: &str,
     reason: &str,
     who: Caller,
     bead: &Bead,
+    manifest: &Manifest,
     now: &str,
 ) -> Result<Change<Rejected>, Refusal> {
     who.admit(Verb::Reject)?;
@@ -123,6 +138,21 @@ pub fn plan_reject(
     let actor = who.actor();
     let seq = next_seq(bead);
     let mut after = bead.clone();
+    if let Some(route) = bead.gate_on_step().and_then(|g| g.route.clone())
+        && bead
+            .gate_on_step()
+            .is_some_and(|g| g.state == GateState::Pending)
+    {
+        return Ok(stay(
+            step,
+            &route,
+            reason,
+            &actor,
+            bead,
+            manifest,
+            (seq, now),
+        ));
+    }
     if after
         .gate_on_step()
         .is_some_and(|g| g.state == GateState::Pending)
@@ -151,4 +181,42 @@ pub fn plan_reject(
         Some(format!("{step} rejected: {reason}")),
         output,
     ))
+}
+
+/// A person rejected the route `route` a branch suggested: the gate closes and the node goes on
+/// as its route declares.
+fn stay(
+    step: &str,
+    route: &str,
+    reason: &str,
+    actor: &str,
+    bead: &Bead,
+    manifest: &Manifest,
+    (seq, now): (u64, &str),
+) -> Change<Rejected> {
+    let mut after = bead.clone();
+    if let Some(gate) = after.pipeline.gate.as_mut() {
+        gate.state = GateState::Approved;
+        gate.by = Some(actor.to_string());
+        gate.seq = seq;
+        gate.at = now.to_string();
+    }
+    let record = branch::settled(bead, "rejected", None, seq, now);
+    after.pipeline.routing.push(record);
+    after.pipeline.guidance = None;
+    let next = declared(&mut after, manifest, seq, now);
+    let output = Rejected {
+        bead: bead.id.clone(),
+        step: step.to_string(),
+        rejected: true,
+        reason: reason.to_string(),
+    };
+    let went = next.map_or_else(|| "closed".to_string(), |s| format!("on to {s}"));
+    Change::one(
+        after,
+        Some(format!(
+            "route {route} suggested at {step} rejected by {actor}: {reason}; stays, {went}"
+        )),
+        output,
+    )
 }

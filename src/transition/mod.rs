@@ -32,6 +32,7 @@
 //! is data ([`crate::store::Repair`]) the CLI reports.
 
 pub mod authority;
+pub mod branch;
 pub mod claim;
 pub mod close;
 pub mod complete;
@@ -57,9 +58,11 @@ pub use authority::{Verb, Who};
 
 use crate::error::{Error, Result};
 use crate::model::{Bead, Config, Manifest};
+use crate::policy::branch::Firing;
 use crate::policy::lineage::Defaults;
 use crate::policy::route::{self, Advance};
 use crate::store::{Change, Fresh, Reads, Store, Transition};
+use branch::Applied;
 
 /// Who is calling, from where, and when.
 #[derive(Clone, Debug)]
@@ -267,18 +270,27 @@ pub fn defaults<'a>(config: &'a Config, branch: &'a Option<String>) -> Defaults<
     Defaults::new(config, branch.as_deref())
 }
 
-/// Move a node past its current step: to the next step of its route, onto the compound route
-/// when its spec said `compound`, or closed when the step was the route's last. `seq` is the
-/// transition's ([`next_seq`]). Returns the step entered, or `None` when the node closed.
+/// Move a node past its accepted step: where the step's first `accepted` result branch that
+/// fires takes it (another step or route, parked, or a route gate), else to the next step of
+/// its route, or closed when the step was the route's last. `seq` is the transition's
+/// ([`next_seq`]). Returns the step entered, or `None` when the node closed or stays.
 pub fn advance(bead: &mut Bead, manifest: &Manifest, seq: u64, now: &str) -> Option<String> {
     bead.pipeline.guidance = None;
-    match route::advance(manifest, bead) {
-        Advance::Reroute { kind, step } => {
-            bead.pipeline.kind = kind;
-            bead.pipeline.route = kind.route().to_string();
-            bead.enter_step(step, seq, now);
-            Some(step.to_string())
+    match branch::try_branches(bead, manifest, Firing::Accepted, (seq, now)) {
+        Applied::Declared => declared(bead, manifest, seq, now),
+        Applied::Decided(next) => next,
+        Applied::Goto { step, guidance } => {
+            bead.pipeline.guidance = guidance;
+            bead.enter_step(&step, seq, now);
+            Some(step)
         }
+    }
+}
+
+/// The node's declared next step after its current one passed: enter it, or close the node at
+/// its route's last step.
+pub fn declared(bead: &mut Bead, manifest: &Manifest, seq: u64, now: &str) -> Option<String> {
+    match route::advance(manifest, bead) {
         Advance::Next(step) => {
             bead.enter_step(step, seq, now);
             Some(step.to_string())

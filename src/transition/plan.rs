@@ -192,6 +192,7 @@ fn approved_gate(step: &str, by: String, seq: u64, now: &str) -> Gate {
         by: Some(by),
         autonomy: None,
         supplied_by: None,
+        route: None,
         at: now.to_string(),
     }
 }

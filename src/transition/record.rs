@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Ctx, Refusal, Verb, next_seq};
 use crate::error::{Error, Result};
-use crate::model::bead::{DeadLetter, Dispatch, ExitKind, ExitRecord};
+use crate::model::bead::{DeadLetter, Dispatch, ExitKind, ExitRecord, StepResponse};
 use crate::model::{Bead, Usage};
 use crate::store::{Change, Reads};
 
@@ -19,6 +19,8 @@ pub struct ExitArgs {
     pub cause: Option<String>,
     pub log: Option<String>,
     pub usage: Option<Usage>,
+    /// The dispatch's final response, recorded on the node for the step's result branches.
+    pub response: Option<StepResponse>,
 }
 
 /// A recorded dispatch exit.
@@ -96,6 +98,14 @@ pub fn plan_exit(
     if let Some(usage) = &args.usage {
         Usage::accumulate(&mut after.pipeline.usage, usage);
     }
+    // The latest dispatch's response stands for its step; one without a response clears it.
+    match &args.response {
+        Some(r) => after
+            .pipeline
+            .responses
+            .insert(dispatch.step.clone(), r.clone()),
+        None => after.pipeline.responses.remove(&dispatch.step),
+    };
     after.push_exit(ExitRecord {
         step: dispatch.step.clone(),
         attempt: dispatch.attempt,
@@ -230,6 +240,7 @@ mod tests {
             cause: Some("could not start `x`: No such file or directory".into()),
             log: None,
             usage: None,
+            response: None,
         }
     }
 

@@ -10,7 +10,7 @@ use super::{
     require_open,
 };
 use crate::error::{Error, Result};
-use crate::model::bead::{DeliveryMethod, Kind, Verdict};
+use crate::model::bead::{DeliveryMethod, Verdict};
 use crate::model::{Autonomy, Bead, Manifest};
 use crate::policy::Lineage;
 use crate::policy::lineage::is_mainline;
@@ -282,7 +282,7 @@ pub fn plan_route(
     require_not_foreign(bead, who.holder)?;
     let mut after = bead.clone();
     after.pipeline.route = to.to_string();
-    after.pipeline.kind = Kind::for_route(to).unwrap_or(bead.pipeline.kind);
+    after.pipeline.kind = manifest.route_kind(to).unwrap_or(bead.pipeline.kind);
     after.enter_step(&step, next_seq(bead), now);
     let output = Routed {
         bead: bead.id.clone(),

@@ -201,6 +201,7 @@ fn pending(step: &str, seq: u64) -> Gate {
         by: None,
         autonomy: None,
         supplied_by: None,
+        route: None,
         at: "then".into(),
     }
 }
@@ -264,7 +265,9 @@ fn a_passing_check_at_a_gate_waits_for_a_person_unless_autonomy_relaxes_it() {
 #[test]
 fn a_compound_spec_reroutes_a_leaf_onto_the_compound_route() {
     let b = node("leaf", "generate-spec");
-    let ev = passed(&b, vec![Effect::SetVerdict(SpecVerdict::Compound)]);
+    let mut spec = floors::Outcome::pass(FloorKind::Spec, "spec", json!({"verdict": "compound"}));
+    spec.effects = vec![Effect::SetVerdict(SpecVerdict::Compound)];
+    let ev = evidence(&b, vec![spec]);
     let change = check(&b, &ev, &[], Some(Autonomy::Wave)).unwrap();
     let after = only(&change, &b);
     assert_eq!(after.pipeline.kind, Kind::Compound);

@@ -77,7 +77,8 @@ pub enum Verb {
         #[arg(long)]
         step: String,
     },
-    /// A person approves the pending gate on a step (floors are not re-run).
+    /// A person approves the pending gate on a step (floors are not re-run); at a route gate
+    /// (a result branch's `suggest_route`) the node switches to the suggested route.
     Approve {
         #[command(flatten)]
         common: Common,
@@ -85,7 +86,8 @@ pub enum Verb {
         #[arg(long)]
         step: String,
     },
-    /// A person rejects a step's result; the next dispatch gets the reason as guidance.
+    /// A person rejects a step's result; the next dispatch gets the reason as guidance. At a
+    /// route gate the node stays on its route and goes on as declared.
     Reject {
         #[command(flatten)]
         common: Common,

@@ -192,6 +192,7 @@ fn exit_args(
         cause: None,
         log,
         usage,
+        response: None,
     })
 }
 

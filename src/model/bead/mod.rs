@@ -17,7 +17,8 @@ mod records;
 
 pub use records::{
     Acceptance, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState,
-    Lease, PlanApproval, Proposal, Provenance, SplitRecord, StepEntry, Verdict,
+    Lease, PlanApproval, Proposal, Provenance, Routing, SplitRecord, StepEntry, StepResponse,
+    Verdict,
 };
 
 /// The bead file shape this build writes. A file without `schema_version` is of the shape before
@@ -211,6 +212,13 @@ pub struct Pipeline {
     /// On a plan's campaign root: the person's approval of the plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanApproval>,
+    /// Step name → the final response of its latest dispatch, bounded and redacted, for result
+    /// branches (`{{ step.<name>.response }}`, `contains`, `matches`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub responses: BTreeMap<String, StepResponse>,
+    /// Every result branch that fired on this node, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routing: Vec<Routing>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

@@ -92,6 +92,10 @@ pub struct Gate {
     /// The node whose autonomy setting supplied that level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supplied_by: Option<String>,
+    /// A route gate: a result branch suggested this route (`suggest_route`); approving switches
+    /// the node to it, rejecting keeps it on its route.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
     pub at: String,
 }
 
@@ -240,4 +244,49 @@ pub struct PlanApproval {
     pub by: String,
     pub seq: u64,
     pub at: String,
+}
+/// A dispatch's final response, recorded on the node for result branches.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StepResponse {
+    /// Bounded to 8 KiB; redacted with the rest of the bead.
+    pub text: String,
+    /// The `confidence` of the agent's result file, when it gave one (`field: confidence`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+}
+
+/// A result branch that fired (`on_result` in the manifest): which, on what, and where it took
+/// the node. Also written when a person settles a suggested route.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Routing {
+    /// The step whose branch fired.
+    pub step: String,
+    /// The branch's index in that step's `on_result` (none for a person's settlement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<usize>,
+    /// `refused`, `accepted`, `approved` or `rejected` (a suggested route settled).
+    pub when: String,
+    /// The text the matcher matched (the substring, the regex match, the field's value, the
+    /// exit code; empty for `always`).
+    pub matched: String,
+    /// `continue`, `goto`, `route`, `abort`, `suggest_route`, `park` or `stay`.
+    pub effect: String,
+    pub from_route: String,
+    pub from_step: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_route: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_step: Option<String>,
+    /// The park's or abort's reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub seq: u64,
+    pub at: String,
+}
+
+impl Routing {
+    /// Did this firing move the node (a `goto` or a route switch)? The switch cap counts these.
+    pub fn switched(&self) -> bool {
+        matches!(self.effect.as_str(), "goto" | "route")
+    }
 }

@@ -8,8 +8,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::{
-    Autonomy, FloorKind, FloorSpec, MANIFEST_SCHEMA, MAX_TIMEOUT_S, Manifest, ManifestProblems,
-    REQUIRED_ROUTES, Role, Run, Step,
+    Action, Autonomy, Branch, FloorKind, FloorSpec, Kind, MANIFEST_SCHEMA, MAX_TIMEOUT_S, Manifest,
+    ManifestProblems, Match, REQUIRED_ROUTES, Role, Run, Step, When,
 };
 
 impl Manifest {
@@ -22,10 +22,24 @@ impl Manifest {
                 self.schema_version
             )]));
         }
-        if self.schema_version < MANIFEST_SCHEMA {
+        let declared = self.schema_version;
+        if declared < 2 {
             self.infer_schema_one();
         }
-        let problems = self.problems();
+        if declared < 3 {
+            self.migrate_to_three();
+        }
+        self.schema_version = MANIFEST_SCHEMA;
+        let mut problems = self.problems();
+        if declared >= 3 {
+            for route in self.routes.keys() {
+                if !self.route_kinds.contains_key(route) {
+                    problems.push(format!(
+                        "route_kinds.{route}: missing (declare the kind of node that walks route                          {route}: root, compound or leaf)"
+                    ));
+                }
+            }
+        }
         if problems.is_empty() {
             Ok(self)
         } else {
@@ -57,7 +71,39 @@ impl Manifest {
                     .map(String::from);
             }
         }
-        self.schema_version = MANIFEST_SCHEMA;
+    }
+
+    /// Schema 2 had no route kinds and hard-coded two routings; schema 3 declares them: the
+    /// routes named `root`, `compound` and `leaf` get those kinds; a step with a `review` floor
+    /// gets the branch that sends a FAIL back (to the floor's `back_to`, default `implement`);
+    /// the spec step gets the branch that moves a `compound` verdict to the compound route.
+    fn migrate_to_three(&mut self) {
+        for kind in [Kind::Root, Kind::Compound, Kind::Leaf] {
+            if self.routes.contains_key(kind.route()) {
+                self.route_kinds
+                    .entry(kind.route().to_string())
+                    .or_insert(kind);
+            }
+        }
+        let compound = self.routes.contains_key(Kind::Compound.route());
+        for step in &mut self.steps {
+            let mut added = Vec::new();
+            for floor in step
+                .floors
+                .iter_mut()
+                .filter(|f| f.kind == FloorKind::Review)
+            {
+                let back = floor.params.remove("back_to");
+                let back = back.as_ref().and_then(Value::as_str).unwrap_or("implement");
+                added.push(fail_goes_back(back));
+            }
+            if step.role == Some(Role::Spec) && compound {
+                added.push(compound_reroutes());
+            }
+            if step.on_result.is_empty() {
+                step.on_result = added;
+            }
+        }
     }
 
     /// Every validation problem, each naming its JSON path.
@@ -82,6 +128,14 @@ impl Manifest {
         }
         for (i, step) in self.steps.iter().enumerate() {
             param_value_problems(i, step, &names, &mut out);
+            self.branch_problems(i, step, &mut out);
+        }
+        for route in self.route_kinds.keys() {
+            if !self.routes.contains_key(route) {
+                out.push(format!(
+                    "route_kinds.{route}: no route \"{route}\" is declared"
+                ));
+            }
         }
         for required in REQUIRED_ROUTES {
             if !self.routes.contains_key(*required) {
@@ -202,7 +256,7 @@ fn not_yet(path: &str, what: &str) -> String {
 
 /// The `{{name}}` variables in a template, trimmed, read the way the renderer
 /// (`exec::template::substitute`) reads them; `None` at a `{{` without its `}}`.
-fn template_names(text: &str) -> Option<Vec<&str>> {
+pub(super) fn template_names(text: &str) -> Option<Vec<&str>> {
     let mut names = Vec::new();
     let mut rest = text;
     while let Some(open) = rest.find("{{") {
@@ -315,9 +369,6 @@ fn step_problems(i: usize, step: &Step, out: &mut Vec<String>) {
     if step.loop_.is_some() {
         out.push(not_yet(&format!("steps[{i}].loop"), "loop steps"));
     }
-    if step.on_result.is_some() {
-        out.push(not_yet(&format!("steps[{i}].on_result"), "result branches"));
-    }
     if step.max_attempts == 0 {
         out.push(format!("steps[{i}].max_attempts: must be at least 1"));
     }
@@ -356,5 +407,41 @@ fn step_problems(i: usize, step: &Step, out: &mut Vec<String>) {
                  1..={MAX_TIMEOUT_S}"
             ));
         }
+    }
+}
+
+/// The branch schema 2 hard-coded on a review step: a FAIL goes back to `back`, with the
+/// review's text as guidance (a stale review carries `stale: true` and no `verdict`, so it
+/// never matches).
+fn fail_goes_back(back: &str) -> Branch {
+    Branch {
+        when: When::Refused,
+        matcher: Match {
+            field: Some("verdict".into()),
+            equals: Some(Value::from("FAIL")),
+            ..Match::default()
+        },
+        action: Action {
+            goto: Some(back.to_string()),
+            guidance: Some("{{ result.text }}".into()),
+            ..Action::default()
+        },
+    }
+}
+
+/// The branch schema 2 hard-coded on the spec step: a `compound` verdict moves the node to the
+/// compound route.
+fn compound_reroutes() -> Branch {
+    Branch {
+        when: When::Accepted,
+        matcher: Match {
+            field: Some("verdict".into()),
+            equals: Some(Value::from("compound")),
+            ..Match::default()
+        },
+        action: Action {
+            route: Some(Kind::Compound.route().to_string()),
+            ..Action::default()
+        },
     }
 }

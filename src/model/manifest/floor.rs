@@ -42,7 +42,7 @@ floor_kinds! {
     /// The spec at `path` is complete; its verdict and files are recorded.
     Spec => "spec" ["path"],
     /// The latest review at `path` passes against the current HEAD.
-    Review => "review" ["path", "back_to"],
+    Review => "review" ["path"],
     /// The split's children conserve the parent's scenarios, with provenance.
     ChildrenConserved => "children_conserved" [],
     /// Every sanctioned child is closed.

@@ -9,7 +9,9 @@
 //! `schema_version`) has no roles and no artifacts: they are inferred when it loads (a step with a
 //! `spec` floor is the spec step; steps named `to-issues`, `delegate`, `integrate` and `deliver`
 //! take the roles `split`, `delegate`, `integrate` and `deliver`; a step's artifact is its first
-//! floor's `path`).
+//! floor's `path`). Schema 3 added `route_kinds` and steps' result branches (`on_result`,
+//! [`Branch`]); a schema 1 or 2 file gets the kinds of its `root`, `compound` and `leaf` routes and
+//! the two routings splice used to hard-code as branches (`docs/manifest.md`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,11 +19,15 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+use super::Kind;
+
+mod branch;
 mod check;
 mod floor;
 pub mod prompts;
 mod tiers;
 
+pub use branch::{Action, Branch, Directive, Match, Matcher, When, compile as compile_regex};
 use check::type_problems;
 pub use check::{argv_problems, deserialize_checked};
 pub use floor::{FloorKind, FloorSpec};
@@ -58,7 +64,7 @@ impl Autonomy {
 pub const DEFAULT_MANIFEST: &str = include_str!("../../../manifest/coding-pipeline.json");
 
 /// The manifest shape this build writes and reads; older shapes are still read.
-pub const MANIFEST_SCHEMA: u32 = 2;
+pub const MANIFEST_SCHEMA: u32 = 3;
 
 /// The route families the writer needs to exist, one per [`super::Kind`].
 pub const REQUIRED_ROUTES: &[&str] = &["root", "compound", "leaf"];
@@ -179,9 +185,10 @@ pub struct Step {
     /// Refused at load until the pass monitor gives it a runtime.
     #[serde(default, rename = "loop", skip_serializing_if = "Option::is_none")]
     pub loop_: Option<Value>,
-    /// Refused at load until result routing gives it a runtime.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub on_result: Option<Value>,
+    /// Result branches, tried in order when the step's check refuses or the step is accepted
+    /// (see `docs/manifest.md`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_result: Vec<Branch>,
 }
 
 impl Step {
@@ -204,6 +211,10 @@ pub struct Manifest {
     pub schema_version: u32,
     /// Route name → step names in order.
     pub routes: BTreeMap<String, Vec<String>>,
+    /// Route name → the kind of node that walks it (schema 3 declares one per route; older
+    /// files get `root`, `compound` and `leaf` from those routes' names).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub route_kinds: BTreeMap<String, Kind>,
     /// Route name → the step a new node of that route enters at (default: the first).
     #[serde(default)]
     pub entry: BTreeMap<String, String>,
@@ -287,6 +298,11 @@ impl Manifest {
             Some(step) => Some(step.as_str()),
             None => self.route(route)?.first().map(String::as_str),
         }
+    }
+
+    /// The kind of node that walks `route`, when the manifest declares one.
+    pub fn route_kind(&self, route: &str) -> Option<Kind> {
+        self.route_kinds.get(route).copied()
     }
 
     /// The step after `step` on `route`, or `None` when `step` is the last.

@@ -20,7 +20,7 @@ fn the_default_manifest_declares_its_roles() {
 #[test]
 fn a_schema_one_manifest_gets_roles_and_artifacts_inferred() {
     let old = DEFAULT_MANIFEST
-        .replace("\"schema_version\": 2", "\"version\": 1")
+        .replace("\"schema_version\": 3", "\"version\": 1")
         .lines()
         .filter(|l| !l.contains("\"role\"") && !l.contains("\"artifact\""))
         .collect::<Vec<_>>()
@@ -38,7 +38,7 @@ fn a_schema_one_manifest_gets_roles_and_artifacts_inferred() {
 
 #[test]
 fn a_newer_schema_is_refused() {
-    let newer = DEFAULT_MANIFEST.replace("\"schema_version\": 2", "\"schema_version\": 9");
+    let newer = DEFAULT_MANIFEST.replace("\"schema_version\": 3", "\"schema_version\": 9");
     assert!(problems_of(&newer).contains("newer than this splice reads"));
 }
 
@@ -76,9 +76,6 @@ fn fields_without_a_runtime_are_refused() {
         )
     };
     assert!(problems_of(&with("\"loop\": {}")).contains("steps[5].loop: not supported yet"));
-    assert!(
-        problems_of(&with("\"on_result\": []")).contains("steps[5].on_result: not supported yet")
-    );
 }
 
 /// The default manifest with its `tiers` section replaced by `tiers`.
@@ -136,6 +133,18 @@ fn bad_tiers_sections_are_named_by_path() {
     let p = problems_of(&nowhere);
     assert!(
         p.contains("tiers.routes.trivial: \"quick\" is not a route of this manifest"),
+        "{p}"
+    );
+    let wrong_kind = with_tiers(&format!(
+        r#"{{"classify": [{rule}], "routes": {}}}"#,
+        ROUTES.replace("\"light\": \"leaf\"", "\"light\": \"compound\"")
+    ));
+    let p = problems_of(&wrong_kind);
+    assert!(
+        p.contains(
+            "tiers.routes.light: route \"compound\" is a compound route, but a light request \
+             becomes a leaf node"
+        ),
         "{p}"
     );
     let missing = with_tiers(&format!(
@@ -271,4 +280,140 @@ fn floor_parameter_values_are_checked() {
     assert!(
         problems_of(&bad_back).contains("back_to: \"implemnt\" is not a step of this manifest")
     );
+}
+
+/// The default manifest as schema 2 wrote it: no route kinds, no branches.
+fn schema_two() -> String {
+    let mut v: Value = serde_json::from_str(DEFAULT_MANIFEST).unwrap();
+    v["schema_version"] = 2.into();
+    // Schema 2 had neither route kinds nor tiers (refused then), so no tier route either.
+    v.as_object_mut().unwrap().remove("route_kinds");
+    v.as_object_mut().unwrap().remove("tiers");
+    v["routes"].as_object_mut().unwrap().remove("trivial");
+    for step in v["steps"].as_array_mut().unwrap() {
+        step.as_object_mut().unwrap().remove("on_result");
+    }
+    v.to_string()
+}
+
+#[test]
+fn a_schema_two_manifest_gets_route_kinds_and_the_two_routings_as_branches() {
+    let old = Manifest::parse(&schema_two()).unwrap();
+    let mut new = Manifest::default_manifest();
+    new.routes.remove("trivial");
+    new.route_kinds.remove("trivial");
+    new.tiers = None;
+    assert_eq!(old, new, "migrated to exactly the default (but for tiers)");
+    let back = schema_two().replace(
+        "{\"kind\":\"review\",\"path\":\"reviews/{{bead.id}}.md\"}",
+        "{\"back_to\":\"generate-spec\",\"kind\":\"review\",\"path\":\"reviews/{{bead.id}}.md\"}",
+    );
+    let m = Manifest::parse(&back).unwrap();
+    let review = m.step("review").unwrap();
+    assert_eq!(
+        review.on_result[0].action.goto.as_deref(),
+        Some("generate-spec")
+    );
+    assert!(!review.floors[0].params.contains_key("back_to"));
+}
+
+#[test]
+fn schema_three_declares_every_routes_kind() {
+    let missing = DEFAULT_MANIFEST.replace("\"leaf\": \"leaf\",\n", "\"leafy\": \"leaf\",\n");
+    let p = problems_of(&missing);
+    assert!(p.contains("route_kinds.leaf: missing"), "{p}");
+    assert!(p.contains("route_kinds.leafy: no route"), "{p}");
+    let bad = DEFAULT_MANIFEST.replace("\"leaf\": \"leaf\",\n", "\"leaf\": \"twig\",\n");
+    assert!(
+        problems_of(&bad).contains("route_kinds"),
+        "{}",
+        problems_of(&bad)
+    );
+}
+
+/// The default manifest with `branch` as implement's only result branch.
+fn with_branch(branch: &str) -> String {
+    DEFAULT_MANIFEST.replace(
+        "\"name\": \"implement\",",
+        &format!("\"name\": \"implement\", \"on_result\": [{branch}],"),
+    )
+}
+
+#[test]
+fn every_kind_of_bad_branch_is_named_with_its_path() {
+    let cases = [
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"goto":"integrate"}}"#,
+            "steps[5].on_result[0].action.goto: \"integrate\" is not a step of a route holding",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"route":"nowhere"}}"#,
+            "steps[5].on_result[0].action.route: \"nowhere\" is not a declared route",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"suggest_route":"nowhere"}}"#,
+            "action.suggest_route: \"nowhere\" is not a declared route",
+        ),
+        (
+            r#"{"when":"refused","match":{"matches":"(unclosed"},"action":{"continue":true}}"#,
+            "steps[5].on_result[0].match.matches: bad regex",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"continue":true},"extra":1}"#,
+            "unknown field `extra`",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"goto":"review","abort":"x"}}"#,
+            "steps[5].on_result[0].action: give exactly one",
+        ),
+        (
+            r#"{"when":"refused","match":{"contains":"a","always":true},"action":{"continue":true}}"#,
+            "steps[5].on_result[0].match: give exactly one",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":false},"action":{"continue":true}}"#,
+            "match.always: only `true`",
+        ),
+        (
+            r#"{"when":"refused","match":{"field":"verdict"},"action":{"continue":true}}"#,
+            "`field` and `equals` go together",
+        ),
+        (
+            r#"{"when":"later","match":{"always":true},"action":{"continue":true}}"#,
+            "unknown variant `later`",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"goto":"{{ result.nope }}"}}"#,
+            "unknown template variable `{{result.nope}}`",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"route":"leaf","at":"integrate"}}"#,
+            "action.at: \"integrate\" is not a step of route leaf",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"guidance":"x"}}"#,
+            "action: give exactly one",
+        ),
+    ];
+    for (branch, want) in cases {
+        let p = problems_of(&with_branch(branch));
+        assert!(p.contains(want), "{branch}: {p}");
+    }
+    let huge = format!("a{{1,{}}}", 100_000);
+    let p = problems_of(&with_branch(&format!(
+        r#"{{"when":"any","match":{{"matches":"{huge}{huge}{huge}"}},"action":{{"continue":true}}}}"#
+    )));
+    assert!(p.contains("bad regex"), "{p}");
+}
+
+#[test]
+fn good_branches_load() {
+    for branch in [
+        r#"{"when":"accepted","match":{"contains":"PLANNING"},"action":{"suggest_route":"compound"}}"#,
+        r#"{"when":"any","match":{"exit_code":2},"action":{"abort":"exit 2"}}"#,
+        r#"{"when":"any","match":{"matches":"^(?i)debug"},"action":{"route":"{{ result.verdict }}"}}"#,
+        r#"{"when":"refused","match":{"field":"stale","equals":true},"action":{"goto":"review","guidance":"{{ step.review.response }} {{ bead.id }}"}}"#,
+    ] {
+        Manifest::parse(&with_branch(branch)).unwrap_or_else(|p| panic!("{branch}: {p}"));
+    }
 }

@@ -112,6 +112,15 @@ impl Tiers {
                 ));
                 continue;
             }
+            let kind = manifest.route_kind(route);
+            if kind.is_some_and(|k| k != tier.kind()) {
+                out.push(format!(
+                    "{at}: route \"{route}\" is a {} route, but a {tier} request becomes a {} \
+                     node (its route's kind in `route_kinds`)",
+                    kind.map_or("", |k| k.as_str()),
+                    tier.kind().as_str()
+                ));
+            }
             let base = tier.kind().route();
             for step in manifest.left_out(base, route) {
                 if manifest.step(step).is_some_and(|s| !s.optional) {

@@ -118,6 +118,7 @@ fn a_node_at_every_step(m: Manifest) -> Snapshot {
                         by: None,
                         autonomy: None,
                         supplied_by: None,
+                        route: None,
                         at: NOW.into(),
                     })
                 }
