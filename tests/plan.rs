@@ -333,3 +333,44 @@ fn crystallize_refuses_an_invalid_plan_and_writes_nothing() {
     assert!(err.contains("tasks[0] (bye).tier"), "{err}");
     assert!(!r.path().join("p.json").exists());
 }
+
+/// A plan's root id is chosen so that its children's ids are free too: a bead file left at
+/// `<root>.1` (a hand copy, an older campaign) is neither overwritten nor adopted.
+#[test]
+fn a_plans_root_id_leaves_existing_child_files_alone() {
+    let args = [
+        "exec",
+        "--plan",
+        "plan.json",
+        "--agent",
+        "sim",
+        "--max-turns",
+        "1",
+        "--json",
+    ];
+    let first = repo_with_plan(&good_plan());
+    let out = first.run(&args);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let root = v["id"].as_str().expect("the root's id").to_string();
+
+    // The same plan at the same time derives the same first id.
+    let r = repo_with_plan(&good_plan());
+    r.task("make the state directory", &[]);
+    let leftover = r.state().join("beads").join(format!("{root}.1.json"));
+    let text = std::fs::read_to_string(first.state().join("beads").join(format!("{root}.1.json")))
+        .unwrap();
+    std::fs::write(&leftover, &text).unwrap();
+    let out = r.run(&args);
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let second = v["id"].as_str().expect("the root's id");
+    assert_ne!(
+        second, root,
+        "the root whose child file exists is not reused"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&leftover).unwrap(),
+        text,
+        "left alone"
+    );
+}

@@ -57,13 +57,21 @@ pub fn start(ctx: &Ctx, verb: Verb, input: &PlanInput) -> Result<Started> {
         super::target::for_new_node(ctx.store.repo(), &config, input.plan.target.as_deref())?;
     let seed = format!("{}\n{}\n{}", input.plan.title, input.sha256, ctx.now);
     let candidates: Vec<String> = ids::candidates(&seed).collect();
+    // A root whose children's ids are taken (a bead file left at `<root>.1`) is not used.
+    let tasks = input.plan.tasks.len();
+    let children =
+        |id: &str| -> Vec<String> { (1..=tasks).map(|i| ids::child_id(id, i)).collect() };
+    let probe: Vec<String> = candidates
+        .iter()
+        .flat_map(|c| std::iter::once(c.clone()).chain(children(c)))
+        .collect();
     let actor = ctx.actor();
     let caller = ctx.caller();
     ctx.store
-        .create(&ctx.transition(verb.name(), &actor), &candidates, |taken| {
+        .create(&ctx.transition(verb.name(), &actor), &probe, |taken| {
             let id = candidates
                 .iter()
-                .find(|id| !taken.contains(*id))
+                .find(|id| !taken.contains(*id) && children(id).iter().all(|c| !taken.contains(c)))
                 .ok_or_else(|| {
                     Error::Invalid(format!("every id derived from {seed:?} is taken"))
                 })?;
