@@ -42,7 +42,9 @@ fn an_optional_step_whose_command_is_missing_is_skipped_as_not_applicable() {
 
     let (env, stderr) = run(&r);
     assert_eq!(
-        stderr.matches("warning: optional step(s) lint will be skipped").count(),
+        stderr
+            .matches("warning: optional step(s) lint will be skipped")
+            .count(),
         1,
         "warned once: {stderr}"
     );
@@ -95,8 +97,9 @@ fn a_required_step_whose_command_is_missing_stops_the_run_before_anything_is_wri
     let journal = r.journal();
     let err = r.fails(2, &["run", "--json"]);
     assert!(
-        err.contains(&format!("step lint would run `{TOOL}`, which is not on PATH"))
-            && err.contains(".splice/manifest.json steps[1].run.argv"),
+        err.contains(&format!(
+            "step lint would run `{TOOL}`, which is not on PATH"
+        )) && err.contains(".splice/manifest.json steps[1].run.argv"),
         "{err}"
     );
     assert_eq!(r.beads_bytes(), before);

@@ -30,6 +30,12 @@
 //! | 15 | as 14, attempts exhausted                                            | action `park` {the last refusal, or how the last dispatch ended and its cause} |
 //! | 16 | otherwise (no command: a person does S and proposes)                 | rest `awaiting-human` |
 //!
+//! Rule 12a reads the snapshot's `unavailable`: the `optional: true` steps whose command the run
+//! could not find when it started (`driver::commands`), each with why. A node there is moved past
+//! the step (action `skip`, the writer's `transition skip`: recorded not applicable) instead of
+//! dispatched or parked; a step that is not `optional` is never skipped, whatever the snapshot
+//! says.
+//!
 //! An exit that used no attempt (`not-started`, `cancelled`: the writer gave the attempt back
 //! when it recorded it) starts no backoff; a `not-started` one parked the node when recorded, so
 //! rule 5 rests it.

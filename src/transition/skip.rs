@@ -11,8 +11,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::{
-    Caller, Ctx, Refusal, Verb, declared, next_seq, require_not_foreign, require_open,
-    require_step,
+    Caller, Ctx, Refusal, Verb, declared, next_seq, require_not_foreign, require_open, require_step,
 };
 use crate::error::{Error, Result};
 use crate::model::bead::{Check, GateState, Verdict};
@@ -77,7 +76,11 @@ pub fn plan_skip(
         bead: bead.id.clone(),
         step: input.step.to_string(),
     };
-    if !manifest.step(input.step).ok_or_else(refuse_required)?.optional {
+    if !manifest
+        .step(input.step)
+        .ok_or_else(refuse_required)?
+        .optional
+    {
         return Err(refuse_required());
     }
     if bead
