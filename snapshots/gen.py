@@ -77,7 +77,7 @@ def split(*children, seq=4):
 def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall_time_s=None,
              passes=0, tokens=0, wall_s=0, idle_passes=0, autonomy_default=None, worktrees=(),
              branch="main", delivery_target=None, ancestors=(), unreadable=(), backoff_s=None,
-             missing_targets=()):
+             missing_targets=(), unavailable=None):
     snap = {
         "version": 1, "now": AT, "holder": HOLDER, "run": RUN, "scope": scope,
         "limits": {"max_passes": max_passes, "token_budget": token_budget,
@@ -98,6 +98,8 @@ def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall
     snap["worktrees"] = sorted(worktrees)
     if missing_targets:
         snap["missing_targets"] = sorted(missing_targets)
+    if unavailable:
+        snap["unavailable"] = dict(sorted(unavailable.items()))
     snap.update({"manifest": MANIFEST, "beads": beads})
     if unreadable:
         snap["unreadable"] = list(unreadable)
@@ -808,6 +810,43 @@ def _():
              routing=[routing("suggest_route", "review", "compound", when="accepted",
                               matched="PLANNING")]),
     ])
+
+
+# --- rule 12a: an optional step whose command the run cannot find ----------------------------
+SPEC_TOOL = ("step generate-spec would run `spec-tool`, which is not on PATH (set by "
+             "`[agent.steps.generate-spec] command` in .splice/config.toml)")
+
+
+@case("optional-unavailable-skip")
+def _():
+    # generate-spec is `optional: true` and its command is missing: where rule 14 would
+    # dispatch it (or 15 park it), the node is skipped. implement is not optional: a snapshot
+    # that names it anyway changes nothing. A fresh node is checked first (rule 10).
+    return snapshot([
+        bead("sp-a", "generate-spec", last_check=check("generate-spec", 8, "refuse", "no spec")),
+        bead("sp-b", "generate-spec", attempts={"generate-spec": 3},
+             last_check=check("generate-spec", 8, "refuse", "no spec")),
+        bead("sp-c", "implement"),
+        bead("sp-d", "generate-spec"),
+    ], unavailable={"generate-spec": SPEC_TOOL,
+                    "implement": "step implement would run `gone`, which is not on PATH"})
+
+
+@case("optional-unavailable-waits")
+def _():
+    # Only where a dispatch would be chosen: a pending gate, a claim, a dead letter, a newer
+    # proposal and a blocker come first.
+    return snapshot([
+        bead("sp-a", "generate-spec", proposal=proposal("generate-spec", 7),
+             last_check=check("generate-spec", 8, "pass"), gate=gate("generate-spec")),
+        bead("sp-b", "generate-spec", lease=lease(HOLDER)),
+        bead("sp-c", "generate-spec",
+             dead_letter={"step": "generate-spec", "reason": "by hand", "seq": 9, "at": AT}),
+        bead("sp-d", "generate-spec", proposal=proposal("generate-spec", 9),
+             last_check=check("generate-spec", 8, "refuse", "no spec")),
+        bead("sp-e", "generate-spec", deps=["sp-a"],
+             last_check=check("generate-spec", 8, "refuse", "no spec")),
+    ], unavailable={"generate-spec": SPEC_TOOL})
 
 
 def main():

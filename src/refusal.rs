@@ -199,6 +199,18 @@ pub enum Refusal {
     /// `route --at` a step that is not on the route.
     #[error("step {step:?} is not on route {route}")]
     StepNotOnRoute { step: String, route: String },
+    /// `skip` of a step the manifest does not mark `optional: true`.
+    #[error(
+        "step {step} of bead {bead} is required (not `optional: true` in the manifest): a \
+         required step is never skipped"
+    )]
+    RequiredStep { bead: String, step: String },
+    /// `skip` while a gate is pending on the step: a person settles it first.
+    #[error(
+        "a gate is pending on step {step} of bead {bead}: approve or reject it (`splice \
+         transition approve|reject`) instead of skipping the step"
+    )]
+    GatePending { bead: String, step: String },
     /// `complete`'s floors refused; the check is recorded.
     #[error("{}", .0.reason)]
     FloorRefused(Box<Checked>),
@@ -243,6 +255,8 @@ impl Refusal {
             Refusal::NoSuchTarget { .. } => "no-such-target",
             Refusal::UnknownRoute { .. } => "unknown-route",
             Refusal::StepNotOnRoute { .. } => "step-not-on-route",
+            Refusal::RequiredStep { .. } => "required-step",
+            Refusal::GatePending { .. } => "gate-pending",
             Refusal::FloorRefused(_) => "floor-refused",
             Refusal::FloorEscalated(_) => "floor-escalated",
         }

@@ -22,6 +22,7 @@ const TABLE: &[(&str, &str)] = &[
     ("claim", "runner"),
     ("release", "runner"),
     ("park", "runner"),
+    ("skip", "runner"),
     ("record-exit", "runner"),
     ("record-run", "runner"),
     ("route", "runner"),

@@ -24,10 +24,17 @@
 //! | 10 | a proposal since entry newer than the check since entry, or S has floors and no check since entry | action `check` |
 //! | 11 | the check since entry escalated                                      | rest `escalated` {reason} |
 //! | 12 | a PR is recorded and the check since entry refused awaiting its merge | action `check` if an earlier run made that check, else rest `awaiting-merge` |
+//! | 12a | as 14 (attempts left or not), and S is `optional: true` and one of the snapshot's `unavailable` steps (its command cannot be found in this run) | action `skip` {the program and where it is set} |
 //! | 13 | as 14, and the last exit since entry used an attempt and ended less than [`backoff_s`] ago | rest `backoff` {until, attempt} |
 //! | 14 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt, target}; rest `escalated` when no delivery target resolves (nothing to branch the worktree from), or the target is one of the snapshot's `missing_targets` (it names no commit) |
 //! | 15 | as 14, attempts exhausted                                            | action `park` {the last refusal, or how the last dispatch ended and its cause} |
 //! | 16 | otherwise (no command: a person does S and proposes)                 | rest `awaiting-human` |
+//!
+//! Rule 12a reads the snapshot's `unavailable`: the `optional: true` steps whose command the run
+//! could not find when it started (`driver::commands`), each with why. A node there is moved past
+//! the step (action `skip`, the writer's `transition skip`: recorded not applicable) instead of
+//! dispatched or parked; a step that is not `optional` is never skipped, whatever the snapshot
+//! says.
 //!
 //! An exit that used no attempt (`not-started`, `cancelled`: the writer gave the attempt back
 //! when it recorded it) starts no backoff; a `not-started` one parked the node when recorded, so

@@ -1,4 +1,4 @@
-//! The sixteen per-node rules of the module table, in its order.
+//! The per-node rules of the module table, in its order.
 
 use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
 
@@ -209,13 +209,23 @@ fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome
     None
 }
 
-/// Rules 13–16: wait before a retry, dispatch, park when the attempts are used up, or wait for
-/// a person.
+/// Rules 12a–16: skip an optional step that cannot run, wait before a retry, dispatch, park
+/// when the attempts are used up, or wait for a person.
 fn work<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Outcome<'a> {
     let p = &bead.pipeline;
     let here = || p.step.clone();
     // 13, 14, 15: back off, dispatch, or park when the attempts are used up.
     if step.run.is_some() && needs_dispatch(bead) {
+        // 12a: an optional step whose command this run cannot find is not applicable.
+        if step.optional
+            && let Some(reason) = ix.snapshot.unavailable.get(&p.step)
+        {
+            return Outcome::Act(Action::Skip {
+                bead: bead.id.clone(),
+                step: here(),
+                reason: reason.clone(),
+            });
+        }
         let attempts = bead.attempts_on(&p.step);
         if attempts < step.max_attempts {
             if let Some(until) = backoff_until(ix, bead, attempts) {

@@ -19,7 +19,7 @@ use crate::model::envelope::ActResult;
 use crate::model::{Config, Manifest, Role};
 use crate::policy::Lineage;
 use crate::store::Store;
-use crate::transition::{self, Ctx, complete, park};
+use crate::transition::{self, Ctx, complete, park, skip};
 use crate::worktree;
 
 use super::snapshot::Identity;
@@ -129,6 +129,16 @@ pub fn park(rc: &RunCtx, bead: &str, reason: &str) -> Result<ActResult> {
     let parked = park::park(&rc.writer_ctx()?, bead, reason);
     refusal_is_skip(parked.map(|o| ActResult::Done {
         status: "parked".into(),
+        detail: json!(o),
+    }))
+}
+
+/// `skip` = `transition skip`: move the node past an optional step whose command this run
+/// cannot find, recorded as not applicable.
+pub fn skip(rc: &RunCtx, bead: &str, step: &str, reason: &str) -> Result<ActResult> {
+    let skipped = skip::skip(&rc.writer_ctx()?, bead, step, reason);
+    refusal_is_skip(skipped.map(|o| ActResult::Done {
+        status: "not-applicable".into(),
         detail: json!(o),
     }))
 }

@@ -72,6 +72,10 @@ pub fn for_action(node: &Node, action: &Action) -> Next {
         Action::Park { reason, .. } => {
             Next::run(format!("it is parked next: {reason}"), "splice run")
         }
+        Action::Skip { step, reason, .. } => Next::run(
+            format!("{step} is skipped next, not applicable: {reason}"),
+            "splice run",
+        ),
         Action::CleanupFanout { children, own, .. } => {
             let what = match (own, children.is_empty()) {
                 (true, true) => "its worktree and branch are removed next".to_string(),

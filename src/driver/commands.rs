@@ -1,9 +1,10 @@
 //! The commands a run may start, and where each is set. Before a run claims anything, every
 //! one is looked up ([`check_all`]): a missing one is a fault naming the command and the key
-//! (or manifest path) that sets it. A dispatch that could not start after all names them too
+//! (or manifest path) that sets it, unless its step is `optional: true` — then the step is
+//! unavailable to the run, which skips it as not applicable (DESIGN §5 rule 12a). A dispatch that could not start after all names them too
 //! ([`hint`]), in the park reason.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::exec::dispatch::{Found, find_program};
@@ -85,28 +86,66 @@ pub fn of_step(config: &Config, manifest: &Manifest, step: &str) -> Option<StepC
     })
 }
 
-/// Look up every command the manifest's steps may start; the first that cannot be found is a
-/// fault naming it, its step and where it is set.
-pub fn check_all(config: &Config, manifest: &Manifest) -> Result<()> {
-    let mut seen = BTreeSet::new();
+/// Look up every command the manifest's steps may start. The first that cannot be found for a
+/// required step is a fault naming it, its step and where it is set; those of `optional: true`
+/// steps are returned, by step, with why ([`unavailable`]): the run skips those steps.
+pub fn check_all(config: &Config, manifest: &Manifest) -> Result<BTreeMap<String, String>> {
+    let mut unavailable = BTreeMap::new();
+    for (command, why) in missing(config, manifest) {
+        if manifest.step(&command.step).is_some_and(|s| s.optional) {
+            unavailable.insert(command.step.clone(), not_applicable(&command, &why));
+            continue;
+        }
+        return Err(Error::Invalid(format!(
+            "step {} would run `{}`, which {why}: install it, or change {}; the run starts \
+             nothing until every command it may run can be found (docs/agents.md)",
+            command.step,
+            command.program(),
+            command.set_at()
+        )));
+    }
+    Ok(unavailable)
+}
+
+/// The `optional: true` steps a run would skip, by step, with why (the snapshot's
+/// `unavailable`, for `splice snapshot` and `pass --dry-run`): none when a required step's
+/// command cannot be found either, since such a run starts nothing.
+pub fn unavailable(config: &Config, manifest: &Manifest) -> BTreeMap<String, String> {
+    check_all(config, manifest).unwrap_or_default()
+}
+
+/// The reason an optional step is skipped.
+fn not_applicable(command: &StepCommand, why: &str) -> String {
+    format!(
+        "step {} would run `{}`, which {why} (set by {})",
+        command.step,
+        command.program(),
+        command.set_at()
+    )
+}
+
+/// Each step's command that cannot be found, in the manifest's order, with why; each program
+/// (and where it is set) is looked up once.
+fn missing(config: &Config, manifest: &Manifest) -> Vec<(StepCommand, String)> {
+    let mut looked: BTreeMap<(String, String), Option<String>> = BTreeMap::new();
+    let mut out = Vec::new();
     for step in &manifest.steps {
         let Some(command) = of_step(config, manifest, &step.name) else {
             continue;
         };
-        if !seen.insert((command.program().to_string(), command.set_at())) {
-            continue;
-        }
-        if let Found::Missing(why) = find_program(command.program()) {
-            return Err(Error::Invalid(format!(
-                "step {} would run `{}`, which {why}: install it, or change {}; the run starts \
-                 nothing until every command it may run can be found (docs/agents.md)",
-                command.step,
-                command.program(),
-                command.set_at()
-            )));
+        let key = (command.program().to_string(), command.set_at());
+        let why = looked
+            .entry(key)
+            .or_insert_with(|| match find_program(command.program()) {
+                Found::Missing(why) => Some(why),
+                _ => None,
+            })
+            .clone();
+        if let Some(why) = why {
+            out.push((command, why));
         }
     }
-    Ok(())
+    out
 }
 
 /// What to check when `command` could not start, for the park reason.

@@ -155,6 +155,9 @@ pub fn describe_action(report: &ActionReport) -> String {
             ..
         } => format!("dispatch {bead} {step} (attempt {attempt})"),
         Action::Park { bead, step, reason } => format!("park {bead} at {step}: {reason}"),
+        Action::Skip { bead, step, reason } => {
+            format!("skip {bead} {step} (not applicable): {reason}")
+        }
         Action::CleanupFanout {
             bead,
             children,

@@ -165,13 +165,18 @@ impl<'a> Run<'a> {
             config.agent = agent.clone();
         }
         let manifest = store.manifest()?;
-        if !opts.dry_run {
-            // Before anything is claimed: every command the run may start can be found.
-            super::commands::check_all(&config, &manifest)?;
-        }
+        // Before anything is claimed: every command the run may start can be found, but those
+        // of optional steps, which the run skips.
+        let unavailable = match opts.dry_run {
+            false => Some(super::commands::check_all(&config, &manifest)?),
+            true => None,
+        };
         let who = identity()?;
         let rc = RunCtx::new(store, manifest, config.clone(), &who)?;
         let mut feed = Feed::load(store, opts.scope.as_deref(), who.clone())?;
+        if let Some(unavailable) = unavailable {
+            feed.snapshot.unavailable = unavailable;
+        }
         feed.snapshot.limits = Limits {
             max_passes: opts.max_passes.or(config.limits.max_passes),
             token_budget: opts.token_budget.or(config.limits.token_budget),
@@ -190,6 +195,7 @@ impl<'a> Run<'a> {
             limits: feed.snapshot.limits.clone(),
         });
         start::warn_uncommitted(store, events);
+        start::warn_unavailable(&feed.snapshot.unavailable, events);
         let (done_tx, done_rx) = mpsc::channel();
         Ok(Run {
             rc,
@@ -353,6 +359,7 @@ impl<'a> Run<'a> {
                 }),
             },
             Action::Park { bead, reason, .. } => act::park(rc, bead, reason),
+            Action::Skip { bead, step, reason } => act::skip(rc, bead, step, reason),
             Action::CleanupFanout {
                 bead,
                 children,

@@ -51,6 +51,7 @@ pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapsh
         jobs: config.limits.jobs.unwrap_or(1),
         backoff_s: config.limits.backoff_s.unwrap_or(DEFAULT_BACKOFF_S),
     };
+    let unavailable = super::commands::unavailable(&config, &manifest);
     let mut snapshot = Snapshot {
         version: SNAPSHOT_VERSION,
         now: clock::now_string()?,
@@ -66,6 +67,7 @@ pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapsh
         ancestors,
         worktrees,
         missing_targets: Vec::new(),
+        unavailable,
         manifest,
         beads,
         unreadable: unreadable.into_iter().map(unreadable_of).collect(),

@@ -1,6 +1,8 @@
 //! What a run does once before its first pass, besides checking its commands
-//! ([`super::commands`]): prune old run directories and warn about uncommitted changes the
-//! agents will not see.
+//! ([`super::commands`]): prune old run directories, warn about uncommitted changes the
+//! agents will not see and about the optional steps it will skip.
+
+use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -60,6 +62,22 @@ pub(super) fn warn_uncommitted(store: &Store, events: &Events) {
             "the main checkout has uncommitted changes ({}{more}); agents work from committed \
              commits and will not see them: commit them first if they belong to the work",
             shown.join(", ")
+        ),
+    });
+}
+
+/// Say once which optional steps this run skips, because their command cannot be found.
+pub(super) fn warn_unavailable(unavailable: &BTreeMap<String, String>, events: &Events) {
+    if unavailable.is_empty() {
+        return;
+    }
+    let why: Vec<&str> = unavailable.values().map(String::as_str).collect();
+    events.emit(&Event::Warning {
+        text: format!(
+            "optional step(s) {} will be skipped, recorded as not applicable: {}; install the \
+             command to run them",
+            unavailable.keys().cloned().collect::<Vec<_>>().join(", "),
+            why.join("; ")
         ),
     });
 }

@@ -69,6 +69,13 @@ pub enum Action {
         step: String,
         reason: String,
     },
+    /// Move the node past `step`, an `optional: true` step whose command this run cannot find,
+    /// recording it as not applicable with `reason` (`transition skip`).
+    Skip {
+        bead: String,
+        step: String,
+        reason: String,
+    },
     /// Remove the checkouts of a closed node's children, and with `own` the node's own (its
     /// route finished, so its work is on its target); delete the branches splice made for them
     /// whose commits are all on their target.
@@ -90,6 +97,7 @@ impl Action {
             Action::Check { bead, .. }
             | Action::Dispatch { bead, .. }
             | Action::Park { bead, .. }
+            | Action::Skip { bead, .. }
             | Action::CleanupFanout { bead, .. } => bead,
         }
     }
@@ -99,6 +107,7 @@ impl Action {
             Action::Check { .. } => "check",
             Action::Dispatch { .. } => "dispatch",
             Action::Park { .. } => "park",
+            Action::Skip { .. } => "skip",
             Action::CleanupFanout { .. } => "cleanup-fanout",
         }
     }

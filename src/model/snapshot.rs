@@ -5,6 +5,8 @@
 //! the counters used so far. `decide` reads nothing else, so a snapshot saved to a file replays to
 //! the same decision, byte for byte.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::bead::{Bead, DeliveryMethod};
@@ -116,6 +118,11 @@ pub struct Snapshot {
     /// about to dispatch to one rests `escalated` (DESIGN §5 rule 13).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_targets: Vec<String>,
+    /// The `optional: true` steps whose command the run cannot find, with why (the program and
+    /// where it is set): a node that would dispatch one is moved past it instead (action
+    /// `skip`, DESIGN §5 rule 12a). A snapshot without it has none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unavailable: BTreeMap<String, String>,
     /// Typed and validated as `.splice/manifest.json` is (an older shape is brought up to date).
     #[serde(deserialize_with = "super::manifest::deserialize_checked")]
     pub manifest: Manifest,
@@ -176,6 +183,7 @@ impl Snapshot {
             ancestors: Vec::new(),
             worktrees: Vec::new(),
             missing_targets: Vec::new(),
+            unavailable: BTreeMap::new(),
             manifest,
             beads,
             unreadable: Vec::new(),

@@ -65,6 +65,7 @@ pub enum Verb {
     Claim,
     Release,
     Park,
+    Skip,
     RecordExit,
     RecordRun,
     Route,
@@ -111,6 +112,7 @@ impl Verb {
         Verb::Claim,
         Verb::Release,
         Verb::Park,
+        Verb::Skip,
         Verb::RecordExit,
         Verb::RecordRun,
         Verb::Route,
@@ -155,6 +157,7 @@ impl Verb {
             | Verb::Claim
             | Verb::Release
             | Verb::Park
+            | Verb::Skip
             | Verb::RecordExit
             | Verb::RecordRun
             | Verb::Route => Actor::Runner,
@@ -205,6 +208,7 @@ impl Verb {
             Verb::Claim => "claim",
             Verb::Release => "release",
             Verb::Park => "park",
+            Verb::Skip => "skip",
             Verb::RecordExit => "record-exit",
             Verb::RecordRun => "record-run",
             Verb::Route => "route",

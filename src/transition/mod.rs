@@ -46,6 +46,7 @@ pub mod read;
 pub mod record;
 pub mod resplit;
 pub mod settings;
+pub mod skip;
 pub mod split;
 pub mod target;
 

@@ -263,6 +263,7 @@ fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
             Action::Check { .. } => "check: run the floors".into(),
             Action::Dispatch { attempt, .. } => format!("dispatch (attempt {attempt})"),
             Action::Park { reason, .. } => format!("park: {reason}"),
+            Action::Skip { reason, .. } => format!("skip (not applicable): {reason}"),
             Action::CleanupFanout {
                 bead,
                 children,

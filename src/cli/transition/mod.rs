@@ -157,6 +157,18 @@ pub enum Verb {
         #[arg(long)]
         reason: String,
     },
+    /// Move the node past an `optional: true` step that cannot run, recorded as not
+    /// applicable; a required step is refused.
+    Skip {
+        #[command(flatten)]
+        common: Common,
+        /// The step the bead is at (refused when it is at another: a stale caller).
+        #[arg(long)]
+        step: String,
+        /// Why the step is not applicable (recorded on the node, journaled).
+        #[arg(long)]
+        reason: String,
+    },
     /// Put a parked node back in play: resets the step's attempts, re-checks it.
     Unpark {
         #[command(flatten)]

@@ -14,7 +14,7 @@ use crate::model::Role;
 use crate::model::bead::ExitKind;
 use crate::store::Store;
 use crate::transition::{
-    Ctx, Who, claim, complete, gate, park, propose, record, resplit, settings, split,
+    Ctx, Who, claim, complete, gate, park, propose, record, resplit, settings, skip, split,
 };
 
 /// The writer's context for a command-line caller, recognized as a person or a dispatched
@@ -146,6 +146,14 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
         }
         Verb::Park { common, reason } => {
             let out = park::park(&ctx(store, &common, now), common.bead.id(), &reason);
+            output::emit(store, out)
+        }
+        Verb::Skip {
+            common,
+            step,
+            reason,
+        } => {
+            let out = skip::skip(&ctx(store, &common, now), common.bead.id(), &step, &reason);
             output::emit(store, out)
         }
         Verb::Unpark { common, reason } => {
