@@ -34,7 +34,7 @@ use super::start;
 use crate::decide::decide;
 use crate::error::{Error, Result};
 use crate::model::envelope::{ActResult, ActionReport};
-use crate::model::{Action, Counters, Decision, Envelope, Limits, RunStatus};
+use crate::model::{Action, Counters, Decision, Envelope, RunStatus};
 use crate::store::Store;
 
 /// What the caller asked of this run.
@@ -160,10 +160,7 @@ struct Run<'a> {
 impl<'a> Run<'a> {
     fn start(store: &Store, opts: &'a Options, events: &'a Events) -> Result<Run<'a>> {
         let started = Instant::now();
-        let mut config = store.config()?;
-        if let Some(agent) = &opts.agent {
-            config.agent = agent.clone();
-        }
+        let config = start::config(store, opts)?;
         let manifest = store.manifest()?;
         // Before anything is claimed: every command the run may start can be found, but those
         // of optional steps, which the run skips.
@@ -177,13 +174,7 @@ impl<'a> Run<'a> {
         if let Some(unavailable) = unavailable {
             feed.snapshot.unavailable = unavailable;
         }
-        feed.snapshot.limits = Limits {
-            max_passes: opts.max_passes.or(config.limits.max_passes),
-            token_budget: opts.token_budget.or(config.limits.token_budget),
-            wall_time_s: opts.wall_time_s.or(config.limits.wall_time_s),
-            jobs: opts.jobs.or(config.limits.jobs).unwrap_or(1).max(1),
-            backoff_s: feed.snapshot.limits.backoff_s,
-        };
+        feed.snapshot.limits = start::limits(opts, &config, feed.snapshot.limits.backoff_s);
         if !opts.dry_run {
             events.record_to(&store.runs_dir().join(&who.run))?;
             start::prune_runs(&store.runs_dir(), config.runs.keep(), &who.run)?;

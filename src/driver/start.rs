@@ -1,13 +1,37 @@
-//! What a run does once before its first pass, besides checking its commands
+//! What a run works out once before its first pass, besides checking its commands
 //! ([`super::commands`]): prune old run directories, warn about uncommitted changes the
-//! agents will not see and about the optional steps it will skip.
+//! agents will not see and about the optional steps it will skip; its config and limits.
 
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
+use crate::model::{Config, Limits};
 use crate::store::Store;
 
 use super::events::{Event, Events};
+use super::runner::Options;
+
+/// The run's config: `config.toml`, with the agent its options name instead (`exec --agent
+/// sim`), which is never written back.
+pub(super) fn config(store: &Store, opts: &Options) -> Result<Config> {
+    let mut config = store.config()?;
+    if let Some(agent) = &opts.agent {
+        config.agent = agent.clone();
+    }
+    Ok(config)
+}
+
+/// The run's limits: its options over `config.toml`'s `[limits]`; the backoff as the snapshot
+/// has it already.
+pub(super) fn limits(opts: &Options, config: &Config, backoff_s: u64) -> Limits {
+    Limits {
+        max_passes: opts.max_passes.or(config.limits.max_passes),
+        token_budget: opts.token_budget.or(config.limits.token_budget),
+        wall_time_s: opts.wall_time_s.or(config.limits.wall_time_s),
+        jobs: opts.jobs.or(config.limits.jobs).unwrap_or(1).max(1),
+        backoff_s,
+    }
+}
 
 /// Keep the newest `keep` run directories (the current one among them) and remove the older
 /// ones: their envelopes, events and dispatch logs (`[runs] keep`). Only directories named like
