@@ -10,34 +10,66 @@ use splice::policy::monitor::{MonitorDecision, monitor, report, score};
 fn state(n: u32) -> impl Strategy<Value = IterationState> {
     (
         (0u64..5, prop_oneof![3 => Just(0u64), 1 => 1u64..3], 0u64..2),
-        (0u64..3, prop_oneof![3 => Just(0u64), 1 => Just(1u64)], 0u64..2),
-        (0u64..2, 0u64..3, prop_oneof![4 => Just(0u64), 1 => Just(1u64)]),
-        proptest::option::of(prop_oneof![Just(0.1), Just(0.5), Just(0.7), Just(0.9), Just(1.0)]),
+        (
+            0u64..3,
+            prop_oneof![3 => Just(0u64), 1 => Just(1u64)],
+            0u64..2,
+        ),
+        (
+            0u64..2,
+            0u64..3,
+            prop_oneof![4 => Just(0u64), 1 => Just(1u64)],
+        ),
+        proptest::option::of(prop_oneof![
+            Just(0.1),
+            Just(0.5),
+            Just(0.7),
+            Just(0.9),
+            Just(1.0)
+        ]),
         prop_oneof![Just("a"), Just("b"), Just("c"), Just("d")],
         prop_oneof![9 => Just(false), 1 => Just(true)],
         (0u64..200, 0u64..5),
     )
-        .prop_map(move |(t, a, (lint_high, lint_medium, crit), conf, hash, failed, (tokens, cents))| {
-            IterationState {
-                iteration: n,
-                stage_failed: failed,
-                tests: Outcomes { passed: t.0, failed: t.1, errored: t.2 },
-                acceptance: Outcomes { passed: a.0, failed: a.1, errored: a.2 },
-                lint: Findings { critical: 0, high: lint_high, medium: lint_medium, low: 0 },
-                security: Findings { critical: crit, high: 0, medium: 0, low: 0 },
-                confidence: conf,
-                tokens,
-                cost_usd: cents as f64 / 100.0,
-                change_hash: hash.to_string(),
-                ..IterationState::default()
-            }
-        })
+        .prop_map(
+            move |(t, a, (lint_high, lint_medium, crit), conf, hash, failed, (tokens, cents))| {
+                IterationState {
+                    iteration: n,
+                    stage_failed: failed,
+                    tests: Outcomes {
+                        passed: t.0,
+                        failed: t.1,
+                        errored: t.2,
+                    },
+                    acceptance: Outcomes {
+                        passed: a.0,
+                        failed: a.1,
+                        errored: a.2,
+                    },
+                    lint: Findings {
+                        critical: 0,
+                        high: lint_high,
+                        medium: lint_medium,
+                        low: 0,
+                    },
+                    security: Findings {
+                        critical: crit,
+                        high: 0,
+                        medium: 0,
+                        low: 0,
+                    },
+                    confidence: conf,
+                    tokens,
+                    cost_usd: cents as f64 / 100.0,
+                    change_hash: hash.to_string(),
+                    ..IterationState::default()
+                }
+            },
+        )
 }
 
 fn trajectory() -> impl Strategy<Value = Vec<IterationState>> {
-    (1usize..10).prop_flat_map(|len| {
-        (1..=len as u32).map(state).collect::<Vec<_>>()
-    })
+    (1usize..10).prop_flat_map(|len| (1..=len as u32).map(state).collect::<Vec<_>>())
 }
 
 fn input() -> impl Strategy<Value = MonitorInput> {
@@ -48,18 +80,21 @@ fn input() -> impl Strategy<Value = MonitorInput> {
         proptest::option::of(prop_oneof![Just(0.05), Just(0.2), Just(1.0)]),
         0u64..300,
     )
-        .prop_map(|(trajectory, max_iterations, token_budget, cost_budget_usd, spent)| {
-            MonitorInput {
+        .prop_map(
+            |(trajectory, max_iterations, token_budget, cost_budget_usd, spent)| MonitorInput {
                 settings: LoopSettings {
                     max_iterations,
                     token_budget,
                     cost_budget_usd,
                     ..LoopSettings::default()
                 },
-                spent: Spent { tokens: spent, cost_usd: 0.0 },
+                spent: Spent {
+                    tokens: spent,
+                    cost_usd: 0.0,
+                },
                 trajectory,
-            }
-        })
+            },
+        )
 }
 
 /// Every iteration the decision names as evidence.
@@ -67,10 +102,16 @@ fn cited(d: &MonitorDecision) -> Vec<u32> {
     match d {
         MonitorDecision::EscalateOscillation { iterations, .. } => iterations.to_vec(),
         MonitorDecision::EscalateRepeated { iterations, .. } => iterations.clone(),
-        MonitorDecision::Rollback { first, latest, restore } => {
+        MonitorDecision::Rollback {
+            first,
+            latest,
+            restore,
+        } => {
             vec![first.iteration, latest.iteration, restore.iteration]
         }
-        MonitorDecision::StepBack { last_three } => last_three.iter().map(|s| s.iteration).collect(),
+        MonitorDecision::StepBack { last_three } => {
+            last_three.iter().map(|s| s.iteration).collect()
+        }
         MonitorDecision::AskUser { last_three } => last_three.iter().map(|s| s.iteration).collect(),
         _ => Vec::new(),
     }
@@ -173,14 +214,24 @@ proptest! {
 fn extreme_counts_do_not_panic() {
     let s = IterationState {
         iteration: 1,
-        tests: Outcomes { passed: u64::MAX, failed: u64::MAX, errored: u64::MAX },
+        tests: Outcomes {
+            passed: u64::MAX,
+            failed: u64::MAX,
+            errored: u64::MAX,
+        },
         tokens: u64::MAX,
         change_hash: "a".into(),
         ..IterationState::default()
     };
     let i = MonitorInput {
-        settings: LoopSettings { token_budget: Some(u64::MAX), ..LoopSettings::default() },
-        spent: Spent { tokens: u64::MAX, cost_usd: 0.0 },
+        settings: LoopSettings {
+            token_budget: Some(u64::MAX),
+            ..LoopSettings::default()
+        },
+        spent: Spent {
+            tokens: u64::MAX,
+            cost_usd: 0.0,
+        },
         trajectory: vec![s],
     };
     assert_eq!(monitor(&i).name(), "stop_budget");

@@ -37,8 +37,8 @@ fn corpus() -> Vec<(String, PathBuf, PathBuf)> {
 
 fn library(input: &Path) -> String {
     let text = std::fs::read_to_string(input).unwrap();
-    let parsed = TrajectoryFile::parse(&text)
-        .unwrap_or_else(|e| panic!("{}: {e}", input.display()));
+    let parsed =
+        TrajectoryFile::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", input.display()));
     report(&parsed).to_pretty_json()
 }
 
@@ -54,10 +54,7 @@ fn corpus_is_large_enough_and_indexed() {
         );
     }
     // Every decision name is exercised.
-    let all: String = cases
-        .iter()
-        .map(|(_, input, _)| library(input))
-        .collect();
+    let all: String = cases.iter().map(|(_, input, _)| library(input)).collect();
     for name in [
         "success",
         "stop_iteration_limit",
