@@ -79,6 +79,7 @@ CASES = {
     "budget-tokens-equal": ({"token_budget": 300}, {}, scores([2, 12, 22])),
     "budget-tokens-one-short": ({"token_budget": 301}, {}, scores([2, 12, 22])),
     "budget-cost-with-spent": ({"cost_budget_usd": 0.5}, {"tokens": 0, "cost_usd": 0.49}, scores([2, 12])),
+    "budget-cost-decimal-boundary": ({"cost_budget_usd": 0.8}, {"cost_usd": 0.7}, scores([2], cost=0.1)),
     "budget-counts-stage-failures": ({"token_budget": 250}, {}, [st(1), failed_stage(2, tokens=50), st(3, passed=2)]),
     "budget-before-oscillation": ({"token_budget": 400}, {}, hashes(["a", "b", "a", "b"])),
     "oscillation-abab": ({}, {}, hashes(["a", "b", "a", "b"])),

@@ -215,17 +215,22 @@ fn budget(input: &MonitorInput) -> Option<MonitorDecision> {
         .trajectory
         .iter()
         .fold(input.spent.tokens, |acc, s| acc.saturating_add(s.tokens));
-    let cost_spent_usd = input
+    // Costs add up in whole micro-dollars, so `≥` at the boundary does not depend on binary
+    // fractions (0.1 + 0.2 reaches a 0.3 budget).
+    let cost_spent = input
         .trajectory
         .iter()
-        .fold(input.spent.cost_usd, |acc, s| acc + s.cost_usd);
+        .fold(micro_usd(input.spent.cost_usd), |acc, s| {
+            acc.saturating_add(micro_usd(s.cost_usd))
+        });
+    let cost_spent_usd = cost_spent as f64 / 1e6;
     let token_budget = input.settings.token_budget;
     let cost_budget_usd = input.settings.cost_budget_usd;
     let mut exhausted = Vec::new();
     if token_budget.is_some_and(|b| tokens_spent >= b) {
         exhausted.push(BudgetKind::Tokens);
     }
-    if cost_budget_usd.is_some_and(|b| cost_spent_usd >= b) {
+    if cost_budget_usd.is_some_and(|b| cost_spent >= micro_usd(b)) {
         exhausted.push(BudgetKind::CostUsd);
     }
     (!exhausted.is_empty()).then_some(MonitorDecision::StopBudget {
@@ -235,6 +240,16 @@ fn budget(input: &MonitorInput) -> Option<MonitorDecision> {
         cost_spent_usd,
         cost_budget_usd,
     })
+}
+
+/// Dollars to whole micro-dollars (a negative or non-finite cost, refused at parse, counts 0).
+fn micro_usd(usd: f64) -> u64 {
+    let micros = (usd * 1e6).round();
+    if micros.is_finite() && micros > 0.0 {
+        micros as u64
+    } else {
+        0
+    }
 }
 
 fn oscillation(states: &[&IterationState]) -> Option<MonitorDecision> {
