@@ -165,4 +165,12 @@ fn every_json_object_a_command_prints_carries_schema_version() {
         "decide",
         &r.ok(&["decide", "--snapshot", "snap.json", "--json"]),
     );
+    r.write(
+        "trajectory.json",
+        r#"{"schema_version": 1, "trajectory": [{"iteration": 1, "change_hash": "a"}]}"#,
+    );
+    versioned(
+        "monitor",
+        &r.ok(&["monitor", "--trajectory", "trajectory.json", "--json"]),
+    );
 }

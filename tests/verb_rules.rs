@@ -55,6 +55,7 @@ const TABLE: &[(&str, &str)] = &[
     ("exec", "person"),
     ("plan crystallize", "person"),
     ("plan approve", "person"),
+    ("monitor", "read-only"),
 ];
 
 /// Top-level commands that are not verbs of the table, and why.

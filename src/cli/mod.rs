@@ -18,6 +18,7 @@ pub mod hooks;
 pub mod init;
 pub mod init_task;
 pub mod manifest;
+pub mod monitor;
 pub mod output;
 pub mod plan;
 pub mod run;
@@ -88,6 +89,9 @@ pub enum Command {
     Exec(exec::Args),
     /// Saved plans: `plan crystallize` turns notes into one, `plan approve` runs it.
     Plan(plan::Args),
+    /// Replay a loop step's trajectory through the pure pass monitor: stop, escalate, roll
+    /// back, step back, ask the user or continue.
+    Monitor(monitor::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -112,5 +116,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Classify(args) => classify::run(global, args),
         Command::Exec(args) => exec::run(args, global),
         Command::Plan(args) => plan::run(args, global),
+        Command::Monitor(args) => monitor::run(global, args),
     }
 }

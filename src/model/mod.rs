@@ -10,6 +10,7 @@ pub mod manifest;
 pub mod plan;
 pub mod snapshot;
 pub mod tier;
+pub mod trajectory;
 pub mod usage;
 
 pub use bead::{Bead, Kind, Pipeline, SpecVerdict, Status, Verdict};

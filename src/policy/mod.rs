@@ -11,11 +11,13 @@
 //! | [`gate`] | whether a passed check waits for a person at the step's gate, or the node's autonomy relaxes it (and who supplied that level) |
 //! | [`branch`] | which result branch (`on_result`) of a step fires on its result, and what it does: continue, goto, switch route, abort, suggest a route, or park when a target does not resolve |
 //! | [`route`] | where a node goes after a step passes: the next step, the compound route, or closed; and when a parent releases its children |
+//! | [`monitor`] | after each iteration of a loop step: stop, escalate, roll back, step back, ask the user or continue (seed 000's pass monitor), and the iteration's score |
 //! | [`tier`] | which request tier a request gets, by the manifest's classifier rules |
 
 pub mod branch;
 pub mod gate;
 pub mod lineage;
+pub mod monitor;
 pub mod route;
 pub mod tier;
 

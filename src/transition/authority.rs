@@ -98,6 +98,7 @@ pub enum Verb {
     Exec,
     PlanCrystallize,
     PlanApprove,
+    Monitor,
 }
 
 impl Verb {
@@ -145,6 +146,7 @@ impl Verb {
         Verb::Exec,
         Verb::PlanCrystallize,
         Verb::PlanApprove,
+        Verb::Monitor,
     ];
 
     /// The table: who may run this verb.
@@ -191,7 +193,8 @@ impl Verb {
             | Verb::HooksStatus
             | Verb::HooksPreCommit
             | Verb::Guard
-            | Verb::Classify => Actor::ReadOnly,
+            | Verb::Classify
+            | Verb::Monitor => Actor::ReadOnly,
         }
     }
 
@@ -242,6 +245,8 @@ impl Verb {
             Verb::Exec => "exec",
             Verb::PlanCrystallize => "plan crystallize",
             Verb::PlanApprove => "plan approve",
+            // Replays a trajectory file through the pure monitor.
+            Verb::Monitor => "monitor",
         }
     }
 

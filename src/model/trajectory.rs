@@ -1,0 +1,272 @@
+//! A loop step's trajectory (issue 13, seed 000 "Trajectory state"): one measured state per
+//! iteration, the loop's settings and score weights, and the replay file `splice monitor`
+//! reads. The monitor itself is pure policy (`crate::policy::monitor`); the format is
+//! documented in `docs/monitor.md`.
+
+use serde::{Deserialize, Serialize};
+
+/// The trajectory file's shape (`{"schema_version", "settings", "budget", "trajectory"}`).
+pub const TRAJECTORY_SCHEMA: u32 = 1;
+/// The monitor decision's shape, as `splice monitor` prints it.
+pub const MONITOR_SCHEMA: u32 = 1;
+
+/// Findings by severity (SARIF lint or security findings, mapped to four levels).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Findings {
+    pub critical: u64,
+    pub high: u64,
+    pub medium: u64,
+    pub low: u64,
+}
+
+impl Findings {
+    /// A high or critical finding blocks success.
+    pub fn blocking(&self) -> bool {
+        self.critical > 0 || self.high > 0
+    }
+}
+
+/// Passed, failed and errored counts of tests or acceptance facts.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Outcomes {
+    pub passed: u64,
+    pub failed: u64,
+    pub errored: u64,
+}
+
+/// What one iteration of a loop step measured. An iteration whose stage failed before it
+/// completed (`stage_failed`) counts towards the iteration limit and the budget, but carries
+/// no measured state: the score, hash and confidence rules skip it.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IterationState {
+    /// 1-based; the file's entries are numbered 1, 2, 3… in order.
+    pub iteration: u32,
+    #[serde(default)]
+    pub stage_failed: bool,
+    #[serde(default)]
+    pub tests: Outcomes,
+    #[serde(default)]
+    pub acceptance: Outcomes,
+    #[serde(default)]
+    pub lint: Findings,
+    #[serde(default)]
+    pub security: Findings,
+    /// The agent's confidence, 0..1; absent when it gave none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    #[serde(default)]
+    pub tokens: u64,
+    #[serde(default)]
+    pub cost_usd: f64,
+    #[serde(default)]
+    pub changed_paths: u64,
+    #[serde(default)]
+    pub lines_added: u64,
+    #[serde(default)]
+    pub lines_removed: u64,
+    /// Bytes of the proposed files' content (deletions excluded).
+    #[serde(default)]
+    pub code_size_bytes: u64,
+    /// Verification stages that could not finish (recorded, not a failure).
+    #[serde(default)]
+    pub incomplete_verifications: u64,
+    /// A stable hash of the proposed change (sorted (path, content) entries of the diff), lowercase
+    /// hex; required unless `stage_failed`.
+    #[serde(default)]
+    pub change_hash: String,
+}
+
+impl IterationState {
+    /// Seed 000 "Pass success": it completed, no test or acceptance fact failed or errored, and
+    /// no lint or security finding is high or critical. Incomplete verification does not count.
+    pub fn succeeded(&self) -> bool {
+        !self.stage_failed
+            && self.tests.failed == 0
+            && self.tests.errored == 0
+            && self.acceptance.failed == 0
+            && self.acceptance.errored == 0
+            && !self.lint.blocking()
+            && !self.security.blocking()
+    }
+}
+
+/// Score weights: integers, so two scores compare exactly (no rounding). Defaults are the
+/// issue's (seed 000's plus acceptance errored, which the upstream counts as failed).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Weights {
+    pub tests_passed: i64,
+    pub tests_failed: i64,
+    pub tests_errored: i64,
+    pub acceptance_passed: i64,
+    pub acceptance_failed: i64,
+    pub acceptance_errored: i64,
+    pub lint_critical: i64,
+    pub lint_high: i64,
+    pub lint_medium: i64,
+    pub lint_low: i64,
+    pub security_critical: i64,
+    pub security_high: i64,
+    pub security_medium: i64,
+    pub security_low: i64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            tests_passed: 10,
+            tests_failed: -8,
+            tests_errored: -12,
+            acceptance_passed: 10,
+            acceptance_failed: -12,
+            acceptance_errored: -12,
+            lint_critical: 0,
+            lint_high: -3,
+            lint_medium: -1,
+            lint_low: 0,
+            security_critical: -50,
+            security_high: -20,
+            security_medium: 0,
+            security_low: 0,
+        }
+    }
+}
+
+fn default_max_iterations() -> u32 {
+    5
+}
+
+/// A loop step's limits and weights.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LoopSettings {
+    #[serde(default = "default_max_iterations")]
+    pub max_iterations: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_budget: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_budget_usd: Option<f64>,
+    #[serde(default)]
+    pub weights: Weights,
+}
+
+impl Default for LoopSettings {
+    fn default() -> Self {
+        LoopSettings {
+            max_iterations: default_max_iterations(),
+            token_budget: None,
+            cost_budget_usd: None,
+            weights: Weights::default(),
+        }
+    }
+}
+
+/// What the loop step spent outside its iterations' own records: step-back analyses (which
+/// cost no iteration) and usage recorded before the first iteration. The budget rule adds the
+/// trajectory's own tokens and cost to these.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Spent {
+    pub tokens: u64,
+    pub cost_usd: f64,
+}
+
+/// Everything the monitor decides from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MonitorInput {
+    pub settings: LoopSettings,
+    pub spent: Spent,
+    pub trajectory: Vec<IterationState>,
+}
+
+/// The replay file of `splice monitor --trajectory FILE`.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TrajectoryFile {
+    pub schema_version: u32,
+    #[serde(default)]
+    pub settings: LoopSettings,
+    #[serde(default)]
+    pub budget: Spent,
+    pub trajectory: Vec<IterationState>,
+}
+
+impl TrajectoryFile {
+    /// Parse and check; an error names the JSON path (`trajectory[2].confidence: …`).
+    pub fn parse(text: &str) -> Result<MonitorInput, String> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let file: TrajectoryFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if path == "." {
+                inner.to_string()
+            } else {
+                format!("{path}: {inner}")
+            }
+        })?;
+        de.end().map_err(|e| format!("after the object: {e}"))?;
+        file.check()?;
+        Ok(MonitorInput {
+            settings: file.settings,
+            spent: file.budget,
+            trajectory: file.trajectory,
+        })
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.schema_version != TRAJECTORY_SCHEMA {
+            return Err(format!(
+                "schema_version: {} is not a trajectory schema this splice reads (expected {TRAJECTORY_SCHEMA})",
+                self.schema_version
+            ));
+        }
+        if self.settings.max_iterations == 0 {
+            return Err("settings.max_iterations: must be at least 1".into());
+        }
+        if let Some(c) = self.settings.cost_budget_usd {
+            non_negative("settings.cost_budget_usd", c)?;
+        }
+        non_negative("budget.cost_usd", self.budget.cost_usd)?;
+        if self.trajectory.is_empty() {
+            return Err("trajectory: must hold at least one iteration".into());
+        }
+        for (i, s) in self.trajectory.iter().enumerate() {
+            check_state(i, s)?;
+        }
+        Ok(())
+    }
+}
+
+fn non_negative(path: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{path}: {v} must be a finite number ≥ 0"))
+    }
+}
+
+fn check_state(i: usize, s: &IterationState) -> Result<(), String> {
+    let at = format!("trajectory[{i}]");
+    if u64::from(s.iteration) != i as u64 + 1 {
+        return Err(format!(
+            "{at}.iteration: {} is out of order (expected {}: iterations are numbered 1, 2, 3…)",
+            s.iteration,
+            i + 1
+        ));
+    }
+    if let Some(c) = s.confidence
+        && !(c.is_finite() && (0.0..=1.0).contains(&c))
+    {
+        return Err(format!("{at}.confidence: {c} is outside 0..1"));
+    }
+    non_negative(&format!("{at}.cost_usd"), s.cost_usd)?;
+    if !s.stage_failed && s.change_hash.trim().is_empty() {
+        return Err(format!(
+            "{at}.change_hash: a completed iteration needs the hash of its change"
+        ));
+    }
+    Ok(())
+}
