@@ -402,3 +402,20 @@ fn an_unknown_base_is_an_error_not_a_state() {
     let err = measure(&input(&repo, "0123456789012345678901234567890123456789")).unwrap_err();
     assert!(err.contains("base"), "{err}");
 }
+
+#[test]
+fn usage_and_confidence_are_carried_and_a_bad_confidence_is_refused() {
+    let repo = Repo::new();
+    let base = repo.git(&["rev-parse", "HEAD"]);
+    let mut i = input(&repo, &base);
+    i.iteration = 3;
+    i.tokens = 1200;
+    i.cost_usd = 0.05;
+    i.confidence = Some(0.6);
+    let s = run(&i).state;
+    assert_eq!((s.iteration, s.tokens, s.cost_usd), (3, 1200, 0.05));
+    assert_eq!(s.confidence, Some(0.6));
+    assert_eq!(s.changed_paths, 0);
+    i.confidence = Some(1.5);
+    assert!(measure(&i).unwrap_err().contains("confidence 1.5"));
+}

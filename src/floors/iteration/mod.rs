@@ -56,8 +56,8 @@ pub struct MeasureInput {
     pub acceptance_timeout: Duration,
     pub lint: Vec<SarifSource>,
     pub security: Vec<SarifSource>,
-    /// The agent's confidence, 0..1 (`propose --confidence`, or the result file's); values
-    /// outside 0..1 are dropped.
+    /// The agent's confidence, 0..1 (`propose --confidence`, or the result file's); a value
+    /// outside 0..1 is an error.
     pub confidence: Option<f64>,
     pub tokens: u64,
     pub cost_usd: f64,
@@ -124,7 +124,8 @@ pub struct Measurement {
 /// lint and security. A test stage that cannot complete (its command cannot start, times out,
 /// is killed, or exits non-zero with no failing test read) ends the measurement: the state is
 /// `stage_failed` (usage kept, nothing measured) and the failure is in the context. `Err` is a
-/// git problem (no repository, an unknown base): nothing about the agent's work.
+/// git problem (no repository, an unknown base), a confidence outside 0..1 or a negative cost:
+/// nothing about the agent's work.
 pub fn measure(input: &MeasureInput) -> Result<Measurement, String> {
     let change = measure_change(&input.worktree, &input.base)?;
     let mut context = RevisionContext {
@@ -137,35 +138,28 @@ pub fn measure(input: &MeasureInput) -> Result<Measurement, String> {
         cost_usd: input.cost_usd,
         ..IterationState::default()
     };
+    if let Some(c) = input.confidence
+        && !(c.is_finite() && (0.0..=1.0).contains(&c))
+    {
+        return Err(format!("the agent's confidence {c} is outside 0..1"));
+    }
+    if !(input.cost_usd.is_finite() && input.cost_usd >= 0.0) {
+        return Err(format!("the cost {} is not a number ≥ 0", input.cost_usd));
+    }
     let dir = input.worktree.as_path();
     let env = [("SPLICE_BEAD", input.bead_id.as_str())];
-    let mut tests = Outcomes::default();
     let mut incomplete = 0u64;
-    for stage in &input.tests {
-        match stages::run_tests(stage, dir, &env, &mut context) {
-            stages::TestsRun::Counted(o, missing) => {
-                add(&mut tests, o);
-                if let Some(why) = missing {
-                    incomplete += 1;
-                    context.incomplete.push(why);
-                }
-            }
-            stages::TestsRun::Incomplete(why) => {
-                incomplete += 1;
-                context.incomplete.push(why);
-            }
-            stages::TestsRun::Failed(failure) => {
-                context.stage_failure = Some(failure);
-                return Ok(Measurement {
-                    state: IterationState {
-                        stage_failed: true,
-                        ..usage
-                    },
-                    context,
-                });
-            }
+    let tests = match test_stages(&input.tests, dir, &env, &mut context, &mut incomplete) {
+        Ok(tests) => tests,
+        Err(failure) => {
+            context.stage_failure = Some(failure);
+            let state = IterationState {
+                stage_failed: true,
+                ..usage
+            };
+            return Ok(Measurement { state, context });
         }
-    }
+    };
     let acceptance = stages::run_acceptance(input, dir, &env, &mut context);
     let lint = sarif_stages(
         "lint",
@@ -190,9 +184,7 @@ pub fn measure(input: &MeasureInput) -> Result<Measurement, String> {
             acceptance,
             lint,
             security,
-            confidence: input
-                .confidence
-                .filter(|c| c.is_finite() && (0.0..=1.0).contains(c)),
+            confidence: input.confidence,
             changed_paths: change.changed_paths,
             lines_added: change.lines_added,
             lines_removed: change.lines_removed,
@@ -203,6 +195,34 @@ pub fn measure(input: &MeasureInput) -> Result<Measurement, String> {
         },
         context,
     })
+}
+
+/// Every tests stage in order; the first that cannot complete ends them.
+fn test_stages(
+    stages: &[TestsStage],
+    dir: &Path,
+    env: &[(&str, &str)],
+    context: &mut RevisionContext,
+    incomplete: &mut u64,
+) -> Result<Outcomes, StageFailure> {
+    let mut tests = Outcomes::default();
+    for stage in stages {
+        match stages::run_tests(stage, dir, env, context) {
+            stages::TestsRun::Counted(o, missing) => {
+                add(&mut tests, o);
+                if let Some(why) = missing {
+                    *incomplete += 1;
+                    context.incomplete.push(why);
+                }
+            }
+            stages::TestsRun::Incomplete(why) => {
+                *incomplete += 1;
+                context.incomplete.push(why);
+            }
+            stages::TestsRun::Failed(failure) => return Err(failure),
+        }
+    }
+    Ok(tests)
 }
 
 fn add(total: &mut Outcomes, o: Outcomes) {
