@@ -22,6 +22,7 @@ pub mod delivered;
 pub mod file_exists;
 pub mod gherkin;
 pub mod headings;
+pub mod iteration;
 pub mod review;
 pub mod sarif;
 pub mod scenarios_declared;
@@ -211,22 +212,7 @@ impl Ctx<'_> {
     /// The text of the file at `rel` inside the working directory (see [`Ctx::inside`]), at
     /// most [`MAX_EVIDENCE_BYTES`]. `Err` is a reason to refuse.
     pub fn read_inside(&self, rel: &str) -> Result<String, String> {
-        use std::io::Read;
-        let path = self.inside(rel)?;
-        let file = std::fs::File::open(&path)
-            .map_err(|_| format!("{rel} does not exist or is not readable text"))?;
-        let mut bytes = Vec::new();
-        file.take(MAX_EVIDENCE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|_| format!("{rel} does not exist or is not readable text"))?;
-        if bytes.len() as u64 > MAX_EVIDENCE_BYTES {
-            return Err(format!(
-                "{rel} is larger than {} MiB; evidence that large is not read",
-                MAX_EVIDENCE_BYTES >> 20
-            ));
-        }
-        String::from_utf8(bytes)
-            .map_err(|_| format!("{rel} does not exist or is not readable text"))
+        read_inside(&self.workdir, rel)
     }
 
     /// A floor's `argv` parameter, each argument rendered.
@@ -267,6 +253,26 @@ pub fn inside(root: &Path, rel: &str) -> Result<PathBuf, String> {
         ));
     }
     Ok(real)
+}
+
+/// The text of the file at `rel` inside `root` (see [`inside`]), at most
+/// [`MAX_EVIDENCE_BYTES`]. `Err` is a reason to refuse.
+pub fn read_inside(root: &Path, rel: &str) -> Result<String, String> {
+    use std::io::Read;
+    let path = inside(root, rel)?;
+    let file = std::fs::File::open(&path)
+        .map_err(|_| format!("{rel} does not exist or is not readable text"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_EVIDENCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|_| format!("{rel} does not exist or is not readable text"))?;
+    if bytes.len() as u64 > MAX_EVIDENCE_BYTES {
+        return Err(format!(
+            "{rel} is larger than {} MiB; evidence that large is not read",
+            MAX_EVIDENCE_BYTES >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{rel} does not exist or is not readable text"))
 }
 
 /// The largest file a floor reads as evidence.

@@ -47,16 +47,90 @@ fn severity_of(props: Option<&Value>) -> Option<f64> {
         .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
 }
 
-/// Counts by level and security bucket, and the first findings, of a SARIF log. `Err` when the
-/// text is not a SARIF log.
-pub fn count(text: &str) -> Result<(BTreeMap<String, u64>, Vec<Value>), String> {
+/// One result of a SARIF log: its rule, level (error, warning, note, none), `security-severity`
+/// bucket when it has one, first location and message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    pub rule: Option<String>,
+    pub level: &'static str,
+    pub security: Option<&'static str>,
+    pub location: Option<String>,
+    pub message: Option<String>,
+}
+
+/// A SARIF log's results, and whether a run says its tool did not finish (an invocation with
+/// `executionSuccessful: false`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Log {
+    pub findings: Vec<Finding>,
+    pub incomplete: bool,
+}
+
+fn level_name(level: &str) -> &'static str {
+    match level {
+        "error" => "error",
+        "note" => "note",
+        "none" => "none",
+        _ => "warning",
+    }
+}
+
+fn finding(result: &Value, rules: Option<&Vec<Value>>) -> Finding {
+    let rule_id = result.get("ruleId").and_then(Value::as_str);
+    let rule = rules.and_then(|rules| {
+        result
+            .get("ruleIndex")
+            .and_then(Value::as_u64)
+            .and_then(|i| rules.get(usize::try_from(i).ok()?))
+            .or_else(|| {
+                rules
+                    .iter()
+                    .find(|r| r.get("id").and_then(Value::as_str) == rule_id && rule_id.is_some())
+            })
+    });
+    // SARIF: the result's level, else the rule's default, else `warning`.
+    let level = result
+        .get("level")
+        .and_then(Value::as_str)
+        .or_else(|| {
+            rule.and_then(|r| r.pointer("/defaultConfiguration/level"))
+                .and_then(Value::as_str)
+        })
+        .filter(|l| matches!(*l, "error" | "warning" | "note" | "none"))
+        .map_or("warning", level_name);
+    let security = severity_of(result.get("properties"))
+        .or_else(|| severity_of(rule.and_then(|r| r.get("properties"))))
+        .map(security_bucket);
+    let location = result.pointer("/locations/0/physicalLocation").map(|p| {
+        let uri = p
+            .pointer("/artifactLocation/uri")
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        match p.pointer("/region/startLine").and_then(Value::as_u64) {
+            Some(line) => format!("{uri}:{line}"),
+            None => uri.to_string(),
+        }
+    });
+    Finding {
+        rule: rule_id.map(str::to_string),
+        level,
+        security,
+        location,
+        message: result
+            .pointer("/message/text")
+            .and_then(Value::as_str)
+            .map(|m| tail(m, 300)),
+    }
+}
+
+/// Every result of a SARIF log. `Err` when the text is not a SARIF log.
+pub fn read_log(text: &str) -> Result<Log, String> {
     let log: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
     let runs = log
         .get("runs")
         .and_then(Value::as_array)
         .ok_or("no `runs` array: not a SARIF log")?;
-    let mut counts: BTreeMap<String, u64> = LEVELS.iter().map(|l| ((*l).to_string(), 0)).collect();
-    let mut findings = Vec::new();
+    let mut out = Log::default();
     for run in runs {
         let rules = run.pointer("/tool/driver/rules").and_then(Value::as_array);
         for result in run
@@ -65,56 +139,44 @@ pub fn count(text: &str) -> Result<(BTreeMap<String, u64>, Vec<Value>), String> 
             .into_iter()
             .flatten()
         {
-            let rule_id = result.get("ruleId").and_then(Value::as_str);
-            let rule = rules.and_then(|rules| {
-                result
-                    .get("ruleIndex")
-                    .and_then(Value::as_u64)
-                    .and_then(|i| rules.get(usize::try_from(i).ok()?))
-                    .or_else(|| {
-                        rules.iter().find(|r| {
-                            r.get("id").and_then(Value::as_str) == rule_id && rule_id.is_some()
-                        })
-                    })
-            });
-            // SARIF: the result's level, else the rule's default, else `warning`.
-            let level = result
-                .get("level")
-                .and_then(Value::as_str)
-                .or_else(|| {
-                    rule.and_then(|r| r.pointer("/defaultConfiguration/level"))
-                        .and_then(Value::as_str)
-                })
-                .filter(|l| matches!(*l, "error" | "warning" | "note" | "none"))
-                .unwrap_or("warning");
-            *counts.entry(level.to_string()).or_default() += 1;
-            let security = severity_of(result.get("properties"))
-                .or_else(|| severity_of(rule.and_then(|r| r.get("properties"))))
-                .map(security_bucket);
-            if let Some(bucket) = security {
-                *counts.entry(bucket.to_string()).or_default() += 1;
-            }
-            if findings.len() < MAX_FINDINGS {
-                let location = result.pointer("/locations/0/physicalLocation").map(|p| {
-                    let uri = p
-                        .pointer("/artifactLocation/uri")
-                        .and_then(Value::as_str)
-                        .unwrap_or("?");
-                    match p.pointer("/region/startLine").and_then(Value::as_u64) {
-                        Some(line) => format!("{uri}:{line}"),
-                        None => uri.to_string(),
-                    }
-                });
-                findings.push(json!({
-                    "rule": rule_id,
-                    "level": level,
-                    "security": security,
-                    "location": location,
-                    "message": result.pointer("/message/text").and_then(Value::as_str).map(|m| tail(m, 300)),
-                }));
-            }
+            out.findings.push(finding(result, rules));
+        }
+        let failed_invocation = run
+            .get("invocations")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|i| i.get("executionSuccessful").and_then(Value::as_bool) == Some(false));
+        out.incomplete |= failed_invocation;
+    }
+    Ok(out)
+}
+
+/// Counts by level and security bucket, and the first findings, of a SARIF log. `Err` when the
+/// text is not a SARIF log.
+pub fn count(text: &str) -> Result<(BTreeMap<String, u64>, Vec<Value>), String> {
+    let log = read_log(text)?;
+    let mut counts: BTreeMap<String, u64> = LEVELS.iter().map(|l| ((*l).to_string(), 0)).collect();
+    for f in &log.findings {
+        *counts.entry(f.level.to_string()).or_default() += 1;
+        if let Some(bucket) = f.security {
+            *counts.entry(bucket.to_string()).or_default() += 1;
         }
     }
+    let findings = log
+        .findings
+        .iter()
+        .take(MAX_FINDINGS)
+        .map(|f| {
+            json!({
+                "rule": f.rule,
+                "level": f.level,
+                "security": f.security,
+                "location": f.location,
+                "message": f.message,
+            })
+        })
+        .collect();
     Ok((counts, findings))
 }
 

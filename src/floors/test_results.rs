@@ -36,7 +36,8 @@ impl Results {
     pub fn count(&self, r: TestResult) -> usize {
         self.tests.iter().filter(|(_, x)| *x == r).count()
     }
-    fn names(&self, r: TestResult) -> Vec<&str> {
+    /// The first names with result `r` (at most 50).
+    pub fn names(&self, r: TestResult) -> Vec<&str> {
         self.tests
             .iter()
             .filter(|(_, x)| *x == r)

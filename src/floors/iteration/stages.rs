@@ -1,0 +1,216 @@
+//! The verification stages of one iteration, each run through the floors' command runner and
+//! read with the floors' parsers.
+
+use std::path::Path;
+
+use super::{
+    AcceptanceMiss, FindingNote, MAX_NAMES, MeasureInput, RevisionContext, SarifSource,
+    StageFailure, TestsStage,
+};
+use crate::floors::sarif::{self, Finding};
+use crate::floors::test_results::{TestResult, parse_junit, parse_libtest};
+use crate::floors::{OUTPUT_CAP, read_inside, run_command, tail};
+use crate::model::trajectory::{Findings, Outcomes};
+use crate::process::Exit;
+
+/// How much of a command's output a failure keeps.
+const TAIL_BYTES: usize = 2000;
+
+/// What a tests stage gave.
+pub(super) enum TestsRun {
+    /// Results were read (and, when a declared JUnit file is missing, why that is incomplete).
+    Counted(Outcomes, Option<String>),
+    /// The command exited 0 and no result could be read.
+    Incomplete(String),
+    /// The stage could not complete.
+    Failed(StageFailure),
+}
+
+fn failure(reason: String, output: &str) -> TestsRun {
+    TestsRun::Failed(StageFailure {
+        stage: "tests".into(),
+        reason,
+        output_tail: tail(output, TAIL_BYTES),
+    })
+}
+
+pub(super) fn run_tests(
+    stage: &TestsStage,
+    dir: &Path,
+    env: &[(&str, &str)],
+    context: &mut RevisionContext,
+) -> TestsRun {
+    if stage.argv.is_empty() {
+        return failure("the tests stage declares no command".into(), "");
+    }
+    let cmd = stage.argv.join(" ");
+    let ran = match run_command(&stage.argv, dir, env, stage.timeout, OUTPUT_CAP) {
+        Ok(ran) => ran,
+        Err(e) => return failure(format!("cannot run `{cmd}`: {e}"), ""),
+    };
+    let output = ran.combined();
+    let mut results = parse_libtest(&output);
+    let mut missing = None;
+    if let Some(rel) = &stage.junit {
+        match read_inside(dir, rel) {
+            Ok(xml) => results.tests.extend(parse_junit(&xml).tests),
+            Err(e) => missing = Some(format!("tests `{cmd}`: no JUnit report: {e}")),
+        }
+    }
+    let outcomes = Outcomes {
+        passed: results.count(TestResult::Passed) as u64,
+        failed: results.count(TestResult::Failed) as u64,
+        errored: results.count(TestResult::Errored) as u64,
+    };
+    if outcomes.failed + outcomes.errored == 0 {
+        let ended = match &ran.ran.exit {
+            Exit::Code(0) => None,
+            Exit::Code(c) => Some(format!("exited {c} with no failing test read")),
+            Exit::TimedOut => Some(format!("ran past {}s", stage.timeout.as_secs())),
+            Exit::Signal(s) => Some(format!("was killed by signal {s}")),
+            other => Some(format!("ended: {other:?}")),
+        };
+        if let Some(ended) = ended {
+            return failure(format!("`{cmd}` {ended}"), &output);
+        }
+        if outcomes.passed + results.count(TestResult::Skipped) as u64 == 0 {
+            let why = missing.unwrap_or_else(|| format!("tests `{cmd}`: no test result read"));
+            return TestsRun::Incomplete(why);
+        }
+    }
+    for r in [TestResult::Failed, TestResult::Errored] {
+        for name in results.names(r) {
+            if context.failing_tests.len() < MAX_NAMES {
+                context.failing_tests.push(name.to_string());
+            }
+        }
+    }
+    TestsRun::Counted(outcomes, missing)
+}
+
+pub(super) fn run_acceptance(
+    input: &MeasureInput,
+    dir: &Path,
+    env: &[(&str, &str)],
+    context: &mut RevisionContext,
+) -> Outcomes {
+    let mut out = Outcomes::default();
+    for fact in &input.acceptance {
+        let miss = |outcome: &str, reason: String| AcceptanceMiss {
+            id: fact.id.clone(),
+            outcome: outcome.into(),
+            reason,
+        };
+        let cmd = fact.argv.join(" ");
+        let missed = if fact.argv.is_empty() {
+            out.errored += 1;
+            Some(miss("errored", "no command".into()))
+        } else {
+            match run_command(&fact.argv, dir, env, input.acceptance_timeout, OUTPUT_CAP) {
+                Err(e) => {
+                    out.errored += 1;
+                    Some(miss("errored", format!("cannot run `{cmd}`: {e}")))
+                }
+                Ok(ran) if ran.timed_out() => {
+                    out.errored += 1;
+                    let secs = input.acceptance_timeout.as_secs();
+                    Some(miss("errored", format!("`{cmd}` ran past {secs}s")))
+                }
+                Ok(ran) if ran.code() == Some(0) => {
+                    out.passed += 1;
+                    None
+                }
+                Ok(ran) => {
+                    out.failed += 1;
+                    let how = ran
+                        .code()
+                        .map_or_else(|| format!("{:?}", ran.ran.exit), |c| format!("exited {c}"));
+                    let text = tail(&ran.combined(), 500);
+                    Some(miss("failed", format!("`{cmd}` {how}: {text}")))
+                }
+            }
+        };
+        if let Some(m) = missed
+            && context.acceptance.len() < MAX_NAMES
+        {
+            context.acceptance.push(m);
+        }
+    }
+    out
+}
+
+/// A SARIF stage's findings and, when incomplete, why.
+pub(super) struct SarifRead {
+    pub findings: Findings,
+    pub incomplete: Option<String>,
+}
+
+/// The four-level severity of a finding: its `security-severity` bucket when it has one, else
+/// its level (error → high, warning → medium, note → low; `none` is not counted).
+pub(super) fn severity(f: &Finding) -> Option<&'static str> {
+    f.security.or(match f.level {
+        "error" => Some("high"),
+        "warning" => Some("medium"),
+        "note" => Some("low"),
+        _ => None,
+    })
+}
+
+fn report(source: &SarifSource, dir: &Path, env: &[(&str, &str)]) -> Result<String, String> {
+    match source {
+        SarifSource::File(rel) => read_inside(dir, rel).map_err(|e| format!("no report: {e}")),
+        SarifSource::Argv { argv, timeout } => {
+            let cmd = argv.join(" ");
+            match run_command(argv, dir, env, *timeout, OUTPUT_CAP) {
+                Ok(ran) if ran.timed_out() => {
+                    Err(format!("`{cmd}` ran past {}s", timeout.as_secs()))
+                }
+                // Linters exit non-zero when they find something: the exit is not the verdict.
+                Ok(ran) => Ok(ran.stdout),
+                Err(e) => Err(format!("cannot run `{cmd}`: {e}")),
+            }
+        }
+    }
+}
+
+pub(super) fn read_sarif(
+    stage: &str,
+    source: &SarifSource,
+    dir: &Path,
+    env: &[(&str, &str)],
+    context: &mut RevisionContext,
+) -> SarifRead {
+    let mut findings = Findings::default();
+    let log = match report(source, dir, env).and_then(|t| sarif::read_log(&t)) {
+        Ok(log) => log,
+        Err(e) => {
+            return SarifRead {
+                findings,
+                incomplete: Some(format!("{stage}: {e}")),
+            };
+        }
+    };
+    for f in &log.findings {
+        let Some(sev) = severity(f) else { continue };
+        match sev {
+            "critical" => findings.critical += 1,
+            "high" => findings.high += 1,
+            "medium" => findings.medium += 1,
+            _ => findings.low += 1,
+        }
+        context.findings.push(FindingNote {
+            stage: stage.into(),
+            severity: sev.into(),
+            rule: f.rule.clone(),
+            location: f.location.clone(),
+            message: f.message.clone(),
+        });
+    }
+    let incomplete = log
+        .incomplete
+        .then(|| format!("{stage}: the SARIF log says its tool did not finish"));
+    SarifRead {
+        findings,
+        incomplete,
+    }
+}
