@@ -26,40 +26,61 @@ pub struct Args {
 pub fn run(_global: &Global, args: Args) -> Result<i32> {
     let snapshot = read_snapshot(&args.snapshot)?;
     let actual = decide(&snapshot).to_pretty_json();
-    let Some(expect) = args.expect else {
+    print_or_expect(
+        "the decision",
+        &args.snapshot,
+        args.expect.as_deref(),
+        &actual,
+    )
+}
+
+/// Read and parse a snapshot file, or stdin for `-`.
+pub fn read_snapshot(path: &Path) -> Result<Snapshot> {
+    let (text, name) = read_input(path)?;
+    serde_json::from_str(&text)
+        .map_err(|e| Error::bad_file(&name, format!("not a splice snapshot: {e}")))
+}
+
+/// A replay command's input: the file's text, or stdin's for `-`, and the name to give it in
+/// errors (`decide --snapshot`, `monitor --trajectory`).
+pub fn read_input(path: &Path) -> Result<(String, PathBuf)> {
+    if path == Path::new("-") {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| Error::io("<stdin>", e))?;
+        return Ok((text, PathBuf::from("<stdin>")));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    Ok((text, path.to_path_buf()))
+}
+
+/// A replay command's answer: print `actual`, or with `--expect` compare it and exit 1 with a
+/// line diff when `what` (for `input`) differs.
+pub fn print_or_expect(
+    what: &str,
+    input: &Path,
+    expect: Option<&Path>,
+    actual: &str,
+) -> Result<i32> {
+    let Some(expect) = expect else {
         let mut out = std::io::stdout().lock();
         out.write_all(actual.as_bytes())
             .and_then(|()| out.flush())
             .map_err(|e| Error::io("<stdout>", e))?;
         return Ok(0);
     };
-    let expected = std::fs::read_to_string(&expect).map_err(|e| Error::io(&expect, e))?;
+    let expected = std::fs::read_to_string(expect).map_err(|e| Error::io(expect, e))?;
     if expected == actual {
         return Ok(0);
     }
     super::output::err(&format!(
-        "splice: the decision for {} differs from {} (- expected, + actual):\n{}",
-        args.snapshot.display(),
+        "splice: {what} for {} differs from {} (- expected, + actual):\n{}",
+        input.display(),
         expect.display(),
-        line_diff(&expected, &actual)
+        line_diff(&expected, actual)
     ));
     Ok(1)
-}
-
-/// Read and parse a snapshot file, or stdin for `-`.
-pub fn read_snapshot(path: &Path) -> Result<Snapshot> {
-    let (text, name) = if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| Error::io("<stdin>", e))?;
-        (text, PathBuf::from("<stdin>"))
-    } else {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        (text, path.to_path_buf())
-    };
-    serde_json::from_str(&text)
-        .map_err(|e| Error::bad_file(&name, format!("not a splice snapshot: {e}")))
 }
 
 /// The differing middle of two texts, after their common first and last lines, with line

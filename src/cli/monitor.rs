@@ -1,7 +1,6 @@
 //! `splice monitor --trajectory FILE`: replay a loop step's trajectory through the pure pass
 //! monitor (`policy::monitor`), like `splice decide --snapshot` for the decide core.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -30,39 +29,18 @@ pub fn run(_global: &Global, args: Args) -> Result<i32> {
     // caller to admit.
     let input = read_trajectory(&args.trajectory)?;
     let actual = report(&input).to_pretty_json();
-    let Some(expect) = args.expect else {
-        let mut out = std::io::stdout().lock();
-        out.write_all(actual.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(|e| Error::io("<stdout>", e))?;
-        return Ok(0);
-    };
-    let expected = std::fs::read_to_string(&expect).map_err(|e| Error::io(&expect, e))?;
-    if expected == actual {
-        return Ok(0);
-    }
-    super::output::err(&format!(
-        "splice: the monitor's decision for {} differs from {} (- expected, + actual):\n{}",
-        args.trajectory.display(),
-        expect.display(),
-        super::decide::line_diff(&expected, &actual)
-    ));
-    Ok(1)
+    super::decide::print_or_expect(
+        "the monitor's decision",
+        &args.trajectory,
+        args.expect.as_deref(),
+        &actual,
+    )
 }
 
 /// Read and check a trajectory file, or stdin for `-`; a bad one names the file and the JSON
 /// path.
 pub fn read_trajectory(path: &Path) -> Result<MonitorInput> {
-    let (text, name) = if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| Error::io("<stdin>", e))?;
-        (text, PathBuf::from("<stdin>"))
-    } else {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        (text, path.to_path_buf())
-    };
+    let (text, name) = super::decide::read_input(path)?;
     TrajectoryFile::parse(&text)
         .map_err(|e| Error::bad_file(&name, format!("not a splice trajectory: {e}")))
 }

@@ -21,3 +21,20 @@ pub use manifest::{Autonomy, FloorKind, Manifest, Role, Step};
 pub use snapshot::{Counters, Limits, Snapshot};
 pub use tier::{Tier, TierChoice};
 pub use usage::{CostSource, Usage};
+
+/// Deserialize `T` from `de`; an error names the JSON path it happened at (`tasks[2].tier: …`),
+/// or is the bare message at the top level. For the strictly typed files a person writes (plans,
+/// trajectories).
+pub(crate) fn deserialize_at<'de, T: serde::Deserialize<'de>>(
+    de: &mut serde_json::Deserializer<serde_json::de::StrRead<'de>>,
+) -> Result<T, String> {
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            inner.to_string()
+        } else {
+            format!("{path}: {inner}")
+        }
+    })
+}

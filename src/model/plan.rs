@@ -98,15 +98,7 @@ impl Plan {
     /// it depends on; otherwise in the file's order).
     pub fn parse(text: &str) -> Result<Plan, String> {
         let mut de = serde_json::Deserializer::from_str(text);
-        let mut plan: Plan = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            if path == "." {
-                inner.to_string()
-            } else {
-                format!("{path}: {inner}")
-            }
-        })?;
+        let mut plan: Plan = super::deserialize_at(&mut de)?;
         plan.check_top()?;
         let declared = plan.check_scenarios()?;
         plan.check_tasks(&declared)?;

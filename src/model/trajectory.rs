@@ -198,15 +198,7 @@ impl TrajectoryFile {
     /// Parse and check; an error names the JSON path (`trajectory[2].confidence: …`).
     pub fn parse(text: &str) -> Result<MonitorInput, String> {
         let mut de = serde_json::Deserializer::from_str(text);
-        let file: TrajectoryFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            if path == "." {
-                inner.to_string()
-            } else {
-                format!("{path}: {inner}")
-            }
-        })?;
+        let file: TrajectoryFile = super::deserialize_at(&mut de)?;
         de.end().map_err(|e| format!("after the object: {e}"))?;
         file.check()?;
         Ok(MonitorInput {

@@ -289,7 +289,7 @@ impl Manifest {
         if !is_template(route) && self.route(route).is_none() {
             out.push(format!(
                 "{at}: \"{route}\" is not a declared route (one of {})",
-                self.routes.keys().cloned().collect::<Vec<_>>().join(", ")
+                self.route_names()
             ));
         }
     }

@@ -292,6 +292,11 @@ impl Manifest {
         self.routes.get(name).map(Vec::as_slice)
     }
 
+    /// The declared routes' names, for a message listing the valid ones (`leaf, root, …`).
+    pub fn route_names(&self) -> String {
+        self.routes.keys().cloned().collect::<Vec<_>>().join(", ")
+    }
+
     /// The step a new node of `route` starts at.
     pub fn entry_step(&self, route: &str) -> Option<&str> {
         match self.entry.get(route) {

@@ -103,12 +103,7 @@ impl Tiers {
             if manifest.route(route).is_none() {
                 out.push(format!(
                     "{at}: \"{route}\" is not a route of this manifest (one of {})",
-                    manifest
-                        .routes
-                        .keys()
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    manifest.route_names()
                 ));
                 continue;
             }

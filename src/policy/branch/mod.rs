@@ -344,12 +344,7 @@ fn known_route<'m>(
     manifest.route(name).ok_or_else(|| {
         format!(
             "route {template:?} resolved to {name:?}, which is not a declared route (one of {})",
-            manifest
-                .routes
-                .keys()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
+            manifest.route_names()
         )
     })
 }
