@@ -46,7 +46,12 @@ impl fmt::Debug for Credential {
 
 /// The sha256 of `text`, hex-encoded.
 pub fn sha256_hex(text: &str) -> String {
-    hex(&Sha256::digest(text.as_bytes()))
+    sha256_hex_of(text.as_bytes())
+}
+
+/// The sha256 of `bytes`, hex-encoded (a plan file's hash, too).
+pub fn sha256_hex_of(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -183,11 +183,18 @@ impl Presence {
         self.record.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Write the record whole: a temp file renamed over it.
+    /// Write the record whole, atomically (a temp file that follows no link, renamed over it).
     fn write(&self) -> Result<()> {
         let text = serde_json::to_vec_pretty(&*self.lock()).unwrap_or_default();
         let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
+        // A link left at the temp path is removed, never followed (`create_new`).
+        let _ = std::fs::remove_file(&tmp);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| Error::io(&tmp, e))?;
+        std::io::Write::write_all(&mut file, &text).map_err(|e| Error::io(&tmp, e))?;
         std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, e))
     }
 }
@@ -221,6 +228,26 @@ mod tests {
             run: "r".into(),
             person,
         }
+    }
+
+    /// A link planted at the record's temp path (`runs/runners/<run>.json.tmp`, in a committed
+    /// directory) is replaced, never written through.
+    #[test]
+    fn writing_the_record_never_follows_a_link_at_its_temp_path() {
+        let state = tempfile::tempdir().unwrap();
+        let victim = state.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let dir = records_dir(state.path());
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join("r.json.tmp")).unwrap();
+        let presence = Presence::record_at(state.path(), "run:h:1:r", "r").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(
+            !std::fs::symlink_metadata(dir.join("r.json"))
+                .unwrap()
+                .is_symlink()
+        );
+        drop(presence);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
+use crate::authority::credential::sha256_hex_of;
 
 use super::exec::{self, ExecArgs};
 use super::{Global, output};
@@ -73,11 +73,7 @@ pub fn read_plan(path: &Path) -> Result<(Plan, String)> {
     let text =
         std::str::from_utf8(&bytes).map_err(|_| Error::bad_file(path, "a plan is UTF-8 JSON"))?;
     let plan = Plan::parse(text).map_err(|msg| Error::bad_file(path, msg))?;
-    Ok((plan, hex(&Sha256::digest(&bytes))))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Ok((plan, sha256_hex_of(&bytes)))
 }
 
 fn run_plan_as(path: &Path, args: &ExecArgs, global: &Global, verb: Verb) -> Result<i32> {

@@ -118,11 +118,7 @@ fn publish(bytes: &[u8], out: &Path) -> Result<Crystallized> {
         )
     })?;
     std::fs::write(out, bytes).map_err(|e| Error::io(out, e))?;
-    use sha2::{Digest, Sha256};
-    let sha256 = Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let sha256 = crate::authority::credential::sha256_hex_of(bytes);
     Ok(Crystallized {
         plan: out.display().to_string(),
         sha256,
