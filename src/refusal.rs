@@ -217,6 +217,16 @@ pub enum Refusal {
     /// `complete`'s floors could not check; the check is recorded.
     #[error("{}", .0.reason)]
     FloorEscalated(Box<Checked>),
+    /// A loop verb on a step that is not a loop step.
+    #[error("bead {bead} is at {step}, which is not a loop step (no `loop` in the manifest)")]
+    NotALoop { bead: String, step: String },
+    /// A loop verb about an iteration that is not the node's latest, or whose decision was
+    /// already carried out.
+    #[error("bead {bead}: {why}")]
+    StaleIteration { bead: String, why: String },
+    /// `guide` on a node the monitor is not asking about.
+    #[error("bead {bead}: the pass monitor is not asking about it ({why}); nothing to guide")]
+    NotAsking { bead: String, why: String },
 }
 
 impl Refusal {
@@ -259,6 +269,9 @@ impl Refusal {
             Refusal::GatePending { .. } => "gate-pending",
             Refusal::FloorRefused(_) => "floor-refused",
             Refusal::FloorEscalated(_) => "floor-escalated",
+            Refusal::NotALoop { .. } => "not-a-loop",
+            Refusal::StaleIteration { .. } => "stale-iteration",
+            Refusal::NotAsking { .. } => "not-asking",
         }
     }
 

@@ -277,6 +277,7 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
                         jobs,
                         // Exits are at `now`: a retry after one backs off.
                         backoff_s: 10,
+                        ..Limits::default()
                     },
                     counters: Counters {
                         passes,

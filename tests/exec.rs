@@ -77,7 +77,7 @@ fn exec_exits_with_the_run_status_hitl_waiting_at_the_first_gate() {
 }
 
 #[test]
-fn max_turns_caps_the_runs_passes() {
+fn max_passes_caps_the_runs_passes() {
     let r = Repo::new();
     let out = exec(
         &r,
@@ -88,7 +88,7 @@ fn max_turns_caps_the_runs_passes() {
             "sim",
             "--autonomy",
             "wave",
-            "--max-turns",
+            "--max-passes",
             "2",
             "--json",
         ],
@@ -97,7 +97,8 @@ fn max_turns_caps_the_runs_passes() {
     // Two passes act; the third finds the budget spent, starts nothing and ends the run.
     assert_eq!(out["passes"], 3);
     assert!(out["dispatches"].as_u64().unwrap() <= 2, "{out:#}");
-    exec(&r, 2, &["x", "--max-turns", "0"]);
+    exec(&r, 2, &["x", "--max-passes", "0"]);
+    exec(&r, 2, &["x", "--max-turns", "-1"]);
 }
 
 #[test]

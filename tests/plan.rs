@@ -157,7 +157,7 @@ fn plan_approve_is_exec_plan_and_a_dispatched_session_is_refused_both() {
         "plan.json",
         "--agent",
         "sim",
-        "--max-turns",
+        "--max-passes",
         "1",
         "--json",
     ]);
@@ -344,7 +344,7 @@ fn a_plans_root_id_leaves_existing_child_files_alone() {
         "plan.json",
         "--agent",
         "sim",
-        "--max-turns",
+        "--max-passes",
         "1",
         "--json",
     ];

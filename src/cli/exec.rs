@@ -53,10 +53,17 @@ pub struct ExecArgs {
     /// pr or direct (default: `[delivery] method`, else pr).
     #[arg(long)]
     pub delivery: Option<String>,
-    /// Stop the run with status `budget` after N passes (turns of read → decide → act →
-    /// record; an agent's own turns are its command's business).
+    /// Stop the run with status `budget` after N passes (read → decide → act → record).
     #[arg(long, value_name = "N")]
-    pub max_turns: Option<u64>,
+    pub max_passes: Option<u64>,
+    /// A loop step's iteration limit in place of its manifest's `max_iterations`, when
+    /// positive (0 keeps the manifest's).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Keep a loop node's snapshot refs (`refs/splice/snapshots/<id>/<n>`) when its
+    /// checkouts are removed.
+    #[arg(long)]
+    pub keep_snapshots: bool,
     /// Run every step with this agent instead of `[agent]` of config.toml (which is neither
     /// read for it nor written): `sim`, the built-in simulated agent in its generic mode.
     #[arg(long, value_enum, value_name = "AGENT")]
@@ -74,11 +81,13 @@ pub enum AgentChoice {
 
 impl ExecArgs {
     pub fn options(&self) -> Result<ExecOptions> {
-        if self.max_turns == Some(0) {
-            return Err(Error::Invalid("--max-turns must be at least 1".into()));
+        if self.max_passes == Some(0) {
+            return Err(Error::Invalid("--max-passes must be at least 1".into()));
         }
         Ok(ExecOptions {
+            max_passes: self.max_passes,
             max_turns: self.max_turns,
+            keep_snapshots: self.keep_snapshots,
             agent: match self.agent {
                 Some(AgentChoice::Sim) => Some(headless::sim_agent()?),
                 None => None,

@@ -30,6 +30,14 @@ pub struct RunArgs {
     /// Stop with status `budget` after this many seconds (checked before each pass).
     #[arg(long, value_name = "S")]
     pub wall_time: Option<u64>,
+    /// A loop step's iteration limit in place of its manifest's `max_iterations`, when
+    /// positive (0 keeps the manifest's).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Keep a loop node's snapshot refs (`refs/splice/snapshots/<id>/<n>`) when its
+    /// checkouts are removed.
+    #[arg(long)]
+    pub keep_snapshots: bool,
     #[command(flatten)]
     pub output: OutputArgs,
     /// Exit with the final run status instead of 0: done 0, suspended-human 10,
@@ -90,6 +98,8 @@ pub fn run(args: RunArgs, global: &Global) -> Result<i32> {
         jobs: args.jobs,
         token_budget: args.token_budget,
         wall_time_s: args.wall_time,
+        max_turns: args.max_turns,
+        keep_snapshots: args.keep_snapshots,
         ..Options::default()
     };
     let output = args.output.chosen();

@@ -82,6 +82,7 @@
 //! rule 1: every other node that had an action rests `held` {by: the status}.
 
 mod index;
+mod looping;
 mod rules;
 mod serialize;
 

@@ -39,6 +39,9 @@ pub(crate) fn node_outcome<'a>(ix: &Index<'a>, bead: &'a Bead) -> Outcome<'a> {
             ),
         });
     };
+    if let Some(spec) = &step.loop_ {
+        return super::looping::outcome(ix, bead, step, spec);
+    }
     checked(ix, bead, step).unwrap_or_else(|| work(ix, bead, step))
 }
 
@@ -141,6 +144,7 @@ fn waiting<'a>(ix: &Index<'a>, bead: &'a Bead, step: Option<&'a Step>) -> Option
             autonomy: level,
             autonomy_source: source.label(),
             relaxes,
+            question: None,
         }));
     }
 
@@ -213,88 +217,107 @@ fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome
 /// when the attempts are used up, or wait for a person.
 fn work<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Outcome<'a> {
     let p = &bead.pipeline;
-    let here = || p.step.clone();
     // 13, 14, 15: back off, dispatch, or park when the attempts are used up.
     if step.run.is_some() && needs_dispatch(bead) {
-        // 12a: an optional step whose command this run cannot find is not applicable.
-        if step.optional
-            && let Some(reason) = ix.snapshot.unavailable.get(&p.step)
-        {
-            return Outcome::Act(Action::Skip {
-                bead: bead.id.clone(),
-                step: here(),
-                reason: reason.clone(),
-            });
-        }
-        let attempts = bead.attempts_on(&p.step);
-        if attempts < step.max_attempts {
-            if let Some(until) = backoff_until(ix, bead, attempts) {
-                return Outcome::Rest(Rest::Backoff {
-                    until,
-                    attempt: attempts.saturating_add(1),
-                });
-            }
-            let Some(target) = ix.target(bead) else {
-                return Outcome::Rest(Rest::Escalated {
-                    reason: format!(
-                        "no delivery target to branch the worktree from: set one with `splice \
-                         transition set-target --bead {} --target BRANCH`, or `[delivery] target` \
-                         in config.toml",
-                        bead.id
-                    ),
-                });
-            };
-            if ix.snapshot.missing_targets.iter().any(|t| t == target) {
-                return Outcome::Rest(Rest::Escalated {
-                    reason: format!(
-                        "its delivery target `{target}` names no commit in the repository (was \
-                         it deleted or renamed?): create it (`git branch {target} COMMIT`), or \
-                         point the node at a branch that exists with `splice transition \
-                         set-target {} --target BRANCH`",
-                        bead.id
-                    ),
-                });
-            }
-            return Outcome::Dispatch {
-                attempt: attempts.saturating_add(1),
-                target,
-            };
-        }
-        return Outcome::Act(Action::Park {
-            bead: bead.id.clone(),
-            step: here(),
-            reason: format!(
-                "attempts exhausted on {}: {attempts} of {}{}",
-                p.step,
-                step.max_attempts,
-                last_failure(bead)
-            ),
-        });
+        return dispatch_or_park(ix, bead, step, 0);
     }
 
     // 16: a person does S.
     let (level, source) = resolve_autonomy(ix, bead);
     Outcome::Rest(Rest::AwaitingHuman {
         gate: None,
-        step: here(),
+        step: p.step.clone(),
         autonomy: level,
         autonomy_source: source.label(),
         relaxes: None,
+        question: None,
     })
+}
+
+/// Rules 12a, 13, 14 and 15 for a node whose step's command should run again: skip it when
+/// optional and unavailable, back off, dispatch, or park when the step's dispatch limit is used
+/// up. Only an exit after attempt `measured` starts a backoff (a loop step's measured
+/// iteration is not a failure to wait after; 0 elsewhere).
+pub(crate) fn dispatch_or_park<'a>(
+    ix: &Index<'a>,
+    bead: &'a Bead,
+    step: &'a Step,
+    measured: u32,
+) -> Outcome<'a> {
+    let p = &bead.pipeline;
+    let here = || p.step.clone();
+    // 12a: an optional step whose command this run cannot find is not applicable.
+    if step.optional
+        && let Some(reason) = ix.snapshot.unavailable.get(&p.step)
+    {
+        return Outcome::Act(Action::Skip {
+            bead: bead.id.clone(),
+            step: here(),
+            reason: reason.clone(),
+        });
+    }
+    let attempts = bead.attempts_on(&p.step);
+    let limit = step.dispatch_limit(ix.snapshot.limits.max_turns);
+    if attempts >= limit {
+        let what = match step.loop_ {
+            Some(_) => "iterations",
+            None => "attempts",
+        };
+        return Outcome::Act(Action::Park {
+            bead: bead.id.clone(),
+            step: here(),
+            reason: format!(
+                "{what} exhausted on {}: {attempts} of {limit}{}",
+                p.step,
+                last_failure(bead)
+            ),
+        });
+    }
+    if let Some(until) = backoff_until(ix, bead, attempts, measured) {
+        return Outcome::Rest(Rest::Backoff {
+            until,
+            attempt: attempts.saturating_add(1),
+        });
+    }
+    let Some(target) = ix.target(bead) else {
+        return Outcome::Rest(Rest::Escalated {
+            reason: format!(
+                "no delivery target to branch the worktree from: set one with `splice \
+                 transition set-target --bead {} --target BRANCH`, or `[delivery] target` \
+                 in config.toml",
+                bead.id
+            ),
+        });
+    };
+    if ix.snapshot.missing_targets.iter().any(|t| t == target) {
+        return Outcome::Rest(Rest::Escalated {
+            reason: format!(
+                "its delivery target `{target}` names no commit in the repository (was \
+                 it deleted or renamed?): create it (`git branch {target} COMMIT`), or \
+                 point the node at a branch that exists with `splice transition \
+                 set-target {} --target BRANCH`",
+                bead.id
+            ),
+        });
+    }
+    Outcome::Dispatch {
+        attempt: attempts.saturating_add(1),
+        target,
+    }
 }
 
 /// Rule 13: when the next attempt may start, if that is after `now`. The wait runs from the end
 /// of the last dispatch since entry that used an attempt; `attempts` is the attempts used so far
 /// (none: a first attempt, or one after `unpark`, never waits). A time that does not parse (a
 /// hand-edited file) waits none.
-fn backoff_until(ix: &Index, bead: &Bead, attempts: u32) -> Option<String> {
+fn backoff_until(ix: &Index, bead: &Bead, attempts: u32, measured: u32) -> Option<String> {
     let wait = super::backoff_s(ix.snapshot.limits.backoff_s, attempts);
     if wait == 0 || attempts == 0 {
         return None;
     }
     let exit = bead
         .exit_since_entry()
-        .filter(|e| e.exit.counts_attempt())?;
+        .filter(|e| e.exit.counts_attempt() && e.attempt > measured)?;
     let ended = DateTime::parse_from_rfc3339(&exit.at).ok()?;
     let now = DateTime::parse_from_rfc3339(&ix.snapshot.now).ok()?;
     let until = ended.checked_add_signed(TimeDelta::try_seconds(i64::try_from(wait).ok()?)?)?;
@@ -315,13 +338,13 @@ fn needs_dispatch(bead: &Bead) -> bool {
     untried || refused || exited_empty
 }
 
-fn resolve_autonomy<'a>(ix: &Index<'a>, bead: &'a Bead) -> (Autonomy, Source) {
+pub(crate) fn resolve_autonomy<'a>(ix: &Index<'a>, bead: &'a Bead) -> (Autonomy, Source) {
     lineage::autonomy(ix.chain(bead), &ix.defaults)
 }
 
 /// Why the last attempt did not pass, for a park reason a person can act on: the later of the
 /// last refusal and the last dispatch exit on the step.
-fn last_failure(bead: &Bead) -> String {
+pub(crate) fn last_failure(bead: &Bead) -> String {
     let refusal = bead
         .check_since_entry()
         .filter(|c| c.verdict == Verdict::Refuse);

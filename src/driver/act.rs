@@ -36,6 +36,10 @@ pub struct RunCtx {
     pub presence: Arc<Presence>,
     /// The run's clock: how long it has slept for backoffs ([`crate::clock::now_after`]).
     pub slept_ms: Arc<AtomicU64>,
+    /// A loop step's iteration limit in place of its `max_iterations` (`--max-turns`).
+    pub max_turns: Option<u32>,
+    /// Keep loop snapshots when a node's checkouts go (`--keep-snapshots`).
+    pub keep_snapshots: bool,
 }
 
 impl RunCtx {
@@ -56,6 +60,8 @@ impl RunCtx {
             run_id: who.run.clone(),
             presence: Arc::new(presence),
             slept_ms: Arc::new(AtomicU64::new(0)),
+            max_turns: None,
+            keep_snapshots: false,
         })
     }
 
@@ -161,6 +167,9 @@ pub fn cleanup_fanout(
     let (mut deleted, mut kept) = (Vec::new(), Vec::new());
     for node in &nodes {
         worktree::remove(rc.store.repo(), &rc.store.worktrees_dir(), node)?;
+        if !rc.keep_snapshots {
+            worktree::snapshots::delete_all(rc.store.repo(), node)?;
+        }
         let Some(target) = target_of(rc, node)? else {
             continue;
         };

@@ -76,6 +76,34 @@ pub fn for_action(node: &Node, action: &Action) -> Next {
             format!("{step} is skipped next, not applicable: {reason}"),
             "splice run",
         ),
+        Action::Escalate {
+            step,
+            iteration,
+            rule,
+            ..
+        } => Next::run(
+            format!(
+                "its loop on {step} repeats itself ({rule} after iteration {iteration}): it \
+                 escalates next (`[agent] escalation_command`, once per node)"
+            ),
+            "splice run",
+        ),
+        Action::Rollback {
+            step,
+            iteration,
+            restore,
+            ..
+        } => Next::run(
+            format!(
+                "iteration {iteration} of {step} scored below the first: its worktree is rolled \
+                 back to iteration {restore} next"
+            ),
+            "splice run",
+        ),
+        Action::StepBack { step, reason, .. } => Next::run(
+            format!("its loop on {step} plateaued ({reason}): a step-back analysis runs next"),
+            "splice run",
+        ),
         Action::CleanupFanout { children, own, .. } => {
             let what = match (own, children.is_empty()) {
                 (true, true) => "its worktree and branch are removed next".to_string(),
@@ -125,6 +153,12 @@ pub fn for_rest(node: &Node, rest: &Rest) -> Next {
             node,
             g,
             &format!("autonomy {} from {autonomy_source}", autonomy.as_str()),
+        ),
+        Rest::AwaitingHuman {
+            question: Some(q), ..
+        } => Next::run(
+            format!("the pass monitor asks: {q}"),
+            format!("splice transition guide --bead {id} --text \"<how to go on>\""),
         ),
         Rest::AwaitingHuman { step, .. } => Next::run(
             format!("{step} has no command: a person does it, then proposes the result"),

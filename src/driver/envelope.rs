@@ -158,6 +158,24 @@ pub fn describe_action(report: &ActionReport) -> String {
         Action::Skip { bead, step, reason } => {
             format!("skip {bead} {step} (not applicable): {reason}")
         }
+        Action::Escalate {
+            bead,
+            step,
+            iteration,
+            rule,
+        } => format!("escalate {bead} {step} after iteration {iteration} ({rule})"),
+        Action::Rollback {
+            bead,
+            step,
+            iteration,
+            restore,
+        } => format!("roll back {bead} {step} after iteration {iteration} to iteration {restore}"),
+        Action::StepBack {
+            bead,
+            step,
+            iteration,
+            ..
+        } => format!("step back {bead} {step} after iteration {iteration}"),
         Action::CleanupFanout {
             bead,
             children,

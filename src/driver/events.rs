@@ -74,6 +74,16 @@ pub enum Event {
         /// What went wrong around the dispatch (preparing it, or recording its exit).
         problem: Option<String>,
     },
+    /// A loop step's iteration was measured and recorded: its state, score and the pass
+    /// monitor's decision with the rule's evidence (`docs/monitor.md`).
+    Iteration {
+        bead: String,
+        step: String,
+        iteration: u32,
+        state: crate::model::trajectory::IterationState,
+        score: Option<i64>,
+        monitor: Value,
+    },
     /// A dispatch is still running (every 10 s while the run waits).
     Progress {
         bead: String,
@@ -105,6 +115,29 @@ pub enum Event {
     },
 }
 
+/// The monitor's decision in a few words: its name and the evidence a person needs.
+fn monitor_line(monitor: &Value) -> String {
+    let name = monitor
+        .get("decision")
+        .and_then(Value::as_str)
+        .unwrap_or("continue");
+    let restore = monitor
+        .pointer("/restore/iteration")
+        .and_then(Value::as_u64)
+        .map_or(String::new(), |n| format!(" to iteration {n}"));
+    let scores: Vec<String> = monitor
+        .get("scores")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.get("score").and_then(Value::as_i64))
+                .map(|s| s.to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{name}{restore} (scores {})", scores.join(" → "))
+}
+
 impl Event {
     /// The line a person sees for this event, if any.
     pub fn human(&self) -> Option<String> {
@@ -127,6 +160,18 @@ impl Event {
                 problem
                     .as_ref()
                     .map_or(String::new(), |p| format!(" ({p})"))
+            ),
+            Event::Iteration {
+                bead,
+                step,
+                iteration,
+                score,
+                monitor,
+                ..
+            } => format!(
+                "{bead} {step} iteration {iteration}: {}; monitor: {}",
+                score.map_or("a stage failed".to_string(), |s| format!("score {s}")),
+                monitor_line(monitor)
             ),
             Event::Waiting { wait_s } => {
                 format!("waiting {wait_s}s before the next attempt (Ctrl-C stops the run)")

@@ -20,8 +20,12 @@ use crate::store::Store;
 /// What the caller asked of the run.
 #[derive(Clone, Debug, Default)]
 pub struct ExecOptions {
-    /// Cap on the run's passes (`--max-turns`).
-    pub max_turns: Option<u64>,
+    /// Cap on the run's passes (`--max-passes`).
+    pub max_passes: Option<u64>,
+    /// A loop step's iteration limit (`--max-turns`, when positive).
+    pub max_turns: Option<u32>,
+    /// Keep loop snapshots (`--keep-snapshots`).
+    pub keep_snapshots: bool,
     /// `[agent]` for this run only (`--agent sim`); config.toml is neither read for it nor
     /// written.
     pub agent: Option<AgentConfig>,
@@ -78,8 +82,12 @@ pub fn run(
 ) -> Result<(Summary, ExecResult)> {
     let run_opts = Options {
         scope: Some(id.to_string()),
-        max_passes: opts.max_turns,
+        max_passes: opts.max_passes,
         agent: opts.agent.clone(),
+        max_turns: opts.max_turns,
+        keep_snapshots: opts.keep_snapshots,
+        // `exec` runs with no person at hand: a question of the pass monitor parks the node.
+        no_person: true,
         ..Options::default()
     };
     let summary = runner::run(store, &run_opts, events)?;

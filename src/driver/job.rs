@@ -53,6 +53,8 @@ pub struct Finished {
     pub problem: Option<String>,
     /// The dispatch's thread panicked (a bug in splice): the run must stop, with exit 2.
     pub panic: Option<String>,
+    /// A loop step's iteration, measured and recorded after the dispatch.
+    pub iteration: Option<crate::transition::loops::Iterated>,
 }
 
 impl Finished {
@@ -70,6 +72,7 @@ impl Finished {
             response: None,
             problem: None,
             panic: None,
+            iteration: None,
         }
     }
 
@@ -115,7 +118,13 @@ pub fn start_dispatch(
     };
     let credential = Credential::new()?;
     let hash = credential.sha256();
-    if let Err(e) = claim::claim_for_dispatch(&ctx, &bead.id, &rc.holder, Some(&head), &hash) {
+    if let Err(e) = claim::claim_for_dispatch(
+        &ctx,
+        &bead.id,
+        &rc.holder,
+        Some(&head),
+        (&hash, rc.max_turns),
+    ) {
         return refusal_is_skip(Err(e));
     }
     let job = Job {
@@ -214,6 +223,29 @@ impl Job {
             }
             Err(panic) => finished.panicked(&*panic, "dispatching"),
         }
+        if let Some(spec) = &self.step.loop_
+            && super::looping::measured(finished.exit)
+            && !self.cancel.load(Ordering::Relaxed)
+        {
+            let ran = super::looping::Ran {
+                rc: &self.rc,
+                bead: &self.bead,
+                step: &self.step,
+                spec,
+                attempt: self.attempt,
+                worktree: &self.worktree,
+                usage: finished.usage.as_ref(),
+                response: finished.response.as_ref(),
+            };
+            match super::looping::measure_and_record(&ran) {
+                Ok(it) => finished.iteration = Some(it),
+                Err(e) => {
+                    finished
+                        .problem
+                        .get_or_insert_with(|| format!("measuring the iteration: {e}"));
+                }
+            }
+        }
         finished.elapsed_ms = started.elapsed().as_millis() as u64;
         if self.cancel.load(Ordering::Relaxed) && !super::interrupt::requested() {
             // Its node was closed by a person, and its claim with it: nothing is left to record.
@@ -269,12 +301,18 @@ impl Job {
         }
         let rc = &self.rc;
         let bead = rc.store.read_bead(&self.bead)?;
+        // A loop step's iterations build on each other (a rollback restores a snapshot first).
+        let resume = match self.step.loop_ {
+            Some(_) => crate::model::manifest::Resume::Continue,
+            None => self.step.resume,
+        };
         worktree::prepare_for_attempt(
             &self.worktree,
-            self.step.resume,
+            resume,
             self.attempt,
             worktree::step_base(&bead),
         )?;
+        super::looping::before_dispatch(&bead, &self.step, &self.worktree)?;
         let paths = DispatchPaths::new(
             &rc.store.runs_dir(),
             &rc.run_id,
@@ -291,7 +329,28 @@ impl Job {
             run: &rc.run_id,
             model: rc.config.agent.model_for(&self.step.name),
         };
-        let mut argv = self.argv(&bead, &vars, &paths)?;
+        let limit = self.step.dispatch_limit(rc.max_turns);
+        let looping = match self.step.loop_ {
+            Some(_) => super::looping::context(&bead, limit),
+            None => None,
+        };
+        let mut env = Vec::new();
+        if self.step.loop_.is_some() {
+            let n = super::looping::current(&bead).len() + 1;
+            env.push(("SPLICE_ITERATION".to_string(), n.to_string()));
+        }
+        if let Some((_, data)) = &looping {
+            std::fs::create_dir_all(&paths.run_dir).map_err(|e| Error::io(&paths.run_dir, e))?;
+            let file = paths.log.with_extension("context.json");
+            let bytes = serde_json::to_vec_pretty(data).unwrap_or_default();
+            crate::store::atomic::replace_file(&file, &bytes)?;
+            env.push((
+                "SPLICE_LOOP_CONTEXT".to_string(),
+                file.display().to_string(),
+            ));
+        }
+        let section = looping.as_ref().map(|(md, _)| md.as_str());
+        let mut argv = self.argv(&bead, &vars, &paths, section)?;
         if rc.config.guard.dispatch() {
             argv = guard::guard_argv(argv, &paths.settings_file, &crate::hooks::splice_exe())?;
         }
@@ -303,6 +362,7 @@ impl Job {
             cancel: Some(&*self.cancel),
             credential: Some(self.credential.secret()),
             target: Some(&self.target),
+            env,
             ..DispatchSpec::new(
                 &self.bead,
                 &self.step.name,
@@ -331,6 +391,7 @@ impl Job {
         bead: &Bead,
         vars: &template::ArgvVars,
         paths: &DispatchPaths,
+        loop_section: Option<&str>,
     ) -> Result<Vec<String>> {
         let rc = &self.rc;
         match &self.step.run {
@@ -348,9 +409,17 @@ impl Job {
                         &artifact,
                     )
                 };
-                let rendered = prompt::render(&text, &pv)?;
-                let command = rc.config.agent.command_for(&self.step.name);
+                let mut rendered = prompt::render(&text, &pv)?;
+                rendered.push_str(loop_section.unwrap_or_default());
+                let command = super::looping::agent_command(rc, bead, &self.step.name);
                 template::command_argv(&command, vars, Some(&rendered), &paths.prompt_file)
+            }
+            // A node that escalated runs the escalation command, with the loop's context as
+            // its prompt.
+            Some(Run::Argv { .. }) if bead.pipeline.escalation.is_some() => {
+                let command = super::looping::agent_command(rc, bead, &self.step.name);
+                let prompt = loop_section.unwrap_or_default().trim_start();
+                template::command_argv(&command, vars, Some(prompt), &paths.prompt_file)
             }
             Some(Run::Argv { argv }) => {
                 template::command_argv(argv, vars, None, &paths.prompt_file)

@@ -12,6 +12,7 @@
 //! | [`envelope`] | what a pass reports, and where it is recorded |
 //! | [`events`] | human, json and stream-json output |
 //! | [`interrupt`] | Ctrl-C: stop cleanly, releasing every claim |
+//! | [`looping`] | a loop step in a run: measuring and recording each iteration, snapshots, the next iteration's context, escalate, roll back, step back |
 //! | [`prompts`] | step prompt templates |
 //! | [`headless`] | `splice exec`: run new work to rest, scoped to it, and say where it landed |
 //! | [`crystallize`] | `splice plan crystallize`: notes to a validated plan file, and its critic |
@@ -27,6 +28,7 @@ pub mod headless;
 pub mod holder;
 pub mod interrupt;
 pub mod job;
+pub mod looping;
 pub mod prompts;
 pub mod runner;
 pub mod snapshot;

@@ -30,6 +30,7 @@ use super::feed::Feed;
 pub use super::holder::{holder_alive, host, identity};
 use super::interrupt;
 use super::job::{self, Finished};
+use super::looping;
 use super::start;
 use crate::decide::decide;
 use crate::error::{Error, Result};
@@ -51,6 +52,14 @@ pub struct Options {
     pub one_pass: bool,
     /// `[agent]` for this run only, in place of config.toml's (`splice exec --agent sim`).
     pub agent: Option<crate::model::config::AgentConfig>,
+    /// A loop step's iteration limit in place of its `max_iterations` (`--max-turns`, when
+    /// positive).
+    pub max_turns: Option<u32>,
+    /// Keep a loop node's snapshot refs when its checkouts are removed (`--keep-snapshots`).
+    pub keep_snapshots: bool,
+    /// No person answers during this run (`splice exec`): a node the pass monitor would ask
+    /// about is parked instead.
+    pub no_person: bool,
 }
 
 /// How a run ended.
@@ -169,7 +178,9 @@ impl<'a> Run<'a> {
             true => None,
         };
         let who = identity()?;
-        let rc = RunCtx::new(store, manifest, config.clone(), &who)?;
+        let mut rc = RunCtx::new(store, manifest, config.clone(), &who)?;
+        rc.max_turns = opts.max_turns.filter(|n| *n > 0);
+        rc.keep_snapshots = opts.keep_snapshots;
         let mut feed = Feed::load(store, opts.scope.as_deref(), who.clone())?;
         if let Some(unavailable) = unavailable {
             feed.snapshot.unavailable = unavailable;
@@ -351,6 +362,24 @@ impl<'a> Run<'a> {
             },
             Action::Park { bead, reason, .. } => act::park(rc, bead, reason),
             Action::Skip { bead, step, reason } => act::skip(rc, bead, step, reason),
+            Action::Escalate {
+                bead,
+                step,
+                iteration,
+                rule,
+            } => looping::escalate(rc, bead, step, *iteration, rule),
+            Action::Rollback {
+                bead,
+                step,
+                iteration,
+                restore,
+            } => looping::rollback(rc, bead, step, *iteration, *restore),
+            Action::StepBack {
+                bead,
+                step,
+                iteration,
+                reason,
+            } => looping::step_back(rc, bead, step, *iteration, reason),
             Action::CleanupFanout {
                 bead,
                 children,
@@ -373,6 +402,16 @@ impl<'a> Run<'a> {
                 .get_or_insert_with(|| format!("{} {}: {panic}", f.bead, f.step));
         }
         self.sum.tokens = self.sum.tokens.saturating_add(f.tokens());
+        if let Some(it) = &f.iteration {
+            self.events.emit(&Event::Iteration {
+                bead: it.bead.clone(),
+                step: it.step.clone(),
+                iteration: it.iteration,
+                state: it.state.clone(),
+                score: it.score,
+                monitor: it.monitor.clone(),
+            });
+        }
         self.events.emit(&Event::DispatchEnd {
             bead: f.bead,
             step: f.step,

@@ -50,6 +50,8 @@ pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapsh
         wall_time_s: config.limits.wall_time_s,
         jobs: config.limits.jobs.unwrap_or(1),
         backoff_s: config.limits.backoff_s.unwrap_or(DEFAULT_BACKOFF_S),
+        max_turns: None,
+        no_person: false,
     };
     let unavailable = super::commands::unavailable(&config, &manifest);
     let mut snapshot = Snapshot {

@@ -30,6 +30,8 @@ pub(super) fn limits(opts: &Options, config: &Config, backoff_s: u64) -> Limits 
         wall_time_s: opts.wall_time_s.or(config.limits.wall_time_s),
         jobs: opts.jobs.or(config.limits.jobs).unwrap_or(1).max(1),
         backoff_s,
+        max_turns: opts.max_turns.filter(|n| *n > 0),
+        no_person: opts.no_person,
     }
 }
 

@@ -112,6 +112,9 @@ pub struct DispatchSpec<'a> {
     pub credential: Option<&'a str>,
     /// The branch the node's work lands on (`SPLICE_TARGET`), when one is known.
     pub target: Option<&'a str>,
+    /// More `SPLICE_*` variables for this dispatch (a loop step's `SPLICE_ITERATION` and
+    /// `SPLICE_LOOP_CONTEXT`, a step-back's `SPLICE_STEP_BACK`).
+    pub env: Vec<(String, String)>,
 }
 
 impl<'a> DispatchSpec<'a> {
@@ -147,6 +150,7 @@ impl<'a> DispatchSpec<'a> {
             cancel: None,
             credential: None,
             target: None,
+            env: Vec::new(),
         }
     }
 }
@@ -252,6 +256,9 @@ pub fn env_for(spec: &DispatchSpec) -> Vec<(String, OsString)> {
     }
     if let Some(target) = spec.target {
         env.push(("SPLICE_TARGET".into(), target.into()));
+    }
+    for (k, v) in &spec.env {
+        env.push((k.clone(), v.into()));
     }
     env
 }

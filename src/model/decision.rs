@@ -76,6 +76,31 @@ pub enum Action {
         step: String,
         reason: String,
     },
+    /// A loop step's monitor found a cycle or an oscillation after `iteration` (`rule`): switch
+    /// the node to `[agent] escalation_command` (once per node), or, with none left, keep its
+    /// command and give the next prompt recovery context.
+    Escalate {
+        bead: String,
+        step: String,
+        iteration: u32,
+        rule: String,
+    },
+    /// A loop step's latest score fell below its first: restore the node's worktree to the
+    /// snapshot of iteration `restore` (the best before the latest).
+    Rollback {
+        bead: String,
+        step: String,
+        iteration: u32,
+        restore: u32,
+    },
+    /// A loop step's scores stopped rising: run one step-back analysis of the plateau (costs no
+    /// iteration); its root cause goes into the next prompt.
+    StepBack {
+        bead: String,
+        step: String,
+        iteration: u32,
+        reason: String,
+    },
     /// Remove the checkouts of a closed node's children, and with `own` the node's own (its
     /// route finished, so its work is on its target); delete the branches splice made for them
     /// whose commits are all on their target.
@@ -98,6 +123,9 @@ impl Action {
             | Action::Dispatch { bead, .. }
             | Action::Park { bead, .. }
             | Action::Skip { bead, .. }
+            | Action::Escalate { bead, .. }
+            | Action::Rollback { bead, .. }
+            | Action::StepBack { bead, .. }
             | Action::CleanupFanout { bead, .. } => bead,
         }
     }
@@ -108,6 +136,9 @@ impl Action {
             Action::Dispatch { .. } => "dispatch",
             Action::Park { .. } => "park",
             Action::Skip { .. } => "skip",
+            Action::Escalate { .. } => "escalate",
+            Action::Rollback { .. } => "rollback",
+            Action::StepBack { .. } => "step-back",
             Action::CleanupFanout { .. } => "cleanup-fanout",
         }
     }
@@ -143,6 +174,10 @@ pub enum Rest {
         /// Would the resolved level relax this gate (planning gates and verdict-less specs never)?
         #[serde(default, skip_serializing_if = "Option::is_none")]
         relaxes: Option<bool>,
+        /// A loop step's monitor asks (its agent's confidence fell three times): why, with the
+        /// options `guide` (`transition guide --bead ID --text T`) and `cancel`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        question: Option<String>,
     },
     /// Delegating: sanctioned children still open.
     WaitingChildren { children: Vec<String> },

@@ -33,6 +33,13 @@ pub struct Limits {
     /// [`DEFAULT_BACKOFF_S`].
     #[serde(default)]
     pub backoff_s: u64,
+    /// A run's `--max-turns`: a loop step's iteration limit in place of its `max_iterations`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+    /// No person answers during this run (`splice exec`): a loop node the pass monitor would
+    /// ask about is parked instead of resting `awaiting-human`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_person: bool,
 }
 
 /// The wait before a retry when no `[limits] backoff_s` is set: seconds, so an agent that fails
@@ -51,6 +58,8 @@ impl Default for Limits {
             wall_time_s: None,
             jobs: 1,
             backoff_s: 0,
+            max_turns: None,
+            no_person: false,
         }
     }
 }

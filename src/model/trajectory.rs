@@ -262,3 +262,153 @@ fn check_state(i: usize, s: &IterationState) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// A stage that failed before the iteration completed.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StageFailure {
+    /// `tests`.
+    pub stage: String,
+    pub reason: String,
+    /// The end of the command's output, when it ran.
+    pub output_tail: String,
+}
+
+/// An acceptance fact that did not pass.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct AcceptanceMiss {
+    pub id: String,
+    /// `failed` (ran, wrong exit) or `errored` (could not start, or timed out).
+    pub outcome: String,
+    pub reason: String,
+}
+
+/// A lint or security finding, for the next prompt.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct FindingNote {
+    /// `lint` or `security`.
+    pub stage: String,
+    /// critical, high, medium or low.
+    pub severity: String,
+    pub rule: Option<String>,
+    pub location: Option<String>,
+    pub message: Option<String>,
+}
+
+/// What the next dispatch's prompt carries besides the scores (bounded lists).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct RevisionContext {
+    pub stage_failure: Option<StageFailure>,
+    /// Failed, then errored test names (at most [`MAX_NAMES`]).
+    pub failing_tests: Vec<String>,
+    pub acceptance: Vec<AcceptanceMiss>,
+    /// High and critical findings first (at most [`MAX_FINDINGS`]).
+    pub findings: Vec<FindingNote>,
+    /// Changed paths, sorted (at most 50).
+    pub changed_files: Vec<String>,
+    /// Why a verification is incomplete, one line each.
+    pub incomplete: Vec<String>,
+}
+
+/// How many test names, findings and acceptance misses the context keeps.
+pub const MAX_NAMES: usize = 50;
+pub const MAX_FINDINGS: usize = 20;
+
+/// One iteration of a loop step on a node, as the writer's `iterate` appends it to
+/// `pipeline.trajectory` (journaled): what it measured, the monitor's decision then, the
+/// context the next dispatch's prompt carries, and what the runner or a person did about the
+/// decision (`effect`). `decide` judges the entries since the node entered the step (`seq`
+/// above `pipeline.entered`) and recomputes the decision from them; `monitor` is a record.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Iteration {
+    pub step: String,
+    /// The bead's seq when it was recorded.
+    pub seq: u64,
+    /// The dispatch's attempt on the step.
+    pub attempt: u32,
+    /// When the iteration's dispatch started (the wall-time limit counts from the first).
+    pub started_at: String,
+    /// When it was recorded.
+    pub at: String,
+    pub state: IterationState,
+    /// Its score under the step's weights (absent for a stage failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<i64>,
+    /// The monitor's decision after it, with the rule's evidence (a record: `decide` judges the
+    /// states themselves).
+    #[serde(default)]
+    pub monitor: serde_json::Value,
+    #[serde(default)]
+    pub context: RevisionContext,
+    /// The git ref holding the worktree after this iteration (`refs/splice/snapshots/<id>/<n>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
+    /// What was done about the monitor's decision after this iteration, when it needed doing
+    /// (escalate, roll back, step back, a person's guidance): the next iteration may start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<Effect>,
+}
+
+/// What was done about an iteration's monitor decision.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(tag = "effect", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Effect {
+    /// The node switched to `[agent] escalation_command` (once per node).
+    Escalated { rule: String, command: Vec<String> },
+    /// A cycle or oscillation with no escalation left (none configured, or the node already
+    /// escalated): the command is kept and the next prompt carries recovery context.
+    Recovery { rule: String, why: String },
+    /// The worktree was restored to the snapshot of iteration `restored`.
+    RolledBack { restored: u32, snapshot: String },
+    /// A step-back analysis ran; its root cause is revision context.
+    SteppedBack {
+        root_cause: String,
+        #[serde(default)]
+        tokens: u64,
+        #[serde(default)]
+        cost_usd: f64,
+    },
+    /// A person answered the monitor's question (`transition guide`).
+    Guided { text: String, by: String },
+}
+
+impl Effect {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Effect::Escalated { .. } => "escalated",
+            Effect::Recovery { .. } => "recovery",
+            Effect::RolledBack { .. } => "rolled_back",
+            Effect::SteppedBack { .. } => "stepped_back",
+            Effect::Guided { .. } => "guided",
+        }
+    }
+}
+
+/// The node's escalation (`pipeline.escalation`): at most one per node, so a later cycle, or a
+/// new run, does not escalate again.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Escalation {
+    pub step: String,
+    pub iteration: u32,
+    pub rule: String,
+    /// The command the node's dispatches use from now on.
+    pub command: Vec<String>,
+    pub at: String,
+}
+
+/// The most trajectory entries a bead keeps (the oldest go first; a step's monitor judges at
+/// most its `max_iterations`, itself bounded).
+pub const MAX_TRAJECTORY: usize = 200;
+
+/// The entries of `trajectory` for `step` recorded since the node entered it (`seq` above
+/// `entered`), in order.
+pub fn since_entry<'a>(
+    trajectory: &'a [Iteration],
+    step: &'a str,
+    entered: u64,
+) -> impl Iterator<Item = &'a Iteration> + 'a {
+    trajectory
+        .iter()
+        .filter(move |i| i.step == step && i.seq > entered)
+}

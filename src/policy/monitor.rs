@@ -21,7 +21,10 @@
 
 use serde::Serialize;
 
-use crate::model::trajectory::{IterationState, MONITOR_SCHEMA, MonitorInput, Weights};
+use crate::model::manifest::LoopSpec;
+use crate::model::trajectory::{
+    Effect, Iteration, IterationState, MONITOR_SCHEMA, MonitorInput, Spent, Weights,
+};
 
 /// The quality score of a measured state: the weighted sum of its counts (integers, exact).
 /// Other fields are evidence only.
@@ -174,6 +177,26 @@ pub fn report(input: &MonitorInput) -> MonitorReport {
 
 fn history(input: &MonitorInput) -> impl Iterator<Item = &IterationState> {
     input.trajectory.iter().filter(|s| !s.stage_failed)
+}
+
+/// The monitor's input: the step's settings under the run's `--max-turns`, what the step-back
+/// analyses spent, and the iterations' states.
+pub fn input_of(spec: &LoopSpec, max_turns: Option<u32>, its: &[&Iteration]) -> MonitorInput {
+    let mut spent = Spent::default();
+    for it in its {
+        if let Some(Effect::SteppedBack {
+            tokens, cost_usd, ..
+        }) = &it.effect
+        {
+            spent.tokens = spent.tokens.saturating_add(*tokens);
+            spent.cost_usd += cost_usd.max(0.0);
+        }
+    }
+    MonitorInput {
+        settings: spec.settings(max_turns),
+        spent,
+        trajectory: its.iter().map(|it| it.state.clone()).collect(),
+    }
 }
 
 /// Decide after the latest iteration. An empty trajectory continues.

@@ -99,6 +99,9 @@ pub enum Verb {
     PlanCrystallize,
     PlanApprove,
     Monitor,
+    Iterate,
+    LoopEffect,
+    Guide,
 }
 
 impl Verb {
@@ -147,6 +150,9 @@ impl Verb {
         Verb::PlanCrystallize,
         Verb::PlanApprove,
         Verb::Monitor,
+        Verb::Iterate,
+        Verb::LoopEffect,
+        Verb::Guide,
     ];
 
     /// The table: who may run this verb.
@@ -162,7 +168,10 @@ impl Verb {
             | Verb::Skip
             | Verb::RecordExit
             | Verb::RecordRun
-            | Verb::Route => Actor::Runner,
+            | Verb::Route
+            // A loop step's measured iteration and what was done about the monitor's decision.
+            | Verb::Iterate
+            | Verb::LoopEffect => Actor::Runner,
             Verb::Approve
             | Verb::Reject
             | Verb::Unpark
@@ -181,7 +190,9 @@ impl Verb {
             // They create and run work; a plan's run approves planning gates that never relax.
             | Verb::Exec
             | Verb::PlanCrystallize
-            | Verb::PlanApprove => Actor::Person,
+            | Verb::PlanApprove
+            // The answer to the pass monitor's question.
+            | Verb::Guide => Actor::Person,
             Verb::PassDryRun
             | Verb::Show
             | Verb::Step
@@ -247,6 +258,9 @@ impl Verb {
             Verb::PlanApprove => "plan approve",
             // Replays a trajectory file through the pure monitor.
             Verb::Monitor => "monitor",
+            Verb::Iterate => "iterate",
+            Verb::LoopEffect => "loop-effect",
+            Verb::Guide => "guide",
         }
     }
 

@@ -26,6 +26,8 @@ pub struct ClaimArgs<'a> {
     /// With a dispatch: the sha256 of the dispatch's credential, put on the claim (replacing
     /// any earlier dispatch's).
     pub credential_sha256: Option<&'a str>,
+    /// A run's `--max-turns`: a loop step's dispatch limit in its `max_iterations`' place.
+    pub max_turns: Option<u32>,
 }
 
 /// A claim held.
@@ -77,26 +79,34 @@ pub fn claim(
     dispatch: bool,
     base: Option<&str>,
 ) -> Result<Claimed> {
-    claim_with(ctx, id, holder, (dispatch, base), None)
+    claim_with(ctx, id, holder, (dispatch, base, None), None)
 }
 
 /// The runner's claim for a dispatch whose credential hashes to `credential_sha256`: as
 /// [`claim`] with `dispatch`, the hash on the claim.
+/// `max_turns` is the run's `--max-turns`: a loop step's dispatch limit in its
+/// `max_iterations`' place.
 pub fn claim_for_dispatch(
     ctx: &Ctx,
     id: &str,
     holder: &str,
     base: Option<&str>,
-    credential_sha256: &str,
+    (credential_sha256, max_turns): (&str, Option<u32>),
 ) -> Result<Claimed> {
-    claim_with(ctx, id, holder, (true, base), Some(credential_sha256))
+    claim_with(
+        ctx,
+        id,
+        holder,
+        (true, base, max_turns),
+        Some(credential_sha256),
+    )
 }
 
 fn claim_with(
     ctx: &Ctx,
     id: &str,
     holder: &str,
-    (dispatch, base): (bool, Option<&str>),
+    (dispatch, base, max_turns): (bool, Option<&str>, Option<u32>),
     credential_sha256: Option<&str>,
 ) -> Result<Claimed> {
     if holder.trim().is_empty() {
@@ -119,6 +129,7 @@ fn claim_with(
             dispatch: step,
             base,
             credential_sha256,
+            max_turns,
         };
         Ok(plan_claim(&args, bead, &ctx.now)?)
     })
@@ -143,7 +154,7 @@ pub fn plan_claim(args: &ClaimArgs, bead: &Bead, now: &str) -> Result<Change<Cla
                 reason: dl.reason.clone(),
             });
         }
-        (Some(step), None) => Some(next_attempt(bead, step)?),
+        (Some(step), None) => Some(next_attempt(bead, step, args.max_turns)?),
         (None, _) if already => return Ok(Change::nothing(claimed)),
         (None, _) => None,
     };
@@ -176,14 +187,15 @@ pub fn plan_claim(args: &ClaimArgs, bead: &Bead, now: &str) -> Result<Change<Cla
 }
 
 /// The attempt a dispatch of `step` would be, or the refusal when none is left.
-fn next_attempt(bead: &Bead, step: &Step) -> Result<u32, Refusal> {
+fn next_attempt(bead: &Bead, step: &Step, max_turns: Option<u32>) -> Result<u32, Refusal> {
     let spent = bead.attempts_on(&step.name);
-    if spent >= step.max_attempts {
+    let max = step.dispatch_limit(max_turns);
+    if spent >= max {
         return Err(Refusal::AttemptsExhausted {
             bead: bead.id.clone(),
             step: step.name.clone(),
             spent,
-            max: step.max_attempts,
+            max,
         });
     }
     Ok(spent + 1)
@@ -314,6 +326,7 @@ mod tests {
             dispatch: None,
             base: None,
             credential_sha256: None,
+            max_turns: None,
         };
         let change = plan_claim(&hold, &b, NOW).unwrap();
         assert!(change.beads.is_empty() && !change.output.new);
@@ -336,12 +349,14 @@ mod tests {
             dispatch: manifest.step("implement"),
             base: None,
             credential_sha256: Some("hash-1"),
+            max_turns: None,
         };
         let after = plan_claim(&first, &b, NOW).unwrap().beads.remove(0);
         let lease = after.pipeline.lease.clone().unwrap();
         assert_eq!(lease.credential_sha256.as_deref(), Some("hash-1"));
         let next = ClaimArgs {
             credential_sha256: Some("hash-2"),
+            max_turns: None,
             ..first
         };
         let again = plan_claim(&next, &after, NOW).unwrap().beads.remove(0);

@@ -145,6 +145,14 @@ fn check_and_land(ctx: &floors::Ctx) -> Vec<floors::Outcome> {
     let when = land::when(ctx.manifest, ctx.step, ctx.bead, &ctx.lineage);
     let landing = || land::land(ctx.store, ctx.manifest, ctx.bead, &ctx.lineage);
     let mut outcomes: Vec<floors::Outcome> = Vec::new();
+    if ctx.step.loop_.is_some() {
+        let answer = loop_evidence(ctx.bead);
+        let passed = answer.verdict == Verdict::Pass;
+        outcomes.push(answer);
+        if !passed {
+            return outcomes;
+        }
+    }
     if when == Some(land::When::BeforeFloors) {
         outcomes.extend(landing());
         if floors::combine(&outcomes) != Verdict::Pass {
@@ -152,7 +160,10 @@ fn check_and_land(ctx: &floors::Ctx) -> Vec<floors::Outcome> {
         }
     }
     outcomes.extend(floors::run_all(ctx));
-    if ctx.step.floors.is_empty() && ctx.bead.proposal_since_entry().is_none() {
+    if ctx.step.floors.is_empty()
+        && ctx.bead.proposal_since_entry().is_none()
+        && ctx.step.loop_.is_none()
+    {
         outcomes.push(floors::Outcome::nothing_proposed(format!(
             "{} declares no floors and nothing was proposed: an empty check list proves \
              nothing; propose the step's result first",
@@ -163,6 +174,38 @@ fn check_and_land(ctx: &floors::Ctx) -> Vec<floors::Outcome> {
         outcomes.extend(landing());
     }
     outcomes
+}
+
+/// A loop step's own evidence (`docs/monitor.md`): its latest iteration since the node entered
+/// the step succeeded. It comes before the step's floors, which still apply.
+fn loop_evidence(bead: &crate::model::Bead) -> floors::Outcome {
+    use crate::model::trajectory::since_entry;
+    let p = &bead.pipeline;
+    let latest = since_entry(&p.trajectory, &p.step, p.entered).last();
+    let (verdict, reason) = match latest {
+        Some(it) if it.state.succeeded() => (
+            Verdict::Pass,
+            format!("iteration {} of {} succeeded", it.state.iteration, p.step),
+        ),
+        Some(it) => (
+            Verdict::Refuse,
+            format!(
+                "iteration {} of loop step {} did not succeed (a test or acceptance fact failed \
+                 or errored, a stage failed, or a high or critical finding): the loop runs \
+                 until one does",
+                it.state.iteration, p.step
+            ),
+        ),
+        None => (
+            Verdict::Refuse,
+            format!("no iteration of loop step {} has been measured yet", p.step),
+        ),
+    };
+    let evidence = serde_json::json!({
+        "iteration": latest.map(|i| i.state.iteration),
+        "score": latest.and_then(|i| i.score),
+    });
+    floors::Outcome::named("loop", verdict, reason, evidence)
 }
 
 /// Record the check `ev` makes of `bead` (which must not have moved since the floors ran) and

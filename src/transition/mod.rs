@@ -39,6 +39,7 @@ pub mod complete;
 pub mod create;
 pub mod gate;
 pub mod land;
+pub mod loops;
 pub mod park;
 pub mod plan;
 pub mod propose;

@@ -17,6 +17,8 @@ pub struct ProposeArgs {
     pub artifact: String,
     pub result: Option<String>,
     pub pr_url: Option<String>,
+    /// The agent's confidence, 0..1.
+    pub confidence: Option<f64>,
 }
 
 /// A recorded proposal.
@@ -34,6 +36,11 @@ pub struct Proposed {
 pub fn propose(ctx: &Ctx, id: &str, args: ProposeArgs) -> Result<Proposed> {
     if args.artifact.trim().is_empty() {
         return Err(Error::Invalid("--artifact must not be empty".into()));
+    }
+    if let Some(c) = args.confidence
+        && !(c.is_finite() && (0.0..=1.0).contains(&c))
+    {
+        return Err(Error::Invalid(format!("--confidence {c} is outside 0..1")));
     }
     ctx.apply(
         Verb::Propose,
@@ -63,6 +70,7 @@ pub fn plan(
         result: args.result.clone(),
         pr_url: args.pr_url.clone(),
         holder: who.holder.map(str::to_string),
+        confidence: args.confidence,
         at: now.to_string(),
     });
     let reason = format!("proposed {} for {}", args.artifact, args.step);

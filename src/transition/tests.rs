@@ -360,6 +360,7 @@ fn claims_count_attempts_and_refuse_parked_or_exhausted_steps() {
         dispatch: Some(step),
         base: Some("abc"),
         credential_sha256: None,
+        max_turns: None,
     };
     let change = plan_claim(&dispatch, &b, NOW).unwrap();
     let after = only(&change, &b);

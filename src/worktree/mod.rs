@@ -23,6 +23,7 @@
 mod checkout;
 mod land;
 mod node;
+pub mod snapshots;
 mod target;
 
 use std::fs;

@@ -42,6 +42,39 @@ pub enum Color {
     Never,
 }
 
+/// A loop node's iterations: how many of its limit, each score and the monitor's last word.
+#[derive(Serialize, Debug)]
+struct LoopRow {
+    iterations: usize,
+    max_iterations: u32,
+    /// Each iteration's score, in order (`null`: a stage failed).
+    scores: Vec<Option<i64>>,
+    /// The monitor's decision after the latest iteration, as recorded.
+    decision: Option<String>,
+    /// What was done about it (`escalated`, `rolled_back`…).
+    effect: Option<&'static str>,
+    /// The node escalated to this command (once per node).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    escalated_to: Option<Vec<String>>,
+}
+
+/// The loop row of `b` at its step `step`, when it is a loop step.
+fn loop_row(b: &crate::model::Bead, step: Option<&crate::model::Step>) -> Option<LoopRow> {
+    let spec = step?.loop_.as_ref()?;
+    let p = &b.pipeline;
+    let its: Vec<_> =
+        crate::model::trajectory::since_entry(&p.trajectory, &p.step, p.entered).collect();
+    let latest = its.last();
+    Some(LoopRow {
+        iterations: its.len(),
+        max_iterations: spec.max_iterations,
+        scores: its.iter().map(|i| i.score).collect(),
+        decision: latest.and_then(|i| i.monitor.get("decision")?.as_str().map(str::to_string)),
+        effect: latest.and_then(|i| i.effect.as_ref().map(|e| e.name())),
+        escalated_to: p.escalation.as_ref().map(|e| e.command.clone()),
+    })
+}
+
 /// One row of the tree.
 #[derive(Serialize, Debug)]
 struct Row<'a> {
@@ -58,6 +91,10 @@ struct Row<'a> {
     lease: Option<&'a Lease>,
     attempts: u32,
     max_attempts: Option<u32>,
+    /// A loop step's iterations since the node entered it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "loop")]
+    looping: Option<LoopRow>,
     /// Where this node's floors read: its worktree, or the repository root (`.`).
     floors_dir: String,
     action: Option<&'a Action>,
@@ -165,6 +202,7 @@ fn rows<'a>(
                 lease: p.lease.as_ref(),
                 attempts: b.attempts_on(&p.step),
                 max_attempts: snap.manifest.step(&p.step).map(|s| s.max_attempts),
+                looping: loop_row(b, snap.manifest.step(&p.step)),
                 floors_dir: dir,
                 action,
                 rest,
@@ -231,6 +269,7 @@ fn unreadable_row<'a>(
         lease: None,
         attempts: 0,
         max_attempts: None,
+        looping: None,
         floors_dir: ".".to_string(),
         action: None,
         rest,
@@ -264,6 +303,15 @@ fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
             Action::Dispatch { attempt, .. } => format!("dispatch (attempt {attempt})"),
             Action::Park { reason, .. } => format!("park: {reason}"),
             Action::Skip { reason, .. } => format!("skip (not applicable): {reason}"),
+            Action::Escalate {
+                iteration, rule, ..
+            } => format!("escalate after iteration {iteration} ({rule})"),
+            Action::Rollback {
+                iteration, restore, ..
+            } => format!("roll back after iteration {iteration} to iteration {restore}"),
+            Action::StepBack {
+                iteration, reason, ..
+            } => format!("step back after iteration {iteration}: {reason}"),
             Action::CleanupFanout {
                 bead,
                 children,
@@ -338,6 +386,29 @@ fn review_path(snap: &Snapshot, bead: &Bead) -> Option<String> {
 }
 
 /// ANSI styles, or none.
+/// `iteration 3/5, scores 12 → 14 → -10, rollback (rolled_back)`.
+fn loop_facts(l: &LoopRow) -> String {
+    let mut out = format!("iteration {}/{}", l.iterations, l.max_iterations);
+    if !l.scores.is_empty() {
+        let scores: Vec<String> = l
+            .scores
+            .iter()
+            .map(|s| s.map_or("×".to_string(), |s| s.to_string()))
+            .collect();
+        out.push_str(&format!(", scores {}", scores.join(" → ")));
+    }
+    if let Some(d) = &l.decision {
+        out.push_str(&format!(", monitor {d}"));
+        if let Some(e) = l.effect {
+            out.push_str(&format!(" ({e})"));
+        }
+    }
+    if let Some(cmd) = &l.escalated_to {
+        out.push_str(&format!(", escalated to `{}`", cmd.join(" ")));
+    }
+    out
+}
+
 #[derive(Clone, Copy)]
 struct Paint(bool);
 
@@ -390,9 +461,10 @@ fn human(report: &Report, paint: Paint) -> String {
             continue;
         }
         let mut facts = vec![r.kind.to_string(), r.step.to_string()];
-        match r.max_attempts {
-            Some(max) => facts.push(format!("attempts {}/{max}", r.attempts)),
-            None => facts.push(format!("attempts {}", r.attempts)),
+        match (&r.looping, r.max_attempts) {
+            (Some(l), _) => facts.push(loop_facts(l)),
+            (None, Some(max)) => facts.push(format!("attempts {}/{max}", r.attempts)),
+            (None, None) => facts.push(format!("attempts {}", r.attempts)),
         }
         if let Some(l) = r.lease {
             facts.push(format!("claimed by {}", l.holder));

@@ -68,6 +68,10 @@ pub enum Verb {
         /// The pull request opened for delivery.
         #[arg(long, value_name = "URL")]
         pr_url: Option<String>,
+        /// Your confidence in the work, 0..1 (a loop step's pass monitor reads it: falling
+        /// confidence over three iterations asks a person).
+        #[arg(long, value_name = "0..1")]
+        confidence: Option<f64>,
     },
     /// Run the step's floors; advance (through its gate) or close when they pass.
     Complete {
@@ -176,6 +180,16 @@ pub enum Verb {
         /// Why the node may go on (journaled).
         #[arg(long)]
         reason: String,
+    },
+    /// A person answers the pass monitor's question about a loop node (its agent's confidence
+    /// fell three times, and it rests awaiting-human): go on with this guidance, which the next
+    /// iteration's prompt carries. To stop instead, cancel the node.
+    Guide {
+        #[command(flatten)]
+        common: Common,
+        /// How the agent should go on (journaled, and put in the next prompt).
+        #[arg(long)]
+        text: String,
     },
     /// Record the suite command and test paths on the campaign root.
     SetConfig {

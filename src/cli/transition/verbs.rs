@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::model::Role;
 use crate::model::bead::ExitKind;
 use crate::store::Store;
+use crate::transition::loops;
 use crate::transition::{
     Ctx, Who, claim, complete, gate, park, propose, record, resplit, settings, skip, split,
 };
@@ -60,12 +61,14 @@ pub(super) fn step_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             artifact,
             result,
             pr_url,
+            confidence,
         } => {
             let args = propose::ProposeArgs {
                 step,
                 artifact,
                 result,
                 pr_url,
+                confidence,
             };
             let out = propose::propose(&ctx(store, &common, now), common.bead.id(), args);
             output::emit(store, out)
@@ -158,6 +161,10 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
         }
         Verb::Unpark { common, reason } => {
             let out = park::unpark(&ctx(store, &common, now), common.bead.id(), &reason);
+            output::emit(store, out)
+        }
+        Verb::Guide { common, text } => {
+            let out = loops::guide(&ctx(store, &common, now), common.bead.id(), &text);
             output::emit(store, out)
         }
         Verb::RecordExit {

@@ -13,9 +13,10 @@ mod stages;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::bead::Acceptance;
+pub use crate::model::trajectory::{
+    AcceptanceMiss, FindingNote, MAX_FINDINGS, MAX_NAMES, RevisionContext, StageFailure,
+};
 use crate::model::trajectory::{Findings, IterationState, Outcomes};
 
 pub use change::{Change, change_hash, measure_change};
@@ -62,56 +63,6 @@ pub struct MeasureInput {
     pub tokens: u64,
     pub cost_usd: f64,
 }
-
-/// A stage that failed before the iteration completed.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct StageFailure {
-    /// `tests`.
-    pub stage: String,
-    pub reason: String,
-    /// The end of the command's output, when it ran.
-    pub output_tail: String,
-}
-
-/// An acceptance fact that did not pass.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct AcceptanceMiss {
-    pub id: String,
-    /// `failed` (ran, wrong exit) or `errored` (could not start, or timed out).
-    pub outcome: String,
-    pub reason: String,
-}
-
-/// A lint or security finding, for the next prompt.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct FindingNote {
-    /// `lint` or `security`.
-    pub stage: String,
-    /// critical, high, medium or low.
-    pub severity: String,
-    pub rule: Option<String>,
-    pub location: Option<String>,
-    pub message: Option<String>,
-}
-
-/// What the next dispatch's prompt carries besides the scores (bounded lists).
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct RevisionContext {
-    pub stage_failure: Option<StageFailure>,
-    /// Failed, then errored test names (at most [`MAX_NAMES`]).
-    pub failing_tests: Vec<String>,
-    pub acceptance: Vec<AcceptanceMiss>,
-    /// High and critical findings first (at most [`MAX_FINDINGS`]).
-    pub findings: Vec<FindingNote>,
-    /// Changed paths, sorted (at most [`change::MAX_CHANGED_FILES`]).
-    pub changed_files: Vec<String>,
-    /// Why a verification is incomplete, one line each.
-    pub incomplete: Vec<String>,
-}
-
-/// How many test names, findings and acceptance misses the context keeps.
-pub const MAX_NAMES: usize = 50;
-pub const MAX_FINDINGS: usize = 20;
 
 /// One measured iteration: the state for the trajectory and the context for the next prompt.
 #[derive(Clone, Debug, PartialEq)]

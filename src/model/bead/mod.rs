@@ -182,8 +182,13 @@ pub struct Pipeline {
     /// Revision guidance for the next dispatch: a review's text or a person's rejection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guidance: Option<String>,
+    /// A loop step's iterations, each measured and judged (`docs/monitor.md`; at most
+    /// [`MAX_TRAJECTORY`](crate::model::trajectory::MAX_TRAJECTORY), the oldest go first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub trajectory: Vec<Value>,
+    pub trajectory: Vec<crate::model::trajectory::Iteration>,
+    /// The node's one escalation to `[agent] escalation_command`, when it escalated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<crate::model::trajectory::Escalation>,
     /// Totals over the node's dispatches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,

@@ -31,6 +31,10 @@ pub struct Proposal {
     pub pr_url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder: Option<String>,
+    /// The agent's confidence in it, 0..1 (`propose --confidence`): a loop step's monitor
+    /// reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
     pub at: String,
 }
 

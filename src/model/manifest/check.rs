@@ -247,13 +247,6 @@ pub fn deserialize_checked<'de, D: Deserializer<'de>>(d: D) -> Result<Manifest, 
         .map_err(|p| serde::de::Error::custom(format!("manifest: {p}")))
 }
 
-fn not_yet(path: &str, what: &str) -> String {
-    format!(
-        "{path}: not supported yet ({what} have no runtime in this splice, so the field would \
-         do nothing); remove it"
-    )
-}
-
 /// The `{{name}}` variables in a template, trimmed, read the way the renderer
 /// (`exec::template::substitute`) reads them; `None` at a `{{` without its `}}`.
 pub(super) fn template_names(text: &str) -> Option<Vec<&str>> {
@@ -366,8 +359,13 @@ fn step_problems(i: usize, step: &Step, out: &mut Vec<String>) {
     if step.name.is_empty() {
         out.push(format!("steps[{i}].name: empty step name"));
     }
-    if step.loop_.is_some() {
-        out.push(not_yet(&format!("steps[{i}].loop"), "loop steps"));
+    if let Some(l) = &step.loop_ {
+        l.problems(i, out);
+        if step.run.is_none() {
+            out.push(format!(
+                "steps[{i}].loop: a loop step iterates its command; give the step a `run`"
+            ));
+        }
     }
     if step.max_attempts == 0 {
         out.push(format!("steps[{i}].max_attempts: must be at least 1"));

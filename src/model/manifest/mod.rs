@@ -24,6 +24,7 @@ use super::Kind;
 mod branch;
 mod check;
 mod floor;
+mod looping;
 pub mod prompts;
 mod tiers;
 
@@ -31,6 +32,7 @@ pub use branch::{Action, Branch, Directive, Match, Matcher, When, compile as com
 use check::type_problems;
 pub use check::{argv_problems, deserialize_checked};
 pub use floor::{FloorKind, FloorSpec};
+pub use looping::{LoopSpec, MAX_ITERATIONS, SarifUse, Stage};
 pub use tiers::{TierRuleSpec, Tiers, words_of};
 
 /// How much a node may advance without a person.
@@ -182,9 +184,10 @@ pub struct Step {
     /// A route's `entry` may start after this step (and only after optional steps).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub optional: bool,
-    /// Refused at load until the pass monitor gives it a runtime.
+    /// A loop step: each iteration one dispatch, measured and judged by the pass monitor
+    /// (`docs/monitor.md`).
     #[serde(default, rename = "loop", skip_serializing_if = "Option::is_none")]
-    pub loop_: Option<Value>,
+    pub loop_: Option<LoopSpec>,
     /// Result branches, tried in order when the step's check refuses or the step is accepted
     /// (see `docs/manifest.md`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -199,6 +202,14 @@ impl Step {
 
     pub fn has_role(&self, role: Role) -> bool {
         self.role == Some(role)
+    }
+
+    /// The step's dispatch limit: its loop's iterations (under a run's `--max-turns`), else
+    /// `max_attempts`.
+    pub fn dispatch_limit(&self, max_turns: Option<u32>) -> u32 {
+        self.loop_
+            .as_ref()
+            .map_or(self.max_attempts, |l| l.iterations(max_turns))
     }
 }
 
