@@ -68,14 +68,44 @@ fn unknown_kinds_fields_and_params_are_named() {
 }
 
 #[test]
-fn fields_without_a_runtime_are_refused() {
+fn a_loop_is_typed_and_checked_at_load() {
     let with = |field: &str| {
         DEFAULT_MANIFEST.replace(
             "\"name\": \"implement\",",
             &format!("\"name\": \"implement\", {field},"),
         )
     };
-    assert!(problems_of(&with("\"loop\": {}")).contains("steps[5].loop: not supported yet"));
+    let m = Manifest::parse(&with(
+        r#""loop": {"max_iterations": 3, "stages": [{"kind": "tests", "argv": ["cargo", "test"]}, {"kind": "command"}, {"kind": "sarif", "as": "lint", "file": "lint.sarif"}]}"#,
+    ))
+    .unwrap();
+    let l = m.step("implement").unwrap().loop_.as_ref().unwrap();
+    assert_eq!(l.max_iterations, 3);
+    assert_eq!(l.stages.len(), 3);
+    assert_eq!(m.step("implement").unwrap().dispatch_limit(None), 3);
+    assert_eq!(m.step("implement").unwrap().dispatch_limit(Some(7)), 7);
+    assert_eq!(m.step("implement").unwrap().dispatch_limit(Some(0)), 3);
+    // Defaults: five iterations, wall time the larger of 600 s and the step's timeout.
+    let d = Manifest::parse(&with(r#""loop": {}"#)).unwrap();
+    let l = d.step("implement").unwrap().loop_.clone().unwrap();
+    assert_eq!(l.max_iterations, 5);
+    assert_eq!(l.wall_time_s(30), 600);
+    assert_eq!(l.wall_time_s(3600), 3600);
+    for (bad, says) in [
+        (r#""loop": {"max_iterations": 0}"#, "steps[5].loop.max_iterations: 0 is outside"),
+        (r#""loop": {"wall_time_s": 0}"#, "steps[5].loop.wall_time_s"),
+        (r#""loop": {"cost_budget_usd": -1}"#, "steps[5].loop.cost_budget_usd"),
+        (r#""loop": {"stages": [{"kind": "tests", "argv": []}]}"#, "steps[5].loop.stages[0].argv"),
+        (r#""loop": {"stages": [{"kind": "sarif", "as": "lint"}]}"#, "exactly one of `file` and `argv`"),
+        (r#""loop": {"stages": [{"kind": "sarif", "as": "style", "file": "x"}]}"#, "unknown variant `style`"),
+        (r#""loop": {"stages": [{"kind": "spec"}]}"#, "unknown variant `spec`"),
+        (r#""loop": {"stages": [{"kind": "command", "argv": ["x"]}]}"#, "unknown field `argv`"),
+        (r#""loop": {"max_iteration": 3}"#, "unknown field `max_iteration`"),
+        (r#""loop": {"step_back_prompt": "../x"}"#, "step_back_prompt"),
+    ] {
+        let p = problems_of(&with(bad));
+        assert!(p.contains(says), "{bad}: {p}");
+    }
 }
 
 /// The default manifest with its `tiers` section replaced by `tiers`.
