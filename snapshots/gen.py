@@ -77,7 +77,8 @@ def split(*children, seq=4):
 def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall_time_s=None,
              passes=0, tokens=0, wall_s=0, idle_passes=0, autonomy_default=None, worktrees=(),
              branch="main", delivery_target=None, ancestors=(), unreadable=(), backoff_s=None,
-             missing_targets=(), unavailable=None):
+             missing_targets=(), unavailable=None, manifest=None, max_turns=None,
+             no_person=False):
     snap = {
         "version": 1, "now": AT, "holder": HOLDER, "run": RUN, "scope": scope,
         "limits": {"max_passes": max_passes, "token_budget": token_budget,
@@ -87,6 +88,10 @@ def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall
     }
     if backoff_s is not None:
         snap["limits"]["backoff_s"] = backoff_s
+    if max_turns is not None:
+        snap["limits"]["max_turns"] = max_turns
+    if no_person:
+        snap["limits"]["no_person"] = True
     if idle_passes:
         snap["counters"]["idle_passes"] = idle_passes
     if delivery_target:
@@ -100,7 +105,7 @@ def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall
         snap["missing_targets"] = sorted(missing_targets)
     if unavailable:
         snap["unavailable"] = dict(sorted(unavailable.items()))
-    snap.update({"manifest": MANIFEST, "beads": beads})
+    snap.update({"manifest": manifest or MANIFEST, "beads": beads})
     if unreadable:
         snap["unreadable"] = list(unreadable)
     return snap
@@ -847,6 +852,198 @@ def _():
         bead("sp-e", "generate-spec", deps=["sp-a"],
              last_check=check("generate-spec", 8, "refuse", "no spec")),
     ], unavailable={"generate-spec": SPEC_TOOL})
+
+
+# --- loop steps (issue 13): the default manifest with a loop on `implement` ------------------
+def loop_manifest(**spec):
+    m = json.loads(json.dumps(MANIFEST))
+    for st in m["steps"]:
+        if st["name"] == "implement":
+            st["loop"] = {"max_iterations": 5, **spec}
+    return m
+
+
+LOOP = loop_manifest()
+
+
+def it(n, seq, passed=1, failed=1, hash=None, conf=None, effect=None, stage_failed=False,
+       started=AT, attempt=None):
+    state = {"iteration": n, "stage_failed": stage_failed}
+    if not stage_failed:
+        state.update({"tests": {"passed": passed, "failed": failed, "errored": 0},
+                      "change_hash": hash or f"h{n}"})
+    if conf is not None:
+        state["confidence"] = conf
+    e = {"step": "implement", "seq": seq, "attempt": attempt or n, "started_at": started,
+         "at": AT, "state": state}
+    if effect:
+        e["effect"] = effect
+    return e
+
+
+def looping(id, its, attempts=None, **kw):
+    n = attempts if attempts is not None else len(its)
+    last = its[-1]["seq"] if its else 6
+    return bead(id, "implement", seq=last + 2, trajectory=its, attempts={"implement": n},
+                last_dispatch=dispatch("implement", last - 1, attempt=n),
+                exits=[exit_("implement", last + 1, False, attempt=n)] if its else [], **kw)
+
+
+@case("loop-first-dispatch")
+def _():
+    return snapshot([bead("sp-a", "implement")], manifest=LOOP)
+
+
+@case("loop-continue")
+def _():
+    # Rising scores, a failed exit just now and a backoff set: a measured iteration is not a
+    # failure to wait after.
+    return snapshot([looping("sp-a", [it(1, 7, 1, 2), it(2, 11, 2, 1)])], manifest=LOOP,
+                    backoff_s=30)
+
+
+@case("loop-unmeasured-exit-backs-off")
+def _():
+    # Attempt 3 ran and was not measured (splice lost it): its exit backs off as any failure.
+    b = looping("sp-a", [it(1, 7, 1, 2), it(2, 11, 2, 1)], attempts=3)
+    b["pipeline"]["exits"].append(exit_("implement", 14, False, attempt=3, kind="error"))
+    b["pipeline"]["seq"] = 15
+    return snapshot([b], manifest=LOOP, backoff_s=30)
+
+
+@case("loop-success-checks")
+def _():
+    return snapshot([looping("sp-a", [it(1, 7, 1, 2), it(2, 11, 3, 0)])], manifest=LOOP)
+
+
+@case("loop-success-refused-continues")
+def _():
+    b = looping("sp-a", [it(1, 7, 1, 2), it(2, 11, 3, 0)],
+                last_check=check("implement", 13, "refuse", "the review floor refused"))
+    b["pipeline"]["seq"] = 14
+    return snapshot([b], manifest=LOOP)
+
+
+@case("loop-success-on-last-iteration")
+def _():
+    its = [it(1, 7, 1, 2), it(2, 11, 2, 1), it(3, 15, 2, 2, hash="h3"), it(4, 19, 3, 1),
+           it(5, 23, 4, 0)]
+    return snapshot([looping("sp-a", its)], manifest=LOOP)
+
+
+@case("loop-stop-iteration-limit")
+def _():
+    its = [it(1, 7, 1, 2), it(2, 11, 2, 1), it(3, 15, 3, 1), it(4, 19, 4, 1), it(5, 23, 5, 1)]
+    return snapshot([looping("sp-a", its)], manifest=LOOP)
+
+
+@case("loop-max-turns")
+def _():
+    # `--max-turns 2` in place of max_iterations 5.
+    return snapshot([looping("sp-a", [it(1, 7, 1, 2), it(2, 11, 2, 1)])], manifest=LOOP,
+                    max_turns=2)
+
+
+@case("loop-stop-budget")
+def _():
+    its = [it(1, 7, 1, 2), it(2, 11, 2, 1)]
+    its[0]["state"]["tokens"] = 600
+    its[1]["state"]["tokens"] = 400
+    return snapshot([looping("sp-a", its)], manifest=loop_manifest(token_budget=1000))
+
+
+@case("loop-iterations-exhausted")
+def _():
+    # Two measured iterations and three dispatches that could not be measured: the dispatch
+    # limit is the loop's.
+    b = looping("sp-a", [it(1, 7, 1, 2), it(2, 11, 2, 1)], attempts=5)
+    b["pipeline"]["exits"].append(exit_("implement", 14, False, attempt=5, kind="error"))
+    b["pipeline"]["seq"] = 15
+    return snapshot([b], manifest=LOOP)
+
+
+@case("loop-escalate-repeated")
+def _():
+    return snapshot([looping("sp-a", [it(1, 7, 1, 2, hash="hx"), it(2, 11, 2, 1, hash="hx")])],
+                    manifest=LOOP)
+
+
+@case("loop-escalate-oscillation")
+def _():
+    its = [it(1, 7, 1, 2, hash="ha"), it(2, 11, 2, 1, hash="hb"),
+           it(3, 15, 2, 2, hash="ha", effect={"effect": "recovery", "rule": "escalate_repeated",
+                                               "why": "no escalation_command"}),
+           it(4, 19, 3, 1, hash="hb")]
+    return snapshot([looping("sp-a", its)], manifest=LOOP)
+
+
+@case("loop-effect-done-continues")
+def _():
+    # The escalation after iteration 2 was carried out: the next iteration is dispatched.
+    eff = {"effect": "escalated", "rule": "escalate_repeated", "command": ["codex", "exec"]}
+    return snapshot([looping("sp-a", [it(1, 7, 1, 2, hash="hx"),
+                                      it(2, 11, 2, 1, hash="hx", effect=eff)])], manifest=LOOP)
+
+
+@case("loop-rollback")
+def _():
+    # 12, 22, -24: the latest below the first → restore iteration 2 (the best before it).
+    its = [it(1, 7, 2, 1), it(2, 11, 3, 1), it(3, 15, 0, 3)]
+    return snapshot([looping("sp-a", its)], manifest=LOOP)
+
+
+@case("loop-rollback-tie-later")
+def _():
+    # 12, 12 (another change), 4: a tie between 1 and 2 restores the later.
+    its = [it(1, 7, 2, 1), it(2, 11, 2, 1), it(3, 15, 1, 1)]
+    return snapshot([looping("sp-a", its)], manifest=LOOP)
+
+
+@case("loop-step-back")
+def _():
+    # 12, 12, 12: flat counts as no rise.
+    its = [it(1, 7, 2, 1), it(2, 11, 2, 1), it(3, 15, 2, 1)]
+    return snapshot([looping("sp-a", its)], manifest=LOOP)
+
+
+@case("loop-two-states-no-step-back")
+def _():
+    # Rules 5 and 6 need three states: two flat ones continue.
+    return snapshot([looping("sp-a", [it(1, 7, 2, 1), it(2, 11, 2, 1)])], manifest=LOOP)
+
+
+@case("loop-ask-user")
+def _():
+    its = [it(1, 7, 1, 3, conf=0.9), it(2, 11, 2, 2, conf=0.6), it(3, 15, 3, 1, conf=0.3)]
+    return snapshot([looping("sp-a", its)], manifest=LOOP)
+
+
+@case("loop-ask-user-headless-parks")
+def _():
+    its = [it(1, 7, 1, 3, conf=0.9), it(2, 11, 2, 2, conf=0.6), it(3, 15, 3, 1, conf=0.3)]
+    return snapshot([looping("sp-a", its)], manifest=LOOP, no_person=True)
+
+
+@case("loop-wall-time")
+def _():
+    # Iteration 1 started 601 s before now; the default wall time is max(600, timeout_s).
+    its = [it(1, 7, 1, 2, started="2024-12-31T23:49:59Z"), it(2, 11, 2, 1)]
+    return snapshot([looping("sp-a", its)], manifest=loop_manifest(wall_time_s=600))
+
+
+@case("loop-stage-failed-continues")
+def _():
+    # A stage failure counts towards the limit and is never judged: the loop goes on.
+    its = [it(1, 7, 1, 2), it(2, 11, stage_failed=True)]
+    return snapshot([looping("sp-a", its)], manifest=LOOP)
+
+
+@case("loop-other-step-ignored")
+def _():
+    # Iterations recorded before the node (re-)entered the step are not this visit's.
+    old = [it(1, 3, 0, 3), it(2, 4, 0, 3)]
+    b = bead("sp-a", "implement", trajectory=old)
+    return snapshot([b], manifest=LOOP)
 
 
 def main():

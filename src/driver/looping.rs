@@ -407,7 +407,9 @@ pub fn step_back(
     };
     let path = worktree::node_path(&rc.store.worktrees_dir(), id);
     let (root_cause, tokens, cost_usd) = if path.is_dir() {
-        analyse(rc, &bead, &step, &spec, iteration, reason, &path)?
+        analyse(rc, &bead, &step, &spec, iteration, reason, &path).unwrap_or_else(|e| {
+            (format!("the step-back analysis could not run: {e}"), 0, 0.0)
+        })
     } else {
         ("not analysed: the node has no worktree".to_string(), 0, 0.0)
     };

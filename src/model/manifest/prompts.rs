@@ -53,4 +53,8 @@ pub const DEFAULT_PROMPTS: &[(&str, &str)] = &[
         "integrate",
         include_str!("../../../manifest/prompts/integrate.md"),
     ),
+    (
+        "step-back",
+        include_str!("../../../manifest/prompts/step-back.md"),
+    ),
 ];
