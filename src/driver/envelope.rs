@@ -9,8 +9,9 @@ use super::act::RunCtx;
 use super::runner::holder_alive;
 use crate::error::Result;
 use crate::model::envelope::{
-    ActResult, ActionReport, InFlight, NodeReport, RestReport, RunRecord,
+    ActResult, ActionReport, InFlight, LoopReport, NodeReport, RestReport, RunRecord,
 };
+use crate::model::trajectory::since_entry;
 use crate::model::{Action, Decision, Envelope, Rest, Snapshot};
 use crate::store::atomic;
 use crate::transition::record;
@@ -36,6 +37,7 @@ pub fn build(
     inflight: &BTreeMap<String, Running>,
 ) -> Envelope {
     let mut nodes = BTreeMap::new();
+    let loops = latest_iterations(snapshot);
     let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
     let mut closed = 0u64;
     for (id, node) in &decision.nodes {
@@ -57,6 +59,7 @@ pub fn build(
             NodeReport {
                 step: node.step.clone(),
                 rest,
+                looping: loops.get(id.as_str()).cloned(),
             },
         );
     }
@@ -84,6 +87,33 @@ pub fn build(
         closed,
         nodes,
     }
+}
+
+/// The latest iteration of every node at a loop step (none when the manifest has no loop).
+fn latest_iterations(snapshot: &Snapshot) -> BTreeMap<&str, LoopReport> {
+    let m = &snapshot.manifest;
+    if !m.steps.iter().any(|s| s.loop_.is_some()) {
+        return BTreeMap::new();
+    }
+    snapshot
+        .beads
+        .iter()
+        .filter(|b| m.step(&b.pipeline.step).is_some_and(|s| s.loop_.is_some()))
+        .filter_map(|b| {
+            let p = &b.pipeline;
+            let it = since_entry(&p.trajectory, &p.step, p.entered).last()?;
+            Some((
+                b.id.as_str(),
+                LoopReport {
+                    iteration: it.state.iteration,
+                    state: it.state.clone(),
+                    score: it.score,
+                    monitor: it.monitor.clone(),
+                    effect: it.effect.clone(),
+                },
+            ))
+        })
+        .collect()
 }
 
 /// Write the pass's envelope to `.splice/runs/<run>/pass-NNNN.json` (atomically).

@@ -407,9 +407,8 @@ pub fn step_back(
     };
     let path = worktree::node_path(&rc.store.worktrees_dir(), id);
     let (root_cause, tokens, cost_usd) = if path.is_dir() {
-        analyse(rc, &bead, &step, &spec, iteration, reason, &path).unwrap_or_else(|e| {
-            (format!("the step-back analysis could not run: {e}"), 0, 0.0)
-        })
+        analyse(rc, &bead, &step, &spec, iteration, reason, &path)
+            .unwrap_or_else(|e| (format!("the step-back analysis could not run: {e}"), 0, 0.0))
     } else {
         ("not analysed: the node has no worktree".to_string(), 0, 0.0)
     };
@@ -419,6 +418,19 @@ pub fn step_back(
         cost_usd,
     };
     record(rc, id, step_name, iteration, &args)
+}
+
+/// The step-back prompt for `bead` at `step`, stalled because `reason`: its variables are
+/// `{{bead.id}}`, `{{bead.title}}`, `{{bead.description}}`, `{{step}}` and `{{reason}}`.
+pub fn render_step_back(template: &str, bead: &Bead, step: &str, reason: &str) -> Result<String> {
+    template::substitute(template, "the step-back prompt", |name| match name {
+        "bead.id" => Some(bead.id.as_str().into()),
+        "bead.title" => Some(bead.title.as_str().into()),
+        "bead.description" => Some(bead.description.as_str().into()),
+        "step" => Some(step.into()),
+        "reason" => Some(reason.into()),
+        _ => None,
+    })
 }
 
 /// Run the step-back analysis; its root cause (the result file's `root_cause`, else its final
@@ -451,14 +463,7 @@ fn analyse(
         &serde_json::to_vec_pretty(&data).unwrap_or_default(),
     )?;
     let template_text = super::prompts::template(&rc.store, &spec.step_back_prompt)?;
-    let prompt = template::substitute(&template_text, "the step-back prompt", |name| match name {
-        "bead.id" => Some(bead.id.as_str().into()),
-        "bead.title" => Some(bead.title.as_str().into()),
-        "bead.description" => Some(bead.description.as_str().into()),
-        "step" => Some(step.name.as_str().into()),
-        "reason" => Some(reason.into()),
-        _ => None,
-    })? + &section;
+    let prompt = render_step_back(&template_text, bead, &step.name, reason)? + &section;
     let vars = template::ArgvVars {
         bead: &bead.id,
         step: &step.name,
@@ -539,4 +544,82 @@ fn analyse(
         .filter(|c| c.is_finite() && *c >= 0.0)
         .unwrap_or(0.0);
     Ok((root_cause, tokens, cost))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::manifest::prompts::DEFAULT_PROMPTS;
+
+    #[test]
+    fn the_default_step_back_prompt_renders_and_asks_for_a_root_cause() {
+        let (_, text) = DEFAULT_PROMPTS
+            .iter()
+            .find(|(n, _)| *n == "step-back")
+            .expect("a default step-back prompt");
+        let bead = Bead::new(
+            "sp-1".into(),
+            "Parse dates".into(),
+            "all of them".into(),
+            "now",
+        );
+        let out = render_step_back(text, &bead, "implement", "the scores did not rise").unwrap();
+        assert!(out.contains("sp-1") && out.contains("Parse dates") && out.contains("all of them"));
+        assert!(out.contains("the scores did not rise"));
+        assert!(out.contains("SPLICE_RESULT_FILE") && out.contains("root_cause"));
+        assert!(!out.contains("{{"), "{out}");
+    }
+
+    #[test]
+    fn the_next_iteration_context_carries_scores_failures_and_effects() {
+        use crate::model::trajectory::{IterationState, Outcomes, RevisionContext};
+        let mut bead = Bead::new("sp-1".into(), "t".into(), String::new(), "now");
+        bead.pipeline.step = "work".into();
+        assert!(context(&bead, 5).is_none(), "nothing before iteration 1");
+        let state = |n, failed| IterationState {
+            iteration: n,
+            tests: Outcomes {
+                passed: 2,
+                failed,
+                errored: 0,
+            },
+            change_hash: format!("h{n}"),
+            ..IterationState::default()
+        };
+        let entry = |n, score, effect| Iteration {
+            step: "work".into(),
+            seq: u64::from(n) + 1,
+            attempt: n,
+            started_at: "now".into(),
+            at: "now".into(),
+            state: state(n, 1),
+            score: Some(score),
+            monitor: serde_json::Value::Null,
+            context: RevisionContext {
+                failing_tests: vec![format!("t{n}")],
+                changed_files: vec!["src/a.rs".into()],
+                ..RevisionContext::default()
+            },
+            snapshot: None,
+            effect,
+        };
+        let rolled = Effect::RolledBack {
+            restored: 1,
+            snapshot: "refs/splice/snapshots/sp-1/1".into(),
+        };
+        bead.pipeline.trajectory = vec![entry(1, 12, None), entry(2, 4, Some(rolled))];
+        let (md, data) = context(&bead, 5).unwrap();
+        assert!(md.contains("iteration 3 of at most 5 on work"), "{md}");
+        assert!(md.contains("1: 12, 2: 4"), "{md}");
+        assert!(
+            md.contains("- t2") && !md.contains("- t1"),
+            "the last failures: {md}"
+        );
+        assert!(md.contains("- src/a.rs"), "{md}");
+        assert!(md.contains("rolled back to iteration 1"), "{md}");
+        assert_eq!(data["iteration"], 3);
+        assert_eq!(data["scores"][1]["score"], 4);
+        assert_eq!(data["context"]["failing_tests"][0], "t2");
+        assert_eq!(data["effects"][0]["effect"]["effect"], "rolled_back");
+    }
 }

@@ -82,7 +82,8 @@ mod tests {
     #[test]
     fn every_default_prompt_renders() {
         let manifest = crate::model::Manifest::default_manifest();
-        for (name, text) in DEFAULTS {
+        // The step-back analysis's prompt is not a step's (`looping::render_step_back`).
+        for (name, text) in DEFAULTS.iter().filter(|(n, _)| *n != "step-back") {
             let step = name
                 .trim_end_matches("-deep")
                 .trim_end_matches("-pr")

@@ -71,6 +71,21 @@ pub struct InFlight {
 pub struct NodeReport {
     pub step: String,
     pub rest: Option<RestReport>,
+    /// At a loop step with an iteration recorded: the latest one (`docs/monitor.md`).
+    #[serde(default, rename = "loop", skip_serializing_if = "Option::is_none")]
+    pub looping: Option<LoopReport>,
+}
+
+/// A loop node's latest iteration, as a pass saw it: its state and score, the monitor's
+/// decision after it with the rule's evidence, and what was done about it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct LoopReport {
+    pub iteration: u32,
+    pub state: super::trajectory::IterationState,
+    pub score: Option<i64>,
+    pub monitor: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<super::trajectory::Effect>,
 }
 
 /// A rest, and for a claim held elsewhere whether its holder still lives on this host.
