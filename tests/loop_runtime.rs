@@ -255,3 +255,45 @@ fn without_an_escalation_command_a_repeated_change_adds_recovery_context_and_kee
     assert_eq!(c["effects"][0]["iteration"], 2, "{c:#}");
     assert_eq!(c["effects"][0]["effect"]["effect"], "recovery", "{c:#}");
 }
+
+#[test]
+fn a_plateau_steps_back_once_without_costing_an_iteration_and_the_root_cause_reaches_the_next() {
+    let r = Repo::new();
+    argv_step(
+        &r,
+        "if [ \"${SPLICE_STEP_BACK:-}\" = 1 ]; then note \"step-back $n\"; \
+         echo '{\"root_cause\": \"the fixture file is missing\"}' > \"$SPLICE_RESULT_FILE\"; exit 0; fi; \
+         note \"work $n attempt $SPLICE_ATTEMPT\"; keep_ctx; echo $n > marker; \
+         case $n in 1|2|3) results a=ok b=FAILED;; *) results a=ok b=ok;; esac; commit",
+        json!({}),
+    );
+    let id = r.task("Loop", &[]);
+    run(&r, &[]);
+    let b = r.bead(&id);
+    assert_eq!(b["status"], "closed", "{}", dump(&r, &id));
+    assert_eq!(
+        seen(&r),
+        vec![
+            "work 1 attempt 1",
+            "work 2 attempt 2",
+            "work 3 attempt 3",
+            "step-back 3",
+            "work 4 attempt 4"
+        ],
+        "{}",
+        dump(&r, &id)
+    );
+    let t = trajectory(&b);
+    assert_eq!(t.len(), 4);
+    assert_eq!(t[2]["monitor"]["decision"], "step_back");
+    assert_eq!(t[2]["effect"]["effect"], "stepped_back", "{:#}", t[2]);
+    assert_eq!(t[2]["effect"]["root_cause"], "the fixture file is missing");
+    // The analysis is no attempt: four dispatches of the step, four attempts.
+    assert_eq!(b["pipeline"]["attempts"]["work"], 4);
+    let c = ctx(&r, 4);
+    assert_eq!(c["iteration"], 4);
+    assert_eq!(
+        c["effects"][0]["effect"]["root_cause"], "the fixture file is missing",
+        "{c:#}"
+    );
+}

@@ -448,15 +448,26 @@ fn analyse(
         &context_file,
         &serde_json::to_vec_pretty(&data).unwrap_or_default(),
     )?;
-    let template_text = super::prompts::template(&rc.store, &spec.step_back_prompt)?;
-    let prompt = template::substitute(&template_text, "the step-back prompt", |name| match name {
-        "bead.id" => Some(bead.id.as_str().into()),
-        "bead.title" => Some(bead.title.as_str().into()),
-        "bead.description" => Some(bead.description.as_str().into()),
-        "step" => Some(step.name.as_str().into()),
-        "reason" => Some(reason.into()),
+    // An argv step's analysis runs its own argv, which takes no prompt: only the agent's
+    // command (a prompt step's, or an escalated node's) reads the step-back template.
+    let own_argv = match &step.run {
+        Some(Run::Argv { argv }) if bead.pipeline.escalation.is_none() => Some(argv),
         _ => None,
-    })? + &section;
+    };
+    let prompt = match own_argv {
+        Some(_) => section.trim_start().to_string(),
+        None => {
+            let template_text = super::prompts::template(&rc.store, &spec.step_back_prompt)?;
+            template::substitute(&template_text, "the step-back prompt", |name| match name {
+                "bead.id" => Some(bead.id.as_str().into()),
+                "bead.title" => Some(bead.title.as_str().into()),
+                "bead.description" => Some(bead.description.as_str().into()),
+                "step" => Some(step.name.as_str().into()),
+                "reason" => Some(reason.into()),
+                _ => None,
+            })? + &section
+        }
+    };
     let vars = template::ArgvVars {
         bead: &bead.id,
         step: &step.name,
@@ -466,11 +477,9 @@ fn analyse(
         run: &rc.run_id,
         model: rc.config.agent.model_for(&step.name),
     };
-    let argv = match &step.run {
-        Some(Run::Argv { argv }) if bead.pipeline.escalation.is_none() => {
-            template::command_argv(argv, &vars, None, &paths.prompt_file)?
-        }
-        _ => template::command_argv(
+    let argv = match own_argv {
+        Some(argv) => template::command_argv(argv, &vars, None, &paths.prompt_file)?,
+        None => template::command_argv(
             &agent_command(rc, bead, &step.name),
             &vars,
             Some(&prompt),
