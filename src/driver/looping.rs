@@ -143,7 +143,28 @@ fn confidence(bead: &Bead, ran: &Ran) -> Option<f64> {
         .filter(|p| p.seq > dispatched)
         .and_then(|p| p.confidence)
         .or_else(|| ran.response.and_then(|r| r.confidence))
+        .or_else(|| result_file_confidence(ran))
         .filter(|c| c.is_finite() && (0.0..=1.0).contains(c))
+}
+
+/// The result file's `confidence` when it gave no response to carry it (`{"confidence": 0.4}`
+/// alone), or when the response came from elsewhere (a stream-json `result` event). The file
+/// is this dispatch's: the dispatch removed any stale one before it started.
+fn result_file_confidence(ran: &Ran) -> Option<f64> {
+    let rc = ran.rc;
+    let paths = DispatchPaths::new(
+        &rc.store.runs_dir(),
+        &rc.run_id,
+        ran.bead,
+        &ran.step.name,
+        ran.attempt,
+    )
+    .ok()?;
+    let text = std::fs::read_to_string(&paths.result_file).ok()?;
+    serde_json::from_str::<serde_json::Value>(&text)
+        .ok()?
+        .get("confidence")?
+        .as_f64()
 }
 
 fn tests_stages(spec: &LoopSpec, step: &Step) -> Vec<TestsStage> {
