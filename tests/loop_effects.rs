@@ -52,6 +52,11 @@ fn falling_confidence_asks_a_person_and_the_guidance_reaches_the_next_dispatch()
         question.contains(&format!("splice transition guide --bead {id}")),
         "{rest:#}"
     );
+    // Its other option, cancel, names the command that does it.
+    assert!(
+        question.contains(&format!("splice cancel {id} --reason")),
+        "{rest:#}"
+    );
     // Another run does not go on by itself.
     run(&r, &[]);
     assert_eq!(seen(&r).len(), 3);
@@ -306,4 +311,35 @@ fn keep_snapshots_keeps_the_refs_when_the_node_closes() {
     // Snapshot 1 holds iteration 1's files.
     let marker = r.git(&["show", &format!("refs/splice/snapshots/{id}/1:marker")]);
     assert_eq!(marker, "1");
+}
+
+#[test]
+fn a_person_asked_by_the_monitor_may_cancel_the_node_instead() {
+    let r = Repo::new();
+    argv_step(&r, FALLING_CONFIDENCE, json!({}));
+    let id = r.task("Loop", &[]);
+    run(&r, &[]);
+    let status = r.ok(&["status", "--json"]);
+    let question = node(&status, &id)["rest"]["question"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    // The command the question gives, as a person would type it.
+    let at = question
+        .find("splice cancel")
+        .unwrap_or_else(|| panic!("no cancel command in {question:?}"));
+    let command = question[at..].split('`').next().unwrap();
+    let mut args: Vec<String> = command
+        .split_whitespace()
+        .skip(1)
+        .map(String::from)
+        .collect();
+    assert_eq!(args.last().map(String::as_str), Some("R"), "{command}");
+    args.pop();
+    args.push("the approach is wrong".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    r.ok(&args);
+    assert_eq!(r.bead(&id)["status"], "closed");
+    run(&r, &[]);
+    assert_eq!(seen(&r).len(), 3, "no dispatch after the cancel");
 }

@@ -122,7 +122,7 @@ pub(crate) fn outcome<'a>(
                 question: Some(format!(
                     "the agent's confidence fell over iterations {}–{} ({}): continue with \
                      guidance (`splice transition guide --bead {} --text TEXT`) or cancel \
-                     (`splice transition cancel --bead {}`)",
+                     (`splice cancel {} --reason R`)",
                     last_three[0].iteration,
                     iteration,
                     c.join(" > "),
