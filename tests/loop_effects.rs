@@ -201,6 +201,60 @@ fn max_turns_on_run_overrides_max_iterations() {
 }
 
 #[test]
+fn the_wall_time_parks_the_node_before_its_next_iteration() {
+    let r = Repo::new();
+    argv_step(&r, ALWAYS_FAILING, json!({ "wall_time_s": 100 }));
+    let id = r.task("Loop", &[]);
+    run(&r, &["--max-passes", "1"]);
+    // The clock is fixed per command: 99 s after iteration 1 started, iteration 2 may start;
+    // at 100 s no iteration may.
+    let at = |now: &str, args: &[&str]| {
+        let out = r
+            .cmd(&[&["run", "--output", "json"], args].concat())
+            .env("SPLICE_NOW", now)
+            .output()
+            .unwrap();
+        common::no_panic(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    at("2026-01-01T00:01:39Z", &["--max-passes", "1"]);
+    assert_eq!(seen(&r), vec!["work 1", "work 2"]);
+    at("2026-01-01T00:01:40Z", &[]);
+    assert_eq!(seen(&r), vec!["work 1", "work 2"], "{}", dump(&r, &id));
+    let why = parked_reason(&r, &id);
+    assert!(why.contains("wall time"), "{why}");
+    assert!(why.contains("100 s since iteration 1 started"), "{why}");
+}
+
+#[test]
+fn a_step_back_analysis_spends_from_the_loops_token_budget() {
+    let r = Repo::new();
+    argv_step(
+        &r,
+        "if [ \"${SPLICE_STEP_BACK:-}\" = 1 ]; then note \"step-back $n\"; \
+         echo '{\"input_tokens\": 100, \"output_tokens\": 0}' > \"$SPLICE_USAGE_FILE\"; \
+         echo '{\"root_cause\": \"flaky fixture\"}' > \"$SPLICE_RESULT_FILE\"; exit 0; fi; \
+         note \"work $n\"; echo $n > marker; results a=ok b=FAILED; commit",
+        json!({ "token_budget": 100 }),
+    );
+    let id = r.task("Loop", &[]);
+    run(&r, &[]);
+    assert_eq!(seen(&r), vec!["work 1", "work 2", "work 3", "step-back 3"]);
+    let b = r.bead(&id);
+    let t = trajectory(&b);
+    assert_eq!(t[2]["effect"]["effect"], "stepped_back", "{:#}", t[2]);
+    assert_eq!(t[2]["effect"]["tokens"], 100, "{:#}", t[2]);
+    let why = parked_reason(&r, &id);
+    assert!(why.contains("stop_budget"), "{why}");
+    assert!(why.contains("tokens 100 of 100"), "{why}");
+}
+
+#[test]
 fn a_token_budget_parks_the_node_with_stop_budget() {
     let r = Repo::new();
     argv_step(
