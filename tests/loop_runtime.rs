@@ -1,17 +1,17 @@
 //! Issue 13: loop steps in a run, with scripted agents — each iteration measured and recorded,
-//! and every effect of the pass monitor carried out through the writer: continue (the next
+//! and the pass monitor's effects that go on carried out through the writer: continue (the next
 //! prompt's context), rollback (the files of the best iteration restored), escalation (the
-//! command switched once across two runs), step back (an analysis dispatch), ask the user
-//! (`transition guide`; `exec` parks), and stop (park with the limit).
+//! command switched once across two runs) and step back (an analysis dispatch).
+//! `tests/loop_effects.rs` has ask the user, stop and the snapshots' lifetime.
 
 mod common;
 mod loop_support;
 
 use common::Repo;
 use loop_support::{
-    argv_step, config, ctx, dump, manifest, run, script, seen, toml_argv, trajectory,
+    argv_step, config, ctx, decisions, dump, manifest, run, script, seen, toml_argv, trajectory,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// A script that, at iteration N (`SPLICE_ITERATION`), writes `results` from the Nth line of
 /// `plan` (tests separated by spaces, `name=ok|FAILED`), writes `marker` = N, commits, and
@@ -296,4 +296,53 @@ fn a_plateau_steps_back_once_without_costing_an_iteration_and_the_root_cause_rea
         c["effects"][0]["effect"]["root_cause"], "the fixture file is missing",
         "{c:#}"
     );
+}
+
+#[test]
+fn a_dispatch_that_exits_non_zero_is_still_a_measured_iteration_not_a_failed_attempt() {
+    let r = Repo::new();
+    // No `[limits] backoff_s`: a measured iteration is not retried after a backoff, and the
+    // step's `max_attempts` (3 by default) does not limit its iterations. Scores rise (2, 12,
+    // 22), so the monitor continues.
+    argv_step(
+        &r,
+        "note \"work $n\"; echo $n > marker; \
+         case $n in 1) results b=FAILED x=ok; commit; exit 1;; \
+         2) results b=FAILED x=ok y=ok; commit; exit 1;; \
+         3) results b=FAILED x=ok y=ok z=ok; commit; exit 1;; \
+         *) results a=ok b=ok; commit;; esac",
+        json!({}),
+    );
+    let id = r.task("Loop", &[]);
+    run(&r, &[]);
+    let b = r.bead(&id);
+    assert_eq!(b["status"], "closed", "{}", dump(&r, &id));
+    assert_eq!(seen(&r), vec!["work 1", "work 2", "work 3", "work 4"]);
+    assert_eq!(
+        decisions(&b),
+        vec!["continue", "continue", "continue", "success"]
+    );
+}
+
+#[test]
+fn a_success_the_steps_own_floors_refuse_goes_on_to_another_iteration() {
+    let r = Repo::new();
+    argv_step(
+        &r,
+        "note \"work $n\"; echo $n > marker; results a=ok; \
+         if [ $n -ge 2 ]; then echo notes > NOTES.md; fi; commit",
+        json!({}),
+    );
+    // The step's floor wants NOTES.md, which iteration 1 does not write.
+    let mut m: Value =
+        serde_json::from_str(&std::fs::read_to_string(r.state().join("manifest.json")).unwrap())
+            .unwrap();
+    m["steps"][2]["floors"] = json!([{ "kind": "file_exists", "path": "NOTES.md" }]);
+    r.write(".splice/manifest.json", &m.to_string());
+    let id = r.task("Loop", &[]);
+    run(&r, &[]);
+    let b = r.bead(&id);
+    assert_eq!(b["status"], "closed", "{}", dump(&r, &id));
+    assert_eq!(seen(&r), vec!["work 1", "work 2"]);
+    assert_eq!(decisions(&b), vec!["success", "success"]);
 }
