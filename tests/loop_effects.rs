@@ -397,3 +397,17 @@ fn a_person_asked_by_the_monitor_may_cancel_the_node_instead() {
     run(&r, &[]);
     assert_eq!(seen(&r).len(), 3, "no dispatch after the cancel");
 }
+
+#[test]
+fn guide_answers_the_question_a_run_with_max_turns_asked() {
+    let r = Repo::new();
+    // The manifest allows 3 iterations; the run 5: the monitor asks after iteration 3.
+    argv_step(&r, FALLING_CONFIDENCE, json!({ "max_iterations": 3 }));
+    let id = r.task("Loop", &[]);
+    let env = run(&r, &["--max-turns", "5"]);
+    assert_eq!(env["status"], "suspended-human", "{}", dump(&r, &id));
+    r.ok(&["transition", "guide", "--bead", &id, "--text", "look at d"]);
+    run(&r, &["--max-turns", "5"]);
+    assert_eq!(r.bead(&id)["status"], "closed", "{}", dump(&r, &id));
+    assert_eq!(seen(&r).len(), 4);
+}
