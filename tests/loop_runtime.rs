@@ -346,3 +346,50 @@ fn a_success_the_steps_own_floors_refuse_goes_on_to_another_iteration() {
     assert_eq!(seen(&r), vec!["work 1", "work 2"]);
     assert_eq!(decisions(&b), vec!["success", "success"]);
 }
+
+#[test]
+fn a_prompt_steps_step_back_runs_the_agent_with_the_step_back_prompt() {
+    let r = Repo::new();
+    // The project's own step-back prompt (`.splice/prompts/`), over the default.
+    r.write(
+        ".splice/prompts/step-back.md",
+        "Step back on {{bead.title}} at {{step}}: {{reason}}.\n",
+    );
+    let agent = script(
+        &r,
+        "if [ \"${SPLICE_STEP_BACK:-}\" = 1 ]; then printf '%s' \"$1\" > $D/step-back-prompt.md; \
+         echo '{\"root_cause\": \"the wrong module is patched\"}' > \"$SPLICE_RESULT_FILE\"; exit 0; fi; \
+         printf '%s' \"$1\" > $D/prompt-$n.md; echo $n > marker; \
+         case $n in 1|2|3) results a=ok b=FAILED;; *) results a=ok b=ok;; esac; commit",
+    );
+    config(
+        &r,
+        &format!(
+            "[agent]\ncommand = {}\n",
+            toml_argv(&["sh", "-c", &agent, "agent"])
+        ),
+    );
+    manifest(&r, json!({ "prompt": "implement" }), json!({}));
+    let id = r.task("Plateau", &[]);
+    run(&r, &[]);
+    let b = r.bead(&id);
+    assert_eq!(b["status"], "closed", "{}", dump(&r, &id));
+    let asked = std::fs::read_to_string(r.path().join("step-back-prompt.md")).unwrap();
+    assert!(
+        asked.starts_with(
+            "Step back on Plateau at work: the last three scores (2, 2, 2) did not rise."
+        ),
+        "{asked}"
+    );
+    assert!(asked.contains("Failing tests:\n- b\n"), "{asked}");
+    assert_eq!(
+        trajectory(&b)[2]["effect"]["root_cause"],
+        "the wrong module is patched"
+    );
+    let next = std::fs::read_to_string(r.path().join("prompt-4.md")).unwrap();
+    assert!(next.contains("## Loop: iteration 4"), "{next}");
+    assert!(
+        next.contains("root cause: the wrong module is patched"),
+        "{next}"
+    );
+}
