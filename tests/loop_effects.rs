@@ -179,12 +179,40 @@ fn the_iteration_limit_parks_the_node_with_stop_iteration_limit() {
     let r = Repo::new();
     argv_step(&r, ALWAYS_FAILING, json!({ "max_iterations": 2 }));
     let id = r.task("Loop", &[]);
-    let env = run(&r, &[]);
-    assert_eq!(env["status"], "escalated", "{env:#}");
+    let out = r.run(&["run", "--output", "stream-json"]);
+    assert_eq!(out.status.code(), Some(0));
+    // The stream carries each iteration's state and the monitor's decision.
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|e: &Value| e["type"] == "iteration")
+        .collect();
+    let decided: Vec<(&Value, &Value, &Value)> = events
+        .iter()
+        .map(|e| {
+            (
+                &e["iteration"],
+                &e["state"]["tests"]["failed"],
+                &e["monitor"]["decision"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        decided,
+        vec![
+            (&json!(1), &json!(1), &json!("continue")),
+            (&json!(2), &json!(1), &json!("stop_iteration_limit"))
+        ]
+    );
     let why = parked_reason(&r, &id);
     assert!(why.contains("stop_iteration_limit"), "{why}");
     assert!(why.contains("2 of 2 iterations"), "{why}");
     assert_eq!(seen(&r), vec!["work 1", "work 2"]);
+    let status = String::from_utf8_lossy(&r.run(&["status"]).stdout).into_owned();
+    assert!(
+        status.contains("iteration 2/2, scores -8 → -8, monitor stop_iteration_limit"),
+        "{status}"
+    );
 }
 
 #[test]
