@@ -393,3 +393,34 @@ fn a_prompt_steps_step_back_runs_the_agent_with_the_step_back_prompt() {
         "{next}"
     );
 }
+
+#[test]
+fn a_rollback_without_the_nodes_worktree_parks_the_node() {
+    let r = Repo::new();
+    std::fs::write(
+        r.path().join("plan"),
+        "a=ok b=FAILED c=ok\na=ok b=ok c=FAILED d=ok\na=FAILED b=FAILED c=FAILED\n",
+    )
+    .unwrap();
+    manifest(&r, json!({ "argv": ["sh", "-c", scripted(&r)] }), json!({}));
+    let id = r.task("Loop", &[]);
+    // Three passes, three iterations: the third regressed below the first.
+    run(&r, &["--max-passes", "3"]);
+    let t = trajectory(&r.bead(&id));
+    assert_eq!(t.len(), 3, "{}", dump(&r, &id));
+    assert_eq!(t[2]["monitor"]["decision"], "rollback");
+    let wt = format!(".splice/worktrees/{id}");
+    r.git(&["worktree", "remove", "--force", &wt]);
+    run(&r, &[]);
+    let b = r.bead(&id);
+    let why = b["pipeline"]["dead_letter"]["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        why.contains("needs the node's worktree"),
+        "{}",
+        dump(&r, &id)
+    );
+    assert!(trajectory(&b)[2]["effect"].is_null());
+    assert_eq!(seen(&r).len(), 3);
+}
