@@ -143,7 +143,28 @@ fn confidence(bead: &Bead, ran: &Ran) -> Option<f64> {
         .filter(|p| p.seq > dispatched)
         .and_then(|p| p.confidence)
         .or_else(|| ran.response.and_then(|r| r.confidence))
+        .or_else(|| result_file_confidence(ran))
         .filter(|c| c.is_finite() && (0.0..=1.0).contains(c))
+}
+
+/// The result file's `confidence` when it gave no response to carry it (`{"confidence": 0.4}`
+/// alone), or when the response came from elsewhere (a stream-json `result` event). The file
+/// is this dispatch's: the dispatch removed any stale one before it started.
+fn result_file_confidence(ran: &Ran) -> Option<f64> {
+    let rc = ran.rc;
+    let paths = DispatchPaths::new(
+        &rc.store.runs_dir(),
+        &rc.run_id,
+        ran.bead,
+        &ran.step.name,
+        ran.attempt,
+    )
+    .ok()?;
+    let text = std::fs::read_to_string(&paths.result_file).ok()?;
+    serde_json::from_str::<serde_json::Value>(&text)
+        .ok()?
+        .get("confidence")?
+        .as_f64()
 }
 
 fn tests_stages(spec: &LoopSpec, step: &Step) -> Vec<TestsStage> {
@@ -462,8 +483,19 @@ fn analyse(
         &context_file,
         &serde_json::to_vec_pretty(&data).unwrap_or_default(),
     )?;
-    let template_text = super::prompts::template(&rc.store, &spec.step_back_prompt)?;
-    let prompt = render_step_back(&template_text, bead, &step.name, reason)? + &section;
+    // An argv step's analysis runs its own argv, which takes no prompt: only the agent's
+    // command (a prompt step's, or an escalated node's) reads the step-back template.
+    let own_argv = match &step.run {
+        Some(Run::Argv { argv }) if bead.pipeline.escalation.is_none() => Some(argv),
+        _ => None,
+    };
+    let prompt = match own_argv {
+        Some(_) => section.trim_start().to_string(),
+        None => {
+            let template_text = super::prompts::template(&rc.store, &spec.step_back_prompt)?;
+            render_step_back(&template_text, bead, &step.name, reason)? + &section
+        }
+    };
     let vars = template::ArgvVars {
         bead: &bead.id,
         step: &step.name,
@@ -473,11 +505,9 @@ fn analyse(
         run: &rc.run_id,
         model: rc.config.agent.model_for(&step.name),
     };
-    let argv = match &step.run {
-        Some(Run::Argv { argv }) if bead.pipeline.escalation.is_none() => {
-            template::command_argv(argv, &vars, None, &paths.prompt_file)?
-        }
-        _ => template::command_argv(
+    let argv = match own_argv {
+        Some(argv) => template::command_argv(argv, &vars, None, &paths.prompt_file)?,
+        None => template::command_argv(
             &agent_command(rc, bead, &step.name),
             &vars,
             Some(&prompt),

@@ -390,8 +390,17 @@ pub fn plan_guide(
             "its latest iteration's decision was carried out",
         ));
     }
-    let input = monitor::input_of(spec, None, &its);
-    if !matches!(monitor::monitor(&input), MonitorDecision::AskUser { .. }) {
+    // The decision recorded on the iteration, made with the limit of the run that measured it
+    // (`--max-turns`): judged again with the manifest's own limit, a question a run asked could
+    // not be answered. The monitor judges again only when none is recorded.
+    let asked = match latest.monitor.get("decision").and_then(|d| d.as_str()) {
+        Some(name) => name == "ask_user",
+        None => matches!(
+            monitor::monitor(&monitor::input_of(spec, None, &its)),
+            MonitorDecision::AskUser { .. }
+        ),
+    };
+    if !asked {
         return Err(not_asking("its latest decision is not ask_user"));
     }
     let at = Target {
