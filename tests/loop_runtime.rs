@@ -262,7 +262,9 @@ fn a_plateau_steps_back_once_without_costing_an_iteration_and_the_root_cause_rea
     argv_step(
         &r,
         "if [ \"${SPLICE_STEP_BACK:-}\" = 1 ]; then note \"step-back $n\"; \
+         echo junk > junk.txt; echo stray > stray.txt; git add junk.txt; commit; \
          echo '{\"root_cause\": \"the fixture file is missing\"}' > \"$SPLICE_RESULT_FILE\"; exit 0; fi; \
+         [ -e junk.txt ] || [ -e stray.txt ] && note \"the analysis left files\"; \
          note \"work $n attempt $SPLICE_ATTEMPT\"; keep_ctx; echo $n > marker; \
          case $n in 1|2|3) results a=ok b=FAILED;; *) results a=ok b=ok;; esac; commit",
         json!({}),
@@ -283,6 +285,7 @@ fn a_plateau_steps_back_once_without_costing_an_iteration_and_the_root_cause_rea
         "{}",
         dump(&r, &id)
     );
+    // (What the analysis wrote or committed in the worktree was reset: no line above says so.)
     let t = trajectory(&b);
     assert_eq!(t.len(), 4);
     assert_eq!(t[2]["monitor"]["decision"], "step_back");

@@ -541,7 +541,12 @@ fn analyse(
             &argv,
         )
     };
-    let result = exec::dispatch(&ds)?;
+    // The analysis may not change the work: whatever it leaves in the worktree is reset to
+    // the commit it started from (committed or not).
+    let head = worktree::head(path)?;
+    let result = exec::dispatch(&ds);
+    worktree::reset_hard_clean(path, &head)?;
+    let result = result?;
     let from_file = std::fs::read_to_string(&paths.result_file)
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
