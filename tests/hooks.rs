@@ -418,13 +418,25 @@ fn without_splice_the_hook_lets_the_commit_through() {
     let bin = tempfile::tempdir().unwrap();
     let copy = bin.path().join("splice");
     std::fs::copy(BIN, &copy).unwrap();
-    let out = Command::new(&copy)
-        .args(["hooks", "install", "--git"])
-        .current_dir(r.path())
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .output()
-        .unwrap();
+    // Another test thread forking while the copy was open for writing can hold that descriptor
+    // for a moment: exec then fails with ETXTBSY (26) until the child execs. Try again.
+    let out = (0..100)
+        .find_map(|_| {
+            let run = Command::new(&copy)
+                .args(["hooks", "install", "--git"])
+                .current_dir(r.path())
+                .env_clear()
+                .env("PATH", "/usr/bin:/bin")
+                .output();
+            match run {
+                Err(e) if e.raw_os_error() == Some(26) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    None
+                }
+                other => Some(other.unwrap()),
+            }
+        })
+        .expect("the copied binary runs");
     assert_eq!(
         out.status.code(),
         Some(0),
