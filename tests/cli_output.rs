@@ -578,3 +578,49 @@ fn undo() {
         &["transition", "resplit", root, "--children", "again.json"],
     );
 }
+
+/// A loop step (issue 13): what a person sees of iterations, the monitor's decisions and a
+/// rollback, in a run's lines and in `status`.
+#[test]
+fn loops() {
+    let mut s = Snapshots::new("loops");
+    let r = Repo::new();
+    let dir = r.path().display().to_string();
+    std::fs::write(
+        r.path().join("plan"),
+        "a=ok b=FAILED c=ok\na=ok b=ok c=FAILED d=ok\na=FAILED b=FAILED c=FAILED\na=ok b=ok c=ok d=ok\n",
+    )
+    .unwrap();
+    let script = format!(
+        "n=$SPLICE_ITERATION; line=$(sed -n \"${{n}}p\" {dir}/plan); : > results; \
+         for t in $line; do echo \"test ${{t%%=*}} ... ${{t#*=}}\" >> results; done; \
+         git add -A >/dev/null; git -c user.name=a -c user.email=a@x commit -qm \"it $n\" >/dev/null"
+    );
+    let manifest = serde_json::json!({
+        "routes": { "root": ["plan", "delegate"], "compound": ["plan", "delegate"], "leaf": ["work"] },
+        "steps": [
+            { "name": "plan", "role": "split", "floors": [] },
+            { "name": "delegate", "floors": [ { "kind": "children_finished" } ] },
+            { "name": "work", "run": { "argv": ["sh", "-c", script] }, "floors": [],
+              "timeout_s": 60,
+              "loop": { "stages": [ { "kind": "tests", "argv": ["cat", "results"] } ] } }
+        ]
+    });
+    r.write(
+        ".splice/manifest.json",
+        &serde_json::to_string_pretty(&manifest).unwrap(),
+    );
+    let id = r.task("Loop", &[]);
+    s.check(
+        "guide-not-asking",
+        &r,
+        &["transition", "guide", "--bead", &id, "--text", "go"],
+    );
+    s.check(
+        "run-human",
+        &r,
+        &["run", "--output", "human", "--max-passes", "5"],
+    );
+    s.check("status", &r, &["status"]);
+    s.check("status-json", &r, &["status", "--json"]);
+}
