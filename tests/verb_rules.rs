@@ -59,6 +59,7 @@ const TABLE: &[(&str, &str)] = &[
     ("iterate", "runner"),
     ("loop-effect", "runner"),
     ("guide", "person"),
+    ("set-acceptance", "person"),
 ];
 
 /// Verbs of the table with no command line, and why: the runner calls them in-process.

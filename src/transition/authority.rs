@@ -102,6 +102,7 @@ pub enum Verb {
     Iterate,
     LoopEffect,
     Guide,
+    SetAcceptance,
 }
 
 impl Verb {
@@ -153,6 +154,7 @@ impl Verb {
         Verb::Iterate,
         Verb::LoopEffect,
         Verb::Guide,
+        Verb::SetAcceptance,
     ];
 
     /// The table: who may run this verb.
@@ -192,7 +194,9 @@ impl Verb {
             | Verb::PlanCrystallize
             | Verb::PlanApprove
             // The answer to the pass monitor's question.
-            | Verb::Guide => Actor::Person,
+            | Verb::Guide
+            // What a loop step's acceptance stage checks.
+            | Verb::SetAcceptance => Actor::Person,
             Verb::PassDryRun
             | Verb::Show
             | Verb::Step
@@ -261,6 +265,7 @@ impl Verb {
             Verb::Iterate => "iterate",
             Verb::LoopEffect => "loop-effect",
             Verb::Guide => "guide",
+            Verb::SetAcceptance => "set-acceptance",
         }
     }
 

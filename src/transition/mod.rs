@@ -31,6 +31,7 @@
 //! Outputs are typed (`Serialize`); only `src/cli/` turns them into JSON. What recovery repaired
 //! is data ([`crate::store::Repair`]) the CLI reports.
 
+pub mod acceptance;
 pub mod authority;
 pub mod branch;
 pub mod claim;

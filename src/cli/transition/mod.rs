@@ -191,6 +191,25 @@ pub enum Verb {
         #[arg(long)]
         text: String,
     },
+    /// Set a node's acceptance facts, replacing any it has: commands a loop step's `command`
+    /// stage runs in the worktree each iteration (exit 0 passes). A saved plan sets them at
+    /// creation.
+    SetAcceptance {
+        #[command(flatten)]
+        common: Common,
+        /// A JSON file (`-`: stdin) listing the facts: `[{"id": "A1", "argv": ["sh", "-c",
+        /// "test -f out.txt"]}]`.
+        #[arg(
+            long,
+            value_name = "FILE",
+            conflicts_with = "clear",
+            required_unless_present = "clear"
+        )]
+        facts: Option<PathBuf>,
+        /// Remove every acceptance fact of the node.
+        #[arg(long)]
+        clear: bool,
+    },
     /// Record the suite command and test paths on the campaign root.
     SetConfig {
         #[command(flatten)]

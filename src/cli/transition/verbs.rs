@@ -13,10 +13,10 @@ use crate::error::{Error, Result};
 use crate::model::Role;
 use crate::model::bead::ExitKind;
 use crate::store::Store;
-use crate::transition::loops;
 use crate::transition::{
     Ctx, Who, claim, complete, gate, park, propose, record, resplit, settings, skip, split,
 };
+use crate::transition::{acceptance, loops};
 
 /// The writer's context for a command-line caller, recognized as a person or a dispatched
 /// session.
@@ -40,16 +40,21 @@ fn require_holder(common: &Common) -> Result<String> {
 }
 
 fn read_json_arg(path: &PathBuf) -> Result<Value> {
-    let text = if path.as_os_str() == "-" {
+    let (text, _) = read_text(path)?;
+    serde_json::from_str(&text).map_err(|e| Error::bad_file(path, format!("not JSON: {e}")))
+}
+
+/// The text of `path` (`-`: stdin) and how to name it in a message.
+fn read_text(path: &PathBuf) -> Result<(String, String)> {
+    if path.as_os_str() == "-" {
         let mut s = String::new();
         std::io::stdin()
             .read_to_string(&mut s)
             .map_err(|e| Error::io("<stdin>", e))?;
-        s
-    } else {
-        std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?
-    };
-    serde_json::from_str(&text).map_err(|e| Error::bad_file(path, format!("not JSON: {e}")))
+        return Ok((s, "<stdin>".into()));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    Ok((text, path.display().to_string()))
 }
 
 /// The verbs that move a node along its route; the others go on to [`lease_verb`].
@@ -161,6 +166,22 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
         }
         Verb::Unpark { common, reason } => {
             let out = park::unpark(&ctx(store, &common, now), common.bead.id(), &reason);
+            output::emit(store, out)
+        }
+        Verb::SetAcceptance {
+            common,
+            facts,
+            clear: _,
+        } => {
+            let facts = match facts {
+                Some(path) => {
+                    let (text, from) = read_text(&path)?;
+                    acceptance::parse_facts(&text, &from)?
+                }
+                None => Vec::new(),
+            };
+            let out =
+                acceptance::set_acceptance(&ctx(store, &common, now), common.bead.id(), facts);
             output::emit(store, out)
         }
         Verb::Guide { common, text } => {
