@@ -27,7 +27,11 @@ fn manifest(max_iterations: u32) -> Manifest {
     m
 }
 
-fn iteration() -> impl Strategy<Value = (u64, u64, &'static str, Option<f64>, bool, bool)> {
+/// One generated iteration: tests passed and failed, the change's hash, the confidence, a
+/// stage failure, and whether its decision was carried out.
+type Gen = (u64, u64, &'static str, Option<f64>, bool, bool);
+
+fn iteration() -> impl Strategy<Value = Gen> {
     (
         0u64..4,
         prop_oneof![2 => Just(0u64), 3 => 1u64..3],
@@ -38,7 +42,7 @@ fn iteration() -> impl Strategy<Value = (u64, u64, &'static str, Option<f64>, bo
     )
 }
 
-fn bead(its: &[(u64, u64, &'static str, Option<f64>, bool, bool)]) -> Bead {
+fn bead(its: &[Gen]) -> Bead {
     let mut b = Bead::new("sp-a".into(), "t".into(), String::new(), NOW);
     b.pipeline.step = "implement".into();
     b.pipeline.entered = 5;
