@@ -434,7 +434,7 @@ impl Job {
 
 /// Ctrl-C and SIGTERM reach a dispatch through its own cancel flag (which the runner may also
 /// set to stop that dispatch alone): set it when the run is interrupted, until `ended`.
-fn relay_interrupt(cancel: &AtomicBool, ended: &AtomicBool) {
+pub(super) fn relay_interrupt(cancel: &AtomicBool, ended: &AtomicBool) {
     while !ended.load(Ordering::Relaxed) {
         if super::interrupt::requested() {
             cancel.store(true, Ordering::Relaxed);
