@@ -92,16 +92,43 @@ fn a_loop_is_typed_and_checked_at_load() {
     assert_eq!(l.wall_time_s(30), 600);
     assert_eq!(l.wall_time_s(3600), 3600);
     for (bad, says) in [
-        (r#""loop": {"max_iterations": 0}"#, "steps[5].loop.max_iterations: 0 is outside"),
+        (
+            r#""loop": {"max_iterations": 0}"#,
+            "steps[5].loop.max_iterations: 0 is outside",
+        ),
         (r#""loop": {"wall_time_s": 0}"#, "steps[5].loop.wall_time_s"),
-        (r#""loop": {"cost_budget_usd": -1}"#, "steps[5].loop.cost_budget_usd"),
-        (r#""loop": {"stages": [{"kind": "tests", "argv": []}]}"#, "steps[5].loop.stages[0].argv"),
-        (r#""loop": {"stages": [{"kind": "sarif", "as": "lint"}]}"#, "exactly one of `file` and `argv`"),
-        (r#""loop": {"stages": [{"kind": "sarif", "as": "style", "file": "x"}]}"#, "unknown variant `style`"),
-        (r#""loop": {"stages": [{"kind": "spec"}]}"#, "unknown variant `spec`"),
-        (r#""loop": {"stages": [{"kind": "command", "argv": ["x"]}]}"#, "unknown field `argv`"),
-        (r#""loop": {"max_iteration": 3}"#, "unknown field `max_iteration`"),
-        (r#""loop": {"step_back_prompt": "../x"}"#, "step_back_prompt"),
+        (
+            r#""loop": {"cost_budget_usd": -1}"#,
+            "steps[5].loop.cost_budget_usd",
+        ),
+        (
+            r#""loop": {"stages": [{"kind": "tests", "argv": []}]}"#,
+            "steps[5].loop.stages[0].argv",
+        ),
+        (
+            r#""loop": {"stages": [{"kind": "sarif", "as": "lint"}]}"#,
+            "exactly one of `file` and `argv`",
+        ),
+        (
+            r#""loop": {"stages": [{"kind": "sarif", "as": "style", "file": "x"}]}"#,
+            "unknown variant `style`",
+        ),
+        (
+            r#""loop": {"stages": [{"kind": "spec"}]}"#,
+            "unknown variant `spec`",
+        ),
+        (
+            r#""loop": {"stages": [{"kind": "command", "argv": ["x"]}]}"#,
+            "unknown field `argv`",
+        ),
+        (
+            r#""loop": {"max_iteration": 3}"#,
+            "unknown field `max_iteration`",
+        ),
+        (
+            r#""loop": {"step_back_prompt": "../x"}"#,
+            "step_back_prompt",
+        ),
     ] {
         let p = problems_of(&with(bad));
         assert!(p.contains(says), "{bad}: {p}");
