@@ -1,5 +1,6 @@
 //! `splice demo`: the example campaign reaches `done` in a scratch repository; every scenario id
-//! is on a test, and the target branch holds every leaf's reviewed commit.
+//! is on a test, and the target branch holds every leaf's reviewed commit. Its parsing leaf
+//! implements in a loop step that fails, improves, regresses (rolled back) and then succeeds.
 
 use std::process::Command;
 
@@ -101,6 +102,85 @@ fn the_demo_campaign_is_driven_to_done() {
     );
 
     delivered_whole_and_cleaned_up(&dir, root["id"].as_str().unwrap());
+    the_loop_rolled_back_then_succeeded(&dir, &beads, &stdout);
+}
+
+/// Issue 13, "Demo": the parsing leaf (child 2) moved to the loop route; its loop step's
+/// iterations scored a failing change, a better one, a regression below the first (rolled back
+/// to iteration 2) and the fix (success); the output shows each decision, in that order; the
+/// rolled-back commit is not what was delivered; the snapshot refs are gone.
+fn the_loop_rolled_back_then_succeeded(dir: &std::path::Path, beads: &[Value], stdout: &str) {
+    let looped: Vec<&Value> = beads
+        .iter()
+        .filter(|b| {
+            b["pipeline"]["trajectory"]
+                .as_array()
+                .is_some_and(|t| !t.is_empty())
+        })
+        .collect();
+    assert_eq!(looped.len(), 1, "one node runs the loop step");
+    let leaf = looped[0];
+    let id = leaf["id"].as_str().unwrap();
+    assert!(id.ends_with(".2"), "the parsing leaf loops: {id}");
+    assert_eq!(leaf["status"], "closed");
+    assert_eq!(leaf["pipeline"]["route"], "leaf-loop");
+    let t = leaf["pipeline"]["trajectory"].as_array().unwrap();
+    assert!(t.iter().all(|i| i["step"] == "implement-loop"));
+    let scores: Vec<i64> = t.iter().map(|i| i["score"].as_i64().unwrap()).collect();
+    assert_eq!(scores, [-12, 24, -30, 60], "{t:#?}");
+    let decisions: Vec<&str> = t
+        .iter()
+        .map(|i| i["monitor"]["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(decisions, ["continue", "continue", "rollback", "success"]);
+    assert!(scores[2] < scores[0], "the regression is below the first");
+    assert_eq!(t[2]["effect"]["effect"], "rolled_back");
+    assert_eq!(t[2]["effect"]["restored"], 2);
+    assert!(t[3].get("effect").is_none());
+    assert_eq!(t[3]["state"]["tests"]["failed"], 0);
+    // The step was completed on the successful iteration and the node went on.
+    let steps: Vec<&str> = leaf["pipeline"]["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        ["generate-spec", "implement-loop", "review", "deliver"]
+    );
+
+    // Each decision is visible, in order: the iterations, the rollback, then success.
+    let at = |needle: &str| {
+        stdout
+            .find(needle)
+            .unwrap_or_else(|| panic!("no {needle:?} in:\n{stdout}"))
+    };
+    let lines = [
+        format!("{id} implement-loop iteration 1: score -12; monitor: continue"),
+        format!("{id} implement-loop iteration 2: score 24; monitor: continue"),
+        format!("{id} implement-loop iteration 3: score -30; monitor: rollback to iteration 2"),
+        format!("roll back {id} implement-loop after iteration 3 to iteration 2"),
+        format!("{id} implement-loop iteration 4: score 60; monitor: success"),
+        format!("check {id} implement-loop: ok"),
+        format!("demo: {id} iteration 3 regressed"),
+        format!("demo: {id} iteration 4 passed every check"),
+    ];
+    let places: Vec<usize> = lines.iter().map(|l| at(l)).collect();
+    assert!(
+        places.windows(2).all(|w| w[0] < w[1]),
+        "out of order: {lines:#?}\n{stdout}"
+    );
+
+    // The regression's commit was rolled back: the delivered branch has iterations 1, 2 and 4.
+    let (_, log) = git(dir, &["log", "--format=%s", "campaign/calc"]);
+    for n in [1, 2, 4] {
+        let subject = format!("{id}: implement, iteration {n}");
+        assert!(log.lines().any(|l| l == subject), "{subject} not in {log}");
+    }
+    assert!(!log.contains("iteration 3"), "{log}");
+    let (_, refs) = git(dir, &["for-each-ref", "refs/splice/snapshots"]);
+    assert_eq!(refs.trim(), "", "snapshot refs left behind");
 }
 
 /// Issue 10: after `done`, the campaign's planning and reconcile documents are on its target

@@ -101,6 +101,7 @@ pub fn run(args: &Args) -> Result<i32> {
         "to-issues" => to_issues(&job, &plan)?,
         "generate-spec" => spec(&job, &plan)?,
         "implement" => implement(&job)?,
+        super::looping::STEP => implement_iteration(&job)?,
         "review" => review(&job)?,
         "deliver" => deliver(&job)?,
         "integrate" => reconcile(&job, &plan)?,
@@ -123,9 +124,15 @@ pub fn run(args: &Args) -> Result<i32> {
             &artifact,
         ])?;
     }
+    // The response (its last line) of the loop child's spec asks for the loop route.
+    let ask = if job.step == "generate-spec" && loops(&job) {
+        format!("; the parser is easy to get wrong: {}", super::looping::ASK)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         std::io::stdout(),
-        "sim-agent: {} {} → {artifact}",
+        "sim-agent: {} {} → {artifact}{ask}",
         job.bead.id,
         job.step
     );
@@ -359,6 +366,29 @@ fn implement(job: &Job) -> Result<String> {
         )));
     }
     commit(job, "implement")
+}
+
+/// Does this node implement in the demo's loop step?
+fn loops(job: &Job) -> bool {
+    !job.generic && child_index(&job.bead) == Some(super::looping::LOOP_CHILD)
+}
+
+/// One iteration of the demo's loop step (`SPLICE_ITERATION`): a draft, a better draft, a
+/// regression, then the finished work (`looping::iteration_files`).
+fn implement_iteration(job: &Job) -> Result<String> {
+    if !loops(job) {
+        return Err(Error::Invalid(format!(
+            "sim-agent: the demo's loop step is only for child {}",
+            super::looping::LOOP_CHILD
+        )));
+    }
+    let n: u32 = env("SPLICE_ITERATION")?
+        .parse()
+        .map_err(|_| Error::Invalid("sim-agent: SPLICE_ITERATION is not a number".into()))?;
+    for (path, text) in super::looping::iteration_files(n) {
+        write(job, path, text)?;
+    }
+    commit(job, &format!("implement, iteration {n}"))
 }
 
 fn review(job: &Job) -> Result<String> {

@@ -4,5 +4,6 @@
 pub mod agent;
 pub mod files;
 pub mod git;
+pub mod looping;
 pub mod plan;
 pub mod run;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::{files, git, plan::Plan};
+use super::{files, git, looping, plan::Plan};
 use crate::driver::events::{Event, Events, Output};
 use crate::driver::runner::{self, Options};
 use crate::error::{Error, Result};
@@ -70,6 +70,12 @@ fn prepare(dir: &Path, plan: &Plan) -> Result<Store> {
         }
         std::fs::write(&file, text).map_err(|e| Error::io(&file, e))?;
     }
+    // The loop step's check script, committed with the project.
+    let check = dir.join(looping::CHECK_PATH);
+    if let Some(parent) = check.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    std::fs::write(&check, looping::CHECK_SCRIPT).map_err(|e| Error::io(&check, e))?;
     let tip = git::init_with_commit(dir, "main", "calc: the project before the campaign")?;
     let repo = git::open(dir)?;
     git::branch(&repo, &plan.target, tip)?;
@@ -77,6 +83,8 @@ fn prepare(dir: &Path, plan: &Plan) -> Result<Store> {
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
     let config = store.dir().join("config.toml");
     std::fs::write(&config, config_toml(&exe)).map_err(|e| Error::io(&config, e))?;
+    let manifest = store.dir().join("manifest.json");
+    std::fs::write(&manifest, looping::manifest()?).map_err(|e| Error::io(&manifest, e))?;
     Ok(store)
 }
 
@@ -119,6 +127,16 @@ pub fn demo(dir: Option<&Path>, output: Output) -> Result<DemoResult> {
         ),
     );
 
+    say(
+        &events,
+        &format!(
+            "demo: the parsing leaf implements in a loop ({}): after each iteration `sh {}` \
+             measures the change and the pass monitor decides what comes next",
+            looping::STEP,
+            looping::CHECK_PATH
+        ),
+    );
+
     let mut result = DemoResult {
         dir,
         status: RunStatus::Idle,
@@ -154,6 +172,9 @@ pub fn demo(dir: Option<&Path>, output: Output) -> Result<DemoResult> {
             let person = Ctx::person(&store, crate::clock::now_string()?);
             gate::approve(&person, &bead, &step)?;
         }
+    }
+    for line in looping::narration(&store)? {
+        say(&events, &line);
     }
     result.wall_ms = started.elapsed().as_millis() as u64;
     Ok(result)
