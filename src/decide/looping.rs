@@ -35,8 +35,7 @@ pub(crate) fn outcome<'a>(
     spec: &'a LoopSpec,
 ) -> Outcome<'a> {
     let p = &bead.pipeline;
-    let check = bead.check_since_entry();
-    if let Some(c) = check
+    if let Some(c) = bead.check_since_entry()
         && c.verdict == Verdict::Escalate
     {
         return Outcome::Rest(Rest::Escalated {
@@ -49,98 +48,120 @@ pub(crate) fn outcome<'a>(
     };
     let input = input_of(spec, ix.snapshot.limits.max_turns, &its);
     let decision = monitor(&input);
-    let act = |action| Outcome::Act(action);
-    let (id, here) = (|| bead.id.clone(), || p.step.clone());
-    let iteration = latest.state.iteration;
-    match decision {
-        MonitorDecision::Success { .. } => {
-            // A check since this iteration refused: the step's own floors want more.
-            let refused = check.is_some_and(|c| c.seq > latest.seq && c.verdict == Verdict::Refuse);
-            if !refused {
-                return act(Action::Check {
-                    bead: id(),
-                    step: here(),
-                });
-            }
-        }
-        MonitorDecision::StopIterationLimit { .. } | MonitorDecision::StopBudget { .. } => {
-            return act(Action::Park {
-                bead: id(),
-                step: here(),
-                reason: stop_reason(&p.step, &decision),
-            });
-        }
-        _ if latest.effect.is_some() => {}
-        MonitorDecision::EscalateOscillation { .. } | MonitorDecision::EscalateRepeated { .. } => {
-            return act(Action::Escalate {
-                bead: id(),
-                step: here(),
-                iteration,
-                rule: decision.name().to_string(),
-            });
-        }
-        MonitorDecision::Rollback { restore, .. } => {
-            return act(Action::Rollback {
-                bead: id(),
-                step: here(),
-                iteration,
-                restore: restore.iteration,
-            });
-        }
-        MonitorDecision::StepBack { last_three } => {
-            let scores: Vec<String> = last_three.iter().map(|s| s.score.to_string()).collect();
-            return act(Action::StepBack {
-                bead: id(),
-                step: here(),
-                iteration,
-                reason: format!("the last three scores ({}) did not rise", scores.join(", ")),
-            });
-        }
-        MonitorDecision::AskUser { last_three } if ix.snapshot.limits.no_person => {
-            return act(Action::Park {
-                bead: id(),
-                step: here(),
-                reason: format!(
-                    "the pass monitor asked a person (the agent's confidence fell over \
-                     iterations {}–{iteration}) and this run has none (`splice exec`)",
-                    last_three[0].iteration
-                ),
-            });
-        }
-        MonitorDecision::AskUser { last_three } => {
-            let (level, source) = resolve_autonomy(ix, bead);
-            let c: Vec<String> = last_three
-                .iter()
-                .map(|c| format!("{}", c.confidence))
-                .collect();
-            return Outcome::Rest(Rest::AwaitingHuman {
-                gate: None,
-                step: here(),
-                autonomy: level,
-                autonomy_source: source.label(),
-                relaxes: None,
-                question: Some(format!(
-                    "the agent's confidence fell over iterations {}–{} ({}): continue with \
-                     guidance (`splice transition guide --bead {} --text TEXT`) or cancel \
-                     (`splice cancel {} --reason R`)",
-                    last_three[0].iteration,
-                    iteration,
-                    c.join(" > "),
-                    bead.id,
-                    bead.id
-                )),
-            });
-        }
-        MonitorDecision::Continue {} => {}
+    if let Some(judged) = judged(ix, bead, &decision, latest) {
+        return judged;
     }
     if let Some(reason) = out_of_time(ix, &its, spec, step) {
-        return act(Action::Park {
-            bead: id(),
-            step: here(),
+        return Outcome::Act(Action::Park {
+            bead: bead.id.clone(),
+            step: p.step.clone(),
             reason,
         });
     }
     dispatch_or_park(ix, bead, step, latest.attempt)
+}
+
+/// The outcome the monitor's `decision` after iteration `latest` asks for, or `None` to go on
+/// with the next iteration.
+fn judged<'a>(
+    ix: &Index<'a>,
+    bead: &'a Bead,
+    decision: &MonitorDecision,
+    latest: &Iteration,
+) -> Option<Outcome<'a>> {
+    let (id, step) = (bead.id.clone(), bead.pipeline.step.clone());
+    let iteration = latest.state.iteration;
+    let action = match decision {
+        MonitorDecision::Success { .. } => {
+            // A check since this iteration that refused: the step's own floors want more.
+            let refused = bead
+                .check_since_entry()
+                .is_some_and(|c| c.seq > latest.seq && c.verdict == Verdict::Refuse);
+            (!refused).then_some(Action::Check { bead: id, step })?
+        }
+        MonitorDecision::StopIterationLimit { .. } | MonitorDecision::StopBudget { .. } => {
+            let reason = stop_reason(&step, decision);
+            Action::Park {
+                bead: id,
+                step,
+                reason,
+            }
+        }
+        // Carried out already: the next iteration.
+        _ if latest.effect.is_some() => return None,
+        MonitorDecision::EscalateOscillation { .. } | MonitorDecision::EscalateRepeated { .. } => {
+            Action::Escalate {
+                bead: id,
+                step,
+                iteration,
+                rule: decision.name().to_string(),
+            }
+        }
+        MonitorDecision::Rollback { restore, .. } => Action::Rollback {
+            bead: id,
+            step,
+            iteration,
+            restore: restore.iteration,
+        },
+        MonitorDecision::StepBack { last_three } => {
+            let scores: Vec<String> = last_three.iter().map(|s| s.score.to_string()).collect();
+            Action::StepBack {
+                bead: id,
+                step,
+                iteration,
+                reason: format!("the last three scores ({}) did not rise", scores.join(", ")),
+            }
+        }
+        MonitorDecision::AskUser { last_three } => {
+            return Some(ask(
+                ix,
+                bead,
+                last_three[0].iteration,
+                iteration,
+                last_three,
+            ));
+        }
+        MonitorDecision::Continue {} => return None,
+    };
+    Some(Outcome::Act(action))
+}
+
+/// The monitor asks a person about the confidences `c` of iterations `from`–`to`: the node
+/// rests `awaiting-human` with the question, or, in a run with no person, is parked.
+fn ask<'a>(
+    ix: &Index<'a>,
+    bead: &'a Bead,
+    from: u32,
+    to: u32,
+    c: &[crate::policy::monitor::Confident],
+) -> Outcome<'a> {
+    let step = bead.pipeline.step.clone();
+    if ix.snapshot.limits.no_person {
+        return Outcome::Act(Action::Park {
+            bead: bead.id.clone(),
+            step,
+            reason: format!(
+                "the pass monitor asked a person (the agent's confidence fell over iterations \
+                 {from}–{to}) and this run has none (`splice exec`)"
+            ),
+        });
+    }
+    let (level, source) = resolve_autonomy(ix, bead);
+    let c: Vec<String> = c.iter().map(|c| format!("{}", c.confidence)).collect();
+    Outcome::Rest(Rest::AwaitingHuman {
+        gate: None,
+        step,
+        autonomy: level,
+        autonomy_source: source.label(),
+        relaxes: None,
+        question: Some(format!(
+            "the agent's confidence fell over iterations {from}–{to} ({}): continue with \
+             guidance (`splice transition guide --bead {id} --text TEXT`) or cancel (`splice \
+             cancel {id} --reason R`)",
+            c.join(" > "),
+            id = bead.id
+        )),
+    })
 }
 
 /// Why a stopped loop parks: the limit, with what was spent.

@@ -223,29 +223,7 @@ impl Job {
             }
             Err(panic) => finished.panicked(&*panic, "dispatching"),
         }
-        if let Some(spec) = &self.step.loop_
-            && super::looping::measured(finished.exit)
-            && !self.cancel.load(Ordering::Relaxed)
-        {
-            let ran = super::looping::Ran {
-                rc: &self.rc,
-                bead: &self.bead,
-                step: &self.step,
-                spec,
-                attempt: self.attempt,
-                worktree: &self.worktree,
-                usage: finished.usage.as_ref(),
-                response: finished.response.as_ref(),
-            };
-            match super::looping::measure_and_record(&ran) {
-                Ok(it) => finished.iteration = Some(it),
-                Err(e) => {
-                    finished
-                        .problem
-                        .get_or_insert_with(|| format!("measuring the iteration: {e}"));
-                }
-            }
-        }
+        self.measure_iteration(&mut finished);
         finished.elapsed_ms = started.elapsed().as_millis() as u64;
         if self.cancel.load(Ordering::Relaxed) && !super::interrupt::requested() {
             // Its node was closed by a person, and its claim with it: nothing is left to record.
@@ -282,6 +260,62 @@ impl Job {
                 .get_or_insert_with(|| format!("release: {e}"));
         }
         finished
+    }
+
+    /// A loop step's dispatch that ran: measure its iteration and record it while the claim is
+    /// held (a measuring problem is the dispatch's problem, not the agent's failure).
+    fn measure_iteration(&self, finished: &mut Finished) {
+        let Some(spec) = &self.step.loop_ else {
+            return;
+        };
+        if !super::looping::measured(finished.exit) || self.cancel.load(Ordering::Relaxed) {
+            return;
+        }
+        let ran = super::looping::Ran {
+            rc: &self.rc,
+            bead: &self.bead,
+            step: &self.step,
+            spec,
+            attempt: self.attempt,
+            worktree: &self.worktree,
+            usage: finished.usage.as_ref(),
+            response: finished.response.as_ref(),
+        };
+        match super::looping::measure_and_record(&ran) {
+            Ok(it) => finished.iteration = Some(it),
+            Err(e) => {
+                finished
+                    .problem
+                    .get_or_insert_with(|| format!("measuring the iteration: {e}"));
+            }
+        }
+    }
+
+    /// A loop step's dispatch environment (`SPLICE_ITERATION`, and from iteration 2
+    /// `SPLICE_LOOP_CONTEXT`, whose file is written here) and the prompt's loop section.
+    fn loop_env(
+        &self,
+        bead: &Bead,
+        paths: &DispatchPaths,
+    ) -> Result<(Vec<(String, String)>, Option<String>)> {
+        if self.step.loop_.is_none() {
+            return Ok((Vec::new(), None));
+        }
+        let n = super::looping::current(bead).len() + 1;
+        let mut env = vec![("SPLICE_ITERATION".to_string(), n.to_string())];
+        let limit = self.step.dispatch_limit(self.rc.max_turns);
+        let Some((section, data)) = super::looping::context(bead, limit) else {
+            return Ok((env, None));
+        };
+        std::fs::create_dir_all(&paths.run_dir).map_err(|e| Error::io(&paths.run_dir, e))?;
+        let file = paths.log.with_extension("context.json");
+        let bytes = serde_json::to_vec_pretty(&data).unwrap_or_default();
+        crate::store::atomic::replace_file(&file, &bytes)?;
+        env.push((
+            "SPLICE_LOOP_CONTEXT".to_string(),
+            file.display().to_string(),
+        ));
+        Ok((env, Some(section)))
     }
 
     /// A start failure's cause, with what to check and where the command is set.
@@ -329,28 +363,8 @@ impl Job {
             run: &rc.run_id,
             model: rc.config.agent.model_for(&self.step.name),
         };
-        let limit = self.step.dispatch_limit(rc.max_turns);
-        let looping = match self.step.loop_ {
-            Some(_) => super::looping::context(&bead, limit),
-            None => None,
-        };
-        let mut env = Vec::new();
-        if self.step.loop_.is_some() {
-            let n = super::looping::current(&bead).len() + 1;
-            env.push(("SPLICE_ITERATION".to_string(), n.to_string()));
-        }
-        if let Some((_, data)) = &looping {
-            std::fs::create_dir_all(&paths.run_dir).map_err(|e| Error::io(&paths.run_dir, e))?;
-            let file = paths.log.with_extension("context.json");
-            let bytes = serde_json::to_vec_pretty(data).unwrap_or_default();
-            crate::store::atomic::replace_file(&file, &bytes)?;
-            env.push((
-                "SPLICE_LOOP_CONTEXT".to_string(),
-                file.display().to_string(),
-            ));
-        }
-        let section = looping.as_ref().map(|(md, _)| md.as_str());
-        let mut argv = self.argv(&bead, &vars, &paths, section)?;
+        let (env, section) = self.loop_env(&bead, &paths)?;
+        let mut argv = self.argv(&bead, &vars, &paths, section.as_deref())?;
         if rc.config.guard.dispatch() {
             argv = guard::guard_argv(argv, &paths.settings_file, &crate::hooks::splice_exe())?;
         }

@@ -125,7 +125,7 @@ pub(super) fn step_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
     }
 }
 
-/// The verbs of claims, parking and records; the others go on to [`setting_verb`].
+/// The verbs of claims, parking and records; the others go on to [`loop_verb`].
 fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
     match verb {
         Verb::Claim {
@@ -168,6 +168,29 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             let out = park::unpark(&ctx(store, &common, now), common.bead.id(), &reason);
             output::emit(store, out)
         }
+        Verb::RecordExit {
+            common,
+            exit,
+            code,
+            log,
+            usage,
+        } => {
+            let args = exit_args(&exit, code, log, usage)?;
+            let out = record::record_exit(&ctx(store, &common, now), common.bead.id(), args);
+            output::emit(store, out)
+        }
+        Verb::RecordRun { common, envelope } => {
+            let envelope = read_json_arg(&envelope)?;
+            let out = record::record_run(&ctx(store, &common, now), common.bead.id(), envelope);
+            output::emit(store, out)
+        }
+        other => loop_verb(store, now, other),
+    }
+}
+
+/// A loop step's person's verbs (`docs/monitor.md`); the others go on to [`setting_verb`].
+fn loop_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
+    match verb {
         Verb::SetAcceptance {
             common,
             facts,
@@ -186,22 +209,6 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
         }
         Verb::Guide { common, text } => {
             let out = loops::guide(&ctx(store, &common, now), common.bead.id(), &text);
-            output::emit(store, out)
-        }
-        Verb::RecordExit {
-            common,
-            exit,
-            code,
-            log,
-            usage,
-        } => {
-            let args = exit_args(&exit, code, log, usage)?;
-            let out = record::record_exit(&ctx(store, &common, now), common.bead.id(), args);
-            output::emit(store, out)
-        }
-        Verb::RecordRun { common, envelope } => {
-            let envelope = read_json_arg(&envelope)?;
-            let out = record::record_run(&ctx(store, &common, now), common.bead.id(), envelope);
             output::emit(store, out)
         }
         other => setting_verb(store, now, other),
