@@ -183,6 +183,9 @@ fn in_use(path: &Path) -> Option<String> {
     }
 }
 
+/// More environment for a dispatch: (name, value) pairs.
+type Env = Vec<(String, String)>;
+
 struct Job {
     rc: RunCtx,
     /// Kills this dispatch: set by the runner, or relayed from Ctrl-C ([`relay_interrupt`]).
@@ -297,7 +300,7 @@ impl Job {
         &self,
         bead: &Bead,
         paths: &DispatchPaths,
-    ) -> Result<(Vec<(String, String)>, Option<String>)> {
+    ) -> Result<(Env, Option<String>)> {
         if self.step.loop_.is_none() {
             return Ok((Vec::new(), None));
         }
