@@ -296,11 +296,7 @@ impl Job {
 
     /// A loop step's dispatch environment (`SPLICE_ITERATION`, and from iteration 2
     /// `SPLICE_LOOP_CONTEXT`, whose file is written here) and the prompt's loop section.
-    fn loop_env(
-        &self,
-        bead: &Bead,
-        paths: &DispatchPaths,
-    ) -> Result<(Env, Option<String>)> {
+    fn loop_env(&self, bead: &Bead, paths: &DispatchPaths) -> Result<(Env, Option<String>)> {
         if self.step.loop_.is_none() {
             return Ok((Vec::new(), None));
         }

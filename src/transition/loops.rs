@@ -206,9 +206,7 @@ pub fn loop_effect(
             require_not_leased_by_other(bead, who)?;
             let at = Target { step, iteration };
             let effect = match effect {
-                EffectArgs::Escalate { rule, command } => {
-                    escalation(bead, &at, rule, command.as_ref())
-                }
+                EffectArgs::Escalate { rule, command } => escalation(bead, rule, command.as_ref()),
                 EffectArgs::RolledBack { restored, snapshot } => Effect::RolledBack {
                     restored: *restored,
                     snapshot: snapshot.clone(),
@@ -240,7 +238,7 @@ pub struct Target<'a> {
 
 /// Escalate once per node: to the configured command if the node has not escalated yet, else
 /// recovery context with the command kept.
-fn escalation(bead: &Bead, at: &Target, rule: &str, command: Option<&Vec<String>>) -> Effect {
+fn escalation(bead: &Bead, rule: &str, command: Option<&Vec<String>>) -> Effect {
     match (&bead.pipeline.escalation, command) {
         (Some(done), _) => Effect::Recovery {
             rule: rule.to_string(),
@@ -253,13 +251,10 @@ fn escalation(bead: &Bead, at: &Target, rule: &str, command: Option<&Vec<String>
             rule: rule.to_string(),
             why: "no `[agent] escalation_command` is configured".into(),
         },
-        (None, Some(cmd)) => {
-            let _ = at;
-            Effect::Escalated {
-                rule: rule.to_string(),
-                command: cmd.clone(),
-            }
-        }
+        (None, Some(cmd)) => Effect::Escalated {
+            rule: rule.to_string(),
+            command: cmd.clone(),
+        },
     }
 }
 
