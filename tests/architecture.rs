@@ -53,8 +53,10 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "decide",
         ],
     ),
-    ("driver", &["cli", "demo"]),
-    ("demo", &["cli"]),
+    ("driver", &["cli", "demo", "drive"]),
+    ("demo", &["cli", "drive"]),
+    // The cockpit is a host beside `cli`: it uses what is below, nothing below uses it.
+    ("drive", &["cli"]),
     // The hook reads the verb table and discovery; it never runs a verb or the runner.
     (
         "guard",
