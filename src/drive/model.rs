@@ -5,6 +5,10 @@
 //! the store per frame). A key either changes the view (selection, collapse, a text prompt) or
 //! asks the app to carry out a [`Command`]; the app reports back with [`Msg::Done`].
 
+use std::collections::BTreeMap;
+
+use ratatui::crossterm::event::KeyEvent;
+
 use crate::model::{Decision, Snapshot};
 
 /// What a key asks the app to do. Each writing command goes through the writer exactly as the
@@ -42,11 +46,27 @@ pub enum Command {
     Quit,
 }
 
+/// One read of the state, as the app hands it to the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateRead {
+    /// Kept current from the journal's committed records (`driver::feed`).
+    pub snapshot: Snapshot,
+    /// `decide` of that snapshot.
+    pub decision: Decision,
+    /// Whether each claim holder in the snapshot still lives on this host (`None`: cannot
+    /// tell, another host), by holder.
+    pub alive: BTreeMap<String, Option<bool>>,
+}
+
 /// What the app tells the model.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Msg {
-    /// A new read of the state: the snapshot (kept current from the journal) and its decision.
-    State(Box<(Snapshot, Decision)>),
+    /// A new read of the state.
+    State(Box<StateRead>),
+    /// A run started (in the background, or elsewhere and now watched): its id.
+    RunStarted { run: String, background: bool },
+    /// The run ended with this status.
+    RunEnded { status: String },
     /// A line a run reported (`events.jsonl`, as JSON).
     RunEvent(serde_json::Value),
     /// New text of the selected node's dispatch log, already put in words.
@@ -58,3 +78,27 @@ pub enum Msg {
 /// The cockpit's model (see the module doc).
 #[derive(Clone, Debug, Default)]
 pub struct Model {}
+
+impl Model {
+    /// An empty model of the scope `scope` (none: the whole store).
+    pub fn new(scope: Option<String>) -> Model {
+        let _ = scope;
+        Model::default()
+    }
+
+    /// Take in what the app reports.
+    pub fn update(&mut self, msg: Msg) {
+        let _ = msg;
+    }
+
+    /// A key: a change of the view, or a command for the app.
+    pub fn key(&mut self, key: KeyEvent) -> Option<Command> {
+        let _ = key;
+        None
+    }
+
+    /// The selected node, whose dispatch log the app tails.
+    pub fn selected(&self) -> Option<&str> {
+        None
+    }
+}
