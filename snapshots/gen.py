@@ -1038,6 +1038,15 @@ def _():
     return snapshot([looping("sp-a", its)], manifest=LOOP)
 
 
+@case("loop-reentered-counts-from-entry")
+def _():
+    # Sent back to the loop step after 5 iterations on an earlier visit (a review's goto): the
+    # limit counts this visit's dispatches (`attempts_before` on the entry), so it dispatches.
+    b = bead("sp-a", "implement", attempts={"implement": 5},
+             history=[{"step": "implement", "seq": 5, "at": AT, "attempts_before": 5}])
+    return snapshot([b], manifest=LOOP)
+
+
 @case("loop-other-step-ignored")
 def _():
     # Iterations recorded before the node (re-)entered the step are not this visit's.

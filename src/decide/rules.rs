@@ -258,7 +258,12 @@ pub(crate) fn dispatch_or_park<'a>(
     }
     let attempts = bead.attempts_on(&p.step);
     let limit = step.dispatch_limit(ix.snapshot.limits.max_turns);
-    if attempts >= limit {
+    // A loop step's iterations count from the node's entry (a review may send it back).
+    let used = match step.loop_ {
+        Some(_) => bead.attempts_since_entry(),
+        None => attempts,
+    };
+    if used >= limit {
         let what = match step.loop_ {
             Some(_) => "iterations",
             None => "attempts",
@@ -267,7 +272,7 @@ pub(crate) fn dispatch_or_park<'a>(
             bead: bead.id.clone(),
             step: here(),
             reason: format!(
-                "{what} exhausted on {}: {attempts} of {limit}{}",
+                "{what} exhausted on {}: {used} of {limit}{}",
                 p.step,
                 last_failure(bead)
             ),

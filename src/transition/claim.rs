@@ -188,7 +188,10 @@ pub fn plan_claim(args: &ClaimArgs, bead: &Bead, now: &str) -> Result<Change<Cla
 
 /// The attempt a dispatch of `step` would be, or the refusal when none is left.
 fn next_attempt(bead: &Bead, step: &Step, max_turns: Option<u32>) -> Result<u32, Refusal> {
-    let spent = bead.attempts_on(&step.name);
+    let spent = match step.loop_ {
+        Some(_) => bead.attempts_since_entry(),
+        None => bead.attempts_on(&step.name),
+    };
     let max = step.dispatch_limit(max_turns);
     if spent >= max {
         return Err(Refusal::AttemptsExhausted {
@@ -198,7 +201,7 @@ fn next_attempt(bead: &Bead, step: &Step, max_turns: Option<u32>) -> Result<u32,
             max,
         });
     }
-    Ok(spent + 1)
+    Ok(bead.attempts_on(&step.name) + 1)
 }
 
 /// Record `sha` as the head the current step started from, unless one is recorded already.
@@ -218,6 +221,7 @@ fn record_base(bead: &mut Bead, sha: &str, now: &str) {
             seq: entered,
             at: now.to_string(),
             head: Some(sha.to_string()),
+            attempts_before: None,
         }),
     }
 }

@@ -351,6 +351,37 @@ fn declared_scenarios_of_a_node_under_a_campaign_land_on_its_root_first() {
 }
 
 #[test]
+fn a_loop_steps_claim_counts_this_visits_iterations_under_max_turns() {
+    let m = manifest();
+    let mut step = m.step("implement").unwrap().clone();
+    step.loop_ = Some(serde_json::from_str(r#"{"max_iterations": 2}"#).unwrap());
+    let mut b = node("leaf", "implement");
+    let args = |max_turns| ClaimArgs {
+        holder: "h",
+        dispatch: Some(&step),
+        base: Some("abc"),
+        credential_sha256: None,
+        max_turns,
+    };
+    // Two iterations used on an earlier visit, then the node entered the step again.
+    b.pipeline.attempts.insert("implement".into(), 2);
+    b.enter_step("implement", 3, NOW);
+    let change = plan_claim(&args(None), &b, NOW).unwrap();
+    assert_eq!(
+        change.output.wrote.unwrap().attempt,
+        Some(3),
+        "numbered over the node's life"
+    );
+    b.pipeline.attempts.insert("implement".into(), 4);
+    assert_eq!(
+        plan_claim(&args(None), &b, NOW).unwrap_err().kind(),
+        "attempts-exhausted"
+    );
+    // `--max-turns 3` in place of max_iterations 2.
+    assert!(plan_claim(&args(Some(3)), &b, NOW).is_ok());
+}
+
+#[test]
 fn claims_count_attempts_and_refuse_parked_or_exhausted_steps() {
     let m = manifest();
     let step = m.step("implement").unwrap();

@@ -267,6 +267,7 @@ mod tests {
             seq,
             at: "t".into(),
             head: head.map(String::from),
+            attempts_before: None,
         }
     }
 

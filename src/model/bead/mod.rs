@@ -320,6 +320,7 @@ impl Bead {
     /// Move the node to `step` (a new entry: attempts, proposal and checks of the old step no
     /// longer count). `seq` must be the seq of the transition doing it.
     pub fn enter_step(&mut self, step: &str, seq: u64, now: &str) {
+        let before = self.attempts_on(step);
         self.pipeline.step = step.to_string();
         self.pipeline.entered = seq;
         self.pipeline.history.push(StepEntry {
@@ -327,6 +328,7 @@ impl Bead {
             seq,
             at: now.to_string(),
             head: None,
+            attempts_before: (before > 0).then_some(before),
         });
     }
 
@@ -359,6 +361,20 @@ impl Bead {
     /// Attempts spent on `step` since the last unpark.
     pub fn attempts_on(&self, step: &str) -> u32 {
         self.pipeline.attempts.get(step).copied().unwrap_or(0)
+    }
+
+    /// The attempts used on the current step since the node entered it (a loop step's
+    /// iterations and unmeasured dispatches of this visit).
+    pub fn attempts_since_entry(&self) -> u32 {
+        let p = &self.pipeline;
+        let before = p
+            .history
+            .iter()
+            .rev()
+            .find(|e| e.step == p.step && e.seq == p.entered)
+            .and_then(|e| e.attempts_before)
+            .unwrap_or(0);
+        self.attempts_on(&p.step).saturating_sub(before)
     }
 
     /// The proposal on the current step made since entry, if any.

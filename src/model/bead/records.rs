@@ -224,6 +224,10 @@ pub struct StepEntry {
     pub at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head: Option<String>,
+    /// The attempts the step had used on earlier visits when the node entered it again (a loop
+    /// step's iterations count from its entry); absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts_before: Option<u32>,
 }
 
 /// An acceptance check a saved plan gives a task (`docs/plan.md`): an id and the argv that
