@@ -34,6 +34,7 @@ use super::looping;
 use super::start;
 use crate::decide::decide;
 use crate::error::{Error, Result};
+use crate::exec::progress;
 use crate::model::envelope::{ActResult, ActionReport};
 use crate::model::{Action, Counters, Decision, Envelope, RunStatus};
 use crate::store::Store;
@@ -466,12 +467,20 @@ impl<'a> Run<'a> {
                     if last_note.elapsed() >= Duration::from_secs(10) =>
                 {
                     last_note = Instant::now();
+                    let runs = self.rc.store.runs_dir();
                     for (bead, r) in &self.inflight {
                         self.events.emit(&Event::Progress {
                             bead: bead.clone(),
                             step: r.step.clone(),
                             attempt: r.attempt,
                             elapsed_s: r.since.elapsed().as_secs(),
+                            doing: progress::of_dispatch(
+                                &runs,
+                                &self.rc.run_id,
+                                bead,
+                                &r.step,
+                                r.attempt,
+                            ),
                         });
                     }
                 }
