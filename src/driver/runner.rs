@@ -445,8 +445,9 @@ impl<'a> Run<'a> {
     }
 
     /// Wait for one dispatch to finish (or, with `wake`, at most that long: a node's next
-    /// attempt comes due), telling a person what is still running now and then, and killing the
-    /// dispatch of a node closed meanwhile ([`Run::stop_closed`]).
+    /// attempt comes due), telling a person every 10 s what is still running and what its agent
+    /// is doing ([`progress::latest`] of its log), and killing the dispatch of a node closed
+    /// meanwhile ([`Run::stop_closed`]).
     fn wait_one(&mut self, wake: Option<Duration>) {
         let mut last_note = Instant::now();
         let deadline = wake.map(|w| Instant::now() + w);
