@@ -62,6 +62,7 @@ fuzz_tests! {
     prompt => "prompt",
     children => "children",
     usage => "usage",
+    progress => "progress",
     guard => "guard",
 }
 

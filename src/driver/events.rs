@@ -84,12 +84,15 @@ pub enum Event {
         score: Option<i64>,
         monitor: Value,
     },
-    /// A dispatch is still running (every 10 s while the run waits).
+    /// A dispatch is still running (every 10 s while the run waits), and what its agent is
+    /// doing as far as its log says ([`crate::exec::progress::latest`]; `null` when it says
+    /// nothing yet).
     Progress {
         bead: String,
         step: String,
         attempt: u32,
         elapsed_s: u64,
+        doing: Option<String>,
     },
     /// Nothing is in flight and a node waits before its next attempt: the run sleeps this
     /// long (less when its wall time ends first), then decides again.
@@ -181,7 +184,11 @@ impl Event {
                 step,
                 attempt,
                 elapsed_s,
-            } => format!("… {bead} {step} attempt {attempt} running for {elapsed_s}s"),
+                doing,
+            } => format!(
+                "… {bead} {step} attempt {attempt} running for {elapsed_s}s{}",
+                doing.as_ref().map_or(String::new(), |d| format!(": {d}"))
+            ),
             Event::Note { text } => text.clone(),
             Event::Warning { text } => format!("warning: {text}"),
             Event::Interrupted { .. } => {
@@ -286,4 +293,37 @@ pub fn out(text: &str) {
     let _ = stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn progress(doing: Option<&str>) -> Event {
+        Event::Progress {
+            bead: "sp-1".into(),
+            step: "implement".into(),
+            attempt: 2,
+            elapsed_s: 40,
+            doing: doing.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_heartbeat_says_what_the_agent_is_doing_when_its_log_says() {
+        assert_eq!(
+            progress(Some("Edit src/lib.rs")).human().as_deref(),
+            Some("… sp-1 implement attempt 2 running for 40s: Edit src/lib.rs")
+        );
+        assert_eq!(
+            progress(None).human().as_deref(),
+            Some("… sp-1 implement attempt 2 running for 40s")
+        );
+        let json: Value = serde_json::from_str(&progress(None).to_json_line()).unwrap();
+        assert_eq!(json["type"], "progress");
+        assert!(json["doing"].is_null(), "present, null: {json}");
+        let json: Value =
+            serde_json::from_str(&progress(Some("Bash: cargo test")).to_json_line()).unwrap();
+        assert_eq!(json["doing"], "Bash: cargo test");
+    }
 }

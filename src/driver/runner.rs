@@ -34,6 +34,7 @@ use super::looping;
 use super::start;
 use crate::decide::decide;
 use crate::error::{Error, Result};
+use crate::exec::progress;
 use crate::model::envelope::{ActResult, ActionReport};
 use crate::model::{Action, Counters, Decision, Envelope, RunStatus};
 use crate::store::Store;
@@ -444,8 +445,9 @@ impl<'a> Run<'a> {
     }
 
     /// Wait for one dispatch to finish (or, with `wake`, at most that long: a node's next
-    /// attempt comes due), telling a person what is still running now and then, and killing the
-    /// dispatch of a node closed meanwhile ([`Run::stop_closed`]).
+    /// attempt comes due), telling a person every 10 s what is still running and what its agent
+    /// is doing ([`progress::latest`] of its log), and killing the dispatch of a node closed
+    /// meanwhile ([`Run::stop_closed`]).
     fn wait_one(&mut self, wake: Option<Duration>) {
         let mut last_note = Instant::now();
         let deadline = wake.map(|w| Instant::now() + w);
@@ -466,12 +468,20 @@ impl<'a> Run<'a> {
                     if last_note.elapsed() >= Duration::from_secs(10) =>
                 {
                     last_note = Instant::now();
+                    let runs = self.rc.store.runs_dir();
                     for (bead, r) in &self.inflight {
                         self.events.emit(&Event::Progress {
                             bead: bead.clone(),
                             step: r.step.clone(),
                             attempt: r.attempt,
                             elapsed_s: r.since.elapsed().as_secs(),
+                            doing: progress::of_dispatch(
+                                &runs,
+                                &self.rc.run_id,
+                                bead,
+                                &r.step,
+                                r.attempt,
+                            ),
                         });
                     }
                 }

@@ -11,6 +11,7 @@
 //! | [`dispatch`] | one run of an argv through [`crate::process`]: `SPLICE_*` env, own process group, timeout kills the group, a bounded log |
 //! | [`usage`] | tokens, latency and cost from Claude Code stream-json or a usage file |
 //! | [`response`] | a dispatch's final response (stream-json `result`, `SPLICE_RESULT_FILE`, or the last line), bounded, for result branches |
+//! | [`progress`] | what a dispatch in flight is doing, in words, from its log (stream-json events or plain lines) |
 //! | [`guard`] | a Claude Code agent started with `--settings FILE` registering `splice guard` |
 //!
 //! A typical dispatch, as the runner drives it (`worktree` is [`crate::worktree`]):
@@ -26,6 +27,7 @@
 
 pub mod dispatch;
 pub mod guard;
+pub mod progress;
 pub mod prompt;
 pub mod response;
 pub mod template;

@@ -16,6 +16,7 @@ pub mod floors;
 pub mod guard;
 pub mod journal;
 pub mod model;
+pub mod progress;
 pub mod store;
 
 /// One fuzz target.
@@ -68,6 +69,7 @@ pub const ALL: &[&Target] = &[
     &exec::PROMPT,
     &exec::CHILDREN,
     &exec::USAGE,
+    &progress::PROGRESS,
     &guard::GUARD,
 ];
 
