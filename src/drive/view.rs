@@ -35,6 +35,7 @@ pub fn render(model: &Model, frame: &mut Frame) {
     let (tree, detail, log) = if area.width >= WIDE {
         let [left, right] =
             Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .spacing(1)
                 .areas(body);
         let [detail, log] =
             Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(right);
@@ -137,10 +138,10 @@ fn pane(title: &str, paint: Paint) -> Block<'_> {
 
 fn render_bar(model: &Model, frame: &mut Frame, area: Rect, paint: Paint) {
     let mut parts = vec![format!(
-        "splice drive · {}",
+        "drive · {}",
         model.scope().unwrap_or("whole store")
     )];
-    if let Some(s) = model.state() {
+    if let (Some(s), None) = (model.state(), model.run()) {
         parts.push(format!("decision {}", s.decision.status.as_str()));
     }
     let style = match model.run() {
@@ -149,7 +150,7 @@ fn render_bar(model: &Model, frame: &mut Frame, area: Rect, paint: Paint) {
             parts.push(format!("run {}{how} {}", r.run, r.status));
             parts.push(format!("pass {}", r.passes));
             parts.push(format!("{} in flight", r.in_flight.len()));
-            parts.push(format!("{} tokens", r.tokens));
+            parts.push(format!("{} tok", r.tokens));
             parts.push(r.cost_usd.map_or("cost ?".into(), |c| format!("${c:.2}")));
             parts.push(clock(r.wall_s));
             if r.running() {
@@ -215,7 +216,13 @@ fn tree_line(t: &TreeLine, width: usize, paint: Paint) -> Line<'static> {
     let tail = if t.status.is_empty() {
         String::new()
     } else {
-        format!("  {} · {}: {}", t.step, t.status, t.reason)
+        let reason = t.reason.strip_prefix(t.status).unwrap_or(&t.reason);
+        let reason = reason.trim_start_matches([':', ' ']);
+        if reason.is_empty() {
+            format!("  {} · {}", t.step, t.status)
+        } else {
+            format!("  {} · {}: {reason}", t.step, t.status)
+        }
     };
     let head = fit(&head, width);
     let tail = fit(&tail, width.saturating_sub(head.chars().count()));
@@ -260,8 +267,15 @@ fn render_detail(model: &Model, frame: &mut Frame, area: Rect, paint: Paint) {
     }
     frame.render_widget(Paragraph::new(lines), text_area);
     if spark > 0 {
+        // Each score a few columns wide, so a short history reads as a shape.
+        let each = (spark_area.width as usize / d.scores.len().max(1)).clamp(1, 4);
+        let data: Vec<u64> = d
+            .scores
+            .iter()
+            .flat_map(|&s| std::iter::repeat_n(s, each))
+            .collect();
         let spark = Sparkline::default()
-            .data(&d.scores)
+            .data(&data)
             .style(paint.fg(Color::Green));
         frame.render_widget(spark, spark_area);
     }

@@ -156,7 +156,7 @@ impl Model {
                 "check",
                 format!("{} on {}: {}", c.verdict.as_str(), c.step, c.reason),
             );
-            if !c.evidence.is_null() {
+            if !c.evidence.is_null() && c.evidence != serde_json::json!({}) {
                 add("evidence", c.evidence.to_string());
             }
         }
@@ -232,7 +232,7 @@ impl Model {
         }) = self.rest(&bead.id)
         {
             return Some(format!(
-                "pending on {step}: a person passes it (autonomy {} from {autonomy_source})",
+                "pending on {step}, for a person (autonomy {} from {autonomy_source})",
                 autonomy.as_str()
             ));
         }
