@@ -299,3 +299,6 @@ impl Model {
         self.state.as_ref()?.decision.nodes.get(id)?.rest.as_ref()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -63,11 +63,12 @@ impl RunBar {
             "action" => {
                 let a = e.get("action").unwrap_or(&Value::Null);
                 let is = |k: &str, v: &str| a.get(k).and_then(Value::as_str) == Some(v);
-                if is("action", "dispatch") && is("result", "done") {
-                    if let Some(bead) = a.get("bead").and_then(Value::as_str) {
-                        self.in_flight.insert(bead.to_string());
-                        self.dispatches += 1;
-                    }
+                if is("action", "dispatch")
+                    && is("result", "done")
+                    && let Some(bead) = a.get("bead").and_then(Value::as_str)
+                {
+                    self.in_flight.insert(bead.to_string());
+                    self.dispatches += 1;
                 }
             }
             "dispatch_end" => {
