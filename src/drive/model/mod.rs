@@ -100,6 +100,21 @@ pub struct Prompt {
     pub(crate) then: keys::Then,
 }
 
+/// Beads in a state past which the state last read is dropped on a thread of its own: freeing
+/// 10,000 beads takes milliseconds the frame should not wait for.
+const DROP_APART: usize = 1_000;
+
+/// Free `old`, apart from the frame when it is large.
+fn let_go(old: Box<StateRead>) {
+    if old.snapshot.beads.len() >= DROP_APART {
+        let spawned = std::thread::Builder::new()
+            .name("drive-drop".into())
+            .spawn(move || drop(old));
+        // No thread to be had: freed here, the frame waits.
+        drop(spawned);
+    }
+}
+
 /// The cockpit's model (see the module doc).
 #[derive(Clone, Debug, Default)]
 pub struct Model {
@@ -110,8 +125,8 @@ pub struct Model {
     rows: Vec<tree::Row>,
     /// Row of each id.
     index: HashMap<String, usize>,
-    /// Index into `decision.actions` of each bead that has an action.
-    actions: HashMap<String, usize>,
+    /// By row: the index into `decision.actions` of its node's action, if it has one.
+    actions: Vec<Option<usize>>,
     /// The rows shown (collapsed subtrees left out), as indices into `rows`.
     visible: Vec<usize>,
     collapsed: BTreeSet<String>,
@@ -234,7 +249,9 @@ impl Model {
     /// collapsed set and the selection by id.
     fn take_state(&mut self, read: Box<StateRead>) {
         let same_shape = tree::same_shape(&self.rows, &read.snapshot);
-        self.state = Some(read);
+        if let Some(old) = self.state.replace(read) {
+            let_go(old);
+        }
         let state = self.state.as_deref().expect("just set");
         if !same_shape {
             self.rows = tree::rows(&state.snapshot);
@@ -245,15 +262,17 @@ impl Model {
                 .map(|(i, r)| (r.id.clone(), i))
                 .collect();
         }
-        self.actions = state
-            .decision
-            .actions
-            .iter()
-            .enumerate()
-            .map(|(i, a)| (a.bead().to_string(), i))
-            .collect();
-        self.collapsed.retain(|id| self.index.contains_key(id));
-        self.refresh_visible();
+        self.actions.clear();
+        self.actions.resize(self.rows.len(), None);
+        for (i, a) in state.decision.actions.iter().enumerate() {
+            if let Some(&row) = self.index.get(a.bead()) {
+                self.actions[row] = Some(i);
+            }
+        }
+        if !same_shape {
+            self.collapsed.retain(|id| self.index.contains_key(id));
+            self.refresh_visible();
+        }
         if self
             .selected
             .as_ref()
@@ -290,7 +309,7 @@ impl Model {
 
     /// The action `decide` gave `id` this pass, if any.
     fn action(&self, id: &str) -> Option<&Action> {
-        let i = *self.actions.get(id)?;
+        let i = (*self.actions.get(*self.index.get(id)?)?)?;
         self.state.as_ref()?.decision.actions.get(i)
     }
 
