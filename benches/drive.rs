@@ -9,6 +9,11 @@
 //! | `steady_frame` | a loaded model takes a read with one bead changed and draws it |
 //! | `snapshot_files` | what `splice snapshot` does: read 10,000 bead files into a snapshot and write its JSON |
 //! | `first_frame_files` | the cockpit's first frame from the same files: read, `decide`, take the read, draw |
+//!
+//! Measured on the 2-core development machine under a load average of ~6 (other builds): first
+//! frame 25 ms, steady frame 4–6 ms (about 1 ms when timed alone: 0.5 ms update, 0.5 ms draw);
+//! from files the first frame took 333 ms against 298 ms for the snapshot alone (1.12×). A steady
+//! frame reuses the tree; the app's own cost of a new read (`decide` again) is not in it.
 
 use std::collections::BTreeMap;
 

@@ -245,3 +245,20 @@ fn a_stopped_node_is_red() {
         "the parked node's row is red"
     );
 }
+
+#[test]
+fn the_tree_scrolls_to_keep_the_selection_in_sight() {
+    let mut m = model_of(state(corpus("campaign-mixed"), &[]));
+    for _ in 0..4 {
+        press(&mut m, KeyCode::Down);
+    }
+    // 80×14: the stacked tree pane shows only a few rows.
+    let screen = text(&draw(&m, 80, 14));
+    let selected: Vec<&str> = screen.lines().filter(|l| l.starts_with('›')).collect();
+    assert_eq!(selected.len(), 1, "{screen}");
+    assert!(selected[0].contains("sp-root.4"), "{screen}");
+    assert!(
+        !screen.contains("▾ sp-root sp-root title"),
+        "scrolled past the root:\n{screen}"
+    );
+}
