@@ -15,5 +15,6 @@
 //! but `cli`.
 
 pub mod model;
+pub mod view;
 
 pub use model::{Command, Model, Msg};

@@ -1,0 +1,403 @@
+//! Every key's effect on the model, the run bar's events and a refusal's message, on states
+//! built from the replay corpus (`snapshots/*.json`, decided by `decide`).
+
+use std::collections::BTreeMap;
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::{Value, json};
+
+use super::{Command, LOG_LINES, Model, Msg, StateRead};
+use crate::decide::decide;
+
+fn corpus(case: &str) -> Value {
+    let path = format!("{}/snapshots/{case}.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn state(snapshot: Value, alive: &[(&str, Option<bool>)]) -> Msg {
+    let snapshot = serde_json::from_value(snapshot).unwrap();
+    let decision = decide(&snapshot);
+    let alive: BTreeMap<_, _> = alive.iter().map(|(h, a)| (h.to_string(), *a)).collect();
+    Msg::State(Box::new(StateRead {
+        snapshot,
+        decision,
+        alive,
+    }))
+}
+
+fn model(case: &str) -> Model {
+    let mut m = Model::new(None);
+    m.update(state(corpus(case), &[]));
+    m
+}
+
+fn press(m: &mut Model, code: KeyCode) -> Option<Command> {
+    m.key(KeyEvent::from(code))
+}
+
+fn typed(m: &mut Model, text: &str) {
+    for c in text.chars() {
+        assert_eq!(press(m, KeyCode::Char(c)), None);
+    }
+}
+
+fn keys(m: &Model) -> Vec<&'static str> {
+    m.help_keys().into_iter().map(|(k, _)| k).collect()
+}
+
+#[test]
+fn moving_is_clamped_and_follows_the_rows_shown() {
+    let mut m = model("campaign-mixed");
+    assert_eq!(m.selected(), Some("sp-root"));
+    press(&mut m, KeyCode::Up);
+    assert_eq!(m.selected(), Some("sp-root"));
+    press(&mut m, KeyCode::Down);
+    press(&mut m, KeyCode::Char('j'));
+    assert_eq!(m.selected(), Some("sp-root.2"));
+    press(&mut m, KeyCode::Char('k'));
+    assert_eq!(m.selected(), Some("sp-root.1"));
+    for _ in 0..10 {
+        press(&mut m, KeyCode::Down);
+    }
+    assert_eq!(m.selected(), Some("sp-root.4"));
+}
+
+#[test]
+fn a_new_read_keeps_the_selection_and_the_collapsed_set() {
+    let mut m = model("autonomy-nearest-ancestor");
+    press(&mut m, KeyCode::Down);
+    press(&mut m, KeyCode::Char('h'));
+    assert_eq!(m.visible_len(), 2);
+    m.update(state(corpus("autonomy-nearest-ancestor"), &[]));
+    assert_eq!(m.selected(), Some("sp-root.1"));
+    assert_eq!(m.visible_len(), 2);
+}
+
+#[test]
+fn collapse_expand_and_toggle() {
+    let mut m = model("autonomy-nearest-ancestor");
+    assert_eq!(m.visible_len(), 3);
+    press(&mut m, KeyCode::Left);
+    assert_eq!(m.visible_len(), 1);
+    press(&mut m, KeyCode::Right);
+    assert_eq!(m.visible_len(), 3);
+    press(&mut m, KeyCode::Enter);
+    assert_eq!(m.visible_len(), 1);
+    press(&mut m, KeyCode::Char('l'));
+    // ← on a leaf selects its parent; ← again collapses it.
+    press(&mut m, KeyCode::Down);
+    press(&mut m, KeyCode::Down);
+    assert_eq!(m.selected(), Some("sp-root.1.1"));
+    press(&mut m, KeyCode::Left);
+    assert_eq!(m.selected(), Some("sp-root.1"));
+    assert_eq!(m.visible_len(), 3);
+    press(&mut m, KeyCode::Left);
+    assert_eq!(m.visible_len(), 2);
+}
+
+#[test]
+fn collapsing_above_the_selection_moves_it_up() {
+    let mut m = model("autonomy-nearest-ancestor");
+    press(&mut m, KeyCode::Down);
+    press(&mut m, KeyCode::Down);
+    m.collapsed.insert("sp-root".into());
+    m.refresh_visible();
+    assert_eq!(m.selected(), Some("sp-root"));
+}
+
+#[test]
+fn approve_applies_only_at_a_pending_gate() {
+    let mut m = model("gate-hitl-default");
+    assert!(keys(&m).contains(&"a") && keys(&m).contains(&"x"));
+    assert_eq!(
+        press(&mut m, KeyCode::Char('a')),
+        Some(Command::Approve {
+            bead: "sp-a".into(),
+            step: "generate-spec".into()
+        })
+    );
+    let mut m = model("parked");
+    assert!(!keys(&m).contains(&"a"));
+    assert_eq!(press(&mut m, KeyCode::Char('a')), None);
+    assert_eq!(m.message(), Some("a: sp-a has no pending gate"));
+}
+
+#[test]
+fn reject_asks_a_reason_typed_erased_and_submitted() {
+    let mut m = model("gate-hitl-default");
+    assert_eq!(press(&mut m, KeyCode::Char('x')), None);
+    assert_eq!(
+        m.prompt().unwrap().label,
+        "reason to reject sp-a at generate-spec"
+    );
+    assert!(keys(&m).contains(&"Esc"));
+    typed(&mut m, "too vaguex");
+    press(&mut m, KeyCode::Backspace);
+    // `q` and `a` are text in a prompt, not keys.
+    typed(&mut m, " qa");
+    assert_eq!(m.prompt().unwrap().text, "too vague qa");
+    assert_eq!(
+        press(&mut m, KeyCode::Enter),
+        Some(Command::Reject {
+            bead: "sp-a".into(),
+            step: "generate-spec".into(),
+            reason: "too vague qa".into()
+        })
+    );
+    assert!(m.prompt().is_none());
+}
+
+#[test]
+fn a_prompt_cancelled_or_empty_sends_nothing() {
+    let mut m = model("gate-hitl-default");
+    press(&mut m, KeyCode::Char('x'));
+    typed(&mut m, "no");
+    assert_eq!(press(&mut m, KeyCode::Esc), None);
+    assert!(m.prompt().is_none());
+    assert_eq!(m.message(), Some("cancelled"));
+    press(&mut m, KeyCode::Char('x'));
+    typed(&mut m, "  ");
+    assert_eq!(press(&mut m, KeyCode::Enter), None);
+    assert!(
+        m.prompt().is_some(),
+        "an empty reason keeps the prompt open"
+    );
+    assert!(m.message().unwrap().contains("is empty"));
+}
+
+#[test]
+fn clear_applies_only_to_a_dead_holder() {
+    for (alive, applies) in [(Some(false), true), (Some(true), false), (None, false)] {
+        let mut m = Model::new(None);
+        m.update(state(
+            corpus("running-other-holder"),
+            &[("alice@laptop", alive)],
+        ));
+        assert_eq!(keys(&m).contains(&"c"), applies, "{alive:?}");
+        press(&mut m, KeyCode::Char('c'));
+        if applies {
+            typed(&mut m, "laptop died");
+            assert_eq!(
+                press(&mut m, KeyCode::Enter),
+                Some(Command::ClearClaim {
+                    bead: "sp-a".into(),
+                    reason: "laptop died".into()
+                })
+            );
+        } else {
+            assert!(m.prompt().is_none());
+            assert!(m.message().unwrap().contains("claimed by alice@laptop"));
+        }
+    }
+    let mut m = model("parked");
+    press(&mut m, KeyCode::Char('c'));
+    assert_eq!(m.message(), Some("c: sp-a has no claim by another holder"));
+}
+
+#[test]
+fn unpark_applies_to_a_parked_node() {
+    let mut m = model("parked");
+    press(&mut m, KeyCode::Char('u'));
+    typed(&mut m, "fixed the tests");
+    assert_eq!(
+        press(&mut m, KeyCode::Enter),
+        Some(Command::Unpark {
+            bead: "sp-a".into(),
+            reason: "fixed the tests".into()
+        })
+    );
+    let mut m = model("gate-hitl-default");
+    assert_eq!(press(&mut m, KeyCode::Char('u')), None);
+    assert_eq!(m.message(), Some("u: sp-a is not parked"));
+}
+
+#[test]
+fn guide_applies_when_the_monitor_asks() {
+    let mut m = model("loop-ask-user");
+    assert!(keys(&m).contains(&"g"));
+    press(&mut m, KeyCode::Char('g'));
+    typed(&mut m, "try the parser first");
+    assert_eq!(
+        press(&mut m, KeyCode::Enter),
+        Some(Command::Guide {
+            bead: "sp-a".into(),
+            text: "try the parser first".into()
+        })
+    );
+    let mut m = model("gate-hitl-default");
+    press(&mut m, KeyCode::Char('g'));
+    assert_eq!(
+        m.message(),
+        Some("g: the pass monitor asks nothing about sp-a")
+    );
+}
+
+#[test]
+fn suite_command_applies_to_a_missing_suite_cmd_escalation() {
+    let mut snap = corpus("escalated-check");
+    snap["beads"][0]["pipeline"]["last_check"]["reason"] = json!(
+        "suite_cmd unset on the campaign root sp-root: missing configuration is not incomplete \
+         work; run `splice transition set-config`"
+    );
+    let mut m = Model::new(None);
+    m.update(state(snap, &[]));
+    assert!(keys(&m).contains(&"S"));
+    press(&mut m, KeyCode::Char('S'));
+    typed(&mut m, "cargo test");
+    assert_eq!(
+        press(&mut m, KeyCode::Enter),
+        Some(Command::SetSuiteCmd {
+            bead: "sp-root".into(),
+            cmd: "cargo test".into()
+        })
+    );
+    // Another escalation (the corpus case's own reason) is not one `S` fixes.
+    let mut m = model("escalated-check");
+    assert!(!keys(&m).contains(&"S"));
+    press(&mut m, KeyCode::Char('S'));
+    assert_eq!(
+        m.message(),
+        Some("S: sp-root did not escalate for a missing suite command")
+    );
+}
+
+#[test]
+fn open_and_edit_the_selected_artifact() {
+    let mut m = model("gate-hitl-default");
+    assert_eq!(
+        press(&mut m, KeyCode::Char('o')),
+        Some(Command::Open {
+            path: "specs/sp-a.md".into(),
+            edit: false
+        })
+    );
+    assert_eq!(
+        press(&mut m, KeyCode::Char('e')),
+        Some(Command::Open {
+            path: "specs/sp-a.md".into(),
+            edit: true
+        })
+    );
+    let mut empty = Model::new(None);
+    assert_eq!(press(&mut empty, KeyCode::Char('o')), None);
+    assert_eq!(empty.message(), Some("o: no node selected"));
+}
+
+fn started(m: &mut Model, background: bool) {
+    m.update(Msg::RunStarted {
+        run: "run-1".into(),
+        background,
+    });
+}
+
+#[test]
+fn run_keys_follow_whether_a_run_is_going() {
+    let mut m = model("parked");
+    assert_eq!(press(&mut m, KeyCode::Char('r')), Some(Command::StartRun));
+    assert_eq!(press(&mut m, KeyCode::Char('p')), Some(Command::Pass));
+    assert_eq!(press(&mut m, KeyCode::Char('d')), Some(Command::DryRun));
+    assert_eq!(press(&mut m, KeyCode::Char('s')), None);
+    assert_eq!(m.message(), Some("s: no run is going"));
+    started(&mut m, true);
+    assert!(keys(&m).contains(&"s") && !keys(&m).contains(&"r"));
+    assert_eq!(press(&mut m, KeyCode::Char('r')), None);
+    assert_eq!(m.message(), Some("r: run run-1 is going"));
+    assert_eq!(press(&mut m, KeyCode::Char('s')), Some(Command::StopRun));
+    m.update(Msg::RunEnded {
+        status: "interrupted".into(),
+    });
+    assert_eq!(press(&mut m, KeyCode::Char('p')), Some(Command::Pass));
+    // A run watched from elsewhere is stopped there.
+    started(&mut m, false);
+    assert_eq!(press(&mut m, KeyCode::Char('s')), None);
+    assert!(m.message().unwrap().contains("started elsewhere"));
+}
+
+#[test]
+fn quit_and_all_keys() {
+    let mut m = model("parked");
+    assert_eq!(press(&mut m, KeyCode::Char('q')), Some(Command::Quit));
+    assert_eq!(
+        m.key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        Some(Command::Quit)
+    );
+    assert!(!keys(&m).contains(&"a"));
+    press(&mut m, KeyCode::Char('?'));
+    assert!(m.showing_all_keys());
+    assert!(keys(&m).contains(&"a"));
+    press(&mut m, KeyCode::Char('?'));
+    assert!(!keys(&m).contains(&"a"));
+}
+
+#[test]
+fn a_refusal_shows_until_the_next_key() {
+    let mut m = model("gate-hitl-default");
+    m.update(Msg::Done(Err("the gate is not pending".into())));
+    assert_eq!(m.message(), Some("refused: the gate is not pending"));
+    press(&mut m, KeyCode::Down);
+    assert_eq!(m.message(), None);
+    m.update(Msg::Done(Ok("approved sp-a at generate-spec".into())));
+    assert_eq!(m.message(), Some("approved sp-a at generate-spec"));
+}
+
+#[test]
+fn the_run_bar_adds_up_events() {
+    let mut m = model("parked");
+    started(&mut m, true);
+    for e in [
+        json!({"type": "pass_start", "pass": 1}),
+        json!({"type": "action", "pass": 1, "action": {"action": "dispatch", "bead": "sp-a", "step": "review", "attempt": 1, "target": "main", "result": "done", "status": "dispatched", "detail": null}}),
+        json!({"type": "action", "pass": 1, "action": {"action": "check", "bead": "sp-b", "step": "review", "result": "done", "status": "pass", "detail": null}}),
+    ] {
+        m.update(Msg::RunEvent(e));
+    }
+    let bar = m.run().unwrap();
+    assert_eq!((bar.passes, bar.in_flight.len()), (1, 1));
+    m.update(Msg::RunEvent(json!({"type": "dispatch_end", "bead": "sp-a", "usage": {"input_tokens": 100, "output_tokens": 20, "cache_read_tokens": 500, "cost_usd": 0.25}})));
+    m.update(Msg::RunEvent(
+        json!({"type": "pass_end", "pass": 1, "status": "escalated"}),
+    ));
+    m.update(Msg::Clock { wall_s: 42 });
+    let bar = m.run().unwrap();
+    assert_eq!(bar.in_flight.len(), 0);
+    assert_eq!(
+        (bar.tokens, bar.cost_usd, bar.wall_s),
+        (120, Some(0.25), 42)
+    );
+    assert_eq!(bar.status, "escalated");
+    assert!(bar.running());
+    m.update(Msg::RunEvent(json!({"type": "result", "status": "done", "num_passes": 3, "tokens": 900, "duration_ms": 61_000})));
+    let bar = m.run().unwrap();
+    assert!(!bar.running());
+    assert_eq!((bar.passes, bar.tokens, bar.wall_s), (3, 900, 61));
+}
+
+#[test]
+fn the_log_keeps_the_last_lines_of_the_selected_node() {
+    let mut m = model("campaign-mixed");
+    m.update(Msg::LogLines(
+        (0..250).map(|i| format!("line {i}")).collect(),
+    ));
+    assert_eq!(m.log().len(), LOG_LINES);
+    assert_eq!(m.log().next(), Some("line 50"));
+    press(&mut m, KeyCode::Down);
+    assert_eq!(m.log().len(), 0, "another node's log starts empty");
+}
+
+#[test]
+fn the_detail_shows_the_claim_and_its_holder() {
+    let mut m = Model::new(None);
+    m.update(state(
+        corpus("running-other-holder"),
+        &[("alice@laptop", Some(false))],
+    ));
+    let d = m.detail().unwrap();
+    let claim = d.fields.iter().find(|f| f.label == "claim").unwrap();
+    assert!(claim.value.starts_with("alice@laptop since") && claim.value.ends_with("(dead)"));
+    assert!(
+        d.next
+            .command
+            .unwrap()
+            .contains("release --bead sp-a --clear")
+    );
+}
