@@ -11,8 +11,9 @@ use crate::transition::authority::{self, Verb, Who};
 /// of its dispatch in flight, with keys to start or stop a run, run one pass, approve or reject a
 /// gate, clear a dead holder's claim, unpark, guide, and open an artifact (`?` lists them). It
 /// follows the journal and the newest run's events, so it also watches a run started in another
-/// terminal. Exits 0 when left with `q`; 2 when stdout is not a terminal (use `splice status`
-/// and `splice run` there); 1 for a dispatched session (it is a person's command).
+/// terminal. Exits 0 when left with `q`; 1 for a dispatched session (it is a person's command);
+/// 2 when stdout is not a terminal (`splice status` reads the state and `splice run` drives it
+/// without one).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Only this bead's tree (the bead and its descendants).
@@ -24,6 +25,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
+    let store = Store::discover(global.dir.as_deref())?;
+    let who = Who::command_line(store.dir());
+    authority::admit(Verb::Drive, &who)?;
     if !std::io::stdout().is_terminal() {
         super::output::err(
             "splice: drive needs a terminal (stdout is not one); \
@@ -31,9 +35,6 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         );
         return Ok(2);
     }
-    let store = Store::discover(global.dir.as_deref())?;
-    let who = Who::command_line(store.dir());
-    authority::admit(Verb::Drive, &who)?;
     let opts = crate::drive::app::Opts {
         scope: args.scope,
         jobs: args.jobs,
