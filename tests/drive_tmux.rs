@@ -180,7 +180,8 @@ fn a_person_drives_the_demo_to_done_in_the_cockpit() {
     );
 
     tmux.keys("q");
-    let screen = tmux.wait_for(&["splice-drive-exited="], Duration::from_secs(30));
+    // The pane's shell prints how the cockpit exited, then the terminal's modes.
+    let screen = tmux.wait_for(&["icanon"], Duration::from_secs(30));
     assert!(screen.contains("splice-drive-exited=0"), "{screen}");
     let modes = screen
         .lines()
