@@ -209,3 +209,12 @@ fn a_person_drives_the_demo_to_done_in_the_cockpit() {
     let text = String::from_utf8_lossy(&status.stdout);
     assert!(text.starts_with("status: done"), "{text}");
 }
+
+#[test]
+fn drive_json_prints_the_state_it_would_open_on_without_a_terminal() {
+    let r = Repo::new();
+    let root = r.init(&[]);
+    let drive = r.ok(&["drive", "--json"]);
+    assert_eq!(drive, r.ok(&["status", "--json"]));
+    assert!(drive.to_string().contains(&root));
+}

@@ -22,12 +22,24 @@ pub struct Args {
     /// Dispatches in flight at once in a run started here (default: `[limits] jobs`, else 1).
     #[arg(long, value_name = "J")]
     pub jobs: Option<u32>,
+    /// No cockpit: print the state it would open on, as `splice status --json` does (one JSON
+    /// object; no terminal needed), and exit.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
     let store = Store::discover(global.dir.as_deref())?;
     let who = Who::command_line(store.dir());
     authority::admit(Verb::Drive, &who)?;
+    if args.json {
+        let status = super::status::Args {
+            scope: args.scope,
+            json: true,
+            color: super::status::Color::Never,
+        };
+        return super::status::run(global, status);
+    }
     if !std::io::stdout().is_terminal() {
         super::output::err(
             "splice: drive needs a terminal (stdout is not one); \
