@@ -185,3 +185,125 @@ fn in_words(line: &str) -> Option<String> {
     let line = line.trim_end();
     (!line.is_empty()).then(|| line.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+    use crate::model::bead::Lease;
+
+    fn append(path: &Path, text: &str) {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    }
+
+    #[test]
+    fn a_tail_gives_whole_lines_once_and_holds_back_a_line_not_yet_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let mut tail = Tail::new(path.clone(), false);
+        assert!(tail.lines().is_empty(), "no file yet");
+        append(&path, "one\ntw");
+        assert_eq!(tail.lines(), ["one"]);
+        append(&path, "o\nthree\n");
+        assert_eq!(tail.lines(), ["two", "three"]);
+        assert!(tail.lines().is_empty());
+        // Replaced by a shorter file: read from its start.
+        std::fs::write(&path, "new\n").unwrap();
+        assert_eq!(tail.lines(), ["new"]);
+        // From the end: only what comes after.
+        let mut late = Tail::new(path.clone(), true);
+        append(&path, "later\n");
+        assert_eq!(late.lines(), ["later"]);
+    }
+
+    fn run_file(runs: &Path, run: &str, lines: &[&str], age_s: u64) -> PathBuf {
+        std::fs::create_dir_all(runs.join(run)).unwrap();
+        let path = runs.join(run).join("events.jsonl");
+        append(
+            &path,
+            &lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+        );
+        let at = SystemTime::now() - Duration::from_secs(age_s);
+        std::fs::File::options()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(at)
+            .unwrap();
+        path
+    }
+
+    #[test]
+    fn the_newest_run_is_followed_to_its_end_and_an_ended_one_is_passed_over() {
+        let state = tempfile::tempdir().unwrap();
+        let runs = state.path().join("runs");
+        let old = r#"{"type":"result","status":"done"}"#;
+        run_file(&runs, "r-old", &[r#"{"type":"run_start"}"#, old], 100);
+        // At start the newest run has no live runner: nothing is replayed.
+        let mut f = RunFollower::new(runs.clone(), state.path());
+        assert!(f.poll(false).is_empty());
+
+        // A run started elsewhere: taken up from its start, its events passed on, its end told.
+        let path = run_file(
+            &runs,
+            "r-new",
+            &[r#"{"type":"run_start","run":"r-new"}"#],
+            10,
+        );
+        let msgs = f.poll(false);
+        assert_eq!(
+            msgs[0],
+            Msg::RunStarted {
+                run: "r-new".into(),
+                background: false
+            }
+        );
+        assert!(matches!(&msgs[1], Msg::RunEvent(e) if e["type"] == "run_start"));
+        assert_eq!(msgs.len(), 2);
+        append(
+            &path,
+            "{\"type\":\"pass_start\",\"pass\":1}\n{\"type\":\"result\",\"status\":\"suspended-human\"}\n",
+        );
+        let msgs = f.poll(false);
+        assert_eq!(msgs.len(), 3, "{msgs:?}");
+        assert_eq!(
+            msgs[2],
+            Msg::RunEnded {
+                status: "suspended-human".into()
+            }
+        );
+        assert!(f.poll(false).is_empty());
+    }
+
+    #[test]
+    fn a_nodes_dispatch_log_is_named_by_the_run_that_holds_its_claim() {
+        let mut bead: Bead =
+            serde_json::from_value(serde_json::json!({"id": "sp-a.1", "title": "t"})).unwrap();
+        let runs = Path::new("/s/runs");
+        assert_eq!(dispatch_log(runs, &bead), None, "no claim");
+        bead.pipeline.step = "implement".into();
+        bead.pipeline.attempts.insert("implement".into(), 2);
+        bead.pipeline.lease = Some(Lease {
+            holder: "run:host:42:20260101T000000Z-42-0".into(),
+            since: String::new(),
+            credential_sha256: None,
+        });
+        assert_eq!(
+            dispatch_log(runs, &bead),
+            Some(runs.join("20260101T000000Z-42-0/sp-a.1-implement-2.log"))
+        );
+        bead.pipeline.lease.as_mut().unwrap().holder = "alice".into();
+        assert_eq!(
+            dispatch_log(runs, &bead),
+            None,
+            "a person's claim has no log"
+        );
+    }
+}

@@ -10,6 +10,7 @@ mod follow;
 mod state;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use ratatui::DefaultTerminal;
@@ -23,6 +24,24 @@ use crate::transition::Who;
 
 /// How often the app looks at keys, the journal and the run.
 const TICK: Duration = Duration::from_millis(100);
+
+/// SIGTERM, SIGHUP (the ssh connection dropped) or a SIGINT sent from outside: the cockpit
+/// quits as on `q` — a run of its own stopped, the terminal given back.
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    SIGNALLED.store(true, Ordering::SeqCst);
+}
+
+fn catch_signals() {
+    let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+        // SAFETY: the handler only stores to an atomic.
+        unsafe {
+            libc::signal(sig, handler);
+        }
+    }
+}
 
 /// What `splice drive` was asked.
 pub struct Opts {
@@ -49,6 +68,7 @@ pub fn drive(store: &Store, opts: Opts) -> Result<()> {
     // NO_COLOR: the view draws without colour (`Model::set_color(false)` once the model has
     // it).
     app.model.update(Msg::State(Box::new(app.state.read())));
+    catch_signals();
     let mut screen = Screen::enter()?;
     let result = app.run(&mut screen);
     // Whatever ended the loop, a run of this cockpit is stopped before the terminal is given
@@ -125,6 +145,9 @@ impl App {
     /// The keys pressed within a tick, each carried out.
     fn keys(&mut self, screen: &mut Screen) -> Result<Flow> {
         let mut wait = TICK;
+        if SIGNALLED.load(Ordering::SeqCst) {
+            return Ok(Flow::Quit);
+        }
         while event::poll(wait).map_err(|e| Error::io("the terminal", e))? {
             wait = Duration::ZERO;
             let ev = event::read().map_err(|e| Error::io("the terminal", e))?;
@@ -236,10 +259,16 @@ fn open_with(
         .spawn()
         .map_err(|e| format!("cannot run {program}: {e}"))?;
     let recorded = background.person_process(child.id());
-    let status = child.wait().map_err(|e| format!("{program}: {e}"))?;
+    let waited = child.wait();
     recorded?;
-    match status.success() {
-        true => Ok(format!("closed {}", file.display())),
-        false => Err(format!("{program} exited with {status}")),
+    match waited {
+        Ok(status) if status.success() => Ok(format!("closed {}", file.display())),
+        Ok(status) => Err(format!("{program} exited with {status}")),
+        // A live run of this cockpit makes it a child subreaper whose orphan reaper may have
+        // reaped the child first: it has ended all the same.
+        Err(e) if e.raw_os_error() == Some(libc::ECHILD) => {
+            Ok(format!("closed {}", file.display()))
+        }
+        Err(e) => Err(format!("{program}: {e}")),
     }
 }
