@@ -10,7 +10,11 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+/// Tmux servers started by this test process, to name their sockets apart.
+static SESSIONS: AtomicUsize = AtomicUsize::new(0);
 
 use common::Repo;
 
@@ -121,28 +125,29 @@ fn splice(args: &[&str], cwd: &Path) -> std::process::Output {
 
 /// The shell command the pane runs: the cockpit, then how it exited and whether the terminal is
 /// back in its cooked mode (`icanon`, `echo`; raw mode shows `-icanon`, `-echo`).
-fn pane_command(dir: &Path) -> String {
+fn pane_command(dir: &Path, env: &str) -> String {
     let bin = env!("CARGO_BIN_EXE_splice");
     format!(
-        "cd '{}' && env -u SPLICE_DIR -u SPLICE_HOLDER -u SPLICE_DISPATCHED '{bin}' drive; \
+        "cd '{}' && env -u SPLICE_DIR -u SPLICE_HOLDER -u SPLICE_DISPATCHED {env} '{bin}' drive; \
          echo splice-drive-exited=$?; stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)' \
          | tr '\\n' ' '; echo; sleep 600",
         dir.display()
     )
 }
 
-#[test]
-fn a_person_drives_the_demo_to_done_in_the_cockpit() {
-    if !tmux_tests() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir: PathBuf = tmp.path().join("demo");
-    let setup = splice(&["demo", "--setup-only", dir.to_str().unwrap()], tmp.path());
+/// Start the cockpit in DIR (prepared by `demo --setup-only`) in a tmux of the test's own.
+fn cockpit(dir: &Path, env: &str) -> Tmux {
+    let setup = splice(
+        &["demo", "--setup-only", dir.to_str().unwrap()],
+        Path::new("/"),
+    );
     assert_eq!(setup.status.code(), Some(0), "{setup:?}");
-
     let tmux = Tmux {
-        socket: format!("splice-test-{}", std::process::id()),
+        socket: format!(
+            "splice-test-{}-{}",
+            std::process::id(),
+            SESSIONS.fetch_add(1, Ordering::Relaxed)
+        ),
     };
     tmux.cmd(&[
         "new-session",
@@ -153,9 +158,38 @@ fn a_person_drives_the_demo_to_done_in_the_cockpit() {
         "120",
         "-y",
         "40",
-        &pane_command(&dir),
+        &pane_command(dir, env),
     ]);
     tmux.wait_for(&["r run"], Duration::from_secs(30));
+    tmux
+}
+
+/// How the pane's shell saw the cockpit exit: its code and the terminal's modes after.
+fn quit(tmux: &Tmux) -> String {
+    tmux.keys("q");
+    // The pane's shell prints how the cockpit exited, then the terminal's modes.
+    let screen = tmux.wait_for(&["icanon"], Duration::from_secs(30));
+    assert!(screen.contains("splice-drive-exited=0"), "{screen}");
+    let modes = screen
+        .lines()
+        .find(|l| l.contains("icanon"))
+        .unwrap_or_default();
+    assert_eq!(
+        modes.trim(),
+        "icanon echo",
+        "the terminal is back in cooked mode:\n{screen}"
+    );
+    screen
+}
+
+#[test]
+fn a_person_drives_the_demo_to_done_in_the_cockpit() {
+    if !tmux_tests() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    let tmux = cockpit(&dir, "");
     tmux.keys("r");
     // The run rests at the campaign's planning gate: a person approves it, and runs on.
     let mut approvals = 0;
@@ -179,19 +213,7 @@ fn a_person_drives_the_demo_to_done_in_the_cockpit() {
         "the demo's planning gate waited for a person"
     );
 
-    tmux.keys("q");
-    // The pane's shell prints how the cockpit exited, then the terminal's modes.
-    let screen = tmux.wait_for(&["icanon"], Duration::from_secs(30));
-    assert!(screen.contains("splice-drive-exited=0"), "{screen}");
-    let modes = screen
-        .lines()
-        .find(|l| l.contains("icanon"))
-        .unwrap_or_default();
-    assert_eq!(
-        modes.trim(),
-        "icanon echo",
-        "the terminal is back in cooked mode:\n{screen}"
-    );
+    quit(&tmux);
     let flags = tmux.cmd(&[
         "display-message",
         "-p",
@@ -204,17 +226,89 @@ fn a_person_drives_the_demo_to_done_in_the_cockpit() {
         "0 1",
         "the alternate screen was left and the cursor shown"
     );
-
     let status = splice(&["status"], &dir);
     let text = String::from_utf8_lossy(&status.stdout);
     assert!(text.starts_with("status: done"), "{text}");
 }
 
+/// The cockpit watches a run started in another terminal; the editor it opens while a run of
+/// its own is live is the person's (a person's verb from it is judged on its merits, not refused
+/// as a dispatch's); `s` stops its run as Ctrl-C stops `splice run`, leaving no claim.
 #[test]
-fn drive_json_prints_the_state_it_would_open_on_without_a_terminal() {
-    let r = Repo::new();
-    let root = r.init(&[]);
-    let drive = r.ok(&["drive", "--json"]);
-    assert_eq!(drive, r.ok(&["status", "--json"]));
-    assert!(drive.to_string().contains(&root));
+fn a_run_elsewhere_is_watched_an_editor_is_a_persons_and_a_stopped_run_leaves_no_claim() {
+    if !tmux_tests() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    let probe = tmp.path().join("probe.out");
+    let editor = tmp.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\nls '{state}/runs/runners' > '{out}' 2>&1\n\
+             root=$(ls '{state}/beads' | head -1 | sed 's/.json$//')\n\
+             '{bin}' transition unpark --bead \"$root\" --reason probe >> '{out}' 2>&1\n\
+             echo probe-rc=$? >> '{out}'\n",
+            state = dir.join(".splice").display(),
+            out = probe.display(),
+            bin = env!("CARGO_BIN_EXE_splice"),
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&editor).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&editor, perms).unwrap();
+    let tmux = cockpit(&dir, &format!("EDITOR='{}'", editor.display()));
+
+    // `splice run` in another terminal, to its rest at the gate: the cockpit shows that run.
+    let elsewhere = splice(&["run"], &dir);
+    assert_eq!(elsewhere.status.code(), Some(0), "{elsewhere:?}");
+    let run = std::fs::read_dir(dir.join(".splice/runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n != "runners")
+        .unwrap();
+    tmux.wait_for(&[run.as_str()], Duration::from_secs(30));
+
+    tmux.keys("a");
+    tmux.wait_for(&["approved "], Duration::from_secs(30));
+    tmux.keys("r");
+    tmux.wait_for(&["1 in flight", "2 in flight"], Duration::from_secs(60));
+    tmux.keys("e");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let said = loop {
+        let said = std::fs::read_to_string(&probe).unwrap_or_default();
+        if said.contains("probe-rc=") {
+            break said;
+        }
+        assert!(Instant::now() < deadline, "the editor never ran: {said}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        said.lines().next().is_some_and(|l| l.ends_with(".json")),
+        "the cockpit's run was live while the editor ran: {said}"
+    );
+    assert!(
+        said.contains("is not parked"),
+        "judged as a person's: {said}"
+    );
+    assert!(!said.contains("person's verb"), "{said}");
+
+    tmux.keys("s");
+    tmux.wait_for(&["run stopped", "run ended"], Duration::from_secs(60));
+    quit(&tmux);
+    for bead in std::fs::read_dir(dir.join(".splice/beads"))
+        .unwrap()
+        .flatten()
+    {
+        let bead: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(bead.path()).unwrap()).unwrap();
+        assert!(
+            bead["pipeline"]["lease"].is_null(),
+            "{} is still claimed after the run stopped",
+            bead["id"]
+        );
+    }
 }
