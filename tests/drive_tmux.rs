@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -76,18 +76,37 @@ impl Tmux {
 
     /// Wait until the screen shows `what` (any of them), at most `limit`; returns the screen.
     fn wait_for(&self, what: &[&str], limit: Duration) -> String {
+        self.wait_until(
+            &format!("{what:?}"),
+            |s| what.iter().any(|w| s.contains(w)),
+            limit,
+        )
+    }
+
+    /// Wait until `ok` holds of the screen (`what` says what it waits for), at most `limit`.
+    fn wait_until(&self, what: &str, ok: impl Fn(&str) -> bool, limit: Duration) -> String {
         let deadline = Instant::now() + limit;
         loop {
             let screen = self.screen();
-            if what.iter().any(|w| screen.contains(w)) {
+            if ok(&screen) {
                 return screen;
             }
             assert!(
                 Instant::now() < deadline,
-                "the screen never showed {what:?} within {limit:?}:\n{screen}"
+                "the screen never showed {what} within {limit:?}:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// Press `a` on the pending gate the selected node shows, and wait until it is gone.
+    fn approve(&self) {
+        self.keys("a");
+        self.wait_until(
+            "the gate approved",
+            |s| !s.contains("a approve"),
+            Duration::from_secs(30),
+        );
     }
 }
 
@@ -164,6 +183,17 @@ fn cockpit(dir: &Path, env: &str) -> Tmux {
     tmux
 }
 
+/// Each dispatch of the simulated agent takes a second longer, so a run is seen in flight.
+fn slow_agent(dir: &Path) {
+    let config = dir.join(".splice/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let bin = env!("CARGO_BIN_EXE_splice");
+    let from = format!("command = [\"{bin}\", \"sim-agent\"]");
+    assert!(text.contains(&from), "{text}");
+    let to = format!("command = [\"sh\", \"-c\", \"sleep 1; exec '{bin}' sim-agent\"]");
+    std::fs::write(&config, text.replace(&from, &to)).unwrap();
+}
+
 /// How the pane's shell saw the cockpit exit: its code and the terminal's modes after.
 fn quit(tmux: &Tmux) -> String {
     tmux.keys("q");
@@ -195,18 +225,23 @@ fn a_person_drives_the_demo_to_done_in_the_cockpit() {
     let mut approvals = 0;
     let deadline = Instant::now() + Duration::from_secs(180);
     loop {
-        let screen = tmux.wait_for(&["a approve", "run ended: done"], Duration::from_secs(60));
-        if screen.contains("run ended: done") {
+        let screen = tmux.screen();
+        let message = screen.lines().rev().find(|l| !l.trim().is_empty());
+        let message = message.unwrap_or_default();
+        if message.starts_with("run ended: done") {
             break;
         }
-        tmux.keys("a");
-        tmux.wait_for(&["approved "], Duration::from_secs(30));
-        approvals += 1;
-        tmux.keys("r");
+        if screen.contains("a approve") {
+            tmux.approve();
+            approvals += 1;
+        } else if message.starts_with("run ended") || message.starts_with("approved") {
+            tmux.keys("r");
+        }
         assert!(
             Instant::now() < deadline && approvals < 10,
             "the campaign did not reach done:\n{screen}"
         );
+        std::thread::sleep(Duration::from_millis(200));
     }
     assert!(
         approvals >= 1,
@@ -260,6 +295,7 @@ fn a_run_elsewhere_is_watched_an_editor_is_a_persons_and_a_stopped_run_leaves_no
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(&editor, perms).unwrap();
     let tmux = cockpit(&dir, &format!("EDITOR='{}'", editor.display()));
+    slow_agent(&dir);
 
     // `splice run` in another terminal, to its rest at the gate: the cockpit shows that run.
     let elsewhere = splice(&["run"], &dir);
@@ -272,8 +308,7 @@ fn a_run_elsewhere_is_watched_an_editor_is_a_persons_and_a_stopped_run_leaves_no
         .unwrap();
     tmux.wait_for(&[run.as_str()], Duration::from_secs(30));
 
-    tmux.keys("a");
-    tmux.wait_for(&["approved "], Duration::from_secs(30));
+    tmux.approve();
     tmux.keys("r");
     tmux.wait_for(&["1 in flight", "2 in flight"], Duration::from_secs(60));
     tmux.keys("e");
