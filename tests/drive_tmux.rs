@@ -99,8 +99,9 @@ impl Tmux {
         }
     }
 
-    /// Press `a` on the pending gate the selected node shows, and wait until it is gone.
+    /// Once the selected node shows a pending gate, press `a`, and wait until it is gone.
     fn approve(&self) {
+        self.wait_for(&["a approve"], Duration::from_secs(60));
         self.keys("a");
         self.wait_until(
             "the gate approved",
