@@ -311,7 +311,16 @@ fn a_run_elsewhere_is_watched_an_editor_is_a_persons_and_a_stopped_run_leaves_no
 
     tmux.approve();
     tmux.keys("r");
-    tmux.wait_for(&["1 in flight", "2 in flight"], Duration::from_secs(60));
+    // A dispatch of the cockpit's run is in flight: its node is claimed.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while claimed(&dir).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "no dispatch started:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     tmux.keys("e");
     let deadline = Instant::now() + Duration::from_secs(30);
     let said = loop {
@@ -335,16 +344,23 @@ fn a_run_elsewhere_is_watched_an_editor_is_a_persons_and_a_stopped_run_leaves_no
     tmux.keys("s");
     tmux.wait_for(&["run stopped", "run ended"], Duration::from_secs(60));
     quit(&tmux);
-    for bead in std::fs::read_dir(dir.join(".splice/beads"))
+    assert_eq!(
+        claimed(&dir),
+        Vec::<String>::new(),
+        "claims left after the run stopped"
+    );
+}
+
+/// The beads whose claim is held.
+fn claimed(dir: &Path) -> Vec<String> {
+    let beads = std::fs::read_dir(dir.join(".splice/beads"))
         .unwrap()
-        .flatten()
-    {
-        let bead: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(bead.path()).unwrap()).unwrap();
-        assert!(
-            bead["pipeline"]["lease"].is_null(),
-            "{} is still claimed after the run stopped",
-            bead["id"]
-        );
-    }
+        .flatten();
+    beads
+        .filter_map(|e| {
+            serde_json::from_slice::<serde_json::Value>(&std::fs::read(e.path()).ok()?).ok()
+        })
+        .filter(|b| !b["pipeline"]["lease"].is_null())
+        .map(|b| b["id"].as_str().unwrap_or_default().to_string())
+        .collect()
 }
