@@ -85,6 +85,8 @@ pub struct Background {
     presence_rx: Receiver<Arc<Presence>>,
     /// The runner records of this cockpit's runs (gone when their run ends).
     presences: Vec<Weak<Presence>>,
+    /// The ids of the runs started here.
+    own: Vec<String>,
 }
 
 impl Background {
@@ -95,6 +97,7 @@ impl Background {
             presence_tx,
             presence_rx,
             presences: Vec::new(),
+            own: Vec::new(),
         }
     }
 
@@ -177,9 +180,16 @@ impl Background {
 
     fn take_presences(&mut self) {
         while let Ok(p) = self.presence_rx.try_recv() {
+            self.own.push(p.record().run);
             self.presences.push(Arc::downgrade(&p));
         }
         self.presences.retain(|p| p.strong_count() > 0);
+    }
+
+    /// Was run `run` started here?
+    pub fn is_own(&mut self, run: &str) -> bool {
+        self.take_presences();
+        self.own.iter().any(|r| r == run)
     }
 
     /// `pid`, a process this cockpit started for a person (an editor, a pager), is recorded as

@@ -104,17 +104,17 @@ impl RunFollower {
             .map(|(_, run)| run)
     }
 
-    /// What the watched run reported since the last poll, a newer run taken up first
-    /// (`background`: a run of this cockpit is going).
-    pub fn poll(&mut self, background: bool) -> Vec<Msg> {
+    /// What the watched run reported since the last poll, a newer run taken up first (`own`:
+    /// whether a run was started by this cockpit).
+    pub fn poll(&mut self, own: impl FnOnce(&str) -> bool) -> Vec<Msg> {
         let mut msgs = Vec::new();
         if let Some(newest) = self.newest()
             && self.run.as_deref() != Some(&newest)
         {
             self.tail = Some(Tail::new(self.events_path(&newest), false));
             msgs.push(Msg::RunStarted {
+                background: own(&newest),
                 run: newest.clone(),
-                background,
             });
             self.run = Some(newest);
         }
@@ -248,7 +248,7 @@ mod tests {
         run_file(&runs, "r-old", &[r#"{"type":"run_start"}"#, old], 100);
         // At start the newest run has no live runner: nothing is replayed.
         let mut f = RunFollower::new(runs.clone(), state.path());
-        assert!(f.poll(false).is_empty());
+        assert!(f.poll(|_| false).is_empty());
 
         // A run started elsewhere: taken up from its start, its events passed on, its end told.
         let path = run_file(
@@ -257,7 +257,7 @@ mod tests {
             &[r#"{"type":"run_start","run":"r-new"}"#],
             10,
         );
-        let msgs = f.poll(false);
+        let msgs = f.poll(|_| false);
         assert_eq!(
             msgs[0],
             Msg::RunStarted {
@@ -271,7 +271,7 @@ mod tests {
             &path,
             "{\"type\":\"pass_start\",\"pass\":1}\n{\"type\":\"result\",\"status\":\"suspended-human\"}\n",
         );
-        let msgs = f.poll(false);
+        let msgs = f.poll(|_| false);
         assert_eq!(msgs.len(), 3, "{msgs:?}");
         assert_eq!(
             msgs[2],
@@ -279,7 +279,7 @@ mod tests {
                 status: "suspended-human".into()
             }
         );
-        assert!(f.poll(false).is_empty());
+        assert!(f.poll(|_| false).is_empty());
     }
 
     #[test]

@@ -62,6 +62,7 @@ pub fn drive(store: &Store, opts: Opts) -> Result<()> {
         follow_run: follow::RunFollower::new(store.runs_dir(), store.dir()),
         follow_log: follow::LogFollower::default(),
         background: act::Background::new(),
+        fault: None,
         state,
         opts,
     };
@@ -126,6 +127,8 @@ struct App {
     follow_run: follow::RunFollower,
     follow_log: follow::LogFollower,
     background: act::Background,
+    /// The last fault reading the state, told once.
+    fault: Option<String>,
 }
 
 impl App {
@@ -138,7 +141,7 @@ impl App {
             if self.keys(screen)? == Flow::Quit {
                 return Ok(());
             }
-            self.tick()?;
+            self.tick();
         }
     }
 
@@ -167,11 +170,25 @@ impl App {
     }
 
     /// What changed since the last tick, told to the model.
-    fn tick(&mut self) -> Result<()> {
-        if let Some(read) = self.state.refresh()? {
-            self.model.update(Msg::State(Box::new(read)));
+    fn tick(&mut self) {
+        match self.state.refresh() {
+            Ok(read) => {
+                self.fault = None;
+                if let Some(read) = read {
+                    self.model.update(Msg::State(Box::new(read)));
+                }
+            }
+            // Told once, and tried again at the next tick.
+            Err(e) => {
+                let fault = format!("reading the state: {e}");
+                if self.fault.as_ref() != Some(&fault) {
+                    self.model.update(Msg::Done(Err(fault.clone())));
+                    self.fault = Some(fault);
+                }
+            }
         }
-        for msg in self.follow_run.poll(self.background.is_live()) {
+        let background = &mut self.background;
+        for msg in self.follow_run.poll(|run| background.is_own(run)) {
             self.model.update(msg);
         }
         if let Some(done) = self.background.poll() {
@@ -185,7 +202,6 @@ impl App {
         if let Some(msg) = self.follow_log.poll(log) {
             self.model.update(msg);
         }
-        Ok(())
     }
 
     /// Carry out one command and tell the model how it went.
