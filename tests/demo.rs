@@ -272,3 +272,70 @@ fn kept_demo_prints_commands_that_run_as_printed() {
     assert_eq!(status.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&status.stdout).starts_with("status: done"));
 }
+
+/// `splice demo --setup-only DIR` prepares the campaign for a person to drive (`splice drive`):
+/// the scratch repository with `.splice/`, the simulated agent configured, the campaign ready —
+/// and nothing run: no dispatch recorded, no run directory.
+#[test]
+fn setup_only_prepares_the_campaign_and_runs_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    let splice = |args: &[&str], cwd: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_splice"))
+            .args(args)
+            .current_dir(cwd)
+            .env_remove("SPLICE_DIR")
+            .env_remove("SPLICE_HOLDER")
+            .env_remove("SPLICE_DISPATCHED")
+            .output()
+            .unwrap()
+    };
+    let out = splice(&["demo", "--setup-only", dir.to_str().unwrap()], tmp.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("drive"),
+        "it says what to run next: {stdout}"
+    );
+
+    let state = dir.join(".splice");
+    let config = std::fs::read_to_string(state.join("config.toml")).unwrap();
+    assert!(
+        config.contains("sim-agent"),
+        "the simulated agent is configured: {config}"
+    );
+    let beads: Vec<Value> = std::fs::read_dir(state.join("beads"))
+        .unwrap()
+        .flatten()
+        .map(|e| serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap())
+        .collect();
+    assert_eq!(beads.len(), 1, "the campaign's root, not split yet");
+    assert_eq!(beads[0]["pipeline"]["kind"], "root");
+    assert_eq!(beads[0]["pipeline"]["autonomy"], "deep");
+    let journal = std::fs::read_to_string(state.join("journal.jsonl")).unwrap();
+    let verbs: Vec<String> = journal
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|r| r["verb"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        !verbs.iter().any(|v| v == "claim" || v == "record-exit"),
+        "no dispatch was recorded: {verbs:?}"
+    );
+    assert!(!state.join("runs").exists(), "no run was started");
+
+    let status = splice(&["status"], &dir);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(status.status.code(), Some(0), "{text}");
+    assert!(text.starts_with("status: ready"), "{text}");
+
+    // Not over a directory that holds something.
+    let again = splice(&["demo", "--setup-only", dir.to_str().unwrap()], tmp.path());
+    assert_ne!(again.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("missing or empty directory"));
+}

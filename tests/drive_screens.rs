@@ -99,7 +99,7 @@ fn with_run(m: &mut Model) {
     });
     for e in [
         json!({"type": "pass_start", "pass": 1}),
-        json!({"type": "action", "pass": 1, "action": {"action": "dispatch", "bead": "sp-root.1.1", "step": "generate-spec", "attempt": 1, "target": "main", "result": "done", "status": "dispatched", "detail": null}}),
+        json!({"type": "action", "pass": 1, "action": {"action": "dispatch", "bead": "sp-root.1.1", "step": "generate-spec", "attempt": 1, "target": "main", "result": "started"}}),
         json!({"type": "dispatch_end", "bead": "sp-root.1.1", "step": "generate-spec", "attempt": 1, "exit": "ok", "code": 0, "elapsed_ms": 4000, "usage": {"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.05}, "log": null, "problem": null}),
         json!({"type": "pass_end", "pass": 1, "status": "ready"}),
         json!({"type": "pass_start", "pass": 2}),

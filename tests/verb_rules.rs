@@ -60,6 +60,7 @@ const TABLE: &[(&str, &str)] = &[
     ("loop-effect", "runner"),
     ("guide", "person"),
     ("set-acceptance", "person"),
+    ("drive", "person"),
 ];
 
 /// Verbs of the table with no command line, and why: the runner calls them in-process.

@@ -21,6 +21,11 @@ pub struct Args {
     /// around. With DIR (a missing or empty directory), build it there.
     #[arg(long, value_name = "DIR", num_args = 0..=1)]
     pub keep: Option<Option<PathBuf>>,
+    /// Only prepare the campaign in DIR (a missing or empty directory): the scratch repository,
+    /// `.splice/` with the simulated agent configured, the campaign at deep autonomy (its
+    /// planning gates wait for a person). No pass is run; drive it with `splice drive` there.
+    #[arg(long, value_name = "DIR", conflicts_with = "keep")]
+    pub setup_only: Option<PathBuf>,
     /// human: progress and a summary table; json: one object with the outcome (status,
     /// passes, dispatches, tokens, and the repository when kept); stream-json: the runner's
     /// events.
@@ -33,6 +38,9 @@ pub struct Args {
 
 pub fn run(args: Args, _global: &Global) -> Result<i32> {
     let output = if args.json { Output::Json } else { args.output };
+    if let Some(dir) = &args.setup_only {
+        return setup_only(dir, output);
+    }
     let result = demo(args.keep.clone().flatten().as_deref(), output)?;
     let store = Store::discover(Some(&result.dir))?;
     let human = output == Output::Human;
@@ -72,6 +80,27 @@ pub fn run(args: Args, _global: &Global) -> Result<i32> {
     } else {
         1
     })
+}
+
+/// `--setup-only DIR`: the campaign prepared, nothing run; says what was made and what to run
+/// next. Exits 0.
+fn setup_only(dir: &Path, output: Output) -> Result<i32> {
+    let root = crate::demo::run::setup_only(dir, output)?;
+    let dir = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
+    let shown = dir.display();
+    match output {
+        Output::Json => super::output::print_json(&serde_json::json!({
+            "dir": shown.to_string(),
+            "root": root,
+            "next": format!("cd {shown} && splice drive"),
+        })),
+        _ => out(&format!(
+            "demo prepared in {shown}: campaign {root}, the simulated agent configured, no pass \
+             run; its planning gates wait for a person.\nnext: cd {shown} && {} drive\n",
+            invocation()
+        )),
+    }
+    Ok(0)
 }
 
 /// How to run this splice in a printed command: `splice` when that is the binary on PATH, else

@@ -12,6 +12,7 @@ pub mod classify;
 pub mod close;
 pub mod decide;
 pub mod demo;
+pub mod drive;
 pub mod exec;
 pub mod guard;
 pub mod hooks;
@@ -92,6 +93,9 @@ pub enum Command {
     /// Replay a loop step's trajectory through the pure pass monitor: stop, escalate, roll
     /// back, step back, ask the user or continue.
     Monitor(monitor::Args),
+    /// The interactive cockpit: the tree, a node's detail and its dispatch's log, and keys to
+    /// run, approve, reject, unpark and guide (a terminal only).
+    Drive(drive::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -117,5 +121,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Exec(args) => exec::run(args, global),
         Command::Plan(args) => plan::run(args, global),
         Command::Monitor(args) => monitor::run(global, args),
+        Command::Drive(args) => drive::run(args, global),
     }
 }

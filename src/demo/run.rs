@@ -88,14 +88,14 @@ fn prepare(dir: &Path, plan: &Plan) -> Result<Store> {
     Ok(store)
 }
 
-/// Set up the scratch repository and drive the campaign to `done`.
-pub fn demo(dir: Option<&Path>, output: Output) -> Result<DemoResult> {
-    let started = Instant::now();
-    let events = Events::new(output);
+/// The scratch repository at `dir` (else a new one under the temp dir), `.splice/` with the
+/// demo's config (the simulated agent) and the campaign created at deep autonomy, its planning
+/// gates held for a person. Returns the store and the campaign's root.
+fn set_up(dir: Option<&Path>, events: &Events) -> Result<(PathBuf, Store, String)> {
     let plan = Plan::embedded()?;
     let dir = scratch(dir)?;
     say(
-        &events,
+        events,
         &format!("demo: scratch repository {}", dir.display()),
     );
     let store = prepare(&dir, &plan)?;
@@ -120,15 +120,14 @@ pub fn demo(dir: Option<&Path>, output: Output) -> Result<DemoResult> {
         Some(plan.test_paths.clone()),
     )?;
     say(
-        &events,
+        events,
         &format!(
             "demo: campaign {root} \"{}\" at deep autonomy, landing on {}",
             plan.title, plan.target
         ),
     );
-
     say(
-        &events,
+        events,
         &format!(
             "demo: the parsing leaf implements in a loop ({}): after each iteration `sh {}` \
              measures the change and the pass monitor decides what comes next",
@@ -136,6 +135,21 @@ pub fn demo(dir: Option<&Path>, output: Output) -> Result<DemoResult> {
             looping::CHECK_PATH
         ),
     );
+    Ok((dir, store, root))
+}
+
+/// `splice demo --setup-only DIR`: the scratch repository at `dir` and the campaign, configured
+/// as the demo runs it, and no pass run. Returns the campaign's root.
+pub fn setup_only(dir: &Path, output: Output) -> Result<String> {
+    let (_, _, root) = set_up(Some(dir), &Events::new(output))?;
+    Ok(root)
+}
+
+/// Set up the scratch repository and drive the campaign to `done`.
+pub fn demo(dir: Option<&Path>, output: Output) -> Result<DemoResult> {
+    let started = Instant::now();
+    let events = Events::new(output);
+    let (dir, store, root) = set_up(dir, &events)?;
 
     let mut result = DemoResult {
         dir,

@@ -14,6 +14,7 @@
 //! `drive` imports what is below `cli` (the writer, the runner, the model); nothing imports it
 //! but `cli`.
 
+pub mod app;
 pub mod model;
 pub mod view;
 

@@ -61,6 +61,10 @@ pub struct Options {
     /// No person answers during this run (`splice exec`): a node the pass monitor would ask
     /// about is parked instead.
     pub no_person: bool,
+    /// Where to hand the run's [`Presence`](crate::authority::Presence) once it is recorded:
+    /// the cockpit (`splice drive`) records there the editor or pager it starts for a person
+    /// while a run of its own is live, so that process is the person's, not a dispatch.
+    pub presence: Option<Sender<Arc<crate::authority::Presence>>>,
 }
 
 /// How a run ended.
@@ -182,6 +186,9 @@ impl<'a> Run<'a> {
         let mut rc = RunCtx::new(store, manifest, config.clone(), &who)?;
         rc.max_turns = opts.max_turns.filter(|n| *n > 0);
         rc.keep_snapshots = opts.keep_snapshots;
+        if let Some(tx) = &opts.presence {
+            let _ = tx.send(rc.presence.clone());
+        }
         let mut feed = Feed::load(store, opts.scope.as_deref(), who.clone())?;
         if let Some(unavailable) = unavailable {
             feed.snapshot.unavailable = unavailable;

@@ -103,6 +103,7 @@ pub enum Verb {
     LoopEffect,
     Guide,
     SetAcceptance,
+    Drive,
 }
 
 impl Verb {
@@ -155,6 +156,7 @@ impl Verb {
         Verb::LoopEffect,
         Verb::Guide,
         Verb::SetAcceptance,
+        Verb::Drive,
     ];
 
     /// The table: who may run this verb.
@@ -196,7 +198,9 @@ impl Verb {
             // The answer to the pass monitor's question.
             | Verb::Guide
             // What a loop step's acceptance stage checks.
-            | Verb::SetAcceptance => Actor::Person,
+            | Verb::SetAcceptance
+            // The cockpit starts runs and approves gates.
+            | Verb::Drive => Actor::Person,
             Verb::PassDryRun
             | Verb::Show
             | Verb::Step
@@ -266,6 +270,7 @@ impl Verb {
             Verb::LoopEffect => "loop-effect",
             Verb::Guide => "guide",
             Verb::SetAcceptance => "set-acceptance",
+            Verb::Drive => "drive",
         }
     }
 

@@ -63,8 +63,9 @@ impl RunBar {
             "action" => {
                 let a = e.get("action").unwrap_or(&Value::Null);
                 let is = |k: &str, v: &str| a.get(k).and_then(Value::as_str) == Some(v);
+                // A run reports a dispatch it started with `result: started`.
                 if is("action", "dispatch")
-                    && is("result", "done")
+                    && is("result", "started")
                     && let Some(bead) = a.get("bead").and_then(Value::as_str)
                 {
                     self.in_flight.insert(bead.to_string());

@@ -340,13 +340,35 @@ fn a_refusal_shows_until_the_next_key() {
     assert_eq!(m.message(), Some("approved sp-a at generate-spec"));
 }
 
+/// The `action` event a run writes when it starts a dispatch, made by the runner's own types.
+fn dispatch_started(bead: &str, step: &str) -> serde_json::Value {
+    use crate::model::Action;
+    use crate::model::envelope::{ActResult, ActionReport};
+    let report = ActionReport {
+        action: Action::Dispatch {
+            bead: bead.into(),
+            step: step.into(),
+            attempt: 1,
+            target: "main".into(),
+        },
+        result: ActResult::Started,
+    };
+    let event = crate::driver::events::Event::Action {
+        pass: 1,
+        action: serde_json::to_value(&report).unwrap(),
+        line: String::new(),
+    };
+    serde_json::from_str(&event.to_json_line()).unwrap()
+}
+
 #[test]
 fn the_run_bar_adds_up_events() {
     let mut m = model("parked");
     started(&mut m, true);
     for e in [
         json!({"type": "pass_start", "pass": 1}),
-        json!({"type": "action", "pass": 1, "action": {"action": "dispatch", "bead": "sp-a", "step": "review", "attempt": 1, "target": "main", "result": "done", "status": "dispatched", "detail": null}}),
+        // The event exactly as a run writes it (`driver::events::Event::Action`).
+        dispatch_started("sp-a", "review"),
         json!({"type": "action", "pass": 1, "action": {"action": "check", "bead": "sp-b", "step": "review", "result": "done", "status": "pass", "detail": null}}),
     ] {
         m.update(Msg::RunEvent(e));

@@ -1,0 +1,206 @@
+//! The cockpit's commands carried out: the writer's verbs as a person (the same functions the
+//! CLI verbs call, the same refusals), and runs and passes on a background thread.
+
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+
+use crate::authority::Presence;
+use crate::driver::envelope::describe_action;
+use crate::driver::events::{Events, Output};
+use crate::driver::interrupt::INTERRUPTED;
+use crate::driver::runner::{self, Options, Summary};
+use crate::error::Result;
+use crate::store::Store;
+use crate::transition::{Ctx, Who, claim, gate, loops, park, settings};
+
+use super::super::model::Command;
+
+/// A writing command through the writer, as `who` (a person): `None` when `cmd` is not one.
+pub fn write(
+    store: &Store,
+    who: &Who,
+    cmd: &Command,
+) -> Option<std::result::Result<String, String>> {
+    let now = match crate::clock::now_string() {
+        Ok(now) => now,
+        Err(e) => return Some(Err(e.to_string())),
+    };
+    let ctx = Ctx {
+        store,
+        holder: None,
+        who: who.clone(),
+        run: None,
+        expect_seq: None,
+        now,
+    };
+    let done: Result<String> = match cmd {
+        Command::Approve { bead, step } => {
+            gate::approve(&ctx, bead, step).map(|_| format!("approved {bead} at {step}"))
+        }
+        Command::Reject { bead, step, reason } => gate::reject(&ctx, bead, step, reason)
+            .map(|_| format!("rejected {bead} at {step}: {reason}")),
+        Command::ClearClaim { bead, reason } => {
+            claim::clear(&ctx, bead, reason).map(|_| format!("cleared {bead}'s claim"))
+        }
+        Command::Unpark { bead, reason } => {
+            park::unpark(&ctx, bead, reason).map(|_| format!("unparked {bead}"))
+        }
+        Command::Guide { bead, text } => {
+            loops::guide(&ctx, bead, text).map(|_| format!("guided {bead}"))
+        }
+        Command::SetSuiteCmd { bead, cmd } => {
+            settings::set_config(&ctx, bead, Some(cmd.clone()), None)
+                .map(|_| format!("{bead}'s suite command is `{cmd}`"))
+        }
+        _ => return None,
+    };
+    Some(done.map_err(|e| e.to_string()))
+}
+
+/// A dry-run pass of `scope`: the actions it would take, in a line.
+pub fn dry_run(store: &Store, scope: Option<String>) -> std::result::Result<String, String> {
+    let opts = Options {
+        scope,
+        dry_run: true,
+        one_pass: true,
+        ..Options::default()
+    };
+    let sum = runner::run(store, &opts, &Events::new(Output::Quiet)).map_err(|e| e.to_string())?;
+    let Some(env) = sum.envelope else {
+        return Ok("dry run: no decision".into());
+    };
+    if env.actions.is_empty() {
+        return Ok(format!("dry run: nothing to do ({})", env.status.as_str()));
+    }
+    let actions: Vec<String> = env.actions.iter().map(describe_action).collect();
+    Ok(format!("dry run: {}", actions.join("; ")))
+}
+
+/// A run or a pass of this cockpit, on its own thread.
+pub struct Background {
+    job: Option<(&'static str, JoinHandle<Result<Summary>>)>,
+    presence_tx: Sender<Arc<Presence>>,
+    presence_rx: Receiver<Arc<Presence>>,
+    /// The runner records of this cockpit's runs (gone when their run ends).
+    presences: Vec<Weak<Presence>>,
+    /// The ids of the runs started here.
+    own: Vec<String>,
+}
+
+impl Background {
+    pub fn new() -> Background {
+        let (presence_tx, presence_rx) = mpsc::channel();
+        Background {
+            job: None,
+            presence_tx,
+            presence_rx,
+            presences: Vec::new(),
+            own: Vec::new(),
+        }
+    }
+
+    pub fn is_live(&self) -> bool {
+        self.job.is_some()
+    }
+
+    /// Start a run (`one_pass`: a pass) of `scope` with `jobs` dispatches at once.
+    pub fn start(
+        &mut self,
+        store: &Store,
+        scope: Option<String>,
+        jobs: Option<u32>,
+        one_pass: bool,
+    ) -> std::result::Result<String, String> {
+        if let Some((what, _)) = &self.job {
+            return Err(format!("a {what} of this cockpit is going; `s` stops it"));
+        }
+        let opts = Options {
+            scope,
+            jobs,
+            one_pass,
+            presence: Some(self.presence_tx.clone()),
+            ..Options::default()
+        };
+        let store = store.clone();
+        let what = if one_pass { "pass" } else { "run" };
+        let handle = std::thread::Builder::new()
+            .name(format!("drive-{what}"))
+            .spawn(move || runner::run(&store, &opts, &Events::new(Output::Quiet)))
+            .map_err(|e| format!("cannot start a {what}: {e}"))?;
+        self.job = Some((what, handle));
+        Ok(format!("{what} started"))
+    }
+
+    /// Ask the run to stop as Ctrl-C stops `splice run`: its dispatches are killed with their
+    /// process groups, their exits recorded and their claims released. The flag is cleared when
+    /// the run has ended ([`Background::poll`]).
+    pub fn stop(&self) -> std::result::Result<String, String> {
+        match &self.job {
+            Some((what, _)) => {
+                INTERRUPTED.store(true, Ordering::SeqCst);
+                Ok(format!("stopping the {what}…"))
+            }
+            None => Err(
+                "no run of this cockpit is going (a run started in another terminal \
+                         is stopped there, with Ctrl-C)"
+                    .into(),
+            ),
+        }
+    }
+
+    /// How the run went, once it has ended.
+    pub fn poll(&mut self) -> Option<std::result::Result<String, String>> {
+        self.take_presences();
+        if !self.job.as_ref()?.1.is_finished() {
+            return None;
+        }
+        self.finish()
+    }
+
+    /// Stop the run and wait for it to end (quitting).
+    pub fn stop_and_wait(&mut self) -> Option<std::result::Result<String, String>> {
+        self.job.as_ref()?;
+        let _ = self.stop();
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Option<std::result::Result<String, String>> {
+        let (what, handle) = self.job.take()?;
+        let joined = handle.join();
+        INTERRUPTED.store(false, Ordering::SeqCst);
+        Some(match joined {
+            Ok(Ok(sum)) if sum.interrupted => Ok(format!("{what} stopped")),
+            Ok(Ok(sum)) => Ok(format!("{what} ended: {}", sum.status.as_str())),
+            Ok(Err(e)) => Err(format!("{what} failed: {e}")),
+            Err(_) => Err(format!("{what} failed: its thread panicked")),
+        })
+    }
+
+    fn take_presences(&mut self) {
+        while let Ok(p) = self.presence_rx.try_recv() {
+            self.own.push(p.record().run);
+            self.presences.push(Arc::downgrade(&p));
+        }
+        self.presences.retain(|p| p.strong_count() > 0);
+    }
+
+    /// Was run `run` started here?
+    pub fn is_own(&mut self, run: &str) -> bool {
+        self.take_presences();
+        self.own.iter().any(|r| r == run)
+    }
+
+    /// `pid`, a process this cockpit started for a person (an editor, a pager), is recorded as
+    /// the person's by every run of this cockpit that is live: verbs run from it are a person's.
+    pub fn person_process(&mut self, pid: u32) -> std::result::Result<(), String> {
+        self.take_presences();
+        for presence in self.presences.iter().filter_map(Weak::upgrade) {
+            presence
+                .add_person_process(pid as i32)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,366 @@
+//! `splice drive`, the cockpit: refused without a terminal and to a dispatched session, and, in a
+//! real terminal (tmux), the demo campaign driven to `done` by a person's keys — start a run, see
+//! the gate, approve it, run on to done, quit — with the terminal given back as it was.
+//!
+//! The tmux test runs only with `SPLICE_TMUX_TESTS=1` (CI sets it, `.ci/run`); with it set and
+//! tmux missing it fails rather than skip. It waits on what the screen shows, each wait bounded by
+//! a generous deadline, never on a timing.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Tmux servers started by this test process, to name their sockets apart.
+static SESSIONS: AtomicUsize = AtomicUsize::new(0);
+
+use common::Repo;
+
+#[test]
+fn drive_without_a_terminal_says_what_to_use_and_exits_2() {
+    let r = Repo::new();
+    r.init(&[]);
+    // The test's stdout is a pipe, not a terminal.
+    let err = r.fails(2, &["drive"]);
+    assert!(err.contains("needs a terminal"), "{err}");
+    assert!(
+        err.contains("splice status") && err.contains("splice run"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_dispatched_session_cannot_drive() {
+    let r = Repo::new();
+    r.init(&[]);
+    let out = r
+        .cmd(&["drive"])
+        .env("SPLICE_DISPATCHED", "1")
+        .output()
+        .unwrap();
+    common::no_panic(&out);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`drive` is a person's verb"), "{err}");
+}
+
+/// A tmux server of this test's own (its own socket), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn cmd(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-t", "drive"])
+    }
+
+    fn keys(&self, keys: &str) {
+        self.cmd(&["send-keys", "-t", "drive", keys]);
+    }
+
+    /// Wait until the screen shows `what` (any of them), at most `limit`; returns the screen.
+    fn wait_for(&self, what: &[&str], limit: Duration) -> String {
+        self.wait_until(
+            &format!("{what:?}"),
+            |s| what.iter().any(|w| s.contains(w)),
+            limit,
+        )
+    }
+
+    /// Wait until `ok` holds of the screen (`what` says what it waits for), at most `limit`.
+    fn wait_until(&self, what: &str, ok: impl Fn(&str) -> bool, limit: Duration) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            let screen = self.screen();
+            if ok(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the screen never showed {what} within {limit:?}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Once the selected node shows a pending gate, press `a`, and wait until it is gone.
+    fn approve(&self) {
+        self.wait_for(&["a approve"], Duration::from_secs(60));
+        self.keys("a");
+        self.wait_until(
+            "the gate approved",
+            |s| !s.contains("a approve"),
+            Duration::from_secs(30),
+        );
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+fn tmux_tests() -> bool {
+    if std::env::var("SPLICE_TMUX_TESTS").as_deref() != Ok("1") {
+        eprintln!("skipped: set SPLICE_TMUX_TESTS=1 to run the cockpit in tmux");
+        return false;
+    }
+    let found = Command::new("tmux").arg("-V").output();
+    assert!(
+        found.is_ok_and(|o| o.status.success()),
+        "SPLICE_TMUX_TESTS=1 but tmux cannot be run: install tmux"
+    );
+    true
+}
+
+fn splice(args: &[&str], cwd: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_splice"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("SPLICE_DIR")
+        .env_remove("SPLICE_HOLDER")
+        .env_remove("SPLICE_DISPATCHED")
+        .output()
+        .unwrap()
+}
+
+/// The shell command the pane runs: the cockpit, then how it exited and whether the terminal is
+/// back in its cooked mode (`icanon`, `echo`; raw mode shows `-icanon`, `-echo`).
+fn pane_command(dir: &Path, env: &str) -> String {
+    let bin = env!("CARGO_BIN_EXE_splice");
+    format!(
+        "cd '{}' && env -u SPLICE_DIR -u SPLICE_HOLDER -u SPLICE_DISPATCHED {env} '{bin}' drive; \
+         echo splice-drive-exited=$?; stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)' \
+         | tr '\\n' ' '; echo; sleep 600",
+        dir.display()
+    )
+}
+
+/// Start the cockpit in DIR (prepared by `demo --setup-only`) in a tmux of the test's own.
+fn cockpit(dir: &Path, env: &str) -> Tmux {
+    let setup = splice(
+        &["demo", "--setup-only", dir.to_str().unwrap()],
+        Path::new("/"),
+    );
+    assert_eq!(setup.status.code(), Some(0), "{setup:?}");
+    let tmux = Tmux {
+        socket: format!(
+            "splice-test-{}-{}",
+            std::process::id(),
+            SESSIONS.fetch_add(1, Ordering::Relaxed)
+        ),
+    };
+    tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "drive",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        &pane_command(dir, env),
+    ]);
+    tmux.wait_for(&["r run"], Duration::from_secs(30));
+    tmux
+}
+
+/// Each dispatch of the simulated agent takes a second longer, so a run is seen in flight.
+fn slow_agent(dir: &Path) {
+    let config = dir.join(".splice/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let bin = env!("CARGO_BIN_EXE_splice");
+    let from = format!("command = [\"{bin}\", \"sim-agent\"]");
+    assert!(text.contains(&from), "{text}");
+    let to = format!("command = [\"sh\", \"-c\", \"sleep 1; exec '{bin}' sim-agent\"]");
+    std::fs::write(&config, text.replace(&from, &to)).unwrap();
+}
+
+/// How the pane's shell saw the cockpit exit: its code and the terminal's modes after.
+fn quit(tmux: &Tmux) -> String {
+    tmux.keys("q");
+    // The pane's shell prints how the cockpit exited, then the terminal's modes.
+    let screen = tmux.wait_for(&["icanon"], Duration::from_secs(30));
+    assert!(screen.contains("splice-drive-exited=0"), "{screen}");
+    let modes = screen
+        .lines()
+        .find(|l| l.contains("icanon"))
+        .unwrap_or_default();
+    assert_eq!(
+        modes.trim(),
+        "icanon echo",
+        "the terminal is back in cooked mode:\n{screen}"
+    );
+    screen
+}
+
+#[test]
+fn a_person_drives_the_demo_to_done_in_the_cockpit() {
+    if !tmux_tests() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    let tmux = cockpit(&dir, "");
+    tmux.keys("r");
+    // The run rests at the campaign's planning gate: a person approves it, and runs on.
+    let mut approvals = 0;
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let screen = tmux.screen();
+        let message = screen.lines().rev().find(|l| !l.trim().is_empty());
+        let message = message.unwrap_or_default();
+        if message.starts_with("run ended: done") {
+            break;
+        }
+        if screen.contains("a approve") {
+            tmux.approve();
+            approvals += 1;
+        } else if message.starts_with("run ended") || message.starts_with("approved") {
+            tmux.keys("r");
+        }
+        assert!(
+            Instant::now() < deadline && approvals < 10,
+            "the campaign did not reach done:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        approvals >= 1,
+        "the demo's planning gate waited for a person"
+    );
+
+    quit(&tmux);
+    let flags = tmux.cmd(&[
+        "display-message",
+        "-p",
+        "-t",
+        "drive",
+        "#{alternate_on} #{cursor_flag}",
+    ]);
+    assert_eq!(
+        flags.trim(),
+        "0 1",
+        "the alternate screen was left and the cursor shown"
+    );
+    let status = splice(&["status"], &dir);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.starts_with("status: done"), "{text}");
+}
+
+/// The cockpit watches a run started in another terminal; the editor it opens while a run of
+/// its own is live is the person's (a person's verb from it is judged on its merits, not refused
+/// as a dispatch's); `s` stops its run as Ctrl-C stops `splice run`, leaving no claim.
+#[test]
+fn a_run_elsewhere_is_watched_an_editor_is_a_persons_and_a_stopped_run_leaves_no_claim() {
+    if !tmux_tests() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    let probe = tmp.path().join("probe.out");
+    let editor = tmp.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\nls '{state}/runs/runners' > '{out}' 2>&1\n\
+             root=$(ls '{state}/beads' | head -1 | sed 's/.json$//')\n\
+             '{bin}' transition unpark --bead \"$root\" --reason probe >> '{out}' 2>&1\n\
+             echo probe-rc=$? >> '{out}'\n",
+            state = dir.join(".splice").display(),
+            out = probe.display(),
+            bin = env!("CARGO_BIN_EXE_splice"),
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&editor).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&editor, perms).unwrap();
+    let tmux = cockpit(&dir, &format!("EDITOR='{}'", editor.display()));
+    slow_agent(&dir);
+
+    // `splice run` in another terminal, to its rest at the gate: the cockpit shows that run.
+    let elsewhere = splice(&["run"], &dir);
+    assert_eq!(elsewhere.status.code(), Some(0), "{elsewhere:?}");
+    let run = std::fs::read_dir(dir.join(".splice/runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n != "runners")
+        .unwrap();
+    tmux.wait_for(&[run.as_str()], Duration::from_secs(30));
+
+    tmux.approve();
+    tmux.keys("r");
+    // A dispatch of the cockpit's run is in flight: its node is claimed.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while claimed(&dir).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "no dispatch started:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tmux.keys("e");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let said = loop {
+        let said = std::fs::read_to_string(&probe).unwrap_or_default();
+        if said.contains("probe-rc=") {
+            break said;
+        }
+        assert!(Instant::now() < deadline, "the editor never ran: {said}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        said.lines().next().is_some_and(|l| l.ends_with(".json")),
+        "the cockpit's run was live while the editor ran: {said}"
+    );
+    assert!(
+        said.contains("is not parked"),
+        "judged as a person's: {said}"
+    );
+    assert!(!said.contains("person's verb"), "{said}");
+
+    tmux.keys("s");
+    tmux.wait_for(&["run stopped", "run ended"], Duration::from_secs(60));
+    quit(&tmux);
+    assert_eq!(
+        claimed(&dir),
+        Vec::<String>::new(),
+        "claims left after the run stopped"
+    );
+}
+
+/// The beads whose claim is held.
+fn claimed(dir: &Path) -> Vec<String> {
+    let beads = std::fs::read_dir(dir.join(".splice/beads"))
+        .unwrap()
+        .flatten();
+    beads
+        .filter_map(|e| {
+            serde_json::from_slice::<serde_json::Value>(&std::fs::read(e.path()).ok()?).ok()
+        })
+        .filter(|b| !b["pipeline"]["lease"].is_null())
+        .map(|b| b["id"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
