@@ -11,8 +11,11 @@ use crate::driver::envelope::describe_action;
 use crate::driver::events::{Events, Output};
 use crate::driver::interrupt::INTERRUPTED;
 use crate::driver::runner::{self, Options, Summary};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::model::plan::Plan;
 use crate::store::Store;
+use crate::transition::authority::Verb;
+use crate::transition::plan::PlanInput;
 use crate::transition::{Ctx, Who, claim, gate, loops, park, settings};
 
 use super::super::model::Command;
@@ -54,9 +57,52 @@ pub fn write(
             settings::set_config(&ctx, bead, Some(cmd.clone()), None)
                 .map(|_| format!("{bead}'s suite command is `{cmd}`"))
         }
+        Command::ApprovePlan { plan } => approve_plan(&ctx, plan),
+        Command::Crystallize { notes } => crystallize(store, notes),
         _ => return None,
     };
     Some(done.map_err(|e| e.to_string()))
+}
+
+/// `plan approve PLAN` as a person: the plan read and checked (a bad one names the file and
+/// the field), its campaign created with its planning gates approved.
+fn approve_plan(ctx: &Ctx, path: &str) -> Result<String> {
+    let path = std::path::Path::new(path);
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let text =
+        std::str::from_utf8(&bytes).map_err(|_| Error::bad_file(path, "a plan is UTF-8 JSON"))?;
+    let plan = Plan::parse(text).map_err(|msg| Error::bad_file(path, msg))?;
+    let input = PlanInput {
+        plan: &plan,
+        file: path.display().to_string(),
+        sha256: crate::authority::credential::sha256_hex_of(&bytes),
+        delivery: None,
+    };
+    let started = crate::transition::plan::start(ctx, Verb::PlanApprove, &input)?;
+    Ok(format!(
+        "plan approved: campaign {} with {} task(s) at {}; `r` runs it",
+        started.id,
+        started.children.len(),
+        started.step
+    ))
+}
+
+/// `plan crystallize NOTES` (the designer, then the critic), the plan written beside the notes.
+/// The cockpit waits for them.
+fn crystallize(store: &Store, notes: &str) -> Result<String> {
+    crate::transition::authority::admit(Verb::PlanCrystallize, &Who::command_line(store.dir()))?;
+    let notes = std::path::Path::new(notes);
+    let out = notes.with_extension("plan.json");
+    let done = crate::driver::crystallize::crystallize(store, notes, &out)?;
+    let critic = match &done.critic {
+        Some(c) if !c.passed => format!("; the critic failed it: {}", c.findings.join("; ")),
+        Some(_) => "; the critic passed it".into(),
+        None => String::new(),
+    };
+    Ok(format!(
+        "plan {} written ({} task(s)){critic}; `A` approves it",
+        done.plan, done.tasks
+    ))
 }
 
 /// A dry-run pass of `scope`: the actions it would take, in a line.
@@ -202,5 +248,62 @@ impl Background {
                 .map_err(|e| e.to_string())?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn approving_a_plan_creates_its_campaign_and_a_bad_plan_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        git(repo, &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join("README.md"), "x\n").unwrap();
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-q", "-m", "initial"]);
+        let store = Store::open_or_create(Some(&repo.join(".splice"))).unwrap();
+        let plan = serde_json::json!({
+            "schema_version": 1,
+            "title": "Greeter",
+            "scenarios": [{"id": "S1", "title": "greets"}],
+            "suite_cmd": "true",
+            "test_paths": ["tests"],
+            "tasks": [{"id": "hello", "title": "Hello", "scenarios": ["S1"]}]
+        });
+        let file = repo.join("plan.json");
+        std::fs::write(&file, plan.to_string()).unwrap();
+        let who = Who::Person;
+        let cmd = Command::ApprovePlan {
+            plan: file.display().to_string(),
+        };
+        let done = write(&store, &who, &cmd).unwrap().unwrap();
+        assert!(done.starts_with("plan approved: campaign "), "{done}");
+        let beads = std::fs::read_dir(store.dir().join("beads"))
+            .unwrap()
+            .count();
+        assert_eq!(beads, 2, "the root and its one task");
+        std::fs::write(&file, r#"{"schema_version": 1, "title": "x"}"#).unwrap();
+        let err = write(&store, &who, &cmd).unwrap().unwrap_err();
+        assert!(err.contains("plan.json"), "{err}");
+        let beads = std::fs::read_dir(store.dir().join("beads"))
+            .unwrap()
+            .count();
+        assert_eq!(beads, 2, "nothing written");
     }
 }

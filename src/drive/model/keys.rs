@@ -14,6 +14,8 @@
 //! | `o`/`e` | the node has an artifact path | open it in `$PAGER`/`$EDITOR` |
 //! | `r`, `p`, `d` | no run is going | a background run, one pass, a dry-run pass |
 //! | `s` | a background run is going | stop it |
+//! | `P` | no run is going | crystallize notes into a plan (prompt: the notes file) |
+//! | `A` | always | approve a plan: its campaign is created (prompt: the plan file) |
 //! | `q` | always | quit (a background run stopped first) |
 //! | `?` | always | every key, or only those that apply |
 
@@ -31,6 +33,8 @@ pub(crate) enum Then {
     Unpark { bead: String },
     Guide { bead: String },
     SetSuiteCmd { bead: String },
+    Crystallize,
+    ApprovePlan,
 }
 
 impl Then {
@@ -45,6 +49,8 @@ impl Then {
             Then::Unpark { bead } => Command::Unpark { bead, reason: text },
             Then::Guide { bead } => Command::Guide { bead, text },
             Then::SetSuiteCmd { bead } => Command::SetSuiteCmd { bead, cmd: text },
+            Then::Crystallize => Command::Crystallize { notes: text },
+            Then::ApprovePlan => Command::ApprovePlan { plan: text },
         }
     }
 }
@@ -65,6 +71,8 @@ pub const ALL_KEYS: &[(&str, &str)] = &[
     ("s", "stop"),
     ("p", "pass"),
     ("d", "dry-run"),
+    ("P", "plan from notes"),
+    ("A", "approve plan"),
     ("q", "quit"),
     ("?", "keys"),
 ];
@@ -173,6 +181,13 @@ impl Model {
                 })
             }),
             's' => self.background_run().map(|()| Some(Command::StopRun)),
+            'P' => self.idle_run().map(|()| {
+                self.ask(
+                    "notes file to crystallize into a plan".into(),
+                    Then::Crystallize,
+                )
+            }),
+            'A' => Ok(self.ask("plan file to approve".into(), Then::ApprovePlan)),
             _ => return None,
         };
         match out {
@@ -355,8 +370,9 @@ impl Model {
         ];
         out.extend(applies.iter().filter(|a| a.2).map(|&(k, w, _)| (k, w)));
         if self.idle_run().is_ok() {
-            out.extend([("p", "pass"), ("d", "dry-run")]);
+            out.extend([("p", "pass"), ("d", "dry-run"), ("P", "plan")]);
         }
+        out.push(("A", "approve plan"));
         out.extend([("q", "quit"), ("?", "keys")]);
         out
     }

@@ -51,6 +51,12 @@ pub enum Command {
     Pass,
     /// A dry-run pass: its decision shown, nothing done (`splice pass --dry-run`).
     DryRun,
+    /// `plan crystallize NOTES`: the design agent turns the notes into a plan file beside them
+    /// (`NOTES` with the extension `plan.json`), and the critic reads it (`docs/plan.md`).
+    Crystallize { notes: String },
+    /// `plan approve PLAN`: the plan's campaign is created, its planning gates approved; a run
+    /// (`r`) then carries it out.
+    ApprovePlan { plan: String },
     /// Leave the cockpit (stopping a background run first).
     Quit,
 }

@@ -423,3 +423,39 @@ fn the_detail_shows_the_claim_and_its_holder() {
             .contains("release --bead sp-a --clear")
     );
 }
+
+#[test]
+fn plan_keys_ask_for_a_file_and_crystallize_waits_for_no_run() {
+    let mut m = model("campaign-mixed");
+    assert!(keys(&m).contains(&"P") && keys(&m).contains(&"A"));
+    assert_eq!(press(&mut m, KeyCode::Char('A')), None);
+    assert_eq!(
+        m.prompt().map(|p| p.label.as_str()),
+        Some("plan file to approve")
+    );
+    typed(&mut m, "plan.json");
+    assert_eq!(
+        press(&mut m, KeyCode::Enter),
+        Some(Command::ApprovePlan {
+            plan: "plan.json".into()
+        })
+    );
+    assert_eq!(press(&mut m, KeyCode::Char('P')), None);
+    typed(&mut m, "notes.md");
+    assert_eq!(
+        press(&mut m, KeyCode::Enter),
+        Some(Command::Crystallize {
+            notes: "notes.md".into()
+        })
+    );
+    // A run of the cockpit is going: crystallizing (an agent) waits; approving a plan does not.
+    started(&mut m, true);
+    assert!(!keys(&m).contains(&"P") && keys(&m).contains(&"A"));
+    assert_eq!(press(&mut m, KeyCode::Char('P')), None);
+    assert!(m.prompt().is_none(), "no prompt while a run is going");
+    assert!(
+        m.message().is_some_and(|t| t.starts_with("P: ")),
+        "{:?}",
+        m.message()
+    );
+}
