@@ -364,3 +364,56 @@ fn claimed(dir: &Path) -> Vec<String> {
         .map(|b| b["id"].as_str().unwrap_or_default().to_string())
         .collect()
 }
+
+/// The pids of `splice drive` processes working in `dir`.
+fn cockpits_in(dir: &Path) -> Vec<u32> {
+    let bin = env!("CARGO_BIN_EXE_splice");
+    let want = std::fs::canonicalize(dir).unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+            args.first() == Some(&bin.as_bytes())
+                && args.get(1) == Some(&&b"drive"[..])
+                && cwd.as_deref() == Some(want.as_path())
+        })
+        .collect()
+}
+
+#[test]
+fn a_terminal_that_hangs_up_ends_the_cockpit_and_its_run_leaving_no_claim() {
+    if !tmux_tests() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    let tmux = cockpit(&dir, "");
+    slow_agent(&dir);
+    tmux.keys("r");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while claimed(&dir).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no dispatch started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pids = cockpits_in(&dir);
+    assert_eq!(pids.len(), 1, "one cockpit: {pids:?}");
+    // The terminal goes away (an ssh connection dropped): the cockpit must not linger.
+    tmux.cmd(&["kill-server"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !cockpits_in(&dir).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the cockpit outlived its terminal"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        claimed(&dir).is_empty(),
+        "its run was stopped: {:?}",
+        claimed(&dir)
+    );
+}

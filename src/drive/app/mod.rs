@@ -43,6 +43,45 @@ fn catch_signals() {
     }
 }
 
+/// The terminal's input, as `poll(2)` on standard input sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tty {
+    /// Keys to read.
+    Readable,
+    /// Nothing within the wait.
+    Quiet,
+    /// Hung up or closed: nobody is at the terminal any more.
+    Gone,
+    /// Standard input is not the terminal (crossterm reads `/dev/tty` then): ask crossterm.
+    Unknown,
+}
+
+/// Wait up to `wait` for the terminal on standard input.
+fn tty_wait(wait: Duration) -> Tty {
+    // SAFETY: isatty and poll on fd 0 with one pollfd that lives on this stack frame.
+    if unsafe { libc::isatty(0) } != 1 {
+        return Tty::Unknown;
+    }
+    let mut fd = libc::pollfd {
+        fd: 0,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = libc::c_int::try_from(wait.as_millis()).unwrap_or(libc::c_int::MAX);
+    let n = unsafe { libc::poll(&mut fd, 1, ms) };
+    if n < 0 {
+        // Interrupted by a signal: the caller looks at its flags and comes back.
+        return Tty::Quiet;
+    }
+    if fd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        Tty::Gone
+    } else if fd.revents & libc::POLLIN != 0 {
+        Tty::Readable
+    } else {
+        Tty::Quiet
+    }
+}
+
 /// What `splice drive` was asked.
 pub struct Opts {
     pub scope: Option<String>,
@@ -152,6 +191,14 @@ impl App {
         let mut wait = TICK;
         if SIGNALLED.load(Ordering::SeqCst) {
             return Ok(Flow::Quit);
+        }
+        // Wait on the terminal ourselves first: crossterm's reader spins on a terminal that has
+        // hung up (an ssh connection dropped, a tmux server killed), so it is never asked then.
+        match tty_wait(wait) {
+            Tty::Gone => return Ok(Flow::Quit),
+            Tty::Quiet => return Ok(Flow::Go),
+            Tty::Readable => wait = Duration::ZERO,
+            Tty::Unknown => {}
         }
         while event::poll(wait).map_err(|e| Error::io("the terminal", e))? {
             wait = Duration::ZERO;
