@@ -3,13 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::authority::credential::sha256_hex_of;
-
 use super::exec::{self, ExecArgs};
 use super::{Global, output};
 use crate::driver::crystallize::{self, Crystallized};
-use crate::error::{Error, Result};
-use crate::model::plan::Plan;
+use crate::error::Result;
 use crate::store::Store;
 use crate::transition::plan::{PlanInput, start};
 use crate::transition::{Ctx, Verb, create};
@@ -67,19 +64,10 @@ pub fn run_plan(plan: &Path, args: &ExecArgs, global: &Global) -> Result<i32> {
     run_plan_as(plan, args, global, Verb::Exec)
 }
 
-/// Read and validate a plan file: the plan (tasks in topological order) and its sha256.
-pub fn read_plan(path: &Path) -> Result<(Plan, String)> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let text =
-        std::str::from_utf8(&bytes).map_err(|_| Error::bad_file(path, "a plan is UTF-8 JSON"))?;
-    let plan = Plan::parse(text).map_err(|msg| Error::bad_file(path, msg))?;
-    Ok((plan, sha256_hex_of(&bytes)))
-}
-
 fn run_plan_as(path: &Path, args: &ExecArgs, global: &Global, verb: Verb) -> Result<i32> {
     let opts = args.options()?;
     super::init::parse_delivery(args.delivery.as_deref())?;
-    let (plan, sha256) = read_plan(path)?;
+    let (plan, sha256) = crate::transition::plan::read_file(path)?;
     let planned = Store::open_or_plan(global.dir.as_deref())?;
     create::admit_creation(&planned, verb)?;
     create::check_target(&planned, plan.target.as_deref())?;

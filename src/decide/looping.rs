@@ -20,7 +20,7 @@ use chrono::DateTime;
 
 use crate::model::bead::Verdict;
 use crate::model::manifest::LoopSpec;
-use crate::model::trajectory::{Iteration, since_entry};
+use crate::model::trajectory::Iteration;
 use crate::model::{Action, Bead, Rest, Step};
 use crate::policy::monitor::{MonitorDecision, input_of, monitor};
 
@@ -42,7 +42,7 @@ pub(crate) fn outcome<'a>(
             reason: c.reason.clone(),
         });
     }
-    let its: Vec<&Iteration> = since_entry(&p.trajectory, &p.step, p.entered).collect();
+    let its: Vec<&Iteration> = bead.iterations_since_entry().collect();
     let Some(latest) = its.last() else {
         return dispatch_or_park(ix, bead, step, 0);
     };

@@ -11,7 +11,6 @@ use crate::error::Result;
 use crate::model::envelope::{
     ActResult, ActionReport, InFlight, LoopReport, NodeReport, RestReport, RunRecord,
 };
-use crate::model::trajectory::since_entry;
 use crate::model::{Action, Decision, Envelope, Rest, Snapshot};
 use crate::store::atomic;
 use crate::transition::record;
@@ -100,8 +99,7 @@ fn latest_iterations(snapshot: &Snapshot) -> BTreeMap<&str, LoopReport> {
         .iter()
         .filter(|b| m.step(&b.pipeline.step).is_some_and(|s| s.loop_.is_some()))
         .filter_map(|b| {
-            let p = &b.pipeline;
-            let it = since_entry(&p.trajectory, &p.step, p.entered).last()?;
+            let it = b.iterations_since_entry().last()?;
             Some((
                 b.id.as_str(),
                 LoopReport {

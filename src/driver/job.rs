@@ -300,7 +300,7 @@ impl Job {
         if self.step.loop_.is_none() {
             return Ok((Vec::new(), None));
         }
-        let n = super::looping::current(bead).len() + 1;
+        let n = bead.iterations_since_entry().count() + 1;
         let mut env = vec![("SPLICE_ITERATION".to_string(), n.to_string())];
         let limit = self.step.dispatch_limit(self.rc.max_turns);
         let Some((section, data)) = super::looping::context(bead, limit) else {

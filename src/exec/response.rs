@@ -58,6 +58,13 @@ fn from_file(path: &Path) -> Option<StepResponse> {
     })
 }
 
+/// The `confidence` of the agent's result file, whether or not it holds a `response` (a loop
+/// step's monitor reads it: `{"confidence": 0.4}` alone counts).
+pub fn confidence_in(result_file: &Path) -> Option<f64> {
+    let v: Value = serde_json::from_slice(&std::fs::read(result_file).ok()?).ok()?;
+    v.get("confidence").and_then(Value::as_f64)
+}
+
 /// The last non-empty line, splice's own notes in the log aside.
 fn last_line(text: &str) -> Option<String> {
     text.lines()

@@ -179,9 +179,8 @@ fn check_and_land(ctx: &floors::Ctx) -> Vec<floors::Outcome> {
 /// A loop step's own evidence (`docs/monitor.md`): its latest iteration since the node entered
 /// the step succeeded. It comes before the step's floors, which still apply.
 fn loop_evidence(bead: &crate::model::Bead) -> floors::Outcome {
-    use crate::model::trajectory::since_entry;
     let p = &bead.pipeline;
-    let latest = since_entry(&p.trajectory, &p.step, p.entered).last();
+    let latest = bead.iterations_since_entry().last();
     let (verdict, reason) = match latest {
         Some(it) if it.state.succeeded() => (
             Verdict::Pass,

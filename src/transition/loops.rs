@@ -12,7 +12,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::model::manifest::LoopSpec;
 use crate::model::trajectory::{
-    Effect, Escalation, Iteration, IterationState, MAX_TRAJECTORY, RevisionContext, since_entry,
+    Effect, Escalation, Iteration, IterationState, MAX_TRAJECTORY, RevisionContext,
 };
 use crate::model::{Bead, Manifest};
 use crate::policy::monitor::{self, MonitorDecision};
@@ -75,12 +75,6 @@ fn loop_of<'m>(manifest: &'m Manifest, bead: &Bead, step: &str) -> Result<&'m Lo
         })
 }
 
-/// The node's iterations on its current step since it entered it.
-fn current(bead: &Bead) -> Vec<&Iteration> {
-    let p = &bead.pipeline;
-    since_entry(&p.trajectory, &p.step, p.entered).collect()
-}
-
 pub fn plan_iterate(
     args: &IterateArgs,
     who: Caller,
@@ -100,7 +94,7 @@ pub fn plan_iterate(
         });
     }
     require_lease_free_for(bead, who.holder)?;
-    let its = current(bead);
+    let its: Vec<&Iteration> = bead.iterations_since_entry().collect();
     let iteration = u32::try_from(its.len())
         .unwrap_or(u32::MAX)
         .saturating_add(1);
@@ -203,7 +197,7 @@ pub fn loop_effect(
         |fresh, who| {
             who.admit(Verb::LoopEffect)?;
             let bead = &fresh.subject;
-            require_not_leased_by_other(bead, who)?;
+            super::require_not_foreign(bead, who.holder)?;
             let at = Target { step, iteration };
             let effect = match effect {
                 EffectArgs::Escalate { rule, command } => escalation(bead, rule, command.as_ref()),
@@ -224,10 +218,6 @@ pub fn loop_effect(
             Ok(plan_effect(bead, &manifest, &at, effect, &ctx.now)?)
         },
     )
-}
-
-fn require_not_leased_by_other(bead: &Bead, who: Caller) -> Result<(), Refusal> {
-    super::require_not_foreign(bead, who.holder)
 }
 
 /// Which iteration an effect is about.
@@ -270,7 +260,8 @@ pub fn plan_effect(
     require_open(bead)?;
     require_step(bead, at.step)?;
     loop_of(manifest, bead, at.step)?;
-    let latest = current(bead)
+    let latest = bead
+        .iterations_since_entry()
         .last()
         .map(|i| (i.state.iteration, i.effect.clone()));
     let stale = |why: String| Refusal::StaleIteration {
@@ -372,7 +363,7 @@ pub fn plan_guide(
     require_lease_free_for(bead, None)?;
     let step = bead.pipeline.step.clone();
     let spec = loop_of(manifest, bead, &step)?;
-    let its = current(bead);
+    let its: Vec<&Iteration> = bead.iterations_since_entry().collect();
     let not_asking = |why: &str| Refusal::NotAsking {
         bead: bead.id.clone(),
         why: why.to_string(),

@@ -48,6 +48,15 @@ pub struct Started {
     pub approved: Vec<String>,
 }
 
+/// Read and validate a plan file: the plan (tasks in topological order) and its sha256.
+pub fn read_file(path: &std::path::Path) -> Result<(Plan, String)> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let text =
+        std::str::from_utf8(&bytes).map_err(|_| Error::bad_file(path, "a plan is UTF-8 JSON"))?;
+    let plan = Plan::parse(text).map_err(|msg| Error::bad_file(path, msg))?;
+    Ok((plan, crate::authority::credential::sha256_hex_of(&bytes)))
+}
+
 /// Create the plan's campaign: `verb` is `exec` or `plan approve` (both a person's).
 pub fn start(ctx: &Ctx, verb: Verb, input: &PlanInput) -> Result<Started> {
     ctx.admit(verb)?;

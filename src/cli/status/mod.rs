@@ -62,8 +62,7 @@ struct LoopRow {
 fn loop_row(b: &crate::model::Bead, step: Option<&crate::model::Step>) -> Option<LoopRow> {
     let spec = step?.loop_.as_ref()?;
     let p = &b.pipeline;
-    let its: Vec<_> =
-        crate::model::trajectory::since_entry(&p.trajectory, &p.step, p.entered).collect();
+    let its: Vec<_> = b.iterations_since_entry().collect();
     let latest = its.last();
     Some(LoopRow {
         iterations: its.len(),

@@ -11,8 +11,7 @@ use crate::driver::envelope::describe_action;
 use crate::driver::events::{Events, Output};
 use crate::driver::interrupt::INTERRUPTED;
 use crate::driver::runner::{self, Options, Summary};
-use crate::error::{Error, Result};
-use crate::model::plan::Plan;
+use crate::error::Result;
 use crate::store::Store;
 use crate::transition::authority::Verb;
 use crate::transition::plan::PlanInput;
@@ -67,15 +66,11 @@ pub fn write(
 /// `plan approve PLAN` as a person: the plan read and checked (a bad one names the file and
 /// the field), its campaign created with its planning gates approved.
 fn approve_plan(ctx: &Ctx, path: &str) -> Result<String> {
-    let path = std::path::Path::new(path);
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let text =
-        std::str::from_utf8(&bytes).map_err(|_| Error::bad_file(path, "a plan is UTF-8 JSON"))?;
-    let plan = Plan::parse(text).map_err(|msg| Error::bad_file(path, msg))?;
+    let (plan, sha256) = crate::transition::plan::read_file(std::path::Path::new(path))?;
     let input = PlanInput {
         plan: &plan,
-        file: path.display().to_string(),
-        sha256: crate::authority::credential::sha256_hex_of(&bytes),
+        file: path.to_string(),
+        sha256,
         delivery: None,
     };
     let started = crate::transition::plan::start(ctx, Verb::PlanApprove, &input)?;

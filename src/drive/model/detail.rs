@@ -191,8 +191,7 @@ impl Model {
                 ),
             );
         }
-        let its: Vec<_> =
-            crate::model::trajectory::since_entry(&p.trajectory, &p.step, p.entered).collect();
+        let its: Vec<_> = bead.iterations_since_entry().collect();
         if !its.is_empty() {
             let words: Vec<String> = its
                 .iter()

@@ -8,13 +8,11 @@ use serde_json::json;
 use crate::model::Bead;
 use crate::model::trajectory::{Effect, IterationState, RevisionContext};
 
-use super::current;
-
 /// The context a loop step's next dispatch gets: a markdown section appended to a prompt step's
 /// prompt, and the same with the data as JSON in the file `SPLICE_LOOP_CONTEXT` names. `None`
 /// before the first iteration.
 pub fn context(bead: &Bead, limit: u32) -> Option<(String, serde_json::Value)> {
-    let its = current(bead);
+    let its: Vec<_> = bead.iterations_since_entry().collect();
     let latest = *its.last()?;
     let scores: Vec<String> = its
         .iter()

@@ -10,7 +10,6 @@ use crate::error::{Error, Result};
 use crate::floors::iteration::{self, MeasureInput, SarifSource, TestsStage};
 use crate::model::bead::{ExitKind, StepResponse};
 use crate::model::manifest::{LoopSpec, SarifUse, Stage};
-use crate::model::trajectory::{Iteration, since_entry};
 use crate::model::{Bead, Step};
 use crate::transition::loops::{self, IterateArgs, Iterated};
 use crate::worktree::{self, snapshots};
@@ -28,16 +27,10 @@ fn stage_timeout(own: Option<u64>, step: &Step) -> Duration {
     Duration::from_secs(own.unwrap_or(step.timeout_s).max(1))
 }
 
-/// The iterations of `bead` on its current step since it entered it.
-pub fn current(bead: &Bead) -> Vec<&Iteration> {
-    let p = &bead.pipeline;
-    since_entry(&p.trajectory, &p.step, p.entered).collect()
-}
-
 /// Before a loop step's first iteration: snapshot `0` of the worktree (its state before the
 /// agent's work).
 pub fn before_dispatch(bead: &Bead, step: &Step, path: &Path) -> Result<()> {
-    if step.loop_.is_some() && current(bead).is_empty() {
+    if step.loop_.is_some() && bead.iterations_since_entry().next().is_none() {
         snapshots::take(path, &bead.id, 0)?;
     }
     Ok(())
@@ -82,7 +75,7 @@ pub fn measure_and_record(ran: &Ran) -> Result<Iterated> {
         .filter(|d| d.step == ran.step.name)
         .map_or_else(|| bead.updated_at.clone(), |d| d.at.clone());
     let confidence = confidence(&bead, ran);
-    let iteration = u32::try_from(current(&bead).len())
+    let iteration = u32::try_from(bead.iterations_since_entry().count())
         .unwrap_or(u32::MAX)
         .saturating_add(1);
     let input = MeasureInput {
@@ -145,28 +138,19 @@ fn confidence(bead: &Bead, ran: &Ran) -> Option<f64> {
         .filter(|p| p.seq > dispatched)
         .and_then(|p| p.confidence)
         .or_else(|| ran.response.and_then(|r| r.confidence))
-        .or_else(|| result_file_confidence(ran))
+        .or_else(|| {
+            // The file's confidence when it gave no response to carry it (the dispatch removed
+            // any stale file before it started).
+            let paths = crate::exec::DispatchPaths::new(
+                &ran.rc.store.runs_dir(),
+                &ran.rc.run_id,
+                ran.bead,
+                &ran.step.name,
+                ran.attempt,
+            );
+            crate::exec::response::confidence_in(&paths.ok()?.result_file)
+        })
         .filter(|c| c.is_finite() && (0.0..=1.0).contains(c))
-}
-
-/// The result file's `confidence` when it gave no response to carry it (`{"confidence": 0.4}`
-/// alone), or when the response came from elsewhere (a stream-json `result` event). The file
-/// is this dispatch's: the dispatch removed any stale one before it started.
-fn result_file_confidence(ran: &Ran) -> Option<f64> {
-    let rc = ran.rc;
-    let paths = crate::exec::DispatchPaths::new(
-        &rc.store.runs_dir(),
-        &rc.run_id,
-        ran.bead,
-        &ran.step.name,
-        ran.attempt,
-    )
-    .ok()?;
-    let text = std::fs::read_to_string(&paths.result_file).ok()?;
-    serde_json::from_str::<serde_json::Value>(&text)
-        .ok()?
-        .get("confidence")?
-        .as_f64()
 }
 
 fn tests_stages(spec: &LoopSpec, step: &Step) -> Vec<TestsStage> {

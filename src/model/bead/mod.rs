@@ -377,6 +377,14 @@ impl Bead {
         self.attempts_on(&p.step).saturating_sub(before)
     }
 
+    /// A loop step's iterations on the current step since the node entered it, in order.
+    pub fn iterations_since_entry(
+        &self,
+    ) -> impl Iterator<Item = &crate::model::trajectory::Iteration> {
+        let p = &self.pipeline;
+        crate::model::trajectory::since_entry(&p.trajectory, &p.step, p.entered)
+    }
+
     /// The proposal on the current step made since entry, if any.
     pub fn proposal_since_entry(&self) -> Option<&Proposal> {
         let p = &self.pipeline;
