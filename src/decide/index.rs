@@ -55,7 +55,9 @@ pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 pub(crate) struct Index<'a> {
     pub snapshot: &'a Snapshot,
-    /// One bead per id, sorted by id; rules and outcomes use positions in this list.
+    /// One node per id, sorted by id; rules and outcomes use positions in this list. Plain
+    /// beads (no route: [`Bead::is_node`]) are not here: they get no decision, though nodes may
+    /// depend on them and [`Index::bead`] finds them.
     pub beads: Vec<&'a Bead>,
     by_id: FxMap<&'a str, &'a Bead>,
     /// The scope root's ancestors outside the snapshot, for lineage walks only.
@@ -86,6 +88,7 @@ impl<'a> Index<'a> {
         let mut by_id = FxMap::default();
         by_id.reserve(beads.len());
         by_id.extend(beads.iter().map(|b| (b.id.as_str(), *b)));
+        beads.retain(|b| b.is_node());
         let steps = snapshot
             .manifest
             .steps
@@ -210,11 +213,12 @@ impl<'a> Index<'a> {
         self.worktrees.contains(id)
     }
 
-    /// A node with no parent in the snapshot.
+    /// A node with no parent in the snapshot, or a plain bead for parent (an imported epic a
+    /// person started one child of).
     pub fn is_top_level(&self, bead: &Bead) -> bool {
         bead.parent
             .as_deref()
-            .is_none_or(|p| !self.by_id.contains_key(p))
+            .is_none_or(|p| self.by_id.get(p).is_none_or(|b| !b.is_node()))
     }
 
     /// Is the bead `id` closed? A bead absent from the snapshot counts as open.

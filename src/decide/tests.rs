@@ -225,3 +225,53 @@ fn an_exit_time_that_does_not_parse_waits_none() {
     );
     assert_eq!(d.wake_at, None);
 }
+
+/// An imported issue (no route) with the given status.
+fn plain(id: &str, status: Status) -> Bead {
+    let mut b = Bead::new(id.into(), id.into(), String::new(), AT);
+    b.status = status;
+    b
+}
+
+#[test]
+fn plain_beads_get_no_decision_but_block_and_parent_nodes() {
+    // 700 imported issues and one task: the run is about the task.
+    let mut beads: Vec<Bead> = (0..700)
+        .map(|i| plain(&format!("bd-{i}"), Status::Open))
+        .collect();
+    let mut task = bead("bd-7.1", "implement");
+    task.parent = Some("bd-7".into());
+    beads.push(task.clone());
+    let d = decide(&snap(beads.clone()));
+    assert_eq!(d.nodes.keys().collect::<Vec<_>>(), ["bd-7.1"]);
+    assert!(matches!(d.actions.as_slice(), [Action::Dispatch { bead, .. }] if bead == "bd-7.1"));
+
+    // A node under a plain (open) epic is top-level: closing it is done.
+    let last = beads.len() - 1;
+    beads[last].status = Status::Closed;
+    assert_eq!(decide(&snap(beads.clone())).status, RunStatus::Done);
+
+    // A plain bead it depends on blocks it until bd closes it (or tombstones it).
+    task.dependencies.push(crate::model::bead::Dependency {
+        depends_on_id: "bd-3".into(),
+        dep_type: "blocks".into(),
+        extra: Default::default(),
+    });
+    beads[last] = task;
+    assert!(matches!(
+        rest_of(&decide(&snap(beads.clone())), "bd-7.1"),
+        Some(Rest::Blocked { .. })
+    ));
+    beads[3].status = Status::Tombstone;
+    assert!(decide(&snap(beads)).actions.len() == 1);
+}
+
+#[test]
+fn a_store_of_only_plain_beads_is_idle_not_done() {
+    let d = decide(&snap(vec![
+        plain("bd-1", Status::Closed),
+        plain("bd-2", Status::Deferred),
+    ]));
+    assert!(d.nodes.is_empty() && d.actions.is_empty());
+    assert_eq!(d.status, RunStatus::Idle);
+}

@@ -237,7 +237,7 @@ pub fn summary_table(store: &Store, result: &DemoResult) -> Result<String> {
             "{:<14} {:<9} {:<8} {:>5} {:>8} {:>10} {:>9}  {}\n",
             b.id,
             p.kind.as_str(),
-            format!("{:?}", b.status).to_lowercase(),
+            b.status.as_str(),
             p.history.len(),
             attempts,
             p.exits.len(),

@@ -145,7 +145,10 @@ pub fn record_last(
     let root = match scope {
         Some(s) => Some(s.to_string()),
         None => {
-            let mut tops = snapshot.beads.iter().filter(|b| b.parent.is_none());
+            let mut tops = snapshot
+                .beads
+                .iter()
+                .filter(|b| b.is_node() && b.parent.is_none());
             match (tops.next(), tops.next()) {
                 (Some(only), None) => Some(only.id.clone()),
                 _ => None,

@@ -109,10 +109,7 @@ pub fn run(
     let result = ExecResult {
         id: id.to_string(),
         status: summary.status,
-        node_status: serde_json::to_value(bead.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        node_status: bead.status.as_str().to_string(),
         step: p.step.clone(),
         target,
         delivery,

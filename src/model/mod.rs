@@ -6,6 +6,7 @@ pub mod check;
 pub mod config;
 pub mod decision;
 pub mod envelope;
+pub mod id;
 pub mod manifest;
 pub mod plan;
 pub mod snapshot;

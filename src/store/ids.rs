@@ -1,5 +1,7 @@
 //! Bead ids: `sp-` + base36 of a sha256, four characters or more, one longer on each collision.
-//! Children of a split are `<parent>.N`.
+//! Children of a split are `<parent>.N`. What an id may be is [`crate::model::id`]'s grammar.
+
+pub use crate::model::id::{is_valid, shown};
 
 use sha2::{Digest, Sha256};
 
@@ -34,30 +36,6 @@ pub fn child_id(parent: &str, index: usize) -> String {
     format!("{parent}.{index}")
 }
 
-/// Is `id` safe to use as a file name under `beads/`?
-pub fn is_valid(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 200
-        && !id.starts_with('.')
-        && !id.contains("..")
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_')
-}
-
-/// `id` as a message may show it when it may not be an id at all (read from a file someone else
-/// wrote): quoted, control characters escaped, cut to 64 characters.
-pub fn shown(id: &str) -> String {
-    const MAX: usize = 64;
-    let cut: String = id.chars().take(MAX).collect();
-    let more = if id.chars().nth(MAX).is_some() {
-        format!("… ({} characters)", id.chars().count())
-    } else {
-        String::new()
-    };
-    format!("{cut:?}{more}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,26 +47,5 @@ mod tests {
         assert_eq!(first[0].len(), 7);
         assert!(first[1].starts_with(&first[0]));
         assert_ne!(candidates("a title").next(), candidates("b title").next());
-    }
-
-    #[test]
-    fn rejects_paths() {
-        assert!(is_valid("sp-4k2x.1"));
-        assert!(!is_valid("../x"));
-        assert!(!is_valid("a/b"));
-        assert!(!is_valid(".hidden"));
-        assert!(!is_valid(""));
-        assert!(!is_valid(&"a".repeat(201)));
-    }
-
-    #[test]
-    fn shown_quotes_escapes_and_cuts() {
-        assert_eq!(shown("sp-a"), "\"sp-a\"");
-        assert_eq!(shown("a\u{1b}[2J"), "\"a\\u{1b}[2J\"");
-        let long = shown(&"a".repeat(300));
-        assert!(
-            long.ends_with("… (300 characters)") && long.len() < 100,
-            "{long}"
-        );
     }
 }

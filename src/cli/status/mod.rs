@@ -82,7 +82,7 @@ struct Row<'a> {
     depth: usize,
     title: &'a str,
     kind: &'static str,
-    status: &'static str,
+    status: &'a str,
     /// Closed by `splice cancel`: the work will not be done.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     cancelled: bool,
@@ -165,7 +165,13 @@ fn rows<'a>(
         .iter()
         .map(|u| (u.id.as_str(), None))
         .collect();
-    by_id.extend(snap.beads.iter().map(|b| (b.id.as_str(), Some(b))));
+    // Plain beads (no route: imported, or made by `splice create`) are no nodes: `list` shows them.
+    by_id.extend(
+        snap.beads
+            .iter()
+            .filter(|b| b.is_node())
+            .map(|b| (b.id.as_str(), Some(b))),
+    );
     let actions: BTreeMap<&str, &Action> = decision.actions.iter().map(|a| (a.bead(), a)).collect();
     tree_order(&by_id)
         .into_iter()
@@ -173,7 +179,7 @@ fn rows<'a>(
             let action = actions.get(id).copied();
             let rest = decision.nodes.get(id).and_then(|n| n.rest.as_ref());
             let reason = reason(action, rest);
-            let Some(b) = by_id.get(id)? else {
+            let &Some(b) = by_id.get(id)? else {
                 return Some(unreadable_row(id, depth, rest, reason));
             };
             let p = &b.pipeline;
@@ -195,7 +201,7 @@ fn rows<'a>(
                 depth,
                 title: &b.title,
                 kind: p.kind.as_str(),
-                status: status_name(b),
+                status: b.status.as_str(),
                 cancelled: b.is_cancelled(),
                 step: &p.step,
                 lease: p.lease.as_ref(),
@@ -281,16 +287,6 @@ fn unreadable_row<'a>(
             };
             advice::for_rest(&node, r)
         }),
-    }
-}
-
-fn status_name(b: &Bead) -> &'static str {
-    use crate::model::Status;
-    match b.status {
-        Status::Open => "open",
-        Status::InProgress => "in_progress",
-        Status::Blocked => "blocked",
-        Status::Closed => "closed",
     }
 }
 

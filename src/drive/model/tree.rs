@@ -63,7 +63,8 @@ pub(crate) fn rows(snap: &Snapshot) -> Vec<Row> {
         .iter()
         .map(|u| (u.id.as_str(), (None, None)))
         .collect();
-    for (i, b) in snap.beads.iter().enumerate() {
+    // Plain beads (imported, or made by `splice create`) are no nodes: `splice list` shows them.
+    for (i, b) in snap.beads.iter().enumerate().filter(|(_, b)| b.is_node()) {
         by_id.insert(b.id.as_str(), (Some(i), b.parent.as_deref()));
     }
     let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();

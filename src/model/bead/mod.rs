@@ -25,15 +25,78 @@ pub use records::{
 /// it was recorded (read as is, rewritten in this shape); a newer one is refused.
 pub const BEAD_SCHEMA: u32 = 1;
 
-/// Lifecycle status, as bd spells it.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
+/// Lifecycle status, as bd spells it. bd and br have more statuses than splice acts on; every
+/// one is kept verbatim (an unknown one too, as [`Status::Other`]) and written back as read.
+/// Two count as closed, for dependencies and the run status: `closed` and `tombstone` (bd's
+/// deleted issue); every other status is open (`docs/bd-interop.md`).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub enum Status {
     #[default]
     Open,
     InProgress,
     Blocked,
+    Deferred,
+    Hooked,
+    Pinned,
     Closed,
+    Tombstone,
+    /// A status this build does not know, as the file spells it.
+    Other(String),
+}
+
+impl Status {
+    /// The statuses this build names, in the documented table's order.
+    pub const KNOWN: &[Status] = &[
+        Status::Open,
+        Status::InProgress,
+        Status::Blocked,
+        Status::Deferred,
+        Status::Hooked,
+        Status::Pinned,
+        Status::Closed,
+        Status::Tombstone,
+    ];
+
+    /// The status `word` spells (an unknown word is kept as [`Status::Other`]).
+    pub fn parse(word: &str) -> Status {
+        Status::KNOWN
+            .iter()
+            .find(|s| s.as_str() == word)
+            .cloned()
+            .unwrap_or_else(|| Status::Other(word.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Status::Open => "open",
+            Status::InProgress => "in_progress",
+            Status::Blocked => "blocked",
+            Status::Deferred => "deferred",
+            Status::Hooked => "hooked",
+            Status::Pinned => "pinned",
+            Status::Closed => "closed",
+            Status::Tombstone => "tombstone",
+            Status::Other(word) => word,
+        }
+    }
+
+    /// Does this status count as closed (for dependencies and the run status)?
+    pub fn is_closed(&self) -> bool {
+        matches!(self, Status::Closed | Status::Tombstone)
+    }
+}
+
+impl Serialize for Status {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Status {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Status, D::Error> {
+        let word = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Ok(Status::parse(&word))
+    }
 }
 
 /// Which route family a node walks.
@@ -228,6 +291,15 @@ pub struct Pipeline {
     pub extra: Map<String, Value>,
 }
 
+impl Pipeline {
+    /// Is the bead a pipeline node (on a route)? A *plain* bead (imported from bd, or made by
+    /// `splice create`) has no route until a person starts it (`splice start`): decide and the
+    /// run status pass it by, though a node may depend on it.
+    pub fn is_node(&self) -> bool {
+        !self.route.is_empty()
+    }
+}
+
 /// One work item.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Bead {
@@ -304,8 +376,14 @@ impl Bead {
         }
     }
 
+    /// On a route ([`Pipeline::is_node`]).
+    pub fn is_node(&self) -> bool {
+        self.pipeline.is_node()
+    }
+
+    /// Closed or tombstoned ([`Status::is_closed`]).
     pub fn is_closed(&self) -> bool {
-        self.status == Status::Closed
+        self.status.is_closed()
     }
 
     /// Advance `seq` for a transition and stamp `updated_at`; returns the new seq. The writer
