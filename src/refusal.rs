@@ -227,6 +227,26 @@ pub enum Refusal {
     /// `guide` on a node the monitor is not asking about.
     #[error("bead {bead}: the pass monitor is not asking about it ({why}); nothing to guide")]
     NotAsking { bead: String, why: String },
+    /// `import --strict` of a file with problems: nothing was imported.
+    #[error(
+        "{count} record(s) of {file} cannot be imported and --strict was given, so nothing was \
+         imported:\n{listed}"
+    )]
+    ImportRefused {
+        file: String,
+        count: usize,
+        listed: String,
+    },
+    /// `start` on a bead that is already a pipeline node.
+    #[error(
+        "bead {bead} is already on route {route} (at {step}); `splice start` puts a plain bead \
+         (imported, or made by `splice create`) on a route"
+    )]
+    AlreadyStarted {
+        bead: String,
+        route: String,
+        step: String,
+    },
 }
 
 impl Refusal {
@@ -272,6 +292,8 @@ impl Refusal {
             Refusal::NotALoop { .. } => "not-a-loop",
             Refusal::StaleIteration { .. } => "stale-iteration",
             Refusal::NotAsking { .. } => "not-asking",
+            Refusal::ImportRefused { .. } => "import-refused",
+            Refusal::AlreadyStarted { .. } => "already-started",
         }
     }
 

@@ -61,6 +61,9 @@ const TABLE: &[(&str, &str)] = &[
     ("guide", "person"),
     ("set-acceptance", "person"),
     ("drive", "person"),
+    ("import bd", "person"),
+    ("export bd", "read-only"),
+    ("start", "person"),
 ];
 
 /// Verbs of the table with no command line, and why: the runner calls them in-process.
@@ -91,6 +94,8 @@ const NOT_VERBS: &[(&str, &str)] = &[
         "holds `hooks install`, `hooks status` and `hooks pre-commit`",
     ),
     ("plan", "holds `plan crystallize` and `plan approve`"),
+    ("import", "holds `import bd`"),
+    ("export", "holds `export bd`"),
 ];
 
 #[test]

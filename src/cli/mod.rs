@@ -18,12 +18,14 @@ pub mod guard;
 pub mod hooks;
 pub mod init;
 pub mod init_task;
+pub mod interop;
 pub mod manifest;
 pub mod monitor;
 pub mod output;
 pub mod plan;
 pub mod run;
 pub mod snapshot;
+pub mod start;
 pub mod status;
 pub mod transition;
 
@@ -96,6 +98,13 @@ pub enum Command {
     /// The interactive cockpit: the tree, a node's detail and its dispatch's log, and keys to
     /// run, approve, reject, unpark and guide (a terminal only).
     Drive(drive::Args),
+    /// Import another tool's export: `import bd FILE` (bd and br's issues.jsonl).
+    Import(interop::ImportArgs),
+    /// Export to another tool's format: `export bd` (bd and br's issues.jsonl).
+    Export(interop::ExportArgs),
+    /// Put a plain bead (imported, or made by `splice create`) on a route: a task on its
+    /// tier's route, or with --campaign an epic as a campaign root adopting its children.
+    Start(start::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -122,5 +131,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Plan(args) => plan::run(args, global),
         Command::Monitor(args) => monitor::run(global, args),
         Command::Drive(args) => drive::run(args, global),
+        Command::Import(args) => interop::import(args, global),
+        Command::Export(args) => interop::export(args, global),
+        Command::Start(args) => start::run(args, global),
     }
 }

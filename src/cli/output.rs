@@ -90,3 +90,21 @@ pub fn comma_list(s: &str) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+/// `text` safe to put on a terminal: every control character (an escape sequence from a
+/// hostile bead file or import) written as its escape, the rest as is.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
+}

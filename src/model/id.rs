@@ -36,6 +36,46 @@ pub fn shown(id: &str) -> String {
     format!("{cut:?}{more}")
 }
 
+/// Ids in natural order: runs of digits compare as numbers, so `sp-x.1.2` comes before
+/// `sp-x.1.10`; the rest byte by byte.
+pub fn natural(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(p), Some(q)) if p.is_ascii_digit() && q.is_ascii_digit() => {
+                let run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (m, n) = (run(x), run(y));
+                let (dx, dy) = (&x[..m], &y[..n]);
+                // Without leading zeros, a longer run is a larger number.
+                let tx = trim_zeros(dx);
+                let ty = trim_zeros(dy);
+                let by_value = tx.len().cmp(&ty.len()).then_with(|| tx.cmp(ty));
+                if by_value != Ordering::Equal {
+                    return by_value;
+                }
+                x = &x[m..];
+                y = &y[n..];
+            }
+            (Some(p), Some(q)) => {
+                if p != q {
+                    return p.cmp(q);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
+}
+
+fn trim_zeros(digits: &[u8]) -> &[u8] {
+    let zeros = digits.iter().take_while(|d| **d == b'0').count();
+    &digits[zeros..]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,6 +103,30 @@ mod tests {
         ] {
             assert!(!is_valid(id), "{id:?}");
         }
+    }
+
+    #[test]
+    fn natural_order_reads_numbers_as_numbers() {
+        let mut ids = vec![
+            "sp-x.1.10",
+            "sp-x.1.2",
+            "sp-x.2",
+            "sp-x.1",
+            "sp-x.01.3",
+            "sp-w",
+        ];
+        ids.sort_by(|a, b| natural(a, b));
+        assert_eq!(
+            ids,
+            [
+                "sp-w",
+                "sp-x.1",
+                "sp-x.1.2",
+                "sp-x.01.3",
+                "sp-x.1.10",
+                "sp-x.2"
+            ]
+        );
     }
 
     #[test]

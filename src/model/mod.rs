@@ -1,6 +1,7 @@
 //! Serde types shared by every part: beads, the manifest, the config, snapshots and decisions.
 
 pub mod agent;
+pub mod bd;
 pub mod bead;
 pub mod check;
 pub mod config;

@@ -235,6 +235,22 @@ impl Store {
         self.commit(t, &session, |_| None, change)
     }
 
+    /// Run one transition over many beads and no one subject (an import): lock, recover, read
+    /// every bead fresh, plan, and commit what the plan changed — all of it in one journal
+    /// record, so a crash leaves all or none.
+    pub fn batch<O>(
+        &self,
+        t: &Transition,
+        plan: impl FnOnce(&super::Scan) -> Result<Change<O>>,
+    ) -> Result<O> {
+        let session = self.lock_and_recover(t)?;
+        let scan = self.scan()?;
+        let change = plan(&scan)?;
+        let by_id: std::collections::HashMap<&str, &Bead> =
+            scan.beads.iter().map(|b| (b.id.as_str(), b)).collect();
+        self.commit(t, &session, |id| by_id.get(id).copied(), change)
+    }
+
     /// What recovery repaired since the last call, oldest first.
     pub fn take_repairs(&self) -> Vec<Repair> {
         let mut repairs = self.repairs.lock().unwrap_or_else(|p| p.into_inner());
@@ -311,8 +327,10 @@ impl Store {
         }
         let mut changes = Vec::with_capacity(beads.len());
         let mut images = Vec::with_capacity(beads.len());
+        let mut done = std::collections::HashSet::with_capacity(beads.len());
         for mut bead in beads {
-            let from = self.check_image(t.verb, &bead, read(&bead.id), &images)?;
+            let from = self.check_image(t.verb, &bead, read(&bead.id), &done)?;
+            done.insert(bead.id.clone());
             if bead.pipeline.seq.checked_add(1).is_none() {
                 return Err(Error::bad_file(
                     self.bead_path(&bead.id),
@@ -362,7 +380,7 @@ impl Store {
         verb: &str,
         bead: &Bead,
         before: Option<&Bead>,
-        done: &[Bead],
+        done: &std::collections::HashSet<String>,
     ) -> Result<Option<String>> {
         let broken = |what: &str| {
             Err(Error::Invalid(format!(
@@ -376,7 +394,7 @@ impl Store {
                 ids::shown(&bead.id)
             )));
         }
-        if done.iter().any(|d| d.id == bead.id) {
+        if done.contains(&bead.id) {
             return broken("changed twice");
         }
         match before {

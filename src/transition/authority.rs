@@ -104,6 +104,9 @@ pub enum Verb {
     Guide,
     SetAcceptance,
     Drive,
+    ImportBd,
+    ExportBd,
+    Start,
 }
 
 impl Verb {
@@ -157,6 +160,9 @@ impl Verb {
         Verb::Guide,
         Verb::SetAcceptance,
         Verb::Drive,
+        Verb::ImportBd,
+        Verb::ExportBd,
+        Verb::Start,
     ];
 
     /// The table: who may run this verb.
@@ -200,7 +206,10 @@ impl Verb {
             // What a loop step's acceptance stage checks.
             | Verb::SetAcceptance
             // The cockpit starts runs and approves gates.
-            | Verb::Drive => Actor::Person,
+            | Verb::Drive
+            // Many beads at once, from a file; and a plain bead put on a route.
+            | Verb::ImportBd
+            | Verb::Start => Actor::Person,
             Verb::PassDryRun
             | Verb::Show
             | Verb::Step
@@ -213,7 +222,8 @@ impl Verb {
             | Verb::HooksPreCommit
             | Verb::Guard
             | Verb::Classify
-            | Verb::Monitor => Actor::ReadOnly,
+            | Verb::Monitor
+            | Verb::ExportBd => Actor::ReadOnly,
         }
     }
 
@@ -271,6 +281,9 @@ impl Verb {
             Verb::Guide => "guide",
             Verb::SetAcceptance => "set-acceptance",
             Verb::Drive => "drive",
+            Verb::ImportBd => "import bd",
+            Verb::ExportBd => "export bd",
+            Verb::Start => "start",
         }
     }
 

@@ -39,6 +39,7 @@ pub mod close;
 pub mod complete;
 pub mod create;
 pub mod gate;
+pub mod import;
 pub mod land;
 pub mod loops;
 pub mod park;
@@ -50,6 +51,7 @@ pub mod resplit;
 pub mod settings;
 pub mod skip;
 pub mod split;
+pub mod start;
 pub mod target;
 
 #[cfg(test)]

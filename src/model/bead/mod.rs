@@ -284,6 +284,10 @@ pub struct Pipeline {
     /// branches (`{{ step.<name>.response }}`, `contains`, `matches`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub responses: BTreeMap<String, StepResponse>,
+    /// On a bead imported from bd: what its export needs to give the record back
+    /// (`docs/bd-interop.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<crate::model::bd::Imported>,
     /// Every result branch that fired on this node, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routing: Vec<Routing>,
