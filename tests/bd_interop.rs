@@ -331,7 +331,9 @@ fn an_epic_starts_as_a_campaign_adopting_its_children() {
         dry["actions"],
         json!([{"action": "check", "bead": "bd-e0", "step": "to-issues", "result": "dry-run"}])
     );
-    assert_eq!(dry["reasons"]["waiting-parent"], 4, "{dry:#}");
+    // bd-e0.2 waits on bd-e0.1 first (its `blocks` dependency).
+    assert_eq!(dry["reasons"]["waiting-parent"], 3, "{dry:#}");
+    assert_eq!(dry["reasons"]["blocked"], 1, "{dry:#}");
 }
 
 proptest! {
