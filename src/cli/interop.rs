@@ -64,6 +64,8 @@ pub struct ExportBd {
     /// Add splice's `pipeline` object to each record (an import never reads it back).
     #[arg(long)]
     pub with_pipeline: bool,
+    #[command(flatten)]
+    pub json: super::args::JsonAlias,
 }
 
 pub fn import(args: ImportArgs, global: &Global) -> Result<i32> {
