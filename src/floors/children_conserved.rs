@@ -85,11 +85,14 @@ fn provenance(
     (problems, claims)
 }
 
-/// Children of `node` (by provenance or parent) that its split did not sanction.
+/// Children of `node` (by provenance or parent) that its split did not sanction. A cancelled
+/// one is not a stray, nor is a bd tombstone (a deleted issue: `splice start --campaign` adopts
+/// none).
 fn strays<'a>(node: &str, children: &[String], all: &'a [Bead]) -> Vec<&'a str> {
     let listed: BTreeSet<&str> = children.iter().map(String::as_str).collect();
     all.iter()
         .filter(|b| !listed.contains(b.id.as_str()) && b.id != node && !b.is_cancelled())
+        .filter(|b| b.status != crate::model::Status::Tombstone)
         .filter(|b| {
             b.pipeline
                 .provenance
@@ -165,7 +168,24 @@ impl Floor for ChildrenConserved {
 
 #[cfg(test)]
 mod tests {
-    use super::conservation;
+    use super::{conservation, strays};
+    use crate::model::{Bead, Status};
+
+    #[test]
+    fn a_deleted_bd_child_is_no_stray_but_an_open_unsanctioned_one_is() {
+        let child = |id: &str, status: Status| {
+            let mut b = Bead::new(id.into(), id.into(), String::new(), "t");
+            b.parent = Some("bd-e".into());
+            b.status = status;
+            b
+        };
+        let all = vec![
+            child("bd-e.1", Status::Open),
+            child("bd-e.2", Status::Tombstone),
+            child("bd-e.3", Status::Open),
+        ];
+        assert_eq!(strays("bd-e", &v(&["bd-e.1"]), &all), ["bd-e.3"]);
+    }
 
     fn v(ids: &[&str]) -> Vec<String> {
         ids.iter().map(|s| s.to_string()).collect()
