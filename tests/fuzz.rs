@@ -64,6 +64,7 @@ fuzz_tests! {
     usage => "usage",
     progress => "progress",
     guard => "guard",
+    bd_import => "bd-import",
 }
 
 /// What the targets found in code this test does not own, each reproduced in a few lines and

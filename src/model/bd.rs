@@ -35,6 +35,10 @@ pub struct Imported {
     pub updated_at: Option<String>,
     /// The seq of the import that last wrote the bead: a later seq means splice changed it.
     pub seq: u64,
+    /// The targets of the record's dependencies that had no `type` (read as `blocks`, written
+    /// back without one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untyped: Vec<String>,
 }
 
 /// One record read from a line: the bead it becomes, its keys, and what was left out.
@@ -46,6 +50,8 @@ pub struct Record {
     pub updated_at: Option<String>,
     /// splice's own keys the record carried (`pipeline`, …), which an import does not take.
     pub ignored: Vec<String>,
+    /// The targets of its dependencies that had no `type` ([`Imported::untyped`]).
+    pub untyped: Vec<String>,
 }
 
 /// Read one line of an export. The error says what is wrong (the field's JSON path for a value
@@ -78,6 +84,15 @@ pub fn parse_line(line: &str) -> Result<Record, String> {
         return Err("title: missing or not a string".into());
     }
     let keys: Vec<String> = map.keys().cloned().collect();
+    let parent_given = map.contains_key("parent");
+    let untyped: Vec<String> = match map.get("dependencies") {
+        Some(Value::Array(deps)) => deps
+            .iter()
+            .filter(|d| d.get("type").is_none())
+            .filter_map(|d| d.get("depends_on_id")?.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    };
     let updated_at = map
         .get("updated_at")
         .and_then(Value::as_str)
@@ -86,7 +101,7 @@ pub fn parse_line(line: &str) -> Result<Record, String> {
         let path = e.path().to_string();
         format!("{path}: {}", e.into_inner())
     })?;
-    if bead.parent.is_none() {
+    if !parent_given {
         bead.parent = bead
             .dependencies
             .iter()
@@ -99,6 +114,7 @@ pub fn parse_line(line: &str) -> Result<Record, String> {
         keys,
         updated_at,
         ignored,
+        untyped,
     })
 }
 
@@ -137,11 +153,14 @@ pub fn to_record(bead: &Bead, with_pipeline: bool) -> Map<String, Value> {
                 if out.contains_key(key) {
                     continue;
                 }
-                let value = if key == "updated_at" && !changed {
+                let mut value = if key == "updated_at" && !changed {
                     imp.updated_at.clone().map_or(Value::Null, Value::String)
                 } else {
                     fields.remove(key).unwrap_or(Value::Null)
                 };
+                if key == "dependencies" && !imp.untyped.is_empty() {
+                    untype(&mut value, &imp.untyped);
+                }
                 out.insert(key.to_string(), value);
             }
             out
@@ -153,6 +172,21 @@ pub fn to_record(bead: &Bead, with_pipeline: bool) -> Map<String, Value> {
         out.insert("pipeline".into(), pipeline);
     }
     out
+}
+
+/// Take `type: blocks` off the dependencies to `untyped` (they had no type when imported).
+fn untype(deps: &mut Value, untyped: &[String]) {
+    for dep in deps.as_array_mut().into_iter().flatten() {
+        let Some(d) = dep.as_object_mut() else {
+            continue;
+        };
+        let to = d.get("depends_on_id").and_then(Value::as_str);
+        if to.is_some_and(|t| untyped.iter().any(|u| u == t))
+            && d.get("type").and_then(Value::as_str) == Some("blocks")
+        {
+            d.remove("type");
+        }
+    }
 }
 
 /// A bead made in splice as bd writes an issue: empty and null fields left out, the parent a
@@ -229,6 +263,7 @@ mod tests {
             keys: r.keys,
             updated_at: r.updated_at,
             seq: 0,
+            untyped: r.untyped,
         });
         bead.updated_at = "2026-01-01T00:00:00Z".into();
         let back = to_record(&bead, false);

@@ -347,6 +347,7 @@ fn fresh(record: Record, seq: u64) -> Bead {
         mut bead,
         keys,
         updated_at,
+        untyped,
         ..
     } = record;
     bead.pipeline.seq = seq;
@@ -355,6 +356,7 @@ fn fresh(record: Record, seq: u64) -> Bead {
         keys,
         updated_at,
         seq: seq.saturating_add(1),
+        untyped,
     });
     bead
 }
@@ -378,12 +380,12 @@ fn update(old: &Bead, record: Record) -> Result<Option<(Bead, bool)>> {
         keys: record.keys,
         updated_at: record.updated_at,
         seq: next_seq(old),
+        untyped: record.untyped,
     };
-    let same_import = old
-        .pipeline
-        .imported
-        .as_ref()
-        .is_some_and(|i| i.keys == imported.keys && i.updated_at == imported.updated_at);
+    let same_import = old.pipeline.imported.as_ref().is_some_and(|i| {
+        (&i.keys, &i.updated_at, &i.untyped)
+            == (&imported.keys, &imported.updated_at, &imported.untyped)
+    });
     if same_import && fields == bd::content(old) {
         return Ok(None);
     }

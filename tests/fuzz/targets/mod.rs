@@ -14,6 +14,7 @@ use std::path::{Component, Path, PathBuf};
 pub mod exec;
 pub mod floors;
 pub mod guard;
+pub mod interop;
 pub mod journal;
 pub mod model;
 pub mod progress;
@@ -71,6 +72,7 @@ pub const ALL: &[&Target] = &[
     &exec::USAGE,
     &progress::PROGRESS,
     &guard::GUARD,
+    &interop::BD_IMPORT,
 ];
 
 /// The target called `name`.
