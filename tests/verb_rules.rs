@@ -61,6 +61,8 @@ const TABLE: &[(&str, &str)] = &[
     ("guide", "person"),
     ("set-acceptance", "person"),
     ("drive", "person"),
+    ("completions", "read-only"),
+    ("man", "read-only"),
 ];
 
 /// Verbs of the table with no command line, and why: the runner calls them in-process.

@@ -10,6 +10,7 @@ use crate::error::Result;
 pub mod args;
 pub mod classify;
 pub mod close;
+pub mod completions;
 pub mod decide;
 pub mod demo;
 pub mod drive;
@@ -96,6 +97,10 @@ pub enum Command {
     /// The interactive cockpit: the tree, a node's detail and its dispatch's log, and keys to
     /// run, approve, reject, unpark and guide (a terminal only).
     Drive(drive::Args),
+    /// Print a shell completion script: bash, zsh, fish or powershell (`docs/cli.md`).
+    Completions(completions::CompletionsArgs),
+    /// Print splice's manual page (roff), or write one page per command with `--dir`.
+    Man(completions::ManArgs),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -122,5 +127,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Plan(args) => plan::run(args, global),
         Command::Monitor(args) => monitor::run(global, args),
         Command::Drive(args) => drive::run(args, global),
+        Command::Completions(args) => completions::completions(global, args),
+        Command::Man(args) => completions::man(global, args),
     }
 }

@@ -104,6 +104,8 @@ pub enum Verb {
     Guide,
     SetAcceptance,
     Drive,
+    Completions,
+    Man,
 }
 
 impl Verb {
@@ -157,6 +159,8 @@ impl Verb {
         Verb::Guide,
         Verb::SetAcceptance,
         Verb::Drive,
+        Verb::Completions,
+        Verb::Man,
     ];
 
     /// The table: who may run this verb.
@@ -213,7 +217,10 @@ impl Verb {
             | Verb::HooksPreCommit
             | Verb::Guard
             | Verb::Classify
-            | Verb::Monitor => Actor::ReadOnly,
+            | Verb::Monitor
+            // Generated from the command line; they read no state.
+            | Verb::Completions
+            | Verb::Man => Actor::ReadOnly,
         }
     }
 
@@ -271,6 +278,8 @@ impl Verb {
             Verb::Guide => "guide",
             Verb::SetAcceptance => "set-acceptance",
             Verb::Drive => "drive",
+            Verb::Completions => "completions",
+            Verb::Man => "man",
         }
     }
 
