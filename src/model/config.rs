@@ -261,6 +261,8 @@ pub struct DeliveryConfig {
     #[serde(default)]
     pub method: Option<DeliveryMethod>,
     /// Prints `{"merged": bool, "merge_commit": sha}` for a PR URL given as its last argument.
+    /// Unset: a GitHub pull request is asked about with `gh` when it is on `PATH`
+    /// (`floors::github`).
     #[serde(default)]
     pub forge_command: Option<Vec<String>>,
 }
