@@ -237,10 +237,11 @@ fn ask_gh(
         t => t,
     };
     if ran.code() != Some(0) {
-        let how = ran.code().map_or_else(
-            || "did not exit by itself".to_string(),
-            |c| format!("exit {c}"),
-        );
+        let how = match ran.code() {
+            Some(c) => format!("exit {c}"),
+            None if ran.timed_out() => format!("no answer in {}s", FORGE_TIMEOUT.as_secs()),
+            None => "stopped before it exited".to_string(),
+        };
         return Err(escalate(
             format!("`{shown}` failed ({how}): {}", said(&ran.stderr)),
             evidence,
