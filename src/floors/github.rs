@@ -4,7 +4,8 @@
 //!
 //! A GitHub host is `github.com` (or `www.github.com`) or a GitHub Enterprise Cloud host
 //! (`*.ghe.com`), and the URL's path is `/OWNER/REPO/pull/N`. A GitHub Enterprise Server on a
-//! host of its own is not recognized by name: its `forge_command` can wrap `gh` (docs/manifest.md).
+//! host of its own is not recognized by name: its `forge_command` can wrap `gh`
+//! (`docs/architecture.md`, "The delivery proof and the forge").
 //! `gh` answers with the credentials it already has (`gh auth login`, `GH_TOKEN`); splice passes
 //! none and turns its prompts off (`GH_PROMPT_DISABLED`).
 
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// The arguments after `gh` (the URL goes after `view`).
+/// The fields `gh pr view --json` is asked for.
 pub const FIELDS: &str = "state,mergeCommit,mergedAt";
 
 /// What `gh pr view` says about a pull request.
