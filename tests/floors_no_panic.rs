@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use splice::floors::{
-    coverage, delivered, gherkin, review, sarif, scenarios_declared, spec, test_results,
+    coverage, delivered, gherkin, github, review, sarif, scenarios_declared, spec, test_results,
 };
 
 /// Text built from the fragments the parsers look for, mixed with arbitrary characters.
@@ -42,5 +42,7 @@ proptest! {
         let _ = test_results::parse_libtest(&text);
         let _ = sarif::count(&text);
         let _ = delivered::parse_forge(&text);
+        let _ = github::parse_pr_view(&text);
+        let _ = github::is_github_pr(&text);
     }
 }

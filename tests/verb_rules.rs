@@ -64,6 +64,8 @@ const TABLE: &[(&str, &str)] = &[
     ("import bd", "person"),
     ("export bd", "read-only"),
     ("start", "person"),
+    ("completions", "read-only"),
+    ("man", "read-only"),
 ];
 
 /// Verbs of the table with no command line, and why: the runner calls them in-process.

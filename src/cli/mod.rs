@@ -10,6 +10,7 @@ use crate::error::Result;
 pub mod args;
 pub mod classify;
 pub mod close;
+pub mod completions;
 pub mod decide;
 pub mod demo;
 pub mod drive;
@@ -105,6 +106,10 @@ pub enum Command {
     /// Put a plain bead (imported, or made by `splice create`) on a route: a task on its
     /// tier's route, or with --campaign an epic as a campaign root adopting its children.
     Start(start::Args),
+    /// Print a shell completion script: bash, zsh, fish or powershell (`docs/cli.md`).
+    Completions(completions::CompletionsArgs),
+    /// Print splice's manual page (roff), or write one page per command with `--dir`.
+    Man(completions::ManArgs),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -134,5 +139,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Import(args) => interop::import(args, global),
         Command::Export(args) => interop::export(args, global),
         Command::Start(args) => start::run(args, global),
+        Command::Completions(args) => completions::completions(global, args),
+        Command::Man(args) => completions::man(global, args),
     }
 }

@@ -2,15 +2,25 @@
 //! the target's tip or an ancestor of it) or by a forge confirming a merged pull request whose
 //! merge commit is on the target (squash merges leave the reviewed commit off the target).
 //!
-//! The forge is asked through `[delivery] forge_command`, run with the PR URL appended; it prints
-//! `{"merged": bool, "merge_commit": "<sha>"}`. An open PR refuses as "awaiting merge". Deep
-//! autonomy never delivers to `main`/`master`: that escalates to a person.
+//! Which forge is asked about a recorded pull request, in this order:
+//!
+//! 1. `[delivery] forge_command`, when set, run with the PR URL appended; it prints
+//!    `{"merged": bool, "merge_commit": "<sha>"}` (any forge; it wins over the built-in one);
+//! 2. else, for a pull request on a GitHub host, the GitHub CLI when `gh` is on `PATH`
+//!    (`gh pr view URL --json state,mergeCommit,mergedAt`, [`super::github`]);
+//! 3. else nothing can confirm the merge: the floor escalates, naming both ways to give it one
+//!    (a person can also deliver by merging so the reviewed commit is on the target).
+//!
+//! An open PR refuses as "awaiting merge". A PR closed without merging escalates: a person must
+//! act. A forge that fails or gives no answer escalates, naming the command and what it said.
+//! Deep autonomy never delivers to `main`/`master`: that escalates to a person.
 
 use std::time::Duration;
 
 use git2::{Oid, Repository};
 use serde_json::{Value, json};
 
+use super::github::{self, PrState};
 use super::{Ctx, Effect, Floor, OUTPUT_CAP, Outcome, run_command, tail};
 use crate::model::Autonomy;
 use crate::model::bead::Verdict;
@@ -144,24 +154,43 @@ fn prove(
     merged_on_target(&repo, tip, target, url, answer, evidence)
 }
 
-/// Run `[delivery] forge_command <url>` and read its answer; `Err` is the floor's answer when
-/// there is none.
+/// Ask the forge about `url` (the module doc's order); `Err` is the floor's answer when there is
+/// none.
 fn ask_forge(ctx: &Ctx, url: &str, evidence: &mut Value) -> Result<ForgeAnswer, Box<Outcome>> {
-    let Some(mut argv) = ctx
+    if let Some(argv) = ctx
         .config
         .delivery
         .forge_command
         .clone()
         .filter(|f| !f.is_empty())
-    else {
-        return Err(Box::new(Outcome::escalate(
-            KIND,
-            format!(
-                "a pull request ({url}) is recorded but no `[delivery] forge_command` is configured to confirm its merge"
-            ),
-            evidence.clone(),
-        )));
+    {
+        return ask_command(ctx, argv, url, evidence);
+    }
+    let on_github = github::is_github_pr(url);
+    if on_github && let Some(gh) = github::find_gh(std::env::var_os("PATH").as_deref()) {
+        return ask_gh(ctx, &gh, url, evidence);
+    }
+    let or_gh = if on_github {
+        " and the GitHub CLI `gh` is not on PATH"
+    } else {
+        ""
     };
+    Err(Box::new(Outcome::escalate(
+        KIND,
+        format!(
+            "a pull request ({url}) is recorded but nothing can confirm its merge: no `[delivery] forge_command` is configured{or_gh}"
+        ),
+        evidence.clone(),
+    )))
+}
+
+/// Run `[delivery] forge_command <url>` and read its answer.
+fn ask_command(
+    ctx: &Ctx,
+    mut argv: Vec<String>,
+    url: &str,
+    evidence: &mut Value,
+) -> Result<ForgeAnswer, Box<Outcome>> {
     argv.push(url.to_string());
     let ran =
         run_command(&argv, ctx.store.repo(), &[], FORGE_TIMEOUT, OUTPUT_CAP).map_err(|e| {
@@ -181,6 +210,71 @@ fn ask_forge(ctx: &Ctx, url: &str, evidence: &mut Value) -> Result<ForgeAnswer, 
             ),
             evidence.clone(),
         ))),
+    }
+}
+
+/// Ask the GitHub CLI at `gh` about `url`: open is not merged yet, merged names its commit on
+/// the base branch, closed unmerged and every failure escalate.
+fn ask_gh(
+    ctx: &Ctx,
+    gh: &std::path::Path,
+    url: &str,
+    evidence: &mut Value,
+) -> Result<ForgeAnswer, Box<Outcome>> {
+    let argv = github::argv(gh, url);
+    let shown = format!("gh pr view {url} --json {}", github::FIELDS);
+    evidence["forge"] = json!("gh");
+    evidence["forge_command"] = json!(shown);
+    let escalate = |reason: String, evidence: &Value| {
+        Box::new(Outcome::escalate(KIND, reason, evidence.clone()))
+    };
+    let env = [("GH_PROMPT_DISABLED", "1"), ("NO_COLOR", "1")];
+    let ran = run_command(&argv, ctx.store.repo(), &env, FORGE_TIMEOUT, OUTPUT_CAP)
+        .map_err(|e| escalate(format!("cannot run `{shown}`: {e}"), evidence))?;
+    evidence["forge_output"] = json!(tail(&ran.combined(), 2000));
+    let said = |text: &str| match tail(text.trim(), 500) {
+        t if t.is_empty() => "nothing".to_string(),
+        t => t,
+    };
+    if ran.code() != Some(0) {
+        let how = match ran.code() {
+            Some(c) => format!("exit {c}"),
+            None if ran.timed_out() => format!("no answer in {}s", FORGE_TIMEOUT.as_secs()),
+            None => "stopped before it exited".to_string(),
+        };
+        return Err(escalate(
+            format!("`{shown}` failed ({how}): {}", said(&ran.stderr)),
+            evidence,
+        ));
+    }
+    match github::parse_pr_view(&ran.stdout) {
+        Some(PrState::Open) => Ok(ForgeAnswer {
+            merged: false,
+            merge_commit: None,
+        }),
+        Some(PrState::Merged {
+            merge_commit,
+            merged_at,
+        }) => {
+            evidence["merged_at"] = json!(merged_at);
+            Ok(ForgeAnswer {
+                merged: true,
+                merge_commit,
+            })
+        }
+        Some(PrState::Closed) => Err(escalate(
+            format!(
+                "{url} was closed without merging: a person must reopen and merge it, or deliver the work another way"
+            ),
+            evidence,
+        )),
+        None => Err(escalate(
+            format!(
+                "`{shown}` gave no answer (a JSON object with `state` OPEN, MERGED or CLOSED); it printed {}",
+                said(&ran.stdout)
+            ),
+            evidence,
+        )),
     }
 }
 

@@ -9,7 +9,7 @@
 //! exhaustive match: a kind without a floor does not compile).
 //!
 //! Floors that run a command (`command`, `suite`, `tests`, `sarif`, and `delivered`'s forge
-//! command) do so through [`run_command`]: [`crate::process`] with a time bound, the command's
+//! command or `gh`) do so through [`run_command`]: [`crate::process`] with a time bound, the command's
 //! process group killed at the limit and once the command exits (a background job it leaves
 //! cannot hold the floor), and each output stream bounded ([`OUTPUT_CAP`]). `coverage` and
 //! `suite` read the target checkout of [`Ctx::target_checkout`] ([`crate::worktree`]).
@@ -21,6 +21,7 @@ pub mod coverage;
 pub mod delivered;
 pub mod file_exists;
 pub mod gherkin;
+pub mod github;
 pub mod headings;
 pub mod iteration;
 pub mod review;

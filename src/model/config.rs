@@ -261,6 +261,8 @@ pub struct DeliveryConfig {
     #[serde(default)]
     pub method: Option<DeliveryMethod>,
     /// Prints `{"merged": bool, "merge_commit": sha}` for a PR URL given as its last argument.
+    /// Unset: a GitHub pull request is asked about with `gh` when it is on `PATH`
+    /// (`floors::github`).
     #[serde(default)]
     pub forge_command: Option<Vec<String>>,
 }
@@ -315,6 +317,13 @@ impl Config {
         }
         if empty(&self.plan.critic) {
             return Err("[plan] critic: an empty argv runs nothing".into());
+        }
+        if empty(&self.delivery.forge_command) {
+            return Err(
+                "[delivery] forge_command: an empty argv runs nothing; remove the key to ask `gh` \
+                 about GitHub pull requests"
+                    .into(),
+            );
         }
         for (step, agent) in &self.agent.steps {
             if empty(&agent.command) {
@@ -385,6 +394,7 @@ mod tests {
         assert!(e("[agent]\ncommand = []\n").contains("[agent] command"));
         assert!(e("[agent.steps.review]\ncommand = []\n").contains("[agent.steps.review]"));
         assert!(e("[limits]\njobs = 0\n").contains("[limits] jobs"));
+        assert!(e("[delivery]\nforge_command = []\n").contains("[delivery] forge_command"));
         assert!(e("[prices.m]\ninput = nan\n").contains("[prices.m]"));
         assert!(e("[prices.m]\noutput = -1.0\n").contains("is not a price"));
         assert!(Config::parse("[prices.m]\ninput = 0.0\n").is_ok());

@@ -107,6 +107,8 @@ pub enum Verb {
     ImportBd,
     ExportBd,
     Start,
+    Completions,
+    Man,
 }
 
 impl Verb {
@@ -163,6 +165,8 @@ impl Verb {
         Verb::ImportBd,
         Verb::ExportBd,
         Verb::Start,
+        Verb::Completions,
+        Verb::Man,
     ];
 
     /// The table: who may run this verb.
@@ -223,7 +227,10 @@ impl Verb {
             | Verb::Guard
             | Verb::Classify
             | Verb::Monitor
-            | Verb::ExportBd => Actor::ReadOnly,
+            | Verb::ExportBd
+            // Generated from the command line; they read no state.
+            | Verb::Completions
+            | Verb::Man => Actor::ReadOnly,
         }
     }
 
@@ -284,6 +291,8 @@ impl Verb {
             Verb::ImportBd => "import bd",
             Verb::ExportBd => "export bd",
             Verb::Start => "start",
+            Verb::Completions => "completions",
+            Verb::Man => "man",
         }
     }
 

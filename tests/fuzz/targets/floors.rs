@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 use splice::floors::test_results::{Results, TestResult};
 use splice::floors::{
-    coverage, delivered, gherkin, headings, is_full_sha, is_relative_inside, review, sarif,
+    coverage, delivered, gherkin, github, headings, is_full_sha, is_relative_inside, review, sarif,
     scenarios_declared, spec, test_results,
 };
 
@@ -377,21 +377,29 @@ fn coverage_target(data: &[u8]) -> bool {
     any
 }
 
-/// `forge`: an answer is read only from a JSON object saying `merged` as a boolean.
+/// `forge`: an answer is read only from a JSON object saying `merged` as a boolean; `gh pr
+/// view`'s only from one JSON object whose `state` is OPEN, MERGED or CLOSED.
 pub const FORGE: Target = Target {
     name: "forge",
     run: forge,
     corpus: "forge",
     cases: 40_000,
     format: Format::Json,
-    dict: &["\"merged\": true", "\"merge_commit\": \"abc\"", "\n"],
+    dict: &[
+        "\"merged\": true",
+        "\"merge_commit\": \"abc\"",
+        "\"state\": \"MERGED\"",
+        "\"mergeCommit\": {\"oid\": \"abc\"}",
+        "\n",
+    ],
     seeds: no_seeds,
 };
 
 fn forge(data: &[u8]) -> bool {
     let text = String::from_utf8_lossy(data);
+    let gh = github_pr_view(&text);
     let Some(answer) = delivered::parse_forge(&text) else {
-        return false;
+        return gh;
     };
     let says = |v: &Value| v.get("merged").and_then(Value::as_bool) == Some(answer.merged);
     let whole = serde_json::from_str::<Value>(text.trim()).ok();
@@ -402,6 +410,23 @@ fn forge(data: &[u8]) -> bool {
                 .any(|l| serde_json::from_str::<Value>(l.trim()).is_ok_and(|v| says(&v))),
         "an answer from text that does not say it"
     );
+    true
+}
+
+/// `gh pr view`'s answer, when there is one, comes from the whole text as one JSON object with
+/// that state.
+fn github_pr_view(text: &str) -> bool {
+    let Some(state) = github::parse_pr_view(text) else {
+        return false;
+    };
+    let whole: Value =
+        serde_json::from_str(text.trim()).expect("an answer from text that is not JSON");
+    let named = match state {
+        github::PrState::Open => "OPEN",
+        github::PrState::Closed => "CLOSED",
+        github::PrState::Merged { .. } => "MERGED",
+    };
+    assert_eq!(whole["state"], named, "a state the text does not say");
     true
 }
 
