@@ -102,6 +102,9 @@ pub struct DispatchSpec<'a> {
     pub log_cap: usize,
     pub usage: Adapter,
     pub prices: &'a BTreeMap<String, Price>,
+    /// The step's configured model (`{{model}}`): the usage's model when the agent's output
+    /// names none (Codex's), so `[prices.<model>]` can price it.
+    pub model: Option<&'a str>,
     /// The directory put first on `PATH`; `None`: the running splice binary's directory.
     pub splice_bin_dir: Option<&'a Path>,
     /// Set by another thread (e.g. on Ctrl-C) to kill the process group at the next poll; the
@@ -146,6 +149,7 @@ impl<'a> DispatchSpec<'a> {
             log_cap: DEFAULT_CAP,
             usage: Adapter::Auto,
             prices: &NO_PRICES,
+            model: None,
             splice_bin_dir: None,
             cancel: None,
             credential: None,
@@ -305,6 +309,7 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
         &paths.usage_file,
         elapsed_ms,
         spec.prices,
+        spec.model,
     ) {
         Ok(u) => u,
         Err(e) => {
