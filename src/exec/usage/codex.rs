@@ -38,14 +38,16 @@ pub fn usage(text: &str) -> Option<Usage> {
     };
     let cached = count("cached_input_tokens");
     let cache_write = count("cache_write_input_tokens");
+    let output = count("output_tokens");
     Some(Usage {
         input_tokens: count("input_tokens")
             .saturating_sub(cached)
             .saturating_sub(cache_write),
-        output_tokens: count("output_tokens"),
+        output_tokens: output,
         cache_read_tokens: cached,
         cache_write_tokens: cache_write,
-        reasoning_tokens: count("reasoning_output_tokens"),
+        // A part of the output: never more than it.
+        reasoning_tokens: count("reasoning_output_tokens").min(output),
         latency_ms: 0,
         cost_usd: None,
         cost_source: CostSource::Unknown,

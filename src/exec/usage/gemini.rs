@@ -71,6 +71,14 @@ pub fn response(text: &str) -> Option<Option<String>> {
     )
 }
 
+/// The `error.message` of a failed session's object.
+pub fn error(text: &str) -> Option<String> {
+    object(text)?
+        .pointer("/error/message")
+        .and_then(Value::as_str)
+        .map(String::from)
+}
+
 /// The model with the most output.
 fn main_model(models: &Map<String, Value>) -> Option<String> {
     let output = |stats: &Value| {
@@ -146,6 +154,7 @@ mod tests {
         let text = "{\n  \"error\": {\n    \"type\": \"ApiError\",\n    \"message\": \"quota\",\n    \"code\": 429\n  }\n}\n[splice: exited 1]\n";
         assert!(usage(text).is_none());
         assert_eq!(response(text), Some(None));
+        assert_eq!(error(text).as_deref(), Some("quota"));
     }
 
     #[test]
