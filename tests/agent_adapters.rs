@@ -21,7 +21,11 @@ mod exec_common;
 use exec_common::{fixture, paths, sh, spec};
 
 fn transcript(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agents")).join(name)
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/agents"
+    ))
+    .join(name)
 }
 
 fn prices() -> BTreeMap<String, Price> {
@@ -159,8 +163,8 @@ fn an_adapter_reads_its_own_format_only() {
 /// stderr and its usage file removed, followed by a recorded transcript on stdout: splice as
 /// configured with `usage`, a run to the spec's gate.
 fn run_with_transcript(name: &str, usage: &str, model: &str) -> (Repo, String, tempfile::TempDir) {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/agents.md"))
-        .unwrap();
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/agents.md")).unwrap();
     let at = doc.find("<!-- agent.sh -->").unwrap();
     let body = &doc[at..];
     let body = &body[body.find("```sh\n").unwrap() + 6..];

@@ -63,7 +63,12 @@ pub fn response(text: &str) -> Option<Option<String>> {
         .filter(|l| l.starts_with('{'))
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .find(|e| e.get("type").and_then(Value::as_str) == Some("result"))?;
-    Some(event.get("result").and_then(Value::as_str).map(String::from))
+    Some(
+        event
+            .get("result")
+            .and_then(Value::as_str)
+            .map(String::from),
+    )
 }
 
 /// The model that produced the most output in a `modelUsage` map (ties: the first by name).

@@ -84,7 +84,11 @@ fn main_model(models: &Map<String, Value>) -> Option<String> {
     let output = |stats: &Value| {
         ["candidates", "thoughts"]
             .iter()
-            .filter_map(|k| stats.pointer(&format!("/tokens/{k}")).and_then(Value::as_u64))
+            .filter_map(|k| {
+                stats
+                    .pointer(&format!("/tokens/{k}"))
+                    .and_then(Value::as_u64)
+            })
             .fold(0u64, u64::saturating_add)
     };
     super::most_output(models.iter().map(|(name, s)| (name.as_str(), output(s))))

@@ -306,10 +306,18 @@ mod tests {
         let (log, file) = (dir.path().join("log"), dir.path().join("usage.json"));
         let read = |text: &str| {
             std::fs::write(&log, text).unwrap();
-            collect(Adapter::Auto, &log, &file, 9, &prices(), Some("claude-sonnet-4-5"))
-                .unwrap()
+            collect(
+                Adapter::Auto,
+                &log,
+                &file,
+                9,
+                &prices(),
+                Some("claude-sonnet-4-5"),
+            )
+            .unwrap()
         };
-        let codex = "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"output_tokens\":2}}\n";
+        let codex =
+            "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"output_tokens\":2}}\n";
         let gemini = "{\n \"response\": \"ok\",\n \"stats\": {\"models\": {\"gemini-2.5-pro\": {\"tokens\": {\"prompt\": 7, \"candidates\": 1}}}}\n}\n";
         let claude = "{\"type\":\"result\",\"usage\":{\"input_tokens\":3}}\n";
         let u = read(&format!("{gemini}{codex}{claude}")).unwrap();
