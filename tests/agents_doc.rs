@@ -99,3 +99,29 @@ fn the_docs_agent_closes_a_deep_task() {
     let notes = r.git(&["show", &format!("dev:notes/{id}.md")]);
     assert!(notes.contains("Write the notes"), "{notes}");
 }
+
+#[test]
+fn the_docs_configs_of_claude_codex_and_gemini_load_with_their_adapters() {
+    use splice::model::config::{Config, UsageAdapter};
+    for (agent, adapter, program) in [
+        ("claude", UsageAdapter::ClaudeStreamJson, "claude"),
+        ("codex", UsageAdapter::CodexJson, "codex"),
+        ("gemini", UsageAdapter::GeminiJson, "gemini"),
+    ] {
+        let text = block(&doc(), &format!("config {agent}"));
+        let config = Config::parse(&text).unwrap_or_else(|e| panic!("{agent}: {e}"));
+        assert_eq!(config.agent.usage, Some(adapter), "{agent}");
+        let command = config.agent.command.clone().unwrap();
+        assert_eq!(command[0], program);
+        // The model the command is given is the one its usage is priced at.
+        let model = config.agent.model.clone().unwrap();
+        assert!(command.iter().any(|a| a == "{{model}}"), "{agent}");
+        if adapter != UsageAdapter::ClaudeStreamJson {
+            assert!(config.prices.contains_key(&model), "{agent}: no price");
+        }
+        let r = Repo::new();
+        r.task("T", &[]);
+        r.write(".splice/config.toml", &text);
+        r.ok(&["manifest", "show"]);
+    }
+}

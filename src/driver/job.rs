@@ -372,6 +372,7 @@ impl Job {
             timeout: Some(Duration::from_secs(self.step.timeout_s.max(1))),
             usage: adapter,
             prices: &rc.config.prices,
+            model: super::looping::configured_model(rc, &bead, &self.step.name),
             cancel: Some(&*self.cancel),
             credential: Some(self.credential.secret()),
             target: Some(&self.target),

@@ -102,6 +102,9 @@ pub struct DispatchSpec<'a> {
     pub log_cap: usize,
     pub usage: Adapter,
     pub prices: &'a BTreeMap<String, Price>,
+    /// The step's configured model (`{{model}}`): the usage's model when the agent's output
+    /// names none (Codex's), so `[prices.<model>]` can price it.
+    pub model: Option<&'a str>,
     /// The directory put first on `PATH`; `None`: the running splice binary's directory.
     pub splice_bin_dir: Option<&'a Path>,
     /// Set by another thread (e.g. on Ctrl-C) to kill the process group at the next poll; the
@@ -146,6 +149,7 @@ impl<'a> DispatchSpec<'a> {
             log_cap: DEFAULT_CAP,
             usage: Adapter::Auto,
             prices: &NO_PRICES,
+            model: None,
             splice_bin_dir: None,
             cancel: None,
             credential: None,
@@ -305,6 +309,7 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
         &paths.usage_file,
         elapsed_ms,
         spec.prices,
+        spec.model,
     ) {
         Ok(u) => u,
         Err(e) => {
@@ -383,8 +388,9 @@ fn record_end(
 /// The most a cause quoted from a command's output holds, in bytes.
 const CAUSE_CAP: usize = 300;
 
-/// The last line a failed command printed, as its cause (`last output: …`): the `result` or
-/// `error` text of a JSON event line (Claude Code's stream-json ends with one), else the line.
+/// The last line a failed command printed, as its cause (`last output: …`): the text of a JSON
+/// event line (Claude Code's `result` or `error`, Codex's `error.message` or `message`), the
+/// `error.message` of Gemini's JSON output when the line closes it, else the line.
 fn last_output_line(log: &Path) -> Option<String> {
     let text = std::fs::read(log).ok()?;
     let text = String::from_utf8_lossy(&text);
@@ -396,9 +402,14 @@ fn last_output_line(log: &Path) -> Option<String> {
     let said = serde_json::from_str::<serde_json::Value>(line)
         .ok()
         .and_then(|v| {
-            ["result", "error"]
+            ["/result", "/error", "/error/message", "/message"]
                 .iter()
-                .find_map(|k| v.get(k).and_then(|t| t.as_str()).map(str::to_string))
+                .find_map(|k| v.pointer(k).and_then(|t| t.as_str()).map(str::to_string))
+        })
+        .or_else(|| {
+            line.starts_with('}')
+                .then(|| usage::gemini::error(&text))
+                .flatten()
         })
         .unwrap_or_else(|| line.to_string());
     let said = said.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -9,8 +9,8 @@
 //! | [`template`] | argv templates (`{{bead}}`, `{{step}}`, `{{prompt}}`, …); the prompt goes last unless named |
 //! | [`prompt`] | step prompts with a bounded context (≤ 8 KiB) |
 //! | [`dispatch`] | one run of an argv through [`crate::process`]: `SPLICE_*` env, own process group, timeout kills the group, a bounded log |
-//! | [`usage`] | tokens, latency and cost from Claude Code stream-json or a usage file |
-//! | [`response`] | a dispatch's final response (stream-json `result`, `SPLICE_RESULT_FILE`, or the last line), bounded, for result branches |
+//! | [`usage`] | tokens, latency and cost from Claude Code stream-json, Codex `exec --json`, Gemini `--output-format json` or a usage file |
+//! | [`response`] | a dispatch's final response (the agent's final answer in its log, `SPLICE_RESULT_FILE`, or the last line), bounded, for result branches |
 //! | [`progress`] | what a dispatch in flight is doing, in words, from its log (stream-json events or plain lines) |
 //! | [`guard`] | a Claude Code agent started with `--settings FILE` registering `splice guard` |
 //!

@@ -11,6 +11,7 @@
 //! | `assistant`, a `tool_use` item | `Read src/a.rs`, `Edit …`, `Write …`, `Bash: cargo test`, `Grep "pattern"`, `Glob "**/*.rs"`, `Task: description`, `TodoWrite` (`: the item in progress`), `WebFetch URL`, any other tool by name |
 //! | `user`, a `tool_result` item with `is_error` | `(tool failed: its first line)` |
 //! | `result` | `finished: success (N turns)`, `finished: error_max_turns (N turns)`, … |
+//! | Codex CLI's `codex exec --json` events | the table in `progress_codex.rs`: `run: cargo test`, `edit src/a.rs`, … |
 //! | any other JSON, or a line cut short (`{` that does not parse) | nothing |
 //! | a line that is not JSON (another agent's plain output) | the line itself |
 //!
@@ -31,6 +32,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+
+#[path = "progress_codex.rs"]
+mod codex;
 
 /// The most characters words hold.
 pub const WORDS_CAP: usize = 120;
@@ -59,7 +63,7 @@ pub fn words(line: &str) -> Option<String> {
         "assistant" => items(&event).iter().rev().find_map(assistant_item),
         "user" => items(&event).iter().rev().find_map(tool_failure),
         "result" => Some(finished(&event)),
-        _ => None,
+        kind => codex::words(kind, &event),
     }?;
     said(&words)
 }

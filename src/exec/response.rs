@@ -1,14 +1,23 @@
-//! A dispatch's final response, for result branches (`on_result`): Claude Code's stream-json
-//! `result` event's `result` field in the dispatch log; else the JSON file the agent may write
-//! at `SPLICE_RESULT_FILE` (`{"response": "…", "confidence": 0.8}`); else the last non-empty line
-//! the command printed. Bounded to [`RESPONSE_CAP`] bytes; the store redacts it with the rest of
-//! the bead when it is recorded.
+//! A dispatch's final response, for result branches (`on_result`), the first there is of:
+//!
+//! 1. the agent's own final answer in the dispatch log: Claude Code's stream-json `result`
+//!    event's `result`, else Codex's last `agent_message` item's `text`, else Gemini's JSON
+//!    `response` (the formats: [`super::usage`]'s adapter modules);
+//! 2. the JSON file the agent may write at `SPLICE_RESULT_FILE` (`{"response": "…",
+//!    "confidence": 0.8}`);
+//! 3. the last non-empty line the command printed, unless the log is one of those agents'
+//!    transcripts (a failed session ends with an event or a brace, not an answer).
+//!
+//! Bounded to [`RESPONSE_CAP`] bytes; the store redacts it with the rest of the bead when it is
+//! recorded.
 
 use std::path::Path;
 
 use serde_json::Value;
 
 use crate::model::bead::StepResponse;
+
+use super::usage::{claude, codex, gemini};
 
 /// The most of a response splice keeps on a node.
 pub const RESPONSE_CAP: usize = 8 * 1024;
@@ -18,16 +27,18 @@ pub fn read(log: &Path, result_file: &Path) -> Option<StepResponse> {
     let text = std::fs::read(log)
         .ok()
         .map(|b| String::from_utf8_lossy(&b).into_owned());
-    let found = text
-        .as_deref()
-        .and_then(from_stream_json)
+    let transcript = text.as_deref().and_then(agents_answer);
+    let found = transcript
+        .clone()
+        .flatten()
         .map(|t| StepResponse {
             text: t,
             confidence: None,
         })
         .or_else(|| from_file(result_file))
         .or_else(|| {
-            text.as_deref().and_then(last_line).map(|t| StepResponse {
+            let plain = text.as_deref().filter(|_| transcript.is_none())?;
+            last_line(plain).map(|t| StepResponse {
                 text: t,
                 confidence: None,
             })
@@ -38,15 +49,13 @@ pub fn read(log: &Path, result_file: &Path) -> Option<StepResponse> {
     })
 }
 
-/// The last stream-json `result` event's `result` text.
-fn from_stream_json(text: &str) -> Option<String> {
-    text.lines()
-        .rev()
-        .map(str::trim)
-        .filter(|l| l.starts_with('{'))
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|e| e.get("type").and_then(Value::as_str) == Some("result"))
-        .and_then(|e| e.get("result").and_then(Value::as_str).map(String::from))
+/// An agent's final answer in its log: `Some(None)` when the log is a Claude Code, Codex or
+/// Gemini transcript without one, `None` when it is none of theirs.
+fn agents_answer(text: &str) -> Option<Option<String>> {
+    [claude::response, codex::response, gemini::response]
+        .iter()
+        .filter_map(|read| read(text))
+        .reduce(|first, next| first.or(next))
 }
 
 /// The agent's result file, when it holds a `response` string.
@@ -105,8 +114,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(read(&log, &file).unwrap().text, "compound");
-        std::fs::write(&log, "x".repeat(RESPONSE_CAP + 10)).unwrap();
+        std::fs::write(
+            &log,
+            "{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"codex says\"}}\n",
+        )
+        .unwrap();
+        assert_eq!(read(&log, &file).unwrap().text, "codex says");
+        std::fs::write(&log, "noise\n{\n  \"response\": \"gemini says\"\n}\n").unwrap();
+        assert_eq!(read(&log, &file).unwrap().text, "gemini says");
+        // A failed transcript has no answer: the result file, else nothing (not its last brace).
+        std::fs::write(&log, "{\n  \"error\": {\"message\": \"quota\"}\n}\n").unwrap();
+        assert_eq!(read(&log, &file).unwrap().text, "DEBUGGING");
+        std::fs::write(&log, "{\"type\":\"turn.failed\",\"error\":{}}\n").unwrap();
         std::fs::remove_file(&file).unwrap();
+        assert!(read(&log, &file).is_none());
+        std::fs::write(&log, "x".repeat(RESPONSE_CAP + 10)).unwrap();
         assert_eq!(read(&log, &file).unwrap().text.len(), RESPONSE_CAP);
     }
 }

@@ -27,12 +27,17 @@ pub fn default_agent_command() -> Vec<String> {
 pub const CONFIG_SCHEMA: u32 = 1;
 
 /// Which adapter reads a dispatch's usage (unset: the usage file if the agent wrote one, else
-/// Claude Code's stream-json result event in the log).
+/// what the log holds: Claude Code's result event, Codex's `turn.completed`, Gemini's stats;
+/// `crate::exec::usage`).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum UsageAdapter {
     /// Claude Code's `{"type":"result"}` event in the dispatch log.
     ClaudeStreamJson,
+    /// Codex CLI's `codex exec --json` events: the last `turn.completed` usage.
+    CodexJson,
+    /// Gemini CLI's `--output-format json` object: its `stats.models`.
+    GeminiJson,
     /// The JSON file at `SPLICE_USAGE_FILE`.
     File,
     /// No usage is read.
@@ -200,7 +205,7 @@ pub struct AgentConfig {
     /// `{{model}}` (the default agent gets `--model <model>`).
     #[serde(default)]
     pub model: Option<String>,
-    /// Usage adapter: `claude-stream-json`, `file` or `none`.
+    /// Usage adapter: `claude-stream-json`, `codex-json`, `gemini-json`, `file` or `none`.
     #[serde(default)]
     pub usage: Option<UsageAdapter>,
     #[serde(default)]
@@ -386,6 +391,13 @@ mod tests {
         assert!(e.contains("`pr`") && e.contains("`direct`"), "{e}");
         let ok = Config::parse("[agent]\nusage = \"file\"\n").unwrap();
         assert_eq!(ok.agent.usage, Some(UsageAdapter::File));
+        for (name, adapter) in [
+            ("codex-json", UsageAdapter::CodexJson),
+            ("gemini-json", UsageAdapter::GeminiJson),
+        ] {
+            let ok = Config::parse(&format!("[agent]\nusage = \"{name}\"\n")).unwrap();
+            assert_eq!(ok.agent.usage, Some(adapter));
+        }
     }
 
     #[test]

@@ -24,7 +24,8 @@ pub struct Usage {
     pub cache_read_tokens: u64,
     #[serde(default)]
     pub cache_write_tokens: u64,
-    /// Reasoning tokens, as a part of `output_tokens` (how providers report them).
+    /// Reasoning tokens, as a part of `output_tokens` (how OpenAI and Anthropic report them;
+    /// the Gemini adapter adds Gemini's separate `thoughts` to the output to match).
     #[serde(default)]
     pub reasoning_tokens: u64,
     #[serde(default)]
@@ -45,7 +46,6 @@ impl Usage {
         self.input_tokens
             .saturating_add(self.output_tokens)
             .saturating_add(self.cache_write_tokens)
-            .saturating_add(self.reasoning_tokens)
     }
 
     /// Add one dispatch's usage to these totals. Counts saturate; an unknown cost makes the
@@ -79,5 +79,23 @@ impl Usage {
             Some(t) => t.add(other),
             None => *total = Some(other.clone()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasoning_counts_once_against_the_budget() {
+        let u = Usage {
+            input_tokens: 10,
+            output_tokens: 100,
+            reasoning_tokens: 60,
+            cache_read_tokens: 1000,
+            cache_write_tokens: 5,
+            ..Usage::default()
+        };
+        assert_eq!(u.budget_tokens(), 115);
     }
 }

@@ -159,6 +159,7 @@ fn analyse(
         timeout: Some(Duration::from_secs(step.timeout_s.max(1))),
         usage: exec::usage::Adapter::from(rc.config.agent.usage),
         prices: &rc.config.prices,
+        model: configured_model(rc, bead, &step.name),
         env: vec![
             ("SPLICE_STEP_BACK".into(), "1".into()),
             ("SPLICE_ITERATION".into(), iteration.to_string()),
@@ -181,6 +182,16 @@ fn analyse(
     };
     let result = dispatch_read_only(&ds, path)?;
     Ok(answer(&result, &paths))
+}
+
+/// The model a dispatch's usage falls back to when the agent's output names none: the step's
+/// configured one, unless the node escalated to a command that may name another.
+pub(crate) fn configured_model<'c>(rc: &'c RunCtx, bead: &Bead, step: &str) -> Option<&'c str> {
+    bead.pipeline
+        .escalation
+        .is_none()
+        .then(|| rc.config.agent.model_for(step))
+        .flatten()
 }
 
 /// The analysis's command line. An argv step's analysis runs its own argv, which takes no

@@ -20,6 +20,7 @@ mod context;
 mod effects;
 
 pub use context::context;
+pub(crate) use effects::configured_model;
 pub use effects::{escalate, render_step_back, rollback, step_back};
 
 /// The default time bound of a stage that declares none: the step's.

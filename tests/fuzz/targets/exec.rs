@@ -270,6 +270,9 @@ pub const USAGE: Target = Target {
         "{\"type\":\"system\",\"subtype\":\"init\",\"model\":\"m\"}",
         "\"total_cost_usd\": 1e308",
         "\"modelUsage\": {\"a\": {\"outputTokens\": 3}}",
+        "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":9}}",
+        "\"reasoning_output_tokens\": 18446744073709551615",
+        "{\"stats\":{\"models\":{\"g\":{\"tokens\":{\"thoughts\":3}}}}}",
         "\n",
     ],
     seeds: no_seeds,
@@ -285,6 +288,14 @@ fn usage_target(data: &[u8]) -> bool {
                 .is_ok_and(|v| v.get("type").and_then(Value::as_str) == Some("result"))
     });
     assert_eq!(from_log.is_some(), has_result, "{from_log:?}");
+    // Codex's and Gemini's reports carry no cost; their reasoning is a part of their output.
+    for u in [usage::codex::usage(&text), usage::gemini::usage(&text)]
+        .iter()
+        .flatten()
+    {
+        assert_eq!((u.cost_usd, u.cost_source), (None, CostSource::Unknown));
+        assert!(u.reasoning_tokens <= u.output_tokens, "{u:?}");
+    }
     FILES.with(|dir| {
         let path = dir.path().join("usage.json");
         std::fs::write(&path, data).expect("write");

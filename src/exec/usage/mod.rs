@@ -1,23 +1,40 @@
 //! Usage and cost of one dispatch (DESIGN §7, seed 000 "Usage and cost records").
 //!
-//! Adapters, chosen by `[agent] usage`:
+//! Adapters, chosen by `[agent] usage`; each agent's module says which fields it reads:
 //!
-//! | adapter | reads |
-//! |---|---|
-//! | `claude-stream-json` | the dispatch log: Claude Code's final `{"type":"result"}` event (`usage.input_tokens`, `usage.output_tokens`, `usage.cache_read_input_tokens`, `usage.cache_creation_input_tokens`, `total_cost_usd`, `duration_ms`), the model from the `{"type":"system","subtype":"init"}` event, else from `modelUsage` |
-//! | `file` | the JSON file at `SPLICE_USAGE_FILE`, with [`Usage`]'s field names |
-//! | `none` | nothing |
+//! | adapter | reads | module |
+//! |---|---|---|
+//! | `claude-stream-json` | the dispatch log: Claude Code's final `{"type":"result"}` event (tokens, cost, duration) and the model of its init event | [`claude`] |
+//! | `codex-json` | the dispatch log: Codex CLI's (`codex exec --json`) last `turn.completed` event's `usage` (input, cached input, output, reasoning tokens) | [`codex`] |
+//! | `gemini-json` | the dispatch log: Gemini CLI's (`--output-format json`) object, its `stats.models.<model>.tokens` (prompt, cached, tool, candidates, thoughts) | [`gemini`] |
+//! | `file` | the JSON file at `SPLICE_USAGE_FILE`, with [`Usage`]'s field names | |
+//! | `none` | nothing | |
 //!
-//! Unset: `file` if the usage file exists after the dispatch, else `claude-stream-json` if the
-//! log holds a result event, else none.
+//! Unset, the first that is there: the usage file, Claude Code's result event, Codex's
+//! `turn.completed`, Gemini's stats; else none.
 //!
-//! Cost: the provider's figure when reported, else the `[prices.<model>]` table (per million
-//! tokens), else `null`. An unknown cost is never 0. A price table prices all of a dispatch's
-//! tokens at its main model (the init event's, else the one with the most output in
-//! `modelUsage`); Claude Code reports its own cost, so this matters only for other agents.
+//! Every record's tokens mean the same whichever agent wrote them: `input_tokens` is input not
+//! read from or written to a cache, `cache_read_tokens` and `cache_write_tokens` the rest of it,
+//! `output_tokens` includes `reasoning_tokens`. Each adapter converts its agent's counts to that.
+//!
+//! Model: the one the source names, else the step's configured model (`[agent.steps.<step>]
+//! model`, else `[agent] model`: what the command was given as `{{model}}`), else none.
+//!
+//! Cost: the provider's figure when reported (only Claude Code reports one), else the
+//! `[prices.<model>]` table (per million tokens), else `null`. An unknown cost is never 0. A
+//! price table prices all of a dispatch's tokens at its main model (Claude's init event's, else
+//! the one with the most output).
+//!
+//! Latency: the source's when it reports one (Claude Code's `duration_ms`), else the dispatch's
+//! wall time.
 //!
 //! Limit: the log keeps its last half-cap (512 KiB by default), so a result event line longer
-//! than that is cut and its usage is not read.
+//! than that, or a Gemini object whose start was in the dropped middle, is cut and its usage is
+//! not read.
+
+pub mod claude;
+pub mod codex;
+pub mod gemini;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -36,6 +53,8 @@ pub enum Adapter {
     #[default]
     Auto,
     ClaudeStreamJson,
+    CodexJson,
+    GeminiJson,
     File,
     None,
 }
@@ -46,6 +65,8 @@ impl From<Option<UsageAdapter>> for Adapter {
         match configured {
             None => Adapter::Auto,
             Some(UsageAdapter::ClaudeStreamJson) => Adapter::ClaudeStreamJson,
+            Some(UsageAdapter::CodexJson) => Adapter::CodexJson,
+            Some(UsageAdapter::GeminiJson) => Adapter::GeminiJson,
             Some(UsageAdapter::File) => Adapter::File,
             Some(UsageAdapter::None) => Adapter::None,
         }
@@ -53,31 +74,45 @@ impl From<Option<UsageAdapter>> for Adapter {
 }
 
 /// Read one dispatch's usage. `elapsed_ms` is the wall time of the dispatch, used as the
-/// latency when the source reports none. Missing sources give `Ok(None)`; a usage file that
-/// exists but is not valid JSON is an error naming it.
+/// latency when the source reports none; `model` is the step's configured model, used when the
+/// source names none. Missing sources give `Ok(None)`; a usage file that exists but is not
+/// valid JSON is an error naming it.
 pub fn collect(
     adapter: Adapter,
     log: &Path,
     usage_file: &Path,
     elapsed_ms: u64,
     prices: &BTreeMap<String, Price>,
+    model: Option<&str>,
 ) -> Result<Option<Usage>> {
     let found = match adapter {
         Adapter::None => None,
         Adapter::File => from_file(usage_file)?,
-        Adapter::ClaudeStreamJson => from_log(log)?,
+        Adapter::ClaudeStreamJson => read_log(log)?.and_then(|t| claude::usage(&t)),
+        Adapter::CodexJson => read_log(log)?.and_then(|t| codex::usage(&t)),
+        Adapter::GeminiJson => read_log(log)?.and_then(|t| gemini::usage(&t)),
         Adapter::Auto => match from_file(usage_file)? {
             Some(u) => Some(u),
-            None => from_log(log)?,
+            None => read_log(log)?.and_then(|t| from_any_log(&t)),
         },
     };
     Ok(found.map(|mut u| {
         if u.latency_ms == 0 {
             u.latency_ms = elapsed_ms;
         }
+        if u.model.is_none() {
+            u.model = model.map(String::from);
+        }
         price(&mut u, prices);
         u
     }))
+}
+
+/// The usage in a log whose agent is not configured: Claude Code's, else Codex's, else Gemini's.
+pub fn from_any_log(text: &str) -> Option<Usage> {
+    claude::usage(text)
+        .or_else(|| codex::usage(text))
+        .or_else(|| gemini::usage(text))
 }
 
 /// A usage file, if it exists. The cost in it, if any, is the provider's.
@@ -97,76 +132,38 @@ pub fn from_file(path: &Path) -> Result<Option<Usage>> {
     Ok(Some(usage))
 }
 
-/// Claude Code's stream-json result event in a dispatch log, if the log holds one.
-pub fn from_log(path: &Path) -> Result<Option<Usage>> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, e)),
-    };
-    Ok(from_stream_json(&String::from_utf8_lossy(&bytes)))
-}
-
-/// Parse stream-json text: the last `result` event, and the model of the `system` init event.
-pub fn from_stream_json(text: &str) -> Option<Usage> {
-    let mut model: Option<String> = None;
-    let mut result: Option<Value> = None;
-    for line in text.lines() {
-        let line = line.trim();
-        if !line.starts_with('{') {
-            continue;
-        }
-        let Ok(event) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        match event.get("type").and_then(Value::as_str) {
-            Some("system") if model.is_none() => {
-                model = event.get("model").and_then(Value::as_str).map(String::from);
-            }
-            Some("result") => result = Some(event),
-            _ => {}
-        }
+/// A dispatch log's text, if it exists.
+fn read_log(path: &Path) -> Result<Option<String>> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
     }
-    let result = result?;
-    let u = result.get("usage");
-    let count = |key: &str| {
-        u.and_then(|u| u.get(key))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    let cost = result.get("total_cost_usd").and_then(Value::as_f64);
-    Some(Usage {
-        input_tokens: count("input_tokens"),
-        output_tokens: count("output_tokens"),
-        cache_read_tokens: count("cache_read_input_tokens"),
-        cache_write_tokens: count("cache_creation_input_tokens"),
-        reasoning_tokens: 0,
-        latency_ms: result
-            .get("duration_ms")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-        cost_usd: cost,
-        cost_source: if cost.is_some() {
-            CostSource::Provider
-        } else {
-            CostSource::Unknown
-        },
-        model: model.or_else(|| main_model(result.get("modelUsage"))),
-    })
 }
 
-/// The model that produced the most output in a `modelUsage` map (ties: the first by name).
-fn main_model(model_usage: Option<&Value>) -> Option<String> {
-    let map = model_usage?.as_object()?;
-    let output = |v: &Value| v.get("outputTokens").and_then(Value::as_u64).unwrap_or(0);
-    let mut best: Option<(&String, u64)> = None;
-    for (name, v) in map {
-        let n = output(v);
+/// Parse Claude Code's stream-json text ([`claude::usage`]).
+pub fn from_stream_json(text: &str) -> Option<Usage> {
+    claude::usage(text)
+}
+
+/// The JSON objects of a JSON-lines log, one a line; other lines (an agent's stderr, a line cut
+/// short, splice's notes) are skipped.
+fn json_lines(text: &str) -> impl Iterator<Item = Value> + '_ {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with('{'))
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+}
+
+/// The name with the most output (ties: the first by name).
+fn most_output<'n>(outputs: impl Iterator<Item = (&'n str, u64)>) -> Option<String> {
+    let mut best: Option<(&str, u64)> = None;
+    for (name, n) in outputs {
         if best.is_none_or(|(b, bn)| n > bn || (n == bn && name < b)) {
             best = Some((name, n));
         }
     }
-    best.map(|(name, _)| name.clone())
+    best.map(|(name, _)| name.to_string())
 }
 
 /// The price record for `model`: an exact key, else the longest key the model name starts
@@ -228,12 +225,6 @@ pub fn price(usage: &mut Usage, prices: &BTreeMap<String, Price>) {
 mod tests {
     use super::*;
 
-    const STREAM: &str = r#"{"type":"system","subtype":"init","model":"claude-sonnet-4-5-20250929","session_id":"s"}
-{"type":"assistant","message":{"content":[{"type":"text","text":"hi"}]}}
-not json at all
-{"type":"result","subtype":"success","is_error":false,"duration_ms":5123,"num_turns":3,"total_cost_usd":0.0421,"usage":{"input_tokens":120,"output_tokens":450,"cache_read_input_tokens":9000,"cache_creation_input_tokens":300}}
-"#;
-
     fn prices() -> BTreeMap<String, Price> {
         let mut p = BTreeMap::new();
         p.insert(
@@ -247,32 +238,6 @@ not json at all
             },
         );
         p
-    }
-
-    #[test]
-    fn reads_the_result_event() {
-        let u = from_stream_json(STREAM).unwrap();
-        assert_eq!(u.input_tokens, 120);
-        assert_eq!(u.output_tokens, 450);
-        assert_eq!(u.cache_read_tokens, 9000);
-        assert_eq!(u.cache_write_tokens, 300);
-        assert_eq!(u.latency_ms, 5123);
-        assert_eq!(u.cost_usd, Some(0.0421));
-        assert_eq!(u.cost_source, CostSource::Provider);
-        assert_eq!(u.model.as_deref(), Some("claude-sonnet-4-5-20250929"));
-    }
-
-    #[test]
-    fn no_result_event_means_no_usage() {
-        assert!(from_stream_json("{\"type\":\"system\"}\nplain\n").is_none());
-    }
-
-    #[test]
-    fn model_from_model_usage() {
-        let text = r#"{"type":"result","usage":{"input_tokens":1},"modelUsage":{"claude-haiku-4-5":{"outputTokens":10},"claude-opus-4-1":{"outputTokens":900}}}"#;
-        let u = from_stream_json(text).unwrap();
-        assert_eq!(u.model.as_deref(), Some("claude-opus-4-1"));
-        assert_eq!(u.cost_usd, None);
     }
 
     #[test]
@@ -336,8 +301,59 @@ not json at all
     }
 
     #[test]
+    fn unset_the_usage_file_then_claude_then_codex_then_gemini() {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, file) = (dir.path().join("log"), dir.path().join("usage.json"));
+        let read = |text: &str| {
+            std::fs::write(&log, text).unwrap();
+            collect(
+                Adapter::Auto,
+                &log,
+                &file,
+                9,
+                &prices(),
+                Some("claude-sonnet-4-5"),
+            )
+            .unwrap()
+        };
+        let codex =
+            "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"output_tokens\":2}}\n";
+        let gemini = "{\n \"response\": \"ok\",\n \"stats\": {\"models\": {\"gemini-2.5-pro\": {\"tokens\": {\"prompt\": 7, \"candidates\": 1}}}}\n}\n";
+        let claude = "{\"type\":\"result\",\"usage\":{\"input_tokens\":3}}\n";
+        let u = read(&format!("{gemini}{codex}{claude}")).unwrap();
+        assert_eq!(u.input_tokens, 3);
+        let u = read(&format!("{gemini}{codex}")).unwrap();
+        assert_eq!((u.input_tokens, u.latency_ms), (10, 9));
+        // Codex names no model: the configured one prices it.
+        assert_eq!(u.model.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(u.cost_source, CostSource::Prices);
+        let u = read(gemini).unwrap();
+        assert_eq!(
+            (u.input_tokens, u.model.as_deref()),
+            (7, Some("gemini-2.5-pro"))
+        );
+        assert!(read("just text\n").is_none());
+        std::fs::write(&file, r#"{"input_tokens": 1}"#).unwrap();
+        assert_eq!(read(claude).unwrap().input_tokens, 1);
+        // A configured adapter reads its format only.
+        std::fs::write(&log, codex).unwrap();
+        let only = |a| collect(a, &log, &file, 0, &prices(), None).unwrap();
+        assert!(only(Adapter::GeminiJson).is_none());
+        assert!(only(Adapter::ClaudeStreamJson).is_none());
+        assert_eq!(only(Adapter::CodexJson).unwrap().input_tokens, 10);
+    }
+
+    #[test]
     fn adapter_from_the_config() {
         assert_eq!(Adapter::from(None), Adapter::Auto);
         assert_eq!(Adapter::from(Some(UsageAdapter::File)), Adapter::File);
+        assert_eq!(
+            Adapter::from(Some(UsageAdapter::CodexJson)),
+            Adapter::CodexJson
+        );
+        assert_eq!(
+            Adapter::from(Some(UsageAdapter::GeminiJson)),
+            Adapter::GeminiJson
+        );
     }
 }
