@@ -156,6 +156,10 @@ pub fn check_tier(tier: &str) -> Result<TierChoice> {
     })
 }
 
+/// What a new campaign root lacks until a person records it.
+pub const ROOT_UNCONFIGURED: &str = "suite_cmd and test_paths are unset: integrate will escalate \
+     until `splice transition set-config --bead ID --suite-cmd C --test-paths P` records them";
+
 /// A created node.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct Created {
@@ -251,11 +255,7 @@ pub fn plan(node: &NewNode, input: &CreateInput, now: &str) -> Change<Created> {
     bead.enter_step(input.entry, seq, now);
     let mut warnings = Vec::new();
     if place.kind == Kind::Root {
-        warnings.push(
-            "suite_cmd and test_paths are unset: integrate will escalate until \
-             `splice transition set-config --bead ID --suite-cmd C --test-paths P` records them"
-                .to_string(),
-        );
+        warnings.push(ROOT_UNCONFIGURED.to_string());
     }
     let output = Created {
         id: bead.id.clone(),

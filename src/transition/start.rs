@@ -161,27 +161,9 @@ fn entry_of(manifest: &Manifest, route: &str) -> Result<String> {
         .ok_or_else(|| Error::Invalid(format!("the manifest has no {route} route")))
 }
 
-/// An epic as a campaign root at the split step, its children adopted as the split.
-fn campaign(
-    manifest: &Manifest,
-    scan: &Scan,
-    epic: &Bead,
-    args: &StartArgs,
-    target: &str,
-    now: &str,
-) -> Result<Change<Started>> {
-    let route = Kind::Root.route();
-    let split_step = manifest
-        .step_with(Role::Split)
-        .map(|s| s.name.clone())
-        .filter(|s| manifest.route(route).is_some_and(|r| r.contains(s)))
-        .ok_or_else(|| {
-            Error::Invalid(format!(
-                "the manifest's {route} route has no step with role `split`: an epic's children \
-                 cannot be adopted"
-            ))
-        })?;
-    let leaf_entry = entry_of(manifest, Kind::Leaf.route())?;
+/// The epic's children to adopt (its beads but tombstones, in natural id order); refused when
+/// it has none, one is a node already, or `--scenarios` names a bead that is not one of them.
+fn children_of<'a>(scan: &'a Scan, epic: &Bead, args: &StartArgs) -> Result<Vec<&'a Bead>> {
     let mut children: Vec<&Bead> = scan
         .beads
         .iter()
@@ -215,23 +197,64 @@ fn campaign(
             epic.id
         )));
     }
+    Ok(children)
+}
+
+/// `child` as a leaf at `entry`, adopted by a split with `provenance`, owning `scenarios`.
+fn adopt(
+    child: &Bead,
+    provenance: Provenance,
+    scenarios: Vec<String>,
+    entry: &str,
+    now: &str,
+) -> Bead {
+    let mut c = child.clone();
+    let seq = next_seq(&c);
+    let p = &mut c.pipeline;
+    p.kind = Kind::Leaf;
+    p.route = Kind::Leaf.route().into();
+    p.scenarios = scenarios;
+    p.provenance = Some(provenance);
+    c.enter_step(entry, seq, now);
+    c
+}
+
+/// An epic as a campaign root at the split step, its children adopted as the split.
+fn campaign(
+    manifest: &Manifest,
+    scan: &Scan,
+    epic: &Bead,
+    args: &StartArgs,
+    target: &str,
+    now: &str,
+) -> Result<Change<Started>> {
+    let route = Kind::Root.route();
+    let split_step = manifest
+        .step_with(Role::Split)
+        .map(|s| s.name.clone())
+        .filter(|s| manifest.route(route).is_some_and(|r| r.contains(s)))
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "the manifest's {route} route has no step with role `split`: an epic's children \
+                 cannot be adopted"
+            ))
+        })?;
+    let leaf_entry = entry_of(manifest, Kind::Leaf.route())?;
+    let children = children_of(scan, epic, args)?;
     let seq = next_seq(epic);
-    let mut beads = Vec::with_capacity(children.len() + 1);
-    for (i, child) in children.iter().enumerate() {
-        let mut c = (*child).clone();
-        let child_seq = next_seq(&c);
-        let p = &mut c.pipeline;
-        p.kind = Kind::Leaf;
-        p.route = Kind::Leaf.route().into();
-        p.scenarios = args.scenarios.get(&c.id).cloned().unwrap_or_default();
-        p.provenance = Some(Provenance {
-            split_by: epic.id.clone(),
-            seq,
-            index: i + 1,
-        });
-        c.enter_step(&leaf_entry, child_seq, now);
-        beads.push(c);
-    }
+    let mut beads: Vec<Bead> = children
+        .iter()
+        .enumerate()
+        .map(|(i, child)| {
+            let owned = args.scenarios.get(&child.id).cloned().unwrap_or_default();
+            let provenance = Provenance {
+                split_by: epic.id.clone(),
+                seq,
+                index: i + 1,
+            };
+            adopt(child, provenance, owned, &leaf_entry, now)
+        })
+        .collect();
     let adopted: Vec<String> = beads.iter().map(|b| b.id.clone()).collect();
     let mut owned: Vec<String> = args.scenarios.values().flatten().cloned().collect();
     owned.sort();
@@ -248,11 +271,7 @@ fn campaign(
     });
     after.enter_step(&split_step, seq, now);
     beads.push(after);
-    let mut warnings = vec![
-        "suite_cmd and test_paths are unset: integrate will escalate until \
-         `splice transition set-config --bead ID --suite-cmd C --test-paths P` records them"
-            .to_string(),
-    ];
+    let mut warnings = vec![super::create::ROOT_UNCONFIGURED.to_string()];
     if owned.is_empty() {
         warnings.push(format!(
             "no scenarios given (--scenarios FILE): the {split_step} step's conservation check \
