@@ -61,6 +61,7 @@ const TABLE: &[(&str, &str)] = &[
     ("guide", "person"),
     ("set-acceptance", "person"),
     ("drive", "person"),
+    ("doctor", "read-only"),
 ];
 
 /// Verbs of the table with no command line, and why: the runner calls them in-process.

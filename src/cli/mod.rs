@@ -12,6 +12,7 @@ pub mod classify;
 pub mod close;
 pub mod decide;
 pub mod demo;
+pub mod doctor;
 pub mod drive;
 pub mod exec;
 pub mod guard;
@@ -96,6 +97,9 @@ pub enum Command {
     /// The interactive cockpit: the tree, a node's detail and its dispatch's log, and keys to
     /// run, approve, reject, unpark and guide (a terminal only).
     Drive(drive::Args),
+    /// Check the repository, targets, agent command, config and manifest, claims, worktrees,
+    /// journal and hooks, each finding with its fix; exit 1 when something needs a person.
+    Doctor(doctor::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -122,5 +126,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Plan(args) => plan::run(args, global),
         Command::Monitor(args) => monitor::run(global, args),
         Command::Drive(args) => drive::run(args, global),
+        Command::Doctor(args) => doctor::run(args, global),
     }
 }

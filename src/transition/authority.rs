@@ -104,6 +104,7 @@ pub enum Verb {
     Guide,
     SetAcceptance,
     Drive,
+    Doctor,
 }
 
 impl Verb {
@@ -157,6 +158,7 @@ impl Verb {
         Verb::Guide,
         Verb::SetAcceptance,
         Verb::Drive,
+        Verb::Doctor,
     ];
 
     /// The table: who may run this verb.
@@ -213,7 +215,9 @@ impl Verb {
             | Verb::HooksPreCommit
             | Verb::Guard
             | Verb::Classify
-            | Verb::Monitor => Actor::ReadOnly,
+            | Verb::Monitor
+            // Reads the state and the repository; never locks or writes.
+            | Verb::Doctor => Actor::ReadOnly,
         }
     }
 
@@ -271,6 +275,7 @@ impl Verb {
             Verb::Guide => "guide",
             Verb::SetAcceptance => "set-acceptance",
             Verb::Drive => "drive",
+            Verb::Doctor => "doctor",
         }
     }
 
