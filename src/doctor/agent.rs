@@ -52,7 +52,7 @@ pub fn agent(cx: &Ctx) -> Vec<Finding> {
 /// What fixes a command that cannot be found.
 fn install_or_set(command: &StepCommand) -> String {
     format!(
-        "install `{}` (on PATH), or change {} (docs/agents.md)",
+        "install `{}` on PATH, or change {}; docs/agents.md shows each agent's",
         command.program(),
         command.set_at()
     )

@@ -199,7 +199,14 @@ pub struct Report {
 pub fn run(dir: Option<&Path>) -> Report {
     let store = match Store::discover(dir) {
         Ok(store) => store,
-        Err(e) => return report(None, vec![no_state(&e)]),
+        Err(e) => {
+            // Where `splice init` would create the state: is that a repository it can use?
+            let mut findings = vec![no_state(&e)];
+            if let Ok(planned) = Store::open_or_plan(dir) {
+                findings.extend(repo::repository(&Ctx::load(planned)));
+            }
+            return report(None, findings);
+        }
     };
     let cx = Ctx::load(store);
     let findings = CHECKS.iter().flat_map(|c| (c.run)(&cx)).collect();
@@ -220,8 +227,8 @@ fn no_state(e: &Error) -> Finding {
     Finding::needs_person(
         STATE,
         format!("not a splice repository: {e}"),
-        "splice init \"TITLE\" (a campaign) or splice init-task \"TITLE\" (a lone task), in \
-         the git repository's root",
+        "splice init --title \"TITLE\" (a campaign) or splice init-task --title \"TITLE\" (a \
+         lone task), in the git repository's root",
     )
 }
 

@@ -29,6 +29,7 @@ pub fn repository(cx: &Ctx) -> Vec<Finding> {
         )];
     };
     let workdir = workdir.display().to_string();
+    let workdir = workdir.trim_end_matches('/');
     match repo.head().and_then(|h| h.peel_to_commit()) {
         Ok(commit) => {
             let on = crate::worktree::current_branch(root)
@@ -70,7 +71,7 @@ pub fn targets(cx: &Ctx) -> Vec<Finding> {
         return vec![Finding::ok(
             TARGETS,
             format!(
-                "every target names a commit ([delivery] target: {configured}; {} open nodes)",
+                "every target names a commit ([delivery] target: {configured}; {} open node(s))",
                 open.beads.len()
             ),
         )];

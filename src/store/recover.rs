@@ -76,8 +76,8 @@ impl Store {
             Tail::Uncommitted { record, at } => Pending::Uncommitted {
                 id: record.id,
                 at,
-                verb: ids::shown(&record.verb),
-                beads: record.beads.iter().map(|b| ids::shown(&b.id)).collect(),
+                verb: plain(&record.verb),
+                beads: record.beads.iter().map(|b| plain(&b.id)).collect(),
                 void: self.check_record(&record, at)?.err(),
             },
         })
@@ -155,6 +155,15 @@ impl Store {
             }
         }
         Ok(Ok(pending))
+    }
+}
+
+/// A name read from the journal as a message shows it: as it is when it is a plain id, else
+/// quoted and escaped.
+fn plain(name: &str) -> String {
+    match ids::is_valid(name) {
+        true => name.to_string(),
+        false => ids::shown(name),
     }
 }
 
