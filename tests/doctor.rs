@@ -73,7 +73,11 @@ fn the<'a>(report: &'a Value, check: &str, severity: &str) -> &'a Value {
         .into_iter()
         .filter(|f| f["severity"] == severity)
         .collect();
-    assert_eq!(found.len(), 1, "one {severity} {check} finding in {report:#}");
+    assert_eq!(
+        found.len(),
+        1,
+        "one {severity} {check} finding in {report:#}"
+    );
     found[0]
 }
 
@@ -129,7 +133,10 @@ fn a_healthy_repository_passes_every_check_and_exits_0() {
     assert_eq!(seen, CHECKS, "every check, in order");
     let agent = the(&report, "agent", "ok");
     assert!(
-        agent["message"].as_str().unwrap().ends_with(": fake-agent 1.2.3"),
+        agent["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(": fake-agent 1.2.3"),
         "the first line of --version: {agent:#}"
     );
 
@@ -157,11 +164,19 @@ fn outside_a_splice_repository_it_says_so_and_names_splice_init() {
     assert_eq!(report["needs_person"], true);
     assert!(report["state_dir"].is_null());
     let state = the(&report, "state", "needs-person");
-    assert!(state["message"].as_str().unwrap().contains("not a splice repository"));
+    assert!(
+        state["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a splice repository")
+    );
     assert!(state["fix"].as_str().unwrap().contains("splice init"));
     // Where init would create it is no git repository either: init would refuse there.
     let repo = the(&report, "repository", "needs-person");
-    assert!(repo["fix"].as_str().unwrap().contains("git init"), "{repo:#}");
+    assert!(
+        repo["fix"].as_str().unwrap().contains("git init"),
+        "{repo:#}"
+    );
     assert!(
         std::fs::read_dir(dir.path()).unwrap().next().is_none(),
         "nothing created"
@@ -177,10 +192,20 @@ fn a_missing_agent_command_needs_a_person() {
     assert_eq!(report["needs_person"], true);
     let f = the(&report, "agent", "needs-person");
     let message = f["message"].as_str().unwrap();
-    assert!(message.contains("`no-such-agent-anywhere` is not on PATH"), "{message}");
+    assert!(
+        message.contains("`no-such-agent-anywhere` is not on PATH"),
+        "{message}"
+    );
     let fix = f["fix"].as_str().unwrap();
-    assert!(fix.contains("`[agent] command` in .splice/config.toml"), "{fix}");
-    assert_eq!(of(&report, "agent").len(), 1, "the agent once, not per step");
+    assert!(
+        fix.contains("`[agent] command` in .splice/config.toml"),
+        "{fix}"
+    );
+    assert_eq!(
+        of(&report, "agent").len(),
+        1,
+        "the agent once, not per step"
+    );
     others_ok(&report, &["agent"]);
 }
 
@@ -197,7 +222,10 @@ fn a_step_agent_that_cannot_be_found_needs_a_person_too() {
     let f = the(&report, "agent", "needs-person");
     assert!(f["message"].as_str().unwrap().contains("review"), "{f:#}");
     assert!(
-        f["fix"].as_str().unwrap().contains("[agent.steps.review] command"),
+        f["fix"]
+            .as_str()
+            .unwrap()
+            .contains("[agent.steps.review] command"),
         "{f:#}"
     );
     the(&report, "agent", "ok");
@@ -213,24 +241,42 @@ fn a_bad_manifest_or_config_needs_a_person_with_the_loaders_message() {
     assert_eq!(code, 1);
     let f = the(&report, "manifest", "needs-person");
     let message = f["message"].as_str().unwrap();
-    assert!(message.contains("manifest.json"), "names the file: {message}");
+    assert!(
+        message.contains("manifest.json"),
+        "names the file: {message}"
+    );
     assert!(message.contains("steps[1]"), "names the field: {message}");
     assert!(f["fix"].as_str().unwrap().contains("docs/manifest.md"));
     // What needs the manifest says it could not look; the rest still runs.
-    assert!(of(&report, "targets")[0]["message"]
-        .as_str()
-        .unwrap()
-        .starts_with("not checked"));
+    assert!(
+        of(&report, "targets")[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("not checked")
+    );
     assert!(of(&report, "hooks").iter().all(|f| f["severity"] == "ok"));
+    the(&report, "claims", "ok");
+    let skipped = the(&report, "worktrees", "warn");
+    assert_eq!(
+        skipped["message"],
+        "not checked: the manifest does not load"
+    );
 
     std::fs::remove_file(r.state().join("manifest.json")).unwrap();
     r.write(".splice/config.toml", "[agent]\ncomand = [\"x\"]\n");
     let (code, report) = doctor(&r);
     assert_eq!(code, 1);
     let f = the(&report, "config", "needs-person");
-    assert!(f["message"].as_str().unwrap().contains("config.toml"), "{f:#}");
+    assert!(
+        f["message"].as_str().unwrap().contains("config.toml"),
+        "{f:#}"
+    );
     assert!(f["message"].as_str().unwrap().contains("comand"), "{f:#}");
-    assert_eq!(of(&report, "manifest")[0]["severity"], "warn", "not checked");
+    assert_eq!(
+        of(&report, "manifest")[0]["severity"],
+        "warn",
+        "not checked"
+    );
 }
 
 #[test]
@@ -243,11 +289,16 @@ fn a_target_naming_no_commit_needs_a_person() {
     assert_eq!(code, 1);
     let f = the(&report, "targets", "needs-person");
     let message = f["message"].as_str().unwrap();
-    assert!(message.contains("target `feature` names no commit"), "{message}");
+    assert!(
+        message.contains("target `feature` names no commit"),
+        "{message}"
+    );
     assert!(message.contains(&id), "names the node: {message}");
     let fix = f["fix"].as_str().unwrap();
     assert!(
-        fix.contains(&format!("splice transition set-target --bead {id} --target")),
+        fix.contains(&format!(
+            "splice transition set-target --bead {id} --target"
+        )),
         "{fix}"
     );
     others_ok(&report, &["targets"]);
@@ -263,7 +314,10 @@ fn a_target_naming_no_commit_needs_a_person() {
     assert_eq!(code, 1);
     let f = the(&report, "targets", "needs-person");
     let message = f["message"].as_str().unwrap();
-    assert!(message.contains("`gone`") && message.contains("[delivery] target"), "{message}");
+    assert!(
+        message.contains("`gone`") && message.contains("[delivery] target"),
+        "{message}"
+    );
     assert!(f["fix"].as_str().unwrap().contains("git branch gone"));
 }
 
@@ -272,7 +326,10 @@ fn dead_holder() -> String {
     let mut gone = std::process::Command::new("true").spawn().unwrap();
     let pid = gone.id();
     gone.wait().unwrap();
-    let host = std::process::Command::new("hostname").output().unwrap().stdout;
+    let host = std::process::Command::new("hostname")
+        .output()
+        .unwrap()
+        .stdout;
     let host = String::from_utf8(host).unwrap().trim().replace(':', "_");
     format!("run:{host}:{pid}:some-run")
 }
@@ -288,8 +345,14 @@ fn a_dead_holders_claim_needs_a_person_and_its_fix_clears_it() {
     assert_eq!(code, 1);
     let f = the(&report, "claims", "needs-person");
     let message = f["message"].as_str().unwrap();
-    assert!(message.contains(&id) && message.contains(&dead), "{message}");
-    assert!(!message.contains(&other), "alice may still be working: {message}");
+    assert!(
+        message.contains(&id) && message.contains(&dead),
+        "{message}"
+    );
+    assert!(
+        !message.contains(&other),
+        "alice may still be working: {message}"
+    );
     assert_eq!(of(&report, "claims").len(), 1);
     let fix = f["fix"].as_str().unwrap();
     assert!(
@@ -319,16 +382,31 @@ fn a_worktree_no_node_owns_is_a_warning_with_the_commands_that_remove_it() {
     assert_eq!(code, 0, "a warning only: {report:#}");
     assert_eq!(report["needs_person"], false);
     let f = the(&report, "worktrees", "warn");
-    assert!(f["message"].as_str().unwrap().contains("no bead sp-orph"), "{f:#}");
+    assert!(
+        f["message"].as_str().unwrap().contains("no bead sp-orph"),
+        "{f:#}"
+    );
     let fix = f["fix"].as_str().unwrap();
-    assert_eq!(fix, "rm -rf .splice/worktrees/sp-orph && git worktree prune");
+    assert_eq!(
+        fix,
+        "rm -rf .splice/worktrees/sp-orph && git worktree prune"
+    );
     others_ok(&report, &["worktrees"]);
 
     let out = r.run(&["doctor"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("warn         worktrees: no bead sp-orph"), "{text}");
-    assert!(text.contains(&format!("             fix: {fix}\n")), "{text}");
-    assert!(text.ends_with("doctor: 1 warning(s), nothing needs a person\n"), "{text}");
+    assert!(
+        text.contains("warn         worktrees: no bead sp-orph"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("             fix: {fix}\n")),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("doctor: 1 warning(s), nothing needs a person\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -342,7 +420,11 @@ fn a_torn_journal_tail_is_reported_and_left_for_the_next_write() {
     assert_eq!(code, 0, "{report:#}");
     let f = the(&report, "recovery", "warn");
     assert!(f["message"].as_str().unwrap().contains("torn"), "{f:#}");
-    assert_eq!(std::fs::read(&journal).unwrap(), bytes, "doctor does not recover");
+    assert_eq!(
+        std::fs::read(&journal).unwrap(),
+        bytes,
+        "doctor does not recover"
+    );
     others_ok(&report, &["recovery"]);
     // The next write cuts it.
     r.ok(&["transition", "claim", &id, "--holder", "h"]);
@@ -362,7 +444,10 @@ fn an_uncommitted_record_is_reported_as_recovery_would_settle_it() {
     assert_eq!(code, 0, "rolled forward by the next write: {report:#}");
     let f = the(&report, "recovery", "warn");
     let message = f["message"].as_str().unwrap();
-    assert!(message.contains("`claim`") && message.contains("rolls it forward"), "{message}");
+    assert!(
+        message.contains("`claim`") && message.contains("rolls it forward"),
+        "{message}"
+    );
 
     // A bead file that moved on meanwhile: recovery would void the record, losing its change.
     let path = r.state().join("beads").join(format!("{id}.json"));
@@ -373,7 +458,10 @@ fn an_uncommitted_record_is_reported_as_recovery_would_settle_it() {
     let (code, report) = doctor(&r);
     assert_eq!(code, 1, "{report:#}");
     let f = the(&report, "recovery", "needs-person");
-    assert!(f["message"].as_str().unwrap().contains("will not apply it"), "{f:#}");
+    assert!(
+        f["message"].as_str().unwrap().contains("will not apply it"),
+        "{f:#}"
+    );
     assert!(f["fix"].as_str().unwrap().contains("claim"), "{f:#}");
 }
 
@@ -393,7 +481,10 @@ fn hooks_not_installed_are_a_warning_naming_the_install_command() {
         .collect();
     assert_eq!(
         fixes,
-        ["splice hooks install --claude", "splice hooks install --git"]
+        [
+            "splice hooks install --claude",
+            "splice hooks install --git"
+        ]
     );
     others_ok(&report, &["hooks"]);
 }
@@ -414,7 +505,15 @@ fn doctor_reads_and_never_writes_the_state() {
         let out = r.run(args);
         assert_eq!(out.status.code(), Some(1));
     }
-    assert_eq!(tree(&r.state()), before, "the state directory is byte-identical");
+    assert_eq!(
+        tree(&r.state()),
+        before,
+        "the state directory is byte-identical"
+    );
     assert!(!r.state().join("lock").exists() || before.iter().any(|(n, _)| n == "lock"));
-    assert_eq!(tree(&r.path().join(".git")), git_before, "and so is the repository");
+    assert_eq!(
+        tree(&r.path().join(".git")),
+        git_before,
+        "and so is the repository"
+    );
 }

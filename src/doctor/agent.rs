@@ -44,7 +44,11 @@ pub fn agent(cx: &Ctx) -> Vec<Finding> {
         Found::At(path) => version(&agent, &path, cx.store.repo()),
     }];
     if let Ok(manifest) = &cx.manifest {
-        out.extend(others(&agent, commands::missing(config, manifest), manifest));
+        out.extend(others(
+            &agent,
+            commands::missing(config, manifest),
+            manifest,
+        ));
     }
     out
 }

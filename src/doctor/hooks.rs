@@ -16,7 +16,9 @@ pub fn hooks(cx: &Ctx) -> Vec<Finding> {
     let git_at = g
         .path
         .as_deref()
-        .map_or("the git hooks directory".to_string(), |p| super::shown(cx, p));
+        .map_or("the git hooks directory".to_string(), |p| {
+            super::shown(cx, p)
+        });
     vec![
         one(
             "claude",
@@ -62,7 +64,10 @@ fn one(
         ),
         (None, true, Some(b)) if !b.exists => Finding::warn(
             HOOKS,
-            format!("{hook}: installed in {at}, but the splice it runs, {}, is missing", b.path),
+            format!(
+                "{hook}: installed in {at}, but the splice it runs, {}, is missing",
+                b.path
+            ),
             Some(install),
         ),
         (None, true, _) => Finding::ok(HOOKS, format!("{hook}: installed in {at}")),

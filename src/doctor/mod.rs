@@ -131,6 +131,23 @@ impl Ctx {
     }
 }
 
+impl Ctx {
+    /// The snapshot, or the finding of `check` that could not look without it (saying which
+    /// file did not load when another check reports it).
+    pub fn snapshot_for(&self, check: &'static str) -> std::result::Result<&Snapshot, Finding> {
+        match (&self.snapshot, &self.config, &self.manifest) {
+            (Ok(s), _, _) => Ok(s),
+            (Err(_), Err(_), _) => Err(Finding::not_checked(check, "config.toml does not load")),
+            (Err(_), _, Err(_)) => Err(Finding::not_checked(check, "the manifest does not load")),
+            (Err(e), _, _) => Err(Finding::warn(
+                check,
+                format!("not checked: the state could not be read: {e}"),
+                None,
+            )),
+        }
+    }
+}
+
 /// One check: its name (the `check` of its findings) and the function that runs it.
 pub struct Check {
     pub name: &'static str,
@@ -216,9 +233,7 @@ pub fn run(dir: Option<&Path>) -> Report {
 fn report(state_dir: Option<PathBuf>, findings: Vec<Finding>) -> Report {
     Report {
         state_dir,
-        needs_person: findings
-            .iter()
-            .any(|f| f.severity == Severity::NeedsPerson),
+        needs_person: findings.iter().any(|f| f.severity == Severity::NeedsPerson),
         findings,
     }
 }

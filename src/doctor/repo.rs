@@ -56,9 +56,9 @@ pub fn repository(cx: &Ctx) -> Vec<Finding> {
 /// runner's own check ([`missing_targets`]) over the open nodes, so a closed node's deleted
 /// branch is not a finding.
 pub fn targets(cx: &Ctx) -> Vec<Finding> {
-    let snap = match &cx.snapshot {
+    let snap = match cx.snapshot_for(TARGETS) {
         Ok(s) => s,
-        Err(e) => return vec![Finding::not_checked(TARGETS, e)],
+        Err(f) => return vec![f],
     };
     let mut open = snap.clone();
     open.beads.retain(|b| !b.is_closed());
@@ -76,10 +76,7 @@ pub fn targets(cx: &Ctx) -> Vec<Finding> {
             ),
         )];
     }
-    missing
-        .iter()
-        .map(|t| missing_target(&open, t))
-        .collect()
+    missing.iter().map(|t| missing_target(&open, t)).collect()
 }
 
 /// One target that names no commit: who names it, and how to fix it.

@@ -45,15 +45,15 @@ pub fn manifest(cx: &Ctx) -> Vec<Finding> {
 
 /// No claim is held by a runner of this host that is no longer running (the runner's own test,
 /// [`holder_alive`]); a claim whose holder splice cannot test (a person, another host) is not
-/// a finding.
+/// a finding. It reads the bead files itself, so a manifest that does not load hides no claim.
 pub fn claims(cx: &Ctx) -> Vec<Finding> {
-    let snap = match &cx.snapshot {
+    let scan = match cx.store.scan() {
         Ok(s) => s,
-        Err(e) => return vec![Finding::not_checked(CLAIMS, e)],
+        Err(e) => return vec![Finding::warn(CLAIMS, format!("not checked: {e}"), None)],
     };
     let mut held = 0;
     let mut dead = Vec::new();
-    for bead in &snap.beads {
+    for bead in &scan.beads {
         let Some(lease) = &bead.pipeline.lease else {
             continue;
         };
@@ -87,9 +87,9 @@ pub fn claims(cx: &Ctx) -> Vec<Finding> {
 /// one no run will remove (no such bead, or a closed node whose cleanup does not take it) is a
 /// warning with the commands that remove it.
 pub fn worktrees(cx: &Ctx) -> Vec<Finding> {
-    let snap = match &cx.snapshot {
+    let snap = match cx.snapshot_for(WORKTREES) {
         Ok(s) => s,
-        Err(e) => return vec![Finding::not_checked(WORKTREES, e)],
+        Err(f) => return vec![f],
     };
     let dir = cx.store.worktrees_dir();
     let listed = match crate::worktree::list(&dir) {
@@ -130,7 +130,9 @@ pub fn worktrees(cx: &Ctx) -> Vec<Finding> {
                 continue;
             }
             Some(_) => format!("{id} is closed, and no run removes its checkouts"),
-            None => format!("no bead {id}: its checkouts under .splice/worktrees/ belong to no node"),
+            None => {
+                format!("no bead {id}: its checkouts under .splice/worktrees/ belong to no node")
+            }
         };
         out.push(Finding::warn(WORKTREES, message, Some(remove(cx, id))));
     }
