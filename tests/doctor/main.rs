@@ -223,7 +223,11 @@ fn doctor_reads_and_never_writes_the_state() {
     );
     // The comparison covers names too: no lock file, temp file or segment appeared, and the
     // torn tail is still there (doctor did not recover).
-    assert!(before.iter().any(|(n, b)| n == "journal.jsonl" && b.ends_with(b"{\"torn")));
+    assert!(
+        before
+            .iter()
+            .any(|(n, b)| n == "journal.jsonl" && b.ends_with(b"{\"torn"))
+    );
     assert_eq!(
         tree(&r.path().join(".git")),
         git_before,
