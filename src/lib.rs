@@ -7,6 +7,7 @@ pub mod cli;
 pub mod clock;
 pub mod decide;
 pub mod demo;
+pub mod doctor;
 pub mod drive;
 pub mod driver;
 pub mod error;

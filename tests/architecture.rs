@@ -57,6 +57,8 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("demo", &["cli", "drive"]),
     // The cockpit is a host beside `cli`: it uses what is below, nothing below uses it.
     ("drive", &["cli"]),
+    // Doctor reads: never the writer's verbs, nor a host.
+    ("doctor", &["transition", "cli", "demo", "drive"]),
     // The hook reads the verb table and discovery; it never runs a verb or the runner.
     (
         "guard",

@@ -66,6 +66,7 @@ const TABLE: &[(&str, &str)] = &[
     ("start", "person"),
     ("completions", "read-only"),
     ("man", "read-only"),
+    ("doctor", "read-only"),
 ];
 
 /// Verbs of the table with no command line, and why: the runner calls them in-process.

@@ -13,6 +13,7 @@ pub mod close;
 pub mod completions;
 pub mod decide;
 pub mod demo;
+pub mod doctor;
 pub mod drive;
 pub mod exec;
 pub mod guard;
@@ -110,6 +111,9 @@ pub enum Command {
     Completions(completions::CompletionsArgs),
     /// Print splice's manual page (roff), or write one page per command with `--dir`.
     Man(completions::ManArgs),
+    /// Check the repository, targets, agent command, config and manifest, claims, worktrees,
+    /// journal and hooks, each finding with its fix; exit 1 when something needs a person.
+    Doctor(doctor::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -141,5 +145,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Start(args) => start::run(args, global),
         Command::Completions(args) => completions::completions(global, args),
         Command::Man(args) => completions::man(global, args),
+        Command::Doctor(args) => doctor::run(args, global),
     }
 }

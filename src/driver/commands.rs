@@ -86,6 +86,22 @@ pub fn of_step(config: &Config, manifest: &Manifest, step: &str) -> Option<StepC
     })
 }
 
+/// The agent `[agent] command` names (unset: the default agent, Claude Code), as the prompt
+/// steps without their own command run it.
+pub fn agent(config: &Config) -> StepCommand {
+    StepCommand {
+        step: String::new(),
+        argv: config
+            .agent
+            .command
+            .clone()
+            .unwrap_or_else(crate::model::config::default_agent_command),
+        key: "`[agent] command`".to_string(),
+        file: CONFIG,
+        default_agent: config.agent.command.is_none(),
+    }
+}
+
 /// Look up every command the manifest's steps may start. The first that cannot be found for a
 /// required step is a fault naming it, its step and where it is set; those of `optional: true`
 /// steps are returned, by step, with why ([`unavailable`]): the run skips those steps.
@@ -126,7 +142,7 @@ fn not_applicable(command: &StepCommand, why: &str) -> String {
 
 /// Each step's command that cannot be found, in the manifest's order, with why; each program
 /// (and where it is set) is looked up once.
-fn missing(config: &Config, manifest: &Manifest) -> Vec<(StepCommand, String)> {
+pub fn missing(config: &Config, manifest: &Manifest) -> Vec<(StepCommand, String)> {
     let mut looked: BTreeMap<(String, String), Option<String>> = BTreeMap::new();
     let mut out = Vec::new();
     for step in &manifest.steps {

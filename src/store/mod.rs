@@ -31,6 +31,8 @@ use crate::error::{Error, Result};
 use crate::model::bead::BEAD_SCHEMA;
 use crate::model::{Bead, Config, Manifest};
 
+pub use recover::Pending;
+pub use segments::JournalSize;
 pub use shell::{Change, Fresh, Reads, Repair, Transition};
 
 /// The name of the state directory.

@@ -24,6 +24,24 @@ use super::{Store, atomic, ids};
 use crate::error::{Error, Result};
 use crate::model::Bead;
 
+/// What recovery would do before the next write ([`Store::pending_recovery`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pending {
+    /// The journal ends with a commit marker or a void line (or there is none).
+    Nothing,
+    /// The last line, from byte `at`, is torn: its `dropped` bytes would be cut.
+    Torn { at: u64, dropped: u64 },
+    /// The last record, at byte `at`, has no commit marker: it would be rolled forward, or, when
+    /// `void` says why, voided and its change not applied.
+    Uncommitted {
+        id: u64,
+        at: u64,
+        verb: String,
+        beads: Vec<String>,
+        void: Option<String>,
+    },
+}
+
 impl Store {
     /// Bring the store to a clean state after a crash (caller holds the lock). Returns what was
     /// repaired.
@@ -46,6 +64,23 @@ impl Store {
                 }
             }
         }
+    }
+
+    /// What recovery would do before the next write, found without the lock and without
+    /// writing anything (`splice doctor`). A torn last line is reported as such, without
+    /// looking at the line before it.
+    pub fn pending_recovery(&self) -> Result<Pending> {
+        Ok(match journal::read_tail(&self.journal_path())? {
+            Tail::Clean => Pending::Nothing,
+            Tail::Torn { keep, dropped } => Pending::Torn { at: keep, dropped },
+            Tail::Uncommitted { record, at } => Pending::Uncommitted {
+                id: record.id,
+                at,
+                verb: plain(&record.verb),
+                beads: record.beads.iter().map(|b| plain(&b.id)).collect(),
+                void: self.check_record(&record, at)?.err(),
+            },
+        })
     }
 
     /// Roll the uncommitted last record at byte `at` forward, or void it.
@@ -120,6 +155,15 @@ impl Store {
             }
         }
         Ok(Ok(pending))
+    }
+}
+
+/// A name read from the journal as a message shows it: as it is when it is a plain id, else
+/// quoted and escaped.
+fn plain(name: &str) -> String {
+    match ids::is_valid(name) {
+        true => name.to_string(),
+        false => ids::shown(name),
     }
 }
 

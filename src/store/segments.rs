@@ -13,8 +13,21 @@
 use std::fs;
 use std::path::PathBuf;
 
+use serde::Serialize;
+
 use super::{Store, atomic, journal};
 use crate::error::{Error, Result};
+
+/// The journal's size ([`Store::journal_size`]).
+#[derive(Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JournalSize {
+    /// `.splice/journal.jsonl`, in bytes.
+    pub live_bytes: u64,
+    /// How many closed segments `.splice/journal/` holds.
+    pub closed_segments: u64,
+    /// Their bytes, together.
+    pub closed_bytes: u64,
+}
 
 impl Store {
     /// `.splice/journal/`: the closed segments.
@@ -60,6 +73,26 @@ impl Store {
             return Ok(self.journal_path());
         }
         Ok(self.segments_dir().join(format!("{generation:06}.jsonl")))
+    }
+
+    /// How big the journal is, read without the lock: the live segment's bytes and the closed
+    /// segments' count and bytes (`splice doctor`).
+    pub fn journal_size(&self) -> Result<JournalSize> {
+        let live = self.journal_path();
+        let live_bytes = match fs::metadata(&live) {
+            Ok(m) => m.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+            Err(e) => return Err(Error::io(&live, e)),
+        };
+        let mut size = JournalSize {
+            live_bytes,
+            ..JournalSize::default()
+        };
+        for (_, path) in self.closed_segments()? {
+            size.closed_segments += 1;
+            size.closed_bytes += fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
+        }
+        Ok(size)
     }
 
     /// The id the next record gets: one more than the last one, in the live segment or, when it

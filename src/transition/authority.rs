@@ -109,6 +109,7 @@ pub enum Verb {
     Start,
     Completions,
     Man,
+    Doctor,
 }
 
 impl Verb {
@@ -167,6 +168,7 @@ impl Verb {
         Verb::Start,
         Verb::Completions,
         Verb::Man,
+        Verb::Doctor,
     ];
 
     /// The table: who may run this verb.
@@ -230,7 +232,9 @@ impl Verb {
             | Verb::ExportBd
             // Generated from the command line; they read no state.
             | Verb::Completions
-            | Verb::Man => Actor::ReadOnly,
+            | Verb::Man
+            // Reads the state and the repository; never locks or writes.
+            | Verb::Doctor => Actor::ReadOnly,
         }
     }
 
@@ -293,6 +297,7 @@ impl Verb {
             Verb::Start => "start",
             Verb::Completions => "completions",
             Verb::Man => "man",
+            Verb::Doctor => "doctor",
         }
     }
 

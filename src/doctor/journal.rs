@@ -1,0 +1,93 @@
+//! The `journal` and `recovery` checks: how big the live journal is, and whether its last line
+//! waits for recovery. Read without the lock; doctor never recovers (the next write does).
+
+use super::{Ctx, Finding};
+use crate::model::config::DEFAULT_SEGMENT_BYTES;
+use crate::store::Pending;
+
+pub const JOURNAL: &str = "journal";
+pub const RECOVERY: &str = "recovery";
+
+/// The live journal is within `[journal] segment_bytes` (the writer closes it into a segment
+/// once it passes, right after a commit): past it means no write closed it yet, or the bound
+/// was lowered since.
+pub fn journal(cx: &Ctx) -> Vec<Finding> {
+    let size = match cx.store.journal_size() {
+        Ok(s) => s,
+        Err(e) => return vec![Finding::warn(JOURNAL, e.to_string(), None)],
+    };
+    let limit = cx
+        .config
+        .as_ref()
+        .map_or(DEFAULT_SEGMENT_BYTES, |c| c.journal.segment_bytes());
+    let about = format!(
+        "the live journal is {} bytes ([journal] segment_bytes {limit}); {} closed segment(s), \
+         {} bytes",
+        size.live_bytes, size.closed_segments, size.closed_bytes
+    );
+    vec![match size.live_bytes > limit {
+        false => Finding::ok(JOURNAL, about),
+        true => Finding::warn(
+            JOURNAL,
+            format!(
+                "{about}: past the bound, so a reader replays more than it should; the writer \
+                 closes it into .splice/journal/ at its next write"
+            ),
+            None,
+        ),
+    }]
+}
+
+/// The journal's last line is committed. A torn line or a record without its commit marker is
+/// what a crash mid-write leaves; the next write's recovery settles it under the lock.
+pub fn recovery(cx: &Ctx) -> Vec<Finding> {
+    let pending = match cx.store.pending_recovery() {
+        Ok(p) => p,
+        Err(e) => return vec![Finding::warn(RECOVERY, e.to_string(), None)],
+    };
+    vec![match pending {
+        Pending::Nothing => Finding::ok(RECOVERY, "nothing pending: the journal ends committed"),
+        Pending::Torn { at, dropped } => Finding::warn(
+            RECOVERY,
+            format!(
+                "the journal's last line (byte {at}, {dropped} bytes) is torn, as a crash \
+                 mid-append leaves it: nothing acknowledged is in it, and the next splice \
+                 command that writes cuts it first"
+            ),
+            None,
+        ),
+        Pending::Uncommitted {
+            id,
+            at,
+            verb,
+            beads,
+            void: None,
+        } => Finding::warn(
+            RECOVERY,
+            format!(
+                "record {id} (`{verb}` on {}, byte {at}) has no commit marker: the next splice \
+                 command that writes rolls it forward first",
+                beads.join(", ")
+            ),
+            None,
+        ),
+        Pending::Uncommitted {
+            id,
+            at,
+            verb,
+            beads,
+            void: Some(why),
+        } => Finding::needs_person(
+            RECOVERY,
+            format!(
+                "record {id} (`{verb}` on {}, byte {at}) has no commit marker, and recovery \
+                 will not apply it: {why}; the next write voids it and its change is lost",
+                beads.join(", ")
+            ),
+            format!(
+                "read the record in .splice/journal.jsonl; once a write has voided it, run \
+                 `{verb}` again if its change is still wanted"
+            ),
+        ),
+    }]
+}

@@ -1,0 +1,169 @@
+//! The `config`, `manifest`, `claims` and `worktrees` checks: what the state directory holds.
+
+use std::collections::BTreeSet;
+
+use super::{Ctx, Finding};
+use crate::driver::runner::holder_alive;
+use crate::model::decision::Action;
+
+pub const CONFIG: &str = "config";
+pub const MANIFEST: &str = "manifest";
+pub const CLAIMS: &str = "claims";
+pub const WORKTREES: &str = "worktrees";
+
+/// `.splice/config.toml` loads (`Store::config`).
+pub fn config(cx: &Ctx) -> Vec<Finding> {
+    let path = cx.store.dir().join("config.toml");
+    vec![match &cx.config {
+        Ok(_) if path.exists() => Finding::ok(CONFIG, ".splice/config.toml loads"),
+        Ok(_) => Finding::ok(CONFIG, "no .splice/config.toml: the defaults apply"),
+        Err(e) => Finding::needs_person(
+            CONFIG,
+            e.to_string(),
+            "edit .splice/config.toml where the message says (the keys: docs/agents.md), then \
+             run splice doctor again",
+        ),
+    }]
+}
+
+/// The effective manifest loads (`Store::manifest`: `.splice/manifest.json` or the default,
+/// with config.toml's `[agent.steps.<step>]` merged in).
+pub fn manifest(cx: &Ctx) -> Vec<Finding> {
+    let path = cx.store.dir().join("manifest.json");
+    vec![match (&cx.manifest, &cx.config) {
+        (Ok(_), _) if path.exists() => Finding::ok(MANIFEST, ".splice/manifest.json loads"),
+        (Ok(_), _) => Finding::ok(MANIFEST, "no .splice/manifest.json: the default pipeline"),
+        (Err(_), Err(_)) => Finding::not_checked(MANIFEST, "config.toml does not load"),
+        (Err(e), Ok(_)) => Finding::needs_person(
+            MANIFEST,
+            e.to_string(),
+            "edit the file at the JSON path (or config.toml key) the message names \
+             (docs/manifest.md); splice manifest show prints the manifest once it loads",
+        ),
+    }]
+}
+
+/// No claim is held by a runner of this host that is no longer running (the runner's own test,
+/// [`holder_alive`]); a claim whose holder splice cannot test (a person, another host) is not
+/// a finding. It reads the bead files itself, so a manifest that does not load hides no claim.
+pub fn claims(cx: &Ctx) -> Vec<Finding> {
+    let scan = match cx.store.scan() {
+        Ok(s) => s,
+        Err(e) => return vec![Finding::warn(CLAIMS, format!("not checked: {e}"), None)],
+    };
+    let mut held = 0;
+    let mut dead = Vec::new();
+    for bead in &scan.beads {
+        let Some(lease) = &bead.pipeline.lease else {
+            continue;
+        };
+        held += 1;
+        if holder_alive(&lease.holder) == Some(false) {
+            dead.push(Finding::needs_person(
+                CLAIMS,
+                format!(
+                    "{} is claimed since {} by {}, a runner on this host that is no longer \
+                     running: no run will touch the node until the claim is cleared",
+                    bead.id, lease.since, lease.holder
+                ),
+                format!(
+                    "splice transition release --bead {} --clear --reason \"its runner died\"",
+                    bead.id
+                ),
+            ));
+        }
+    }
+    if dead.is_empty() {
+        return vec![Finding::ok(
+            CLAIMS,
+            format!("{held} claim(s), none held by a dead runner"),
+        )];
+    }
+    dead
+}
+
+/// Every checkout under `.splice/worktrees/` belongs to an open node. One a run's cleanup will
+/// remove (`decide`'s `cleanup-fanout`, the runner's own rule) is a warning whose fix is a run;
+/// one no run will remove (no such bead, or a closed node whose cleanup does not take it) is a
+/// warning with the commands that remove it.
+pub fn worktrees(cx: &Ctx) -> Vec<Finding> {
+    let snap = match cx.snapshot_for(WORKTREES) {
+        Ok(s) => s,
+        Err(f) => return vec![f],
+    };
+    let dir = cx.store.worktrees_dir();
+    let listed = match crate::worktree::list(&dir) {
+        Ok(l) => l,
+        Err(e) => return vec![Finding::warn(WORKTREES, e.to_string(), None)],
+    };
+    let decision = crate::decide::decide(snap);
+    let cleaned: BTreeSet<&str> = decision
+        .actions
+        .iter()
+        .flat_map(|a| match a {
+            Action::CleanupFanout {
+                bead,
+                children,
+                own,
+            } => {
+                let own = own.then_some(bead.as_str());
+                children.iter().map(String::as_str).chain(own).collect()
+            }
+            _ => Vec::new(),
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut owned = 0;
+    for id in &listed {
+        let bead = snap.beads.iter().find(|b| &b.id == id);
+        let message = match bead {
+            Some(b) if !b.is_closed() => {
+                owned += 1;
+                continue;
+            }
+            _ if cleaned.contains(id.as_str()) => {
+                out.push(Finding::warn(
+                    WORKTREES,
+                    format!("{id} is closed; the next run removes its checkouts"),
+                    Some("splice run".to_string()),
+                ));
+                continue;
+            }
+            Some(_) => format!("{id} is closed, and no run removes its checkouts"),
+            None => {
+                format!("no bead {id}: its checkouts under .splice/worktrees/ belong to no node")
+            }
+        };
+        out.push(Finding::warn(WORKTREES, message, Some(remove(cx, id))));
+    }
+    if out.is_empty() {
+        out.push(Finding::ok(
+            WORKTREES,
+            format!("{owned} checkout(s), each of an open node"),
+        ));
+    }
+    out
+}
+
+/// The commands that remove `id`'s checkouts: git's when it is a registered worktree, else the
+/// directory.
+fn remove(cx: &Ctx, id: &str) -> String {
+    let dir = cx.store.worktrees_dir();
+    let paths = [
+        crate::worktree::node_path(&dir, id),
+        crate::worktree::target_path(&dir, id),
+    ];
+    let mut commands: Vec<String> = paths
+        .iter()
+        .filter(|p| p.is_dir())
+        .map(|p| {
+            let shown = crate::hooks::shell_word(std::path::Path::new(&super::shown(cx, p)));
+            match p.join(".git").exists() {
+                true => format!("git worktree remove --force {shown}"),
+                false => format!("rm -rf {shown}"),
+            }
+        })
+        .collect();
+    commands.push("git worktree prune".to_string());
+    commands.join(" && ")
+}

@@ -1,0 +1,91 @@
+//! The journal's checks: its size, and a last line waiting for recovery (doctor reports it and
+//! leaves it to the next write).
+
+use super::{doctor, healthy, others_ok, the};
+
+#[test]
+fn a_torn_journal_tail_is_reported_and_left_for_the_next_write() {
+    let (r, id) = healthy();
+    let journal = r.state().join("journal.jsonl");
+    let mut bytes = std::fs::read(&journal).unwrap();
+    bytes.extend_from_slice(b"{\"id\": 99, \"to");
+    std::fs::write(&journal, &bytes).unwrap();
+    let (code, report) = doctor(&r);
+    assert_eq!(code, 0, "{report:#}");
+    let f = the(&report, "recovery", "warn");
+    assert!(f["message"].as_str().unwrap().contains("torn"), "{f:#}");
+    assert_eq!(
+        std::fs::read(&journal).unwrap(),
+        bytes,
+        "doctor does not recover"
+    );
+    others_ok(&report, &["recovery"]);
+    // The next write cuts it.
+    r.ok(&["transition", "claim", &id, "--holder", "h"]);
+    the(&doctor(&r).1, "recovery", "ok");
+}
+
+#[test]
+fn an_uncommitted_record_is_reported_as_recovery_would_settle_it() {
+    let (r, id) = healthy();
+    let out = r
+        .cmd(&["transition", "claim", &id, "--holder", "h"])
+        .env("SPLICE_FAILPOINT", "after-journal")
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let (code, report) = doctor(&r);
+    assert_eq!(code, 0, "rolled forward by the next write: {report:#}");
+    let f = the(&report, "recovery", "warn");
+    let message = f["message"].as_str().unwrap();
+    assert!(
+        message.contains("`claim`") && message.contains("rolls it forward"),
+        "{message}"
+    );
+
+    // A bead file that moved on meanwhile: recovery would void the record, losing its change.
+    let path = r.state().join("beads").join(format!("{id}.json"));
+    let mut bead = r.bead(&id);
+    let seq = bead["pipeline"]["seq"].as_u64().unwrap();
+    bead["pipeline"]["seq"] = (seq + 5).into();
+    std::fs::write(&path, serde_json::to_vec_pretty(&bead).unwrap()).unwrap();
+    let (code, report) = doctor(&r);
+    assert_eq!(code, 1, "{report:#}");
+    let f = the(&report, "recovery", "needs-person");
+    assert!(
+        f["message"].as_str().unwrap().contains("will not apply it"),
+        "{f:#}"
+    );
+    assert!(f["fix"].as_str().unwrap().contains("claim"), "{f:#}");
+}
+
+#[test]
+fn a_live_journal_past_segment_bytes_is_a_warning_until_the_next_write_closes_it() {
+    let (r, _) = healthy();
+    // One record of about 70 KiB, written while the bound was the default 4 MiB.
+    let long = "x".repeat(70 * 1024);
+    let id = r.task("Long", &["--description", &long]);
+    let config = std::fs::read_to_string(r.state().join("config.toml")).unwrap();
+    r.write(
+        ".splice/config.toml",
+        &format!("{config}[journal]\nsegment_bytes = 65536\n"),
+    );
+    let (code, report) = doctor(&r);
+    assert_eq!(code, 0, "{report:#}");
+    let f = the(&report, "journal", "warn");
+    let message = f["message"].as_str().unwrap();
+    assert!(message.contains("segment_bytes 65536"), "{message}");
+    assert!(message.contains("0 closed segment(s)"), "{message}");
+    others_ok(&report, &["journal"]);
+
+    r.ok(&["transition", "claim", &id, "--holder", "h"]);
+    let (_, report) = doctor(&r);
+    let f = the(&report, "journal", "ok");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 closed segment(s)"),
+        "{f:#}"
+    );
+}
