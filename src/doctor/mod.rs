@@ -177,6 +177,10 @@ pub const CHECKS: &[Check] = &[
         run: agent::agent,
     },
     Check {
+        name: state::BEADS,
+        run: state::beads,
+    },
+    Check {
         name: state::CLAIMS,
         run: state::claims,
     },

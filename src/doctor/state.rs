@@ -10,6 +10,41 @@ pub const CONFIG: &str = "config";
 pub const MANIFEST: &str = "manifest";
 pub const CLAIMS: &str = "claims";
 pub const WORKTREES: &str = "worktrees";
+pub const BEADS: &str = "beads";
+
+/// Every bead file reads (`Store::scan`): one that does not is a node decide escalates, and it
+/// keeps a run without a scope from being `done`.
+pub fn beads(cx: &Ctx) -> Vec<Finding> {
+    let scan = match cx.store.scan() {
+        Ok(s) => s,
+        Err(e) => return vec![Finding::not_checked(BEADS, e)],
+    };
+    if scan.unreadable.is_empty() {
+        let plain = scan.beads.iter().filter(|b| !b.is_node()).count();
+        return vec![Finding::ok(
+            BEADS,
+            format!(
+                "{} bead file(s) read ({plain} plain: imported or created, not started)",
+                scan.beads.len()
+            ),
+        )];
+    }
+    scan.unreadable
+        .iter()
+        .map(|u| {
+            let path = u.path.display();
+            Finding::needs_person(
+                BEADS,
+                format!("{path} cannot be read: {}", u.error),
+                format!(
+                    "restore it from git (`git checkout -- {path}`) or from the journal's last \
+                     image of {}, or remove it if the bead should not exist",
+                    crate::model::id::shown(&u.id)
+                ),
+            )
+        })
+        .collect()
+}
 
 /// `.splice/config.toml` loads (`Store::config`).
 pub fn config(cx: &Ctx) -> Vec<Finding> {

@@ -20,6 +20,7 @@ pub const CHECKS: &[&str] = &[
     "manifest",
     "targets",
     "agent",
+    "beads",
     "claims",
     "worktrees",
     "journal",

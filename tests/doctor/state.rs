@@ -240,3 +240,24 @@ fn hooks_not_installed_are_a_warning_naming_the_install_command() {
     );
     others_ok(&report, &["hooks"]);
 }
+
+#[test]
+fn a_bead_file_that_cannot_be_read_needs_a_person_with_the_way_back() {
+    let (r, id) = healthy();
+    let path = r.state().join("beads").join(format!("{id}.json"));
+    std::fs::write(&path, "{ torn").unwrap();
+    let (code, report) = doctor(&r);
+    assert_eq!(code, 1);
+    let f = the(&report, "beads", "needs-person");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{id}.json")),
+        "{f}"
+    );
+    assert!(
+        f["fix"].as_str().unwrap().contains("git checkout --"),
+        "{f}"
+    );
+}
