@@ -56,7 +56,7 @@ pub fn agent(cx: &Ctx) -> Vec<Finding> {
 /// What fixes a command that cannot be found.
 fn install_or_set(command: &StepCommand) -> String {
     format!(
-        "install `{}` on PATH, or change {}; docs/agents.md shows each agent's",
+        "install `{}` on PATH, or change {}; docs/agents.md shows a working config.toml for each agent",
         command.program(),
         command.set_at()
     )
