@@ -227,6 +227,12 @@ pub enum Refusal {
     /// `guide` on a node the monitor is not asking about.
     #[error("bead {bead}: the pass monitor is not asking about it ({why}); nothing to guide")]
     NotAsking { bead: String, why: String },
+    /// `create --parent` a pipeline node: its children come from its split.
+    #[error(
+        "bead {parent} is a pipeline node (at step {step}): a node's children come from its \
+         split, not from `splice create`; give a plain bead as --parent, or none"
+    )]
+    ParentIsNode { parent: String, step: String },
 }
 
 impl Refusal {
@@ -272,6 +278,7 @@ impl Refusal {
             Refusal::NotALoop { .. } => "not-a-loop",
             Refusal::StaleIteration { .. } => "stale-iteration",
             Refusal::NotAsking { .. } => "not-asking",
+            Refusal::ParentIsNode { .. } => "parent-is-node",
         }
     }
 

@@ -61,6 +61,10 @@ const TABLE: &[(&str, &str)] = &[
     ("guide", "person"),
     ("set-acceptance", "person"),
     ("drive", "person"),
+    ("create", "person"),
+    ("list", "read-only"),
+    ("ready", "read-only"),
+    ("logs", "read-only"),
 ];
 
 /// Verbs of the table with no command line, and why: the runner calls them in-process.

@@ -10,6 +10,7 @@ use crate::error::Result;
 pub mod args;
 pub mod classify;
 pub mod close;
+pub mod create;
 pub mod decide;
 pub mod demo;
 pub mod drive;
@@ -18,11 +19,15 @@ pub mod guard;
 pub mod hooks;
 pub mod init;
 pub mod init_task;
+pub mod list;
+pub mod logs;
 pub mod manifest;
 pub mod monitor;
 pub mod output;
 pub mod plan;
+pub mod ready;
 pub mod run;
+pub mod show;
 pub mod snapshot;
 pub mod status;
 pub mod transition;
@@ -96,6 +101,16 @@ pub enum Command {
     /// The interactive cockpit: the tree, a node's detail and its dispatch's log, and keys to
     /// run, approve, reject, unpark and guide (a terminal only).
     Drive(drive::Args),
+    /// Every bead, pipeline nodes and plain beads, one line each (bd's `list`).
+    List(list::Args),
+    /// What could run now and why (the decision's actions), and the plain beads ready to start.
+    Ready(ready::Args),
+    /// One bead: its fields and, for a pipeline node, its step, claim and decision.
+    Show(show::Args),
+    /// Create a plain bead (no route yet; `splice start ID` puts it on one), as bd's `create`.
+    Create(create::Args),
+    /// The dispatch logs of a node (or of the latest run), newest first; `--follow` tails one.
+    Logs(logs::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -122,5 +137,10 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Plan(args) => plan::run(args, global),
         Command::Monitor(args) => monitor::run(global, args),
         Command::Drive(args) => drive::run(args, global),
+        Command::List(args) => list::run(global, args),
+        Command::Ready(args) => ready::run(global, args),
+        Command::Show(args) => show::run(global, args),
+        Command::Create(args) => create::run(args, global),
+        Command::Logs(args) => logs::run(global, args),
     }
 }

@@ -90,3 +90,21 @@ pub fn comma_list(s: &str) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+/// `text` safe to put on a terminal: control characters (an escape sequence, a newline, a
+/// carriage return) written as Rust escapes (`\u{1b}`, `\n`), everything else as is. For text
+/// read from files anyone may have written: titles, statuses, a log's lines.
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}

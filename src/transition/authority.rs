@@ -104,6 +104,10 @@ pub enum Verb {
     Guide,
     SetAcceptance,
     Drive,
+    Create,
+    List,
+    Ready,
+    Logs,
 }
 
 impl Verb {
@@ -157,6 +161,10 @@ impl Verb {
         Verb::Guide,
         Verb::SetAcceptance,
         Verb::Drive,
+        Verb::Create,
+        Verb::List,
+        Verb::Ready,
+        Verb::Logs,
     ];
 
     /// The table: who may run this verb.
@@ -200,7 +208,9 @@ impl Verb {
             // What a loop step's acceptance stage checks.
             | Verb::SetAcceptance
             // The cockpit starts runs and approves gates.
-            | Verb::Drive => Actor::Person,
+            | Verb::Drive
+            // A plain bead (no route), as bd's `create` makes one.
+            | Verb::Create => Actor::Person,
             Verb::PassDryRun
             | Verb::Show
             | Verb::Step
@@ -213,7 +223,11 @@ impl Verb {
             | Verb::HooksPreCommit
             | Verb::Guard
             | Verb::Classify
-            | Verb::Monitor => Actor::ReadOnly,
+            | Verb::Monitor
+            // bd's read commands (`show` is the verb above).
+            | Verb::List
+            | Verb::Ready
+            | Verb::Logs => Actor::ReadOnly,
         }
     }
 
@@ -271,6 +285,10 @@ impl Verb {
             Verb::Guide => "guide",
             Verb::SetAcceptance => "set-acceptance",
             Verb::Drive => "drive",
+            Verb::Create => "create",
+            Verb::List => "list",
+            Verb::Ready => "ready",
+            Verb::Logs => "logs",
         }
     }
 

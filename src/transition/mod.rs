@@ -42,6 +42,7 @@ pub mod gate;
 pub mod land;
 pub mod loops;
 pub mod park;
+pub mod plain;
 pub mod plan;
 pub mod propose;
 pub mod read;
