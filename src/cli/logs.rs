@@ -95,11 +95,13 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
     Ok(0)
 }
 
+/// `== PATH (BEAD STEP attempt N, run RUN) ==`, escaped: a run directory may be named anything.
 fn header(log: &Log) -> String {
-    format!(
-        "== {} ({} {} attempt {}, run {}) ==\n",
+    let line = format!(
+        "== {} ({} {} attempt {}, run {}) ==",
         log.path, log.bead, log.step, log.attempt, log.run
-    )
+    );
+    format!("{}\n", output::printable(&line))
 }
 
 /// Each line escaped ([`output::printable`]), ended with a newline.
