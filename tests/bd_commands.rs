@@ -85,7 +85,16 @@ fn create_makes_a_plain_bead_through_the_writer() {
         .collect();
     assert_eq!(rows, [node.as_str()]);
     // --json prints the bead as written.
-    let b = r.ok(&["create", "Another", "--json"]);
+    let b = r.ok(&[
+        "create",
+        "Another",
+        "-l",
+        "ui,backend",
+        "--label",
+        "p1",
+        "--json",
+    ]);
+    assert_eq!(b["labels"], json!(["ui", "backend", "p1"]));
     assert_eq!(b["schema_version"], 1);
     assert_eq!(b["title"], "Another");
     assert_eq!(b, r.bead(b["id"].as_str().unwrap()));

@@ -38,6 +38,9 @@ pub struct Args {
         default_value = "task"
     )]
     pub issue_type: String,
+    /// A label to put on it; repeat it or give a comma list for several.
+    #[arg(short = 'l', long = "label", value_name = "LABEL")]
+    pub labels: Vec<String>,
     /// Make it a child of this plain bead: its id is the parent's next `PARENT.N`. A pipeline
     /// node's children come from its split, so a node is refused.
     #[arg(long, value_name = "ID")]
@@ -56,6 +59,11 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         description: args.description,
         priority: args.priority,
         issue_type: args.issue_type,
+        labels: args
+            .labels
+            .iter()
+            .flat_map(|l| output::comma_list(l))
+            .collect(),
         parent: args.parent,
     };
     let created = plain::create(&ctx, &new);

@@ -27,6 +27,7 @@ pub struct NewPlain {
     pub description: String,
     pub priority: i64,
     pub issue_type: String,
+    pub labels: Vec<String>,
     pub parent: Option<String>,
 }
 
@@ -58,6 +59,16 @@ pub fn check(new: &NewPlain) -> Result<()> {
             "--type {}: an issue type is one word of letters, digits, '-' and '_' (bug, \
              feature, task, epic, chore…)",
             ids::shown(t)
+        )));
+    }
+    if let Some(l) = new
+        .labels
+        .iter()
+        .find(|l| l.trim().is_empty() || l.chars().any(char::is_control))
+    {
+        return Err(Error::Invalid(format!(
+            "--label {}: a label is a non-empty word without control characters",
+            ids::shown(l)
         )));
     }
     if let Some(p) = &new.parent
@@ -129,6 +140,7 @@ pub fn plan(new: &NewPlain, id: &str, now: &str) -> Change<String> {
     );
     bead.priority = new.priority;
     bead.issue_type = new.issue_type.clone();
+    bead.labels = new.labels.clone();
     bead.parent = new.parent.clone();
     let reason = format!("{VERB}: {}", new.title);
     Change::one(bead, Some(reason), id.to_string())
@@ -159,6 +171,7 @@ mod tests {
             description: String::new(),
             priority: 2,
             issue_type: "task".into(),
+            labels: Vec::new(),
             parent: None,
         }
     }
