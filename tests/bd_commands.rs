@@ -140,6 +140,33 @@ fn create_with_a_parent_numbers_its_children_and_refuses_what_it_cannot_be() {
 }
 
 #[test]
+fn a_dispatched_session_may_read_but_not_create() {
+    let r = Repo::new();
+    let node = r.task("A node", &[]);
+    let before = r.beads_bytes();
+    let as_agent = |args: &[&str]| {
+        let out = r.cmd(args).env("SPLICE_DISPATCHED", "1").output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = as_agent(&["create", "Sneaky"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("create"), "{err}");
+    assert_eq!(r.beads_bytes(), before, "nothing written");
+    for read in [
+        &["list"][..],
+        &["ready"],
+        &["show", &node],
+        &["logs", &node],
+    ] {
+        let (code, err) = as_agent(read);
+        assert_eq!(code, Some(0), "{read:?}: {err}");
+    }
+}
+
+#[test]
 fn list_shows_every_bead_in_natural_order_and_each_filter_works() {
     let r = Repo::new();
     let node = r.task("A node", &[]);
