@@ -247,6 +247,12 @@ pub enum Refusal {
         route: String,
         step: String,
     },
+    /// `create --parent` a pipeline node: its children come from its split.
+    #[error(
+        "bead {parent} is a pipeline node (at step {step}): a node's children come from its \
+         split, not from `splice create`; give a plain bead as --parent, or none"
+    )]
+    ParentIsNode { parent: String, step: String },
 }
 
 impl Refusal {
@@ -294,6 +300,7 @@ impl Refusal {
             Refusal::NotAsking { .. } => "not-asking",
             Refusal::ImportRefused { .. } => "import-refused",
             Refusal::AlreadyStarted { .. } => "already-started",
+            Refusal::ParentIsNode { .. } => "parent-is-node",
         }
     }
 

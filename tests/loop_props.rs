@@ -44,6 +44,7 @@ fn iteration() -> impl Strategy<Value = Gen> {
 
 fn bead(its: &[Gen]) -> Bead {
     let mut b = Bead::new("sp-a".into(), "t".into(), String::new(), NOW);
+    // A node (on a route): a bead with none is a plain bead, which decide passes by.
     b.pipeline.route = "leaf".into();
     b.pipeline.step = "implement".into();
     b.pipeline.entered = 5;

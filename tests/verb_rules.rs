@@ -67,6 +67,10 @@ const TABLE: &[(&str, &str)] = &[
     ("completions", "read-only"),
     ("man", "read-only"),
     ("doctor", "read-only"),
+    ("create", "person"),
+    ("list", "read-only"),
+    ("ready", "read-only"),
+    ("logs", "read-only"),
 ];
 
 /// Verbs of the table with no command line, and why: the runner calls them in-process.

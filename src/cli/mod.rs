@@ -11,6 +11,7 @@ pub mod args;
 pub mod classify;
 pub mod close;
 pub mod completions;
+pub mod create;
 pub mod decide;
 pub mod demo;
 pub mod doctor;
@@ -21,11 +22,15 @@ pub mod hooks;
 pub mod init;
 pub mod init_task;
 pub mod interop;
+pub mod list;
+pub mod logs;
 pub mod manifest;
 pub mod monitor;
 pub mod output;
 pub mod plan;
+pub mod ready;
 pub mod run;
+pub mod show;
 pub mod snapshot;
 pub mod start;
 pub mod status;
@@ -114,6 +119,16 @@ pub enum Command {
     /// Check the repository, targets, agent command, config and manifest, claims, worktrees,
     /// journal and hooks, each finding with its fix; exit 1 when something needs a person.
     Doctor(doctor::Args),
+    /// Every bead, pipeline nodes and plain beads, one line each (bd's `list`).
+    List(list::Args),
+    /// What could run now and why (the decision's actions), and the plain beads ready to start.
+    Ready(ready::Args),
+    /// One bead: its fields and, for a pipeline node, its step, claim and decision.
+    Show(show::Args),
+    /// Create a plain bead (no route yet; `splice start ID` puts it on one), as bd's `create`.
+    Create(create::Args),
+    /// The dispatch logs of a node (or of the latest run), newest first; `--follow` tails one.
+    Logs(logs::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -146,5 +161,10 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Completions(args) => completions::completions(global, args),
         Command::Man(args) => completions::man(global, args),
         Command::Doctor(args) => doctor::run(args, global),
+        Command::List(args) => list::run(global, args),
+        Command::Ready(args) => ready::run(global, args),
+        Command::Show(args) => show::run(global, args),
+        Command::Create(args) => create::run(args, global),
+        Command::Logs(args) => logs::run(global, args),
     }
 }

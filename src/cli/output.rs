@@ -91,11 +91,12 @@ pub fn comma_list(s: &str) -> Vec<String> {
         .collect()
 }
 
-/// `text` safe to put on a terminal: every control character (an escape sequence from a
-/// hostile bead file or import) written as its escape, the rest as is.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+/// `text` safe to put on a terminal: control characters (an escape sequence, a newline, a
+/// carriage return) written as Rust escapes (`\u{1b}`, `\n`), everything else as is. For text
+/// read from files anyone may have written: titles, statuses, a log's lines.
+pub fn printable(text: &str) -> String {
     if !text.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(text);
+        return text.to_string();
     }
     text.chars()
         .map(|c| {
@@ -105,6 +106,5 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
                 c.to_string()
             }
         })
-        .collect::<String>()
-        .into()
+        .collect()
 }

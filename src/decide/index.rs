@@ -225,12 +225,6 @@ impl<'a> Index<'a> {
     pub fn is_closed(&self, id: &str) -> bool {
         self.bead(id).is_some_and(Bead::is_closed)
     }
-
-    /// Is the bead `id` closed and not cancelled (its work done)? A bead absent from the
-    /// snapshot counts as open.
-    pub fn is_done(&self, id: &str) -> bool {
-        self.bead(id).is_some_and(Bead::is_done)
-    }
 }
 
 /// Among copies of one id, the one to keep sorts first: highest `seq`, then by content.

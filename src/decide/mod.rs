@@ -18,7 +18,7 @@
 //! | 3  | leased by another holder                                             | rest `running` {holder, since, options: wait, clear-claim} |
 //! | 4  | leased by this runner (dispatch in flight)                           | rest `in-flight` |
 //! | 5  | dead-lettered                                                        | rest `parked` {step, reason} |
-//! | 6  | a `blocks` dependency not done: open, cancelled, or absent from the snapshot (= open) | rest `blocked` {by} |
+//! | 6  | a `blocks` dependency not done: open, cancelled, or absent from the snapshot (= open; [`crate::policy::deps`], which `splice ready` applies to plain beads too) | rest `blocked` {by} |
 //! | 7  | the parent (not closed) is on a step before its route's delegate step | rest `waiting-parent` |
 //! | 8  | gate pending on S                                                    | rest `awaiting-human` {gate, autonomy, source} |
 //! | 9  | S is the delegate step and a child its split sanctioned is open      | rest `waiting-children` |

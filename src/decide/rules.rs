@@ -5,7 +5,7 @@ use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
 use crate::model::bead::{ExitKind, GateState, Verdict};
 use crate::model::{Action, Autonomy, Bead, Rest, Role, Step};
 use crate::policy::lineage::{self, Source};
-use crate::policy::{gate, route};
+use crate::policy::{deps, gate, route};
 
 use super::index::Index;
 
@@ -88,14 +88,8 @@ fn settled<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<Outcome<'a>> {
     }
 
     // 6: blocking dependencies not done (open, absent, or cancelled).
-    let mut by: Vec<String> = bead
-        .blockers()
-        .filter(|b| !ix.is_done(b))
-        .map(str::to_string)
-        .collect();
+    let by = deps::blocked_by(bead, |id| ix.bead(id));
     if !by.is_empty() {
-        by.sort_unstable();
-        by.dedup();
         return Some(Outcome::Rest(Rest::Blocked { by }));
     }
 

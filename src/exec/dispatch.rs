@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::model::Bead;
 use crate::model::bead::{ExitKind, StepResponse};
 use crate::model::config::Price;
 use crate::process::{self, BoundedLog, Cmd, DEFAULT_CAP, Exit, Output, lock};
@@ -74,6 +75,23 @@ impl DispatchPaths {
             run_dir,
         })
     }
+}
+
+/// The dispatch log of `bead`'s dispatch in flight (the cockpit's log pane, `splice logs
+/// --follow`): `.splice/runs/<run>/<bead>-<step>-<attempt>.log`
+/// of the run that holds its claim. `None` when it has no runner's claim.
+pub fn in_flight_log(runs_dir: &Path, bead: &Bead) -> Option<PathBuf> {
+    let lease = bead.pipeline.lease.as_ref()?;
+    let mut parts = lease.holder.splitn(4, ':');
+    if parts.next() != Some("run") {
+        return None;
+    }
+    let run = parts.nth(2)?;
+    let step = &bead.pipeline.step;
+    let attempt = bead.pipeline.attempts.get(step).copied().unwrap_or(1);
+    DispatchPaths::new(runs_dir, run, &bead.id, step, attempt)
+        .ok()
+        .map(|p| p.log)
 }
 
 /// Can `s` name a file inside a directory (no separator, not hidden, not `..`)?

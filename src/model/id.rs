@@ -36,49 +36,88 @@ pub fn shown(id: &str) -> String {
     format!("{cut:?}{more}")
 }
 
-/// Ids in natural order: runs of digits compare as numbers, so `sp-x.1.2` comes before
-/// `sp-x.1.10`; the rest byte by byte.
-pub fn natural(a: &str, b: &str) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
-    loop {
-        match (x.first(), y.first()) {
-            (None, None) => return a.cmp(b),
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(p), Some(q)) if p.is_ascii_digit() && q.is_ascii_digit() => {
-                let run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
-                let (m, n) = (run(x), run(y));
-                let (dx, dy) = (&x[..m], &y[..n]);
-                // Without leading zeros, a longer run is a larger number.
-                let tx = trim_zeros(dx);
-                let ty = trim_zeros(dy);
-                let by_value = tx.len().cmp(&ty.len()).then_with(|| tx.cmp(ty));
-                if by_value != Ordering::Equal {
-                    return by_value;
-                }
-                x = &x[m..];
-                y = &y[n..];
-            }
-            (Some(p), Some(q)) => {
-                if p != q {
-                    return p.cmp(q);
-                }
-                x = &x[1..];
-                y = &y[1..];
-            }
+/// Natural order of ids, as a person reads them: the dot-separated parts compared one by one
+/// (a parent before its children: `sp-x` < `sp-x.1`), and runs of digits inside a part by value,
+/// so `sp-x.1.2` comes before `sp-x.1.10`. Ties (`x.01` and `x.1`) fall back to byte order, so
+/// the order is total.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let parts = a.split('.').zip(b.split('.'));
+    for (x, y) in parts {
+        let o = natural_part(x, y);
+        if o.is_ne() {
+            return o;
         }
     }
+    a.split('.')
+        .count()
+        .cmp(&b.split('.').count())
+        .then_with(|| a.cmp(b))
 }
 
-fn trim_zeros(digits: &[u8]) -> &[u8] {
-    let zeros = digits.iter().take_while(|d| **d == b'0').count();
-    &digits[zeros..]
+/// One part of an id: runs of digits by value, everything else byte by byte.
+fn natural_part(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    while let (Some(&cx), Some(&cy)) = (x.first(), y.first()) {
+        let o = if cx.is_ascii_digit() && cy.is_ascii_digit() {
+            let (nx, rx) = split_digits(x);
+            let (ny, ry) = split_digits(y);
+            (x, y) = (rx, ry);
+            let (tx, ty) = (trim_zeros(nx), trim_zeros(ny));
+            tx.len().cmp(&ty.len()).then_with(|| tx.cmp(ty))
+        } else {
+            (x, y) = (&x[1..], &y[1..]);
+            cx.cmp(&cy)
+        };
+        if o.is_ne() {
+            return o;
+        }
+    }
+    x.len().cmp(&y.len())
+}
+
+fn split_digits(s: &[u8]) -> (&[u8], &[u8]) {
+    let n = s.iter().take_while(|c| c.is_ascii_digit()).count();
+    s.split_at(n)
+}
+
+fn trim_zeros(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&c| c == b'0').count();
+    &s[n..]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn natural_order_reads_numbers_by_value_and_parents_first() {
+        let mut ids = vec![
+            "sp-x.1.10",
+            "sp-x.2",
+            "sp-x.1.2",
+            "sp-x",
+            "sp-x.1",
+            "bd-10",
+            "bd-9",
+            "sp-x-a",
+        ];
+        ids.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(
+            ids,
+            [
+                "bd-9",
+                "bd-10",
+                "sp-x",
+                "sp-x.1",
+                "sp-x.1.2",
+                "sp-x.1.10",
+                "sp-x.2",
+                "sp-x-a"
+            ]
+        );
+        assert!(natural_cmp("x.01", "x.1").is_ne());
+        assert_eq!(natural_cmp("x.1", "x.1"), std::cmp::Ordering::Equal);
+    }
 
     #[test]
     fn accepts_what_bd_and_br_produce() {
@@ -115,7 +154,7 @@ mod tests {
             "sp-x.01.3",
             "sp-w",
         ];
-        ids.sort_by(|a, b| natural(a, b));
+        ids.sort_by(|a, b| natural_cmp(a, b));
         assert_eq!(
             ids,
             [

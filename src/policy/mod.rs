@@ -8,6 +8,7 @@
 //! | module | the rule |
 //! |---|---|
 //! | [`lineage`] | what a node inherits: autonomy, delivery target and method, from itself, its ancestors, the config, the checked-out branch |
+//! | [`deps`] | when a bead is blocked: a `blocks` dependency whose work is not done (decide's rule 6, `splice ready`) |
 //! | [`gate`] | whether a passed check waits for a person at the step's gate, or the node's autonomy relaxes it (and who supplied that level) |
 //! | [`branch`] | which result branch (`on_result`) of a step fires on its result, and what it does: continue, goto, switch route, abort, suggest a route, or park when a target does not resolve |
 //! | [`route`] | where a node goes after a step passes: the next step, the compound route, or closed; and when a parent releases its children |
@@ -15,6 +16,7 @@
 //! | [`tier`] | which request tier a request gets, by the manifest's classifier rules |
 
 pub mod branch;
+pub mod deps;
 pub mod gate;
 pub mod lineage;
 pub mod monitor;

@@ -110,6 +110,10 @@ pub enum Verb {
     Completions,
     Man,
     Doctor,
+    Create,
+    List,
+    Ready,
+    Logs,
 }
 
 impl Verb {
@@ -169,6 +173,10 @@ impl Verb {
         Verb::Completions,
         Verb::Man,
         Verb::Doctor,
+        Verb::Create,
+        Verb::List,
+        Verb::Ready,
+        Verb::Logs,
     ];
 
     /// The table: who may run this verb.
@@ -216,6 +224,8 @@ impl Verb {
             // Many beads at once, from a file; and a plain bead put on a route.
             | Verb::ImportBd
             | Verb::Start => Actor::Person,
+            // A plain bead (no route), as bd's `create` makes one.
+            | Verb::Create => Actor::Person,
             Verb::PassDryRun
             | Verb::Show
             | Verb::Step
@@ -235,6 +245,10 @@ impl Verb {
             | Verb::Man
             // Reads the state and the repository; never locks or writes.
             | Verb::Doctor => Actor::ReadOnly,
+            // bd's read commands (`show` is the verb above).
+            | Verb::List
+            | Verb::Ready
+            | Verb::Logs => Actor::ReadOnly,
         }
     }
 
@@ -298,6 +312,10 @@ impl Verb {
             Verb::Completions => "completions",
             Verb::Man => "man",
             Verb::Doctor => "doctor",
+            Verb::Create => "create",
+            Verb::List => "list",
+            Verb::Ready => "ready",
+            Verb::Logs => "logs",
         }
     }
 

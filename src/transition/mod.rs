@@ -43,6 +43,7 @@ pub mod import;
 pub mod land;
 pub mod loops;
 pub mod park;
+pub mod plain;
 pub mod plan;
 pub mod propose;
 pub mod read;

@@ -170,7 +170,7 @@ fn children_of<'a>(scan: &'a Scan, epic: &Bead, args: &StartArgs) -> Result<Vec<
         .filter(|b| b.parent.as_deref() == Some(epic.id.as_str()))
         .filter(|b| b.status != crate::model::Status::Tombstone)
         .collect();
-    children.sort_by(|a, b| crate::model::id::natural(&a.id, &b.id));
+    children.sort_by(|a, b| crate::model::id::natural_cmp(&a.id, &b.id));
     if children.is_empty() {
         return Err(Error::Invalid(format!(
             "{} has no children to adopt: start it as a task (without --campaign), or create its \

@@ -290,8 +290,8 @@ fn unreadable_row<'a>(
     }
 }
 
-/// One line saying what the node does next, or why it rests.
-fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
+/// One line saying what the node does next, or why it rests (`status`, `ready`, `show`).
+pub(crate) fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
     if let Some(a) = action {
         return match a {
             Action::Check { .. } => "check: run the floors".into(),

@@ -5,8 +5,7 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use crate::exec::dispatch::DispatchPaths;
-use crate::model::Bead;
+pub use crate::exec::dispatch::in_flight_log as dispatch_log;
 
 use super::super::model::Msg;
 
@@ -138,22 +137,6 @@ impl RunFollower {
     }
 }
 
-/// The dispatch log of `bead`'s dispatch in flight: `.splice/runs/<run>/<bead>-<step>-<attempt>.log`
-/// of the run that holds its claim. `None` when it has no runner's claim.
-pub fn dispatch_log(runs_dir: &Path, bead: &Bead) -> Option<PathBuf> {
-    let lease = bead.pipeline.lease.as_ref()?;
-    let mut parts = lease.holder.splitn(4, ':');
-    if parts.next() != Some("run") {
-        return None;
-    }
-    let run = parts.nth(2)?;
-    let step = &bead.pipeline.step;
-    let attempt = bead.pipeline.attempts.get(step).copied().unwrap_or(1);
-    DispatchPaths::new(runs_dir, run, &bead.id, step, attempt)
-        .ok()
-        .map(|p| p.log)
-}
-
 /// The selected node's log, followed while it is selected.
 #[derive(Default)]
 pub struct LogFollower {
@@ -184,6 +167,7 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     use super::*;
+    use crate::model::Bead;
     use crate::model::bead::Lease;
 
     fn append(path: &Path, text: &str) {

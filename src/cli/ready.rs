@@ -1,0 +1,143 @@
+//! `splice ready`: what could run now, and why — the pure decision over the state (`decide`, as
+//! `splice status` and `pass --dry-run` read it), not a second implementation: each action it
+//! would take, with the reason `status` prints. And the plain beads (imported from bd, or made
+//! by `splice create`) a person could start: open, every `blocks` dependency done (the rule
+//! `decide` applies to nodes, [`crate::policy::deps`]), with the command that starts one.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::{Global, output, status};
+use crate::decide::decide;
+use crate::driver::{advice, snapshot};
+use crate::error::Result;
+use crate::model::bead::Status;
+use crate::model::id::natural_cmp;
+use crate::model::{Action, Bead, RunStatus};
+use crate::policy::deps;
+use crate::store::Store;
+
+/// What could run now and why: the decision's actions, and the plain beads ready to start.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Print JSON: `{"schema_version", "status", "actions": […], "startable": […]}`
+    /// (docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One action of the decision.
+#[derive(Serialize, Debug)]
+struct Ready<'a> {
+    bead: &'a str,
+    /// The node's current step.
+    step: &'a str,
+    /// The action's kind: `dispatch`, `check`, `park`, `skip`, `escalate`, …
+    kind: &'static str,
+    /// The line `splice status` prints for it.
+    reason: String,
+    /// The action as the decision holds it.
+    action: &'a Action,
+}
+
+/// A plain bead a person could start.
+#[derive(Serialize, Debug)]
+struct Startable<'a> {
+    id: &'a str,
+    title: &'a str,
+    priority: i64,
+    issue_type: &'a str,
+    /// The command that puts it on a route.
+    command: String,
+}
+
+#[derive(Serialize, Debug)]
+struct Report<'a> {
+    schema_version: u32,
+    status: RunStatus,
+    actions: Vec<Ready<'a>>,
+    startable: Vec<Startable<'a>>,
+}
+
+pub fn run(global: &Global, args: Args) -> Result<i32> {
+    let store = Store::discover(global.dir.as_deref())?;
+    let who = super::snapshot::identity(std::env::var("SPLICE_HOLDER").ok(), None);
+    let snap = snapshot::build(&store, None, who)?;
+    let decision = decide(&snap);
+    let by_id: HashMap<&str, &Bead> = snap.beads.iter().map(|b| (b.id.as_str(), b)).collect();
+    let actions = decision
+        .actions
+        .iter()
+        .map(|a| Ready {
+            bead: a.bead(),
+            step: by_id.get(a.bead()).map_or("", |b| b.pipeline.step.as_str()),
+            kind: a.name(),
+            reason: status::reason(Some(a), None),
+            action: a,
+        })
+        .collect();
+    let mut startable: Vec<&Bead> = snap
+        .beads
+        .iter()
+        .filter(|b| !b.is_node() && b.status == Status::Open)
+        .filter(|b| deps::blocked_by(b, |id| by_id.get(id).copied()).is_empty())
+        .collect();
+    startable.sort_by(|a, b| a.priority.cmp(&b.priority).then(natural_cmp(&a.id, &b.id)));
+    let report = Report {
+        schema_version: output::OUTPUT_SCHEMA,
+        status: decision.status,
+        actions,
+        startable: startable
+            .into_iter()
+            .map(|b| Startable {
+                id: &b.id,
+                title: &b.title,
+                priority: b.priority,
+                issue_type: &b.issue_type,
+                command: format!("splice start {}", b.id),
+            })
+            .collect(),
+    };
+    if args.json {
+        output::print_json(&report);
+    } else {
+        output::out(&human(&report));
+    }
+    Ok(0)
+}
+
+fn human(r: &Report) -> String {
+    let mut out = format!(
+        "status: {} — {}\n",
+        r.status.as_str(),
+        advice::status_line(r.status)
+    );
+    if r.actions.is_empty() {
+        out.push_str("nothing for `splice run` to do now (`splice status` says why)\n");
+    } else {
+        out.push_str("`splice run` would now:\n");
+        for a in &r.actions {
+            out.push_str(&format!(
+                "  {}  {}  {}\n",
+                a.bead,
+                output::printable(a.step),
+                output::printable(&a.reason)
+            ));
+        }
+    }
+    if !r.startable.is_empty() {
+        out.push_str("plain beads ready to start (open, nothing blocking):\n");
+        for s in &r.startable {
+            out.push_str(&format!(
+                "  {}  P{}  {}  {}  → {}\n",
+                s.id,
+                s.priority,
+                output::printable(s.issue_type),
+                output::printable(s.title),
+                s.command
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,152 @@
+//! `splice show ID`: one bead, as bd's `show` prints it — its bd fields (title, status,
+//! priority, type, labels, parent, dependencies, description, and the fields splice keeps
+//! without knowing them: design, acceptance_criteria, notes, assignee…) — and, for a pipeline
+//! node, its step, its claim and what the decision does with it (an action or a rest, with the
+//! reason `splice status` prints). The bead is read as `splice transition show` reads it.
+//!
+//! `--json`: the bead file's JSON (its own `schema_version` first) and a `decision` object,
+//! `null` for a plain bead (`docs/cli.md`).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::args::BeadId;
+use super::{Global, output, status};
+use crate::decide::decide;
+use crate::driver::snapshot;
+use crate::error::Result;
+use crate::model::{Action, Bead, Rest};
+use crate::store::Store;
+use crate::transition::read::{self, Answer, Query};
+
+/// Show one bead: its fields and, for a pipeline node, its step, claim and decision.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub bead: BeadId,
+    /// Print JSON: the bead file's JSON plus a `decision` object (docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What the decision does with a node.
+#[derive(Serialize, Debug)]
+struct Decided {
+    /// The action it would take now, if any.
+    action: Option<Action>,
+    /// Why it rests, when it takes none.
+    rest: Option<Rest>,
+    /// The line `splice status` prints.
+    reason: String,
+}
+
+pub fn run(global: &Global, args: Args) -> Result<i32> {
+    let store = Store::discover(global.dir.as_deref())?;
+    let id = args.bead.id();
+    let Answer::Show(bead) = read::query(&store, id, Query::Show)? else {
+        unreachable!("a show query answers with the bead");
+    };
+    let decided = match bead.is_node() {
+        true => Some(decision_of(&store, id)?),
+        false => None,
+    };
+    if args.json {
+        let mut value = serde_json::to_value(&*bead).unwrap_or(Value::Null);
+        if let Value::Object(fields) = &mut value {
+            let d = serde_json::to_value(&decided).unwrap_or(Value::Null);
+            fields.insert("decision".into(), d);
+        }
+        output::print_json(&value);
+    } else {
+        output::out(&human(&bead, decided.as_ref()));
+    }
+    Ok(0)
+}
+
+/// The decision over the whole state, for node `id`.
+fn decision_of(store: &Store, id: &str) -> Result<Decided> {
+    let who = super::snapshot::identity(std::env::var("SPLICE_HOLDER").ok(), None);
+    let snap = snapshot::build(store, None, who)?;
+    let mut decision = decide(&snap);
+    let action = decision
+        .actions
+        .iter()
+        .position(|a| a.bead() == id)
+        .map(|at| decision.actions.swap_remove(at));
+    let rest = decision.nodes.remove(id).and_then(|n| n.rest);
+    let reason = status::reason(action.as_ref(), rest.as_ref());
+    Ok(Decided {
+        action,
+        rest,
+        reason,
+    })
+}
+
+fn human(b: &Bead, decided: Option<&Decided>) -> String {
+    let p = output::printable;
+    let mut out = format!("{}  {}\n", b.id, p(&b.title));
+    let mut line = |k: &str, v: String| out.push_str(&format!("  {k:<13} {v}\n"));
+    line("status", p(b.status.as_str()));
+    if let Some(reason) = &b.close_reason {
+        line("close reason", p(reason));
+    }
+    line("priority", format!("P{}", b.priority));
+    line("type", p(&b.issue_type));
+    if !b.labels.is_empty() {
+        line("labels", p(&b.labels.join(", ")));
+    }
+    if let Some(parent) = &b.parent {
+        line("parent", p(parent));
+    }
+    for d in &b.dependencies {
+        line(
+            "depends on",
+            p(&format!("{} ({})", d.depends_on_id, d.dep_type)),
+        );
+    }
+    line("created", p(&b.created_at));
+    line("updated", p(&b.updated_at));
+    if let Some(at) = &b.closed_at {
+        line("closed", p(at));
+    }
+    match decided {
+        None => line(
+            "pipeline",
+            "none: a plain bead (`splice start ID` puts it on a route)".into(),
+        ),
+        Some(d) => {
+            let pl = &b.pipeline;
+            line(
+                "step",
+                p(&format!(
+                    "{} (route {}, {})",
+                    pl.step,
+                    pl.route,
+                    pl.kind.as_str()
+                )),
+            );
+            let claim = pl.lease.as_ref().map_or("none".into(), |l| {
+                p(&format!("{} since {}", l.holder, l.since))
+            });
+            line("claim", claim);
+            line("decision", p(&d.reason));
+        }
+    }
+    let mut text = |name: &str, body: &str| {
+        if !body.trim().is_empty() {
+            out.push_str(&format!("\n{name}:\n"));
+            for l in body.lines() {
+                out.push_str(&format!("  {}\n", p(l)));
+            }
+        }
+    };
+    text("description", &b.description);
+    for (key, value) in &b.extra {
+        match value {
+            Value::String(s) => text(&p(key), s),
+            Value::Null => {}
+            other => text(&p(key), &other.to_string()),
+        }
+    }
+    out
+}

@@ -1,0 +1,566 @@
+//! Issue 15 §2: the commands bd users type first — `list`, `ready`, `show`, `create`, `logs` —
+//! against the built binary, in temporary git repositories, at a fixed clock.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use common::Repo;
+use serde_json::{Value, json};
+
+/// A bead file written directly: only for fields `splice create` cannot set (dependencies,
+/// labels, a status, bd's fields splice does not know). Plain: no `pipeline`.
+fn plain_file(r: &Repo, id: &str, fields: Value) {
+    let mut bead = json!({"id": id, "title": format!("bead {id}"), "status": "open"});
+    bead.as_object_mut()
+        .unwrap()
+        .extend(fields.as_object().unwrap().clone());
+    r.write(
+        &format!(".splice/beads/{id}.json"),
+        &serde_json::to_string_pretty(&bead).unwrap(),
+    );
+}
+
+fn text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Run and require exit 0; returns stdout as text.
+fn ok_text(r: &Repo, args: &[&str]) -> String {
+    let out = r.run(args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "splice {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text(&out)
+}
+
+fn created(r: &Repo, args: &[&str]) -> String {
+    let mut all = vec!["create"];
+    all.extend_from_slice(args);
+    ok_text(r, &all).trim().to_string()
+}
+
+fn ids(listing: &Value) -> Vec<String> {
+    listing["beads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn create_makes_a_plain_bead_through_the_writer() {
+    let r = Repo::new();
+    let node = r.task("A node", &[]);
+    let id = created(
+        &r,
+        &["Fix the login", "-d", "It crashes", "-p", "1", "-t", "bug"],
+    );
+    assert!(
+        id.starts_with("sp-") && id.len() >= 7,
+        "a hash id as init gives: {id}"
+    );
+    let bead = r.bead(&id);
+    assert_eq!(bead["title"], "Fix the login");
+    assert_eq!(bead["description"], "It crashes");
+    assert_eq!(
+        (&bead["priority"], &bead["issue_type"]),
+        (&json!(1), &json!("bug"))
+    );
+    assert_eq!(bead["pipeline"]["route"], "", "plain: on no route");
+    assert!(r.journal().contains(&format!("\"{id}\"")), "journaled");
+    // Plain beads get no decision: the run status is about the node.
+    let status = r.ok(&["status", "--json"]);
+    let rows: Vec<&str> = status["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(rows, [node.as_str()]);
+    // --json prints the bead as written.
+    let b = r.ok(&[
+        "create",
+        "Another",
+        "-l",
+        "ui,backend",
+        "--label",
+        "p1",
+        "--json",
+    ]);
+    assert_eq!(b["labels"], json!(["ui", "backend", "p1"]));
+    assert_eq!(b["schema_version"], 1);
+    assert_eq!(b["title"], "Another");
+    assert_eq!(b, r.bead(b["id"].as_str().unwrap()));
+}
+
+#[test]
+fn create_with_a_parent_numbers_its_children_and_refuses_what_it_cannot_be() {
+    let r = Repo::new();
+    let node = r.task("A node", &[]);
+    let epic = created(&r, &["Epic", "-t", "epic"]);
+    let kids: Vec<String> = (1..=3)
+        .map(|i| created(&r, &[&format!("child {i}"), "--parent", &epic]))
+        .collect();
+    assert_eq!(kids, [1, 2, 3].map(|i| format!("{epic}.{i}")));
+    assert_eq!(r.bead(&kids[0])["parent"], json!(epic));
+    let grandchild = created(&r, &["deeper", "--parent", &kids[1]]);
+    assert_eq!(grandchild, format!("{epic}.2.1"));
+
+    let before = r.beads_bytes();
+    let journal = r.journal();
+    let err = r.fails(2, &["create", "x", "--parent", "sp-nope"]);
+    assert!(err.contains("no bead sp-nope"), "{err}");
+    let err = r.fails(1, &["create", "x", "--parent", &node]);
+    assert!(
+        err.contains(&format!("bead {node} is a pipeline node"))
+            && err.contains("children come from its split"),
+        "{err}"
+    );
+    for bad in [
+        &["create", "x", "-p", "5"][..],
+        &["create", "x", "-p", "-1"],
+        &["create", "x", "-p", "high"],
+        &["create", "  "],
+        &["create", "x", "-t", "two words"],
+        &["create", "x", "--parent", "../etc"],
+    ] {
+        r.fails(2, bad);
+    }
+    let err = r.fails(2, &["create", "x", "-p", "9"]);
+    assert!(err.contains("0 (critical) to 4 (backlog)"), "{err}");
+    assert_eq!(r.beads_bytes(), before, "a refusal writes nothing");
+    assert_eq!(r.journal(), journal);
+}
+
+#[test]
+fn a_dispatched_session_may_read_but_not_create() {
+    let r = Repo::new();
+    let node = r.task("A node", &[]);
+    let before = r.beads_bytes();
+    let as_agent = |args: &[&str]| {
+        let out = r.cmd(args).env("SPLICE_DISPATCHED", "1").output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = as_agent(&["create", "Sneaky"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("create"), "{err}");
+    assert_eq!(r.beads_bytes(), before, "nothing written");
+    for read in [
+        &["list"][..],
+        &["ready"],
+        &["show", &node],
+        &["logs", &node],
+    ] {
+        let (code, err) = as_agent(read);
+        assert_eq!(code, Some(0), "{read:?}: {err}");
+    }
+}
+
+#[test]
+fn list_shows_every_bead_in_natural_order_and_each_filter_works() {
+    let r = Repo::new();
+    let node = r.task("A node", &[]);
+    let p = created(&r, &["Parent"]);
+    for i in 1..=11 {
+        created(&r, &[&format!("child {i}"), "--parent", &p]);
+    }
+    r.ok(&["close", &format!("{p}.3"), "--reason", "done in bd"]);
+    plain_file(
+        &r,
+        "bd-9",
+        json!({"status": "deferred", "issue_type": "bug", "labels": ["ui", "urgent"]}),
+    );
+    plain_file(&r, "bd-10", json!({"status": "hooked", "labels": ["ui"]}));
+    plain_file(
+        &r,
+        "bd-11",
+        json!({"status": "\u{1b}[2Jwiped", "title": "evil\u{1b}]0;title\u{7}\nnext"}),
+    );
+
+    let all = r.ok(&["list", "--json"]);
+    assert_eq!(all["schema_version"], 1);
+    let got = ids(&all);
+    let mut expected = vec![
+        "bd-9".to_string(),
+        "bd-10".into(),
+        "bd-11".into(),
+        p.clone(),
+    ];
+    expected.extend((1..=11).map(|i| format!("{p}.{i}")));
+    expected.push(node.clone());
+    expected.sort_by(|a, b| splice::model::id::natural_cmp(a, b));
+    assert_eq!(got, expected);
+    let at = |id: &str| got.iter().position(|g| g == id).unwrap();
+    assert!(at("bd-9") < at("bd-10"), "numbers by value");
+    assert!(at(&format!("{p}.2")) < at(&format!("{p}.10")), "{got:?}");
+    assert!(
+        at(&p) < at(&format!("{p}.1")),
+        "a parent before its children"
+    );
+    let n = &all["beads"][at(&node)];
+    assert_eq!(n["step"], "generate-spec");
+    assert_eq!(
+        all["beads"][at(&p)]["step"],
+        Value::Null,
+        "a plain bead has none"
+    );
+
+    let only = |args: &[&str]| {
+        let mut a = vec!["list", "--json"];
+        a.extend_from_slice(args);
+        ids(&r.ok(&a))
+    };
+    assert_eq!(only(&["--status", "closed"]), [format!("{p}.3")]);
+    assert_eq!(
+        only(&["--status", "deferred,hooked"]),
+        only(&["--status", "deferred", "--status", "hooked"])
+    );
+    assert_eq!(only(&["--status", "deferred,hooked"]), ["bd-9", "bd-10"]);
+    assert_eq!(only(&["--type", "bug"]), ["bd-9"]);
+    assert_eq!(only(&["--label", "ui"]), ["bd-9", "bd-10"]);
+    assert_eq!(only(&["--label", "ui", "--label", "urgent"]), ["bd-9"]);
+    assert_eq!(only(&["--parent", &p]).len(), 11);
+    assert!(only(&["--status", "blocked"]).is_empty());
+
+    // Text: one line a bead, the step or `-`, and nothing from a file reaches the terminal raw.
+    let out = ok_text(&r, &["list"]);
+    assert_eq!(out.lines().count(), expected.len(), "{out}");
+    let line = |id: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap()
+            .to_string()
+    };
+    assert!(line(&node).contains("generate-spec"), "{out}");
+    assert!(line(&format!("{p}.3")).contains(" closed "), "{out}");
+    assert!(line(&p).contains(" - "), "{out}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(line("bd-11").contains("\\u{1b}[2Jwiped"), "{out}");
+    assert!(line("bd-11").contains("\\nnext"), "{out}");
+}
+
+#[test]
+fn ready_is_the_decisions_actions_and_the_plain_beads_nothing_blocks() {
+    let r = Repo::new();
+    let node = r.task("A node", &[]);
+    plain_file(&r, "bd-a", json!({"priority": 1}));
+    plain_file(
+        &r,
+        "bd-b",
+        json!({"dependencies": [{"depends_on_id": "bd-a", "type": "blocks"}]}),
+    );
+    plain_file(&r, "bd-done", json!({"status": "closed"}));
+    plain_file(
+        &r,
+        "bd-c",
+        json!({"priority": 0, "dependencies": [
+            {"depends_on_id": "bd-done", "type": "blocks"},
+            {"depends_on_id": "bd-a", "type": "related"}]}),
+    );
+    plain_file(&r, "bd-busy", json!({"status": "in_progress"}));
+    // A node waiting on a plain bead rests blocked: no action for it.
+    let blocked = r.task("Waits on bd-a", &[]);
+    let mut b = r.bead(&blocked);
+    b["dependencies"] = json!([{"depends_on_id": "bd-a", "type": "blocks"}]);
+    r.write(
+        &format!(".splice/beads/{blocked}.json"),
+        &serde_json::to_string_pretty(&b).unwrap(),
+    );
+
+    let ready = r.ok(&["ready", "--json"]);
+    assert_eq!(ready["schema_version"], 1);
+    assert_eq!(ready["status"], "ready");
+    // The actions are the pure decision's, one for one.
+    std::fs::write(
+        r.path().join("snap.json"),
+        serde_json::to_vec(&r.ok(&["snapshot"])).unwrap(),
+    )
+    .unwrap();
+    let decision = r.ok(&["decide", "--snapshot", "snap.json"]);
+    let actions: Vec<Value> = ready["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["action"].clone())
+        .collect();
+    assert_eq!(json!(actions), decision["actions"]);
+    let a = &ready["actions"][0];
+    assert_eq!(
+        (&a["bead"], &a["step"], &a["kind"]),
+        (&json!(node), &json!("generate-spec"), &json!("check"))
+    );
+    assert_eq!(a["reason"], "check: run the floors");
+    assert_eq!(ready["actions"].as_array().unwrap().len(), 1);
+    // Plain beads: open and unblocked, by priority; a cancelled or open blocker blocks.
+    let startable: Vec<&str> = ready["startable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(startable, ["bd-c", "bd-a"]);
+    assert_eq!(ready["startable"][1]["command"], "splice start bd-a");
+
+    let out = ok_text(&r, &["ready"]);
+    assert!(
+        out.contains(&format!("{node}  generate-spec  check: run the floors")),
+        "{out}"
+    );
+    assert!(
+        out.contains("bd-a") && out.contains("→ splice start bd-a"),
+        "{out}"
+    );
+    assert!(!out.contains("bd-b") && !out.contains("bd-busy"), "{out}");
+    assert!(
+        !out.contains(&blocked),
+        "a blocked node has no action: {out}"
+    );
+}
+
+#[test]
+fn show_prints_a_plain_beads_kept_fields_and_a_nodes_step_and_decision() {
+    let r = Repo::new();
+    let node = r.task("A node", &[]);
+    plain_file(
+        &r,
+        "bd-x1",
+        json!({
+            "title": "Imported \u{1b}[31mred",
+            "description": "What to do.",
+            "design": "Use a queue.",
+            "acceptance_criteria": "It works.",
+            "notes": "see thread",
+            "assignee": "ana",
+            "labels": ["ui"],
+            "dependencies": [{"depends_on_id": "bd-y", "type": "discovered-from"}],
+            "ephemeral": true
+        }),
+    );
+    let plain = r.ok(&["show", "bd-x1", "--json"]);
+    assert_eq!(plain["schema_version"], 1);
+    for (k, v) in [
+        ("design", "Use a queue."),
+        ("acceptance_criteria", "It works."),
+        ("notes", "see thread"),
+        ("assignee", "ana"),
+    ] {
+        assert_eq!(plain[k], v, "{k} kept");
+    }
+    assert_eq!(plain["ephemeral"], true);
+    assert_eq!(
+        plain["decision"],
+        Value::Null,
+        "a plain bead gets no decision"
+    );
+    assert_eq!(plain["dependencies"][0]["type"], "discovered-from");
+
+    let out = ok_text(&r, &["show", "--bead", "bd-x1"]);
+    for part in [
+        "design:\n  Use a queue.",
+        "acceptance_criteria:\n  It works.",
+        "notes:\n  see thread",
+        "assignee:\n  ana",
+        "description:\n  What to do.",
+        "bd-y (discovered-from)",
+        "a plain bead",
+    ] {
+        assert!(out.contains(part), "{part:?} in {out}");
+    }
+    assert!(
+        !out.contains('\u{1b}') && out.contains("\\u{1b}[31mred"),
+        "{out:?}"
+    );
+
+    let shown = r.ok(&["show", &node, "--json"]);
+    assert_eq!(shown["pipeline"]["step"], "generate-spec");
+    assert_eq!(shown["decision"]["action"]["action"], "check");
+    assert_eq!(shown["decision"]["rest"], Value::Null);
+    assert_eq!(shown["decision"]["reason"], "check: run the floors");
+    let out = ok_text(&r, &["show", &node]);
+    assert!(out.contains("generate-spec (route leaf, leaf)"), "{out}");
+    assert!(
+        out.contains("check: run the floors") && out.contains("claim"),
+        "{out}"
+    );
+
+    r.fails(2, &["show", "bd-none"]);
+    r.fails(2, &["show", "../x"]);
+}
+
+/// A dispatch log at `.splice/runs/<run>/<name>`, last written at `age_s` seconds ago.
+fn log(r: &Repo, run: &str, name: &str, body: &str, age_s: u64) -> std::path::PathBuf {
+    let path = r.state().join("runs").join(run).join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, body).unwrap();
+    let when = SystemTime::now() - Duration::from_secs(age_s);
+    let f = std::fs::File::options().write(true).open(&path).unwrap();
+    f.set_modified(when).unwrap();
+    let dir = std::fs::File::open(path.parent().unwrap()).unwrap();
+    dir.set_modified(when).unwrap();
+    path
+}
+
+const OLD_RUN: &str = "20260101T000000Z-11-0";
+const NEW_RUN: &str = "20260101T010000Z-12-0";
+
+#[test]
+fn logs_lists_a_nodes_dispatch_logs_newest_first() {
+    let r = Repo::new();
+    let node = r.task("A node", &[]);
+    let other = r.task("Another", &[]);
+    log(
+        &r,
+        OLD_RUN,
+        &format!("{node}-generate-spec-1.log"),
+        "first try\n",
+        300,
+    );
+    log(
+        &r,
+        OLD_RUN,
+        &format!("{node}-generate-spec-1.usage.json"),
+        "{}",
+        300,
+    );
+    log(
+        &r,
+        NEW_RUN,
+        &format!("{other}-generate-spec-1.log"),
+        "other\n",
+        20,
+    );
+    log(
+        &r,
+        NEW_RUN,
+        &format!("{node}-generate-spec-2.log"),
+        "second try \u{1b}[2J\n",
+        10,
+    );
+
+    let listed = r.ok(&["logs", &node, "--json"]);
+    assert_eq!(listed["schema_version"], 1);
+    let paths: Vec<&str> = listed["logs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            format!(".splice/runs/{NEW_RUN}/{node}-generate-spec-2.log"),
+            format!(".splice/runs/{OLD_RUN}/{node}-generate-spec-1.log"),
+        ]
+    );
+    assert_eq!(listed["logs"][0]["attempt"], 2);
+    assert_eq!(listed["logs"][0]["step"], "generate-spec");
+
+    let out = ok_text(&r, &["logs", &node]);
+    let second = out.find("second try").unwrap();
+    assert!(
+        second < out.find("first try").unwrap(),
+        "newest first: {out}"
+    );
+    assert!(!out.contains("other") && !out.contains('\u{1b}'), "{out:?}");
+    assert!(out.contains("\\u{1b}[2J"), "{out}");
+
+    // Without an id: every dispatch of the latest run.
+    let latest = r.ok(&["logs", "--json"]);
+    let beads: Vec<&str> = latest["logs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["bead"].as_str().unwrap())
+        .collect();
+    assert_eq!(beads, [node.as_str(), other.as_str()]);
+    r.fails(2, &["logs", "sp-none"]);
+    r.fails(2, &["logs", &node, "--follow", "--json"]);
+}
+
+/// Run `args` in the background; its output once it exits, within `bound`.
+fn finishes(mut child: std::process::Child, bound: Duration) -> Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < bound, "still following after {bound:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn spawn(r: &Repo, args: &[&str]) -> std::process::Child {
+    let mut c: Command = r.cmd(args);
+    c.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn follow_ends_at_once_on_a_dispatch_that_ended() {
+    let r = Repo::new();
+    let node = r.task("A node", &[]);
+    log(
+        &r,
+        OLD_RUN,
+        &format!("{node}-generate-spec-1.log"),
+        "done\nno newline",
+        5,
+    );
+    let out = finishes(
+        spawn(&r, &["logs", &node, "--follow"]),
+        Duration::from_secs(10),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let out = text(&out);
+    assert!(out.contains("done\nno newline\n"), "{out}");
+}
+
+#[test]
+fn follow_prints_what_is_appended_until_the_dispatch_ends() {
+    let r = Repo::new();
+    let node = r.task("A node", &[]);
+    let path = log(
+        &r,
+        NEW_RUN,
+        &format!("{node}-generate-spec-1.log"),
+        "start\n",
+        0,
+    );
+    // The node's claim names the log's run: its dispatch is in flight.
+    let file = r.state().join("beads").join(format!("{node}.json"));
+    let unclaimed = std::fs::read_to_string(&file).unwrap();
+    let mut b: Value = serde_json::from_str(&unclaimed).unwrap();
+    b["pipeline"]["lease"] = json!({"holder": format!("run:host:12:{NEW_RUN}"), "since": "t"});
+    b["pipeline"]["attempts"] = json!({"generate-spec": 1});
+    std::fs::write(&file, serde_json::to_string_pretty(&b).unwrap()).unwrap();
+
+    let child = spawn(&r, &["logs", &node, "-f"]);
+    std::thread::sleep(Duration::from_millis(500));
+    let mut f = std::fs::File::options().append(true).open(&path).unwrap();
+    f.write_all(b"working\n").unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        std::fs::read_to_string(&file).unwrap().contains("lease"),
+        "still claimed"
+    );
+    f.write_all(b"finished").unwrap();
+    // The dispatch ends: its claim is released.
+    std::fs::write(&file, &unclaimed).unwrap();
+    let out = finishes(child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out).contains("start\nworking\nfinished\n"),
+        "{}",
+        text(&out)
+    );
+}
