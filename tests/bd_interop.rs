@@ -374,3 +374,28 @@ proptest! {
         prop_assert_eq!(by_id(&export(&r, &[])), by_id(&jsonl(&records)));
     }
 }
+
+#[test]
+fn status_lists_children_in_natural_order() {
+    let r = Repo::new();
+    let mut text = String::from("{\"id\":\"bd-e\",\"title\":\"epic\"}\n");
+    for i in 1..=11 {
+        text.push_str(&format!(
+            "{{\"id\":\"bd-e.{i}\",\"title\":\"c{i}\",\"parent\":\"bd-e\"}}\n"
+        ));
+    }
+    r.write("issues.jsonl", &text);
+    import(&r, "issues.jsonl", &[]);
+    r.ok(&["start", "bd-e", "--campaign"]);
+    let status = r.ok(&["status", "--json"]);
+    let ids: Vec<&str> = status["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    let want: Vec<String> = std::iter::once("bd-e".to_string())
+        .chain((1..=11).map(|i| format!("bd-e.{i}")))
+        .collect();
+    assert_eq!(ids, want);
+}

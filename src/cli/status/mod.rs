@@ -230,6 +230,12 @@ fn tree_order<'a>(by_id: &BTreeMap<&'a str, Option<&'a Bead>>) -> Vec<(&'a str, 
             None => tops.push(id),
         }
     }
+    // Natural order, as a person reads ids: `sp-x.1.2` before `sp-x.1.10`.
+    let natural = |a: &&str, b: &&str| crate::model::id::natural_cmp(a, b);
+    tops.sort_by(natural);
+    for kids in children.values_mut() {
+        kids.sort_by(natural);
+    }
     let mut order: Vec<(&str, usize)> = Vec::new();
     let mut seen = HashSet::new();
     let mut stack: Vec<(&str, usize)> = tops.iter().rev().map(|&id| (id, 0)).collect();

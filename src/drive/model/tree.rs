@@ -75,6 +75,12 @@ pub(crate) fn rows(snap: &Snapshot) -> Vec<Row> {
             None => tops.push(id),
         }
     }
+    // Natural order, as a person reads ids: `sp-x.1.2` before `sp-x.1.10`.
+    let natural = |a: &&str, b: &&str| crate::model::id::natural_cmp(a, b);
+    tops.sort_by(natural);
+    for kids in children.values_mut() {
+        kids.sort_by(natural);
+    }
     let mut rows: Vec<Row> = Vec::with_capacity(by_id.len());
     let mut row_of: BTreeMap<&str, usize> = BTreeMap::new();
     let mut seen = HashSet::new();
