@@ -216,12 +216,7 @@ fn create(ctx: &Ctx, node: NewNode, placement: Placement, verb: Verb) -> Result<
     let candidates: Vec<String> = ids::candidates(&seed).collect();
     ctx.store
         .create(&ctx.transition(verb, &ctx.actor()), &candidates, |taken| {
-            let id = candidates
-                .iter()
-                .find(|id| !taken.contains(*id))
-                .ok_or_else(|| {
-                    Error::Invalid(format!("every id derived from {seed:?} is taken"))
-                })?;
+            let id = free_id(&candidates, taken, &seed)?;
             let input = CreateInput {
                 placement: &placement,
                 entry,
@@ -231,6 +226,18 @@ fn create(ctx: &Ctx, node: NewNode, placement: Placement, verb: Verb) -> Result<
             };
             Ok(plan(&node, &input, &ctx.now))
         })
+}
+
+/// The first of `candidates` (ids derived from `seed`) not `taken`.
+pub(super) fn free_id<'c>(
+    candidates: &'c [String],
+    taken: &std::collections::BTreeSet<String>,
+    seed: &str,
+) -> Result<&'c String> {
+    candidates
+        .iter()
+        .find(|id| !taken.contains(*id))
+        .ok_or_else(|| Error::Invalid(format!("every id derived from {seed:?} is taken")))
 }
 
 /// The new node: `kind` at its route's entry step.

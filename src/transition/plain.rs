@@ -93,12 +93,7 @@ pub fn create(ctx: &Ctx, new: &NewPlain) -> Result<String> {
         return ctx
             .store
             .create(&ctx.transition(VERB, &actor), &candidates, |taken| {
-                let id = candidates
-                    .iter()
-                    .find(|id| !taken.contains(*id))
-                    .ok_or_else(|| {
-                        Error::Invalid(format!("every id derived from {seed:?} is taken"))
-                    })?;
+                let id = super::create::free_id(&candidates, taken, &seed)?;
                 Ok(plan(new, id, &ctx.now))
             });
     };
