@@ -399,3 +399,22 @@ fn status_lists_children_in_natural_order() {
         .collect();
     assert_eq!(ids, want);
 }
+
+#[test]
+fn export_to_a_file_named_relative_to_the_working_directory() {
+    // Found by the bench: `-o out.jsonl` wrote the file, then failed syncing the directory "".
+    let r = Repo::new();
+    r.write("issues.jsonl", &jsonl(&corpus(7)));
+    import(&r, "issues.jsonl", &[]);
+    let out = r.run(&["export", "bd", "-o", "out.jsonl"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    let written = std::fs::read_to_string(r.path().join("out.jsonl")).unwrap();
+    assert_eq!(written, export(&r, &[]));
+    assert_eq!(by_id(&written), by_id(&jsonl(&corpus(7))));
+}

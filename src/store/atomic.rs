@@ -96,6 +96,12 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
     write_tmp(path, bytes)?;
     publish(path)?;
     if let Some(dir) = path.parent() {
+        // A bare file name's parent is "": the working directory.
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
         sync_dir(dir)?;
     }
     Ok(())
