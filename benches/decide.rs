@@ -138,7 +138,32 @@ fn campaign(n: usize) -> Snapshot {
     }
 }
 
+/// Decide's cost per node at each size, printed first in one line so growth is plain to see
+/// (the goal: 100k within 1.3x of 1k per node). The median of several decisions, each dropped
+/// inside the timing as criterion's loop does.
+fn per_node() {
+    let mut line = String::from("decide per node (median):");
+    let mut first = None;
+    for n in [1_000usize, 10_000, 100_000] {
+        let snap = campaign(n);
+        let runs = (2_000_000 / n).clamp(5, 200);
+        let mut times: Vec<f64> = (0..runs)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                drop(std::hint::black_box(decide(std::hint::black_box(&snap))));
+                start.elapsed().as_secs_f64() * 1e6 / snap.beads.len() as f64
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        let base = *first.get_or_insert(median);
+        line.push_str(&format!("  {n}: {median:.3} µs ({:.2}x)", median / base));
+    }
+    println!("{line}");
+}
+
 fn bench(c: &mut Criterion) {
+    per_node();
     let mut group = c.benchmark_group("decide");
     group.sample_size(10);
     for n in [1_000usize, 10_000, 100_000] {

@@ -164,14 +164,14 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
     }
     let e = spec.evidence;
     if e & 1 != 0 {
-        p.proposal = Some(Proposal {
+        p.proposal = Some(Box::new(Proposal {
             step: step.into(),
             seq: if e & 32 != 0 { 4 } else { 7 },
             artifact: "a".into(),
             pr_url: (e & 64 != 0).then(|| "https://forge/pr/1".to_string()),
             at: AT.into(),
             ..Default::default()
-        });
+        }));
     }
     if e & 2 != 0 {
         p.last_check = Some(Check {
@@ -186,13 +186,13 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
         });
     }
     if e & 4 != 0 {
-        p.last_dispatch = Some(Dispatch {
+        p.last_dispatch = Some(Box::new(Dispatch {
             step: step.into(),
             attempt: spec.attempts.max(1),
             seq: 6,
             holder: HOLDER.into(),
             at: AT.into(),
-        });
+        }));
     }
     if e & 8 != 0 {
         p.exits.push(ExitRecord {

@@ -260,6 +260,10 @@ fn status_json_for_machines() {
     assert_eq!(nodes[2]["action"]["action"], "dispatch");
     assert_eq!(nodes[2]["floors_dir"], ".splice/worktrees/sp-root.2");
     assert_eq!(nodes[0]["rest"]["kind"], "waiting-children");
+    // The root row counts its open children (its rows follow) rather than listing them.
+    assert_eq!(v["schema_version"], 2);
+    assert_eq!(nodes[0]["rest"]["open"], 2);
+    assert!(nodes[0]["rest"].get("children").is_none(), "{}", nodes[0]);
 }
 
 #[test]

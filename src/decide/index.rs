@@ -75,20 +75,41 @@ pub(crate) struct Index<'a> {
     /// Answers asked once per parent and shared by its children (siblings ask the same).
     released: RefCell<FxMap<&'a str, bool>>,
     inherited_target: RefCell<FxMap<&'a str, Option<&'a str>>>,
+    /// The last [`RECENT`] beads found by id, and the slot the next one takes.
+    recent: RefCell<Recent<'a>>,
 }
+
+/// How many answers of [`Index::bead`] are kept: a node, its parent and grandparent.
+const RECENT: usize = 4;
+
+/// The last answers of [`Index::bead`] (id and bead), and the slot the next one takes.
+type Recent<'a> = ([Option<(&'a str, &'a Bead)>; RECENT], usize);
 
 impl<'a> Index<'a> {
     pub fn build(snapshot: &'a Snapshot) -> Index<'a> {
-        let mut beads: Vec<&Bead> = snapshot.beads.iter().collect();
-        // Stable sort: a snapshot from `splice snapshot` is already in id order (one linear pass).
-        beads.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| preference(a, b)));
+        // Sorted with each id's first 16 bytes beside its bead, so most comparisons read
+        // neither the ids' heap text nor the beads' structs (at 100,000 beads every pointer
+        // followed is a cache miss). Stable: a snapshot in id order is one linear pass.
+        let mut keyed: Vec<(u128, &str, &Bead)> = snapshot
+            .beads
+            .iter()
+            .map(|b| (id_prefix(&b.id), b.id.as_str(), b))
+            .collect();
+        keyed.sort_by(|a, b| {
+            (a.0.cmp(&b.0))
+                .then_with(|| a.1.cmp(b.1))
+                .then_with(|| preference(a.2, b.2))
+        });
         // A hand-made snapshot may repeat an id: keep one copy, chosen by content, not position.
-        beads.dedup_by(|later, earlier| later.id == earlier.id);
+        keyed.dedup_by(|later, earlier| later.1 == earlier.1);
 
         let mut by_id = FxMap::default();
-        by_id.reserve(beads.len());
-        by_id.extend(beads.iter().map(|b| (b.id.as_str(), *b)));
-        beads.retain(|b| b.is_node());
+        by_id.reserve(keyed.len());
+        by_id.extend(keyed.iter().map(|&(_, id, b)| (id, b)));
+        let beads: Vec<&Bead> = keyed
+            .into_iter()
+            .filter_map(|(_, _, b)| b.is_node().then_some(b))
+            .collect();
         let steps = snapshot
             .manifest
             .steps
@@ -140,6 +161,7 @@ impl<'a> Index<'a> {
             worktrees,
             released: RefCell::default(),
             inherited_target: RefCell::default(),
+            recent: RefCell::new(([None; RECENT], 0)),
         }
     }
 
@@ -182,8 +204,18 @@ impl<'a> Index<'a> {
         self.unreadable_ids.get(parent).copied()
     }
 
+    /// The bead `id`. Siblings sit together in id order and ask for the same parent, so the
+    /// last few answers are kept: a hit reads no table that has outgrown the cache.
     pub fn bead(&self, id: &str) -> Option<&'a Bead> {
-        self.by_id.get(id).copied()
+        let mut recent = self.recent.borrow_mut();
+        if let Some(&(_, found)) = recent.0.iter().flatten().find(|(k, _)| *k == id) {
+            return Some(found);
+        }
+        let (&key, &found) = self.by_id.get_key_value(id)?;
+        let slot = recent.1;
+        recent.0[slot] = Some((key, found));
+        recent.1 = (slot + 1) % RECENT;
+        Some(found)
     }
 
     /// `bead` and its ancestors, nearest first, through the scope's context above the snapshot.
@@ -193,7 +225,7 @@ impl<'a> Index<'a> {
 
     /// A bead of the snapshot, or an ancestor of the scope above it.
     fn lineage_bead(&self, id: &str) -> Option<&'a Bead> {
-        self.by_id.get(id).or_else(|| self.context.get(id)).copied()
+        self.bead(id).or_else(|| self.context.get(id).copied())
     }
 
     pub fn step(&self, name: &str) -> Option<&'a Step> {
@@ -227,6 +259,15 @@ impl<'a> Index<'a> {
     }
 }
 
+/// The first 16 bytes of `id`, zero-padded, as a number: two ids whose numbers differ compare as
+/// their numbers do (an id holds no NUL byte before its end; equal numbers compare the whole ids).
+fn id_prefix(id: &str) -> u128 {
+    let mut bytes = [0u8; 16];
+    let n = id.len().min(16);
+    bytes[..n].copy_from_slice(&id.as_bytes()[..n]);
+    u128::from_be_bytes(bytes)
+}
+
 /// Among copies of one id, the one to keep sorts first: highest `seq`, then by content.
 fn preference(a: &Bead, b: &Bead) -> std::cmp::Ordering {
     b.pipeline.seq.cmp(&a.pipeline.seq).then_with(|| {
@@ -236,4 +277,33 @@ fn preference(a: &Bead, b: &Bead) -> std::cmp::Ordering {
         let text = |x: &Bead| serde_json::to_string(x).unwrap_or_default();
         text(a).cmp(&text(b))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::id_prefix;
+
+    /// Ordering by (prefix, id) is ordering by id, whatever the lengths.
+    #[test]
+    fn the_prefix_key_orders_as_the_ids_do() {
+        let mut ids = vec![
+            "sp-x",
+            "sp-x.1",
+            "sp-x.10",
+            "sp-x.1.2",
+            "sp-x.1.10",
+            "a",
+            "",
+            "sp-root.1234567890.1",
+            "sp-root.1234567890.0",
+            "sp-root.123456789",
+            "sp-x\u{0}",
+            "zz",
+            "sp-root.12345678",
+        ];
+        let mut by_key = ids.clone();
+        by_key.sort_by(|a, b| id_prefix(a).cmp(&id_prefix(b)).then_with(|| a.cmp(b)));
+        ids.sort();
+        assert_eq!(by_key, ids);
+    }
 }

@@ -117,12 +117,13 @@ pub fn backoff_s(base: u64, attempts: u32) -> u64 {
 pub fn decide(snapshot: &Snapshot) -> Decision {
     let ix = Index::build(snapshot);
 
-    // The sixteen per-node rules, in id order; outcomes are indexed like `ix.beads`. The owned
-    // id and step are taken here, while the bead is in cache, and leases and dispatches are
-    // noted for serialization so it need not scan every node again.
+    // The sixteen per-node rules, in id order; outcomes are indexed like `ix.beads`. Each
+    // node's entry of the output (its owned id and step) is made here, while the bead is in
+    // cache, and leases and dispatches are noted for serialization so it need not scan every
+    // node again.
     let n = ix.beads.len();
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(n);
-    let mut names: Vec<(String, String)> = Vec::with_capacity(n);
+    let mut nodes: Vec<(String, NodeDecision)> = Vec::with_capacity(n + ix.unreadable.len());
     let mut contenders = Vec::new();
     for (at, bead) in ix.beads.iter().enumerate() {
         let outcome = rules::node_outcome(&ix, bead);
@@ -130,7 +131,8 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
             contenders.push(c);
         }
         outcomes.push(outcome);
-        names.push((bead.id.clone(), bead.pipeline.step.clone()));
+        let step = bead.pipeline.step.clone();
+        nodes.push((bead.id.clone(), NodeDecision { step, rest: None }));
     }
 
     // Serialization among siblings, then the jobs limit.
@@ -157,9 +159,8 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     let status = run_status(&ix, &seen);
 
     let mut actions: Vec<(i64, Action)> = Vec::new();
-    let mut nodes = Vec::with_capacity(n);
-    for ((bead, outcome), (id, step)) in ix.beads.iter().zip(outcomes).zip(names) {
-        let rest = match outcome {
+    for ((bead, outcome), (id, node)) in ix.beads.iter().zip(outcomes).zip(&mut nodes) {
+        node.rest = match outcome {
             Outcome::Act(action) if stands(status, cleans_up(&action)) => {
                 actions.push((bead.priority, action));
                 None
@@ -167,7 +168,7 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
             Outcome::Dispatch { attempt, target } if stands(status, false) => {
                 let action = Action::Dispatch {
                     bead: id.clone(),
-                    step: step.clone(),
+                    step: node.step.clone(),
                     attempt,
                     target: target.to_string(),
                 };
@@ -177,7 +178,6 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
             Outcome::Act(_) | Outcome::Dispatch { .. } => Some(Rest::Held { by: status }),
             Outcome::Rest(rest) => Some(rest),
         };
-        nodes.push((id, NodeDecision { step, rest }));
     }
     nodes.extend(unreadable_nodes(&ix));
     // Already in id order (bar unreadable ones), so this builds the map in one pass.

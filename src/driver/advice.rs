@@ -37,6 +37,18 @@ pub struct Node<'a> {
     pub max_attempts: Option<u32>,
 }
 
+/// How many ids a line names before it counts the rest: a root of 10,000 children is one line.
+pub const NAMED: usize = 3;
+
+/// `ids` for one line: all of them up to [`NAMED`], else the first [`NAMED`] and how many more
+/// (`a, b, c and 197 more`).
+pub fn some_of(ids: &[String]) -> String {
+    if ids.len() <= NAMED {
+        return ids.join(", ");
+    }
+    format!("{} and {} more", ids[..NAMED].join(", "), ids.len() - NAMED)
+}
+
 /// The run status in a sentence.
 pub fn status_line(status: RunStatus) -> &'static str {
     match status {
@@ -166,7 +178,7 @@ pub fn for_rest(node: &Node, rest: &Rest) -> Next {
         ),
         Rest::WaitingChildren { children } => Next::say(format!(
             "waits for its children to close: {}",
-            children.join(", ")
+            some_of(children)
         )),
         Rest::Escalated { reason } => Next::run(
             format!("cannot go on: {reason}; once that is fixed, the next run checks it again"),
@@ -233,5 +245,18 @@ fn running(id: &str, holder: &str, since: &str) -> Next {
             ),
             clear,
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::some_of;
+
+    #[test]
+    fn a_long_list_of_ids_is_counted_past_the_first_three() {
+        let ids = |n: usize| (1..=n).map(|i| format!("sp-x.{i}")).collect::<Vec<_>>();
+        assert_eq!(some_of(&ids(2)), "sp-x.1, sp-x.2");
+        assert_eq!(some_of(&ids(3)), "sp-x.1, sp-x.2, sp-x.3");
+        assert_eq!(some_of(&ids(200)), "sp-x.1, sp-x.2, sp-x.3 and 197 more");
     }
 }

@@ -258,13 +258,13 @@ mod tests {
             ]
         );
         let mut bead = r.bead;
-        bead.pipeline.imported = Some(Imported {
+        bead.pipeline.imported = Some(Box::new(Imported {
             from: "bd".into(),
             keys: r.keys,
             updated_at: r.updated_at,
             seq: 0,
             untyped: r.untyped,
-        });
+        }));
         bead.updated_at = "2026-01-01T00:00:00Z".into();
         let back = to_record(&bead, false);
         let original: Value = serde_json::from_str(line).unwrap();

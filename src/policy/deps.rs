@@ -46,11 +46,11 @@ mod tests {
         let gone = bead("t", Status::Tombstone, &[]);
         let open = bead("o", Status::InProgress, &[]);
         let mut cancelled = bead("c", Status::Closed, &[]);
-        cancelled.pipeline.cancelled = Some(Cancelled {
+        cancelled.pipeline.cancelled = Some(Box::new(Cancelled {
             reason: "no".into(),
             seq: 1,
             at: "t".into(),
-        });
+        }));
         let all = [&done, &gone, &open, &cancelled];
         let find = |id: &str| all.iter().copied().find(|b| b.id == id);
         let b = bead(

@@ -173,13 +173,13 @@ pub fn plan_claim(args: &ClaimArgs, bead: &Bead, now: &str) -> Result<Change<Cla
             record_base(&mut after, sha, now);
         }
         after.pipeline.attempts.insert(step.clone(), n);
-        after.pipeline.last_dispatch = Some(Dispatch {
+        after.pipeline.last_dispatch = Some(Box::new(Dispatch {
             step: step.clone(),
             attempt: n,
             seq,
             holder: args.holder.to_string(),
             at: now.to_string(),
-        });
+        }));
         reason = Some(format!("dispatch {step} attempt {n}"));
     }
     claimed.wrote = Some(ClaimWrite { attempt, seq });

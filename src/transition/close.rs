@@ -211,11 +211,11 @@ pub fn ended(bead: &Bead, reason: &str, cancel: bool, now: &str) -> Bead {
     let mut after = bead.clone();
     after.close(reason, now);
     if cancel {
-        after.pipeline.cancelled = Some(Cancelled {
+        after.pipeline.cancelled = Some(Box::new(Cancelled {
             reason: reason.to_string(),
             seq: next_seq(bead),
             at: now.to_string(),
-        });
+        }));
     }
     after
 }

@@ -291,13 +291,13 @@ pub fn plan(
 /// when the person's `deliver --pr-url` is the only proposal).
 fn keep_pending_pr(bead: &mut Bead, url: &str, seq: u64, now: &str) {
     if bead.proposal_since_entry().is_none() {
-        bead.pipeline.proposal = Some(Proposal {
+        bead.pipeline.proposal = Some(Box::new(Proposal {
             step: bead.pipeline.step.clone(),
             seq,
             artifact: url.to_string(),
             at: now.to_string(),
             ..Proposal::default()
-        });
+        }));
     }
     if let Some(p) = bead.pipeline.proposal.as_mut() {
         p.pr_url = Some(url.to_string());

@@ -258,7 +258,7 @@ pub fn plan(node: &NewNode, input: &CreateInput, now: &str) -> Change<Created> {
     p.target = input.target.map(str::to_string);
     p.delivery = node.delivery;
     p.tier = place.tier;
-    p.tier_rule = place.tier_rule.clone();
+    p.tier_rule = place.tier_rule.clone().map(Box::new);
     bead.enter_step(input.entry, seq, now);
     let mut warnings = Vec::new();
     if place.kind == Kind::Root {

@@ -351,13 +351,13 @@ fn fresh(record: Record, seq: u64) -> Bead {
         ..
     } = record;
     bead.pipeline.seq = seq;
-    bead.pipeline.imported = Some(Imported {
+    bead.pipeline.imported = Some(Box::new(Imported {
         from: "bd".into(),
         keys,
         updated_at,
         seq: seq.saturating_add(1),
         untyped,
-    });
+    }));
     bead
 }
 
@@ -392,7 +392,7 @@ fn update(old: &Bead, record: Record) -> Result<Option<(Bead, bool)>> {
     fields.insert("updated_at".into(), Value::String(old.updated_at.clone()));
     fields.insert("schema_version".into(), old.schema_version.into());
     let mut pipeline = old.pipeline.clone();
-    pipeline.imported = Some(imported);
+    pipeline.imported = Some(Box::new(imported));
     let pipeline = serde_json::to_value(&pipeline).map_err(|e| Error::Invalid(e.to_string()))?;
     fields.insert("pipeline".into(), pipeline);
     let bead: Bead = serde_json::from_value(Value::Object(fields))

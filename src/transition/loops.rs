@@ -286,13 +286,13 @@ pub fn plan_effect(
     }
     let mut after = bead.clone();
     if let Effect::Escalated { rule, command } = &effect {
-        after.pipeline.escalation = Some(Escalation {
+        after.pipeline.escalation = Some(Box::new(Escalation {
             step: at.step.to_string(),
             iteration: at.iteration,
             rule: rule.clone(),
             command: command.clone(),
             at: now.to_string(),
-        });
+        }));
     }
     if let Effect::Guided { text, .. } = &effect {
         after.pipeline.guidance = Some(text.clone());

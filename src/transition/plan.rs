@@ -114,14 +114,14 @@ pub fn plan(
     let (root, gates, seq) =
         root_through_planning(input, who, manifest, (id, target, &split_step), now)?;
     let mut root = configured(root, p, who)?;
-    root.pipeline.plan = Some(PlanApproval {
+    root.pipeline.plan = Some(Box::new(PlanApproval {
         file: input.file.clone(),
         sha256: input.sha256.clone(),
         gates: gates.clone(),
         by: who.actor(),
         seq,
         at: now.to_string(),
-    });
+    }));
     let children = child_specs(p);
     let split = split::plan(
         &SplitInput {

@@ -63,7 +63,7 @@ pub fn plan(
     require_lease_free_for(bead, who.holder)?;
     let seq = next_seq(bead);
     let mut after = bead.clone();
-    after.pipeline.proposal = Some(Proposal {
+    after.pipeline.proposal = Some(Box::new(Proposal {
         step: args.step.clone(),
         seq,
         artifact: args.artifact.clone(),
@@ -72,7 +72,7 @@ pub fn plan(
         holder: who.holder.map(str::to_string),
         confidence: args.confidence,
         at: now.to_string(),
-    });
+    }));
     let reason = format!("proposed {} for {}", args.artifact, args.step);
     let output = Proposed {
         bead: bead.id.clone(),

@@ -96,7 +96,10 @@ pub fn plan_exit(
     let seq = next_seq(bead);
     let mut after = bead.clone();
     if let Some(usage) = &args.usage {
-        Usage::accumulate(&mut after.pipeline.usage, usage);
+        match after.pipeline.usage.as_deref_mut() {
+            Some(total) => total.add(usage),
+            None => after.pipeline.usage = Some(Box::new(usage.clone())),
+        }
     }
     // The latest dispatch's response stands for its step; one without a response clears it.
     match &args.response {
@@ -223,13 +226,13 @@ mod tests {
             since: "then".into(),
             credential_sha256: None,
         });
-        b.pipeline.last_dispatch = Some(Dispatch {
+        b.pipeline.last_dispatch = Some(Box::new(Dispatch {
             step: "implement".into(),
             attempt: 2,
             seq: b.pipeline.seq,
             holder: "h".into(),
             at: "then".into(),
-        });
+        }));
         b
     }
 

@@ -238,11 +238,11 @@ pub(super) fn child(
     p.route = Kind::Leaf.route().into();
     p.scenarios = spec.scenarios.clone();
     p.files = spec.files.clone();
-    p.provenance = Some(Provenance {
+    p.provenance = Some(Box::new(Provenance {
         split_by: parent.id.clone(),
         seq,
         index,
-    });
+    }));
     child.enter_step(entry, child_seq, now);
     child
 }

@@ -119,7 +119,7 @@ pub fn plan(
     p.kind = place.kind;
     p.route = place.route.clone();
     p.tier = place.tier;
-    p.tier_rule = place.tier_rule.clone();
+    p.tier_rule = place.tier_rule.clone().map(Box::new);
     p.target = Some(target.to_string());
     after.enter_step(&entry, seq, now);
     let started = Started {
@@ -214,7 +214,7 @@ fn adopt(
     p.kind = Kind::Leaf;
     p.route = Kind::Leaf.route().into();
     p.scenarios = scenarios;
-    p.provenance = Some(provenance);
+    p.provenance = Some(Box::new(provenance));
     c.enter_step(entry, seq, now);
     c
 }

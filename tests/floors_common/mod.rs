@@ -152,11 +152,11 @@ pub fn split(parent: &mut Bead, claims: &[&[&str]]) -> Vec<Bead> {
     for (i, ids) in claims.iter().enumerate() {
         let mut c = bead(&format!("{}.{}", parent.id, i + 1), "generate-spec");
         c.parent = Some(parent.id.clone());
-        c.pipeline.provenance = Some(splice::model::bead::Provenance {
+        c.pipeline.provenance = Some(Box::new(splice::model::bead::Provenance {
             split_by: parent.id.clone(),
             seq: 1,
             index: i + 1,
-        });
+        }));
         c.pipeline.scenarios = ids.iter().map(|s| s.to_string()).collect();
         children.push(c);
     }

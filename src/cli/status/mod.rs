@@ -2,9 +2,10 @@
 //! read, its reason from `decide`, and what a person can do next, with the exact command.
 //!
 //! Text for a person by default (coloured on a terminal unless `NO_COLOR` is set), one JSON
-//! object with `--json`.
+//! object with `--json`; either is written row by row as the rows are made.
 
-use std::collections::{BTreeMap, HashSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
@@ -19,6 +20,8 @@ use crate::store::Store;
 
 use super::Global;
 use crate::driver::advice::{self, Next, Node};
+
+mod human;
 
 /// Show the tree with each node's step and the reason it acts or rests.
 #[derive(clap::Args, Debug)]
@@ -97,19 +100,53 @@ struct Row<'a> {
     /// Where this node's floors read: its worktree, or the repository root (`.`).
     floors_dir: String,
     action: Option<&'a Action>,
-    rest: Option<&'a Rest>,
+    rest: Option<RowRest<'a>>,
     reason: String,
     /// What happens next, or what a person can do, with the command.
     next: Next,
 }
 
-#[derive(Serialize, Debug)]
-struct Report<'a> {
-    /// [`super::output::OUTPUT_SCHEMA`].
+/// The shape of `status --json` ([`super::output::OUTPUT_SCHEMA`] until a row's
+/// `waiting-children` rest gave its open children's count, `open`, in place of their list).
+pub const STATUS_SCHEMA: u32 = 2;
+
+/// The report, its rows serialized as they are made.
+#[derive(Serialize)]
+#[serde(bound(serialize = ""))]
+struct Report<'a, I: Iterator<Item = Row<'a>>> {
     schema_version: u32,
     status: RunStatus,
     scope: Option<&'a str>,
-    nodes: Vec<Row<'a>>,
+    nodes: Stream<I>,
+}
+
+/// An iterator serialized as a JSON array, item by item (serialized once).
+struct Stream<I>(RefCell<Option<I>>);
+
+impl<I: Iterator<Item = T>, T: Serialize> Serialize for Stream<I> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.borrow_mut().take().into_iter().flatten())
+    }
+}
+
+/// A node's rest as a row shows it: as decided, but a `waiting-children` rest counts its open
+/// children (`open`) instead of listing them (a root of 10,000 children is one row).
+#[derive(Debug)]
+struct RowRest<'a>(&'a Rest);
+
+impl Serialize for RowRest<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.0 {
+            Rest::WaitingChildren { children } => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("kind", self.0.name())?;
+                m.serialize_entry("open", &children.len())?;
+                m.end()
+            }
+            rest => rest.serialize(s),
+        }
+    }
 }
 
 pub fn run(global: &Global, args: Args) -> Result<i32> {
@@ -117,24 +154,28 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
     let who = super::snapshot::identity(std::env::var("SPLICE_HOLDER").ok(), None);
     let snap = snapshot::build(&store, args.scope.as_deref(), who)?;
     let decision = decide(&snap);
-    let worktrees = store.worktrees_dir();
+    // One read of the worktrees directory, not a look per node.
+    let worktrees = worktree_ids(&store.worktrees_dir());
     let floors_dir = |id: &str| {
-        if worktrees.join(id).is_dir() {
+        if worktrees.contains(id) {
             format!(".splice/worktrees/{id}")
         } else {
             ".".to_string()
         }
     };
-    let report = Report {
-        schema_version: super::output::OUTPUT_SCHEMA,
-        status: decision.status,
-        scope: args.scope.as_deref(),
-        nodes: rows(&snap, &decision, floors_dir),
-    };
-    let text = if args.json {
-        let mut s = serde_json::to_string_pretty(&report).unwrap_or_else(|_| "{}".into());
-        s.push('\n');
-        s
+    let rows = rows(&snap, &decision, floors_dir);
+    // Streamed: each row is written as it is made.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = if args.json {
+        let report = Report {
+            schema_version: STATUS_SCHEMA,
+            status: decision.status,
+            scope: args.scope.as_deref(),
+            nodes: Stream(RefCell::new(Some(rows))),
+        };
+        serde_json::to_writer_pretty(&mut out, &report)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
     } else {
         let colour = match args.color {
             Color::Always => true,
@@ -143,22 +184,34 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
                 std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
             }
         };
-        human(&report, Paint(colour))
+        human::write(&mut out, decision.status, rows, human::Paint(colour))
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
+    written
         .and_then(|()| out.flush())
         .map_err(|e| Error::io("<stdout>", e))?;
     Ok(0)
 }
 
+/// The names of the directories under `.splice/worktrees/` (none when it is absent).
+fn worktree_ids(dir: &std::path::Path) -> HashSet<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return HashSet::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect()
+}
+
 /// The tree in depth-first order, children by id; nodes caught in a parent cycle come last. A
 /// bead file that could not be read is a node too (its children below it), with its reason.
+/// Each row is made when the iterator reaches it.
 fn rows<'a>(
     snap: &'a Snapshot,
     decision: &'a Decision,
-    floors_dir: impl Fn(&str) -> String,
-) -> Vec<Row<'a>> {
+    floors_dir: impl Fn(&str) -> String + 'a,
+) -> impl Iterator<Item = Row<'a>> + 'a {
     // `None`: a file that could not be read.
     let mut by_id: BTreeMap<&str, Option<&Bead>> = snap
         .unreadable
@@ -172,10 +225,15 @@ fn rows<'a>(
             .filter(|b| b.is_node())
             .map(|b| (b.id.as_str(), Some(b))),
     );
-    let actions: BTreeMap<&str, &Action> = decision.actions.iter().map(|a| (a.bead(), a)).collect();
+    let actions: HashMap<&str, &Action> = decision.actions.iter().map(|a| (a.bead(), a)).collect();
+    // Every bead and the scope's ancestors, for lineage walks (the first copy of an id).
+    let mut lookup: HashMap<&str, &Bead> = HashMap::with_capacity(snap.beads.len());
+    for b in snap.beads.iter().chain(&snap.ancestors) {
+        lookup.entry(b.id.as_str()).or_insert(b);
+    }
     tree_order(&by_id)
         .into_iter()
-        .filter_map(|(id, depth)| {
+        .filter_map(move |(id, depth)| {
             let action = actions.get(id).copied();
             let rest = decision.nodes.get(id).and_then(|n| n.rest.as_ref());
             let reason = reason(action, rest);
@@ -186,7 +244,7 @@ fn rows<'a>(
             let dir = floors_dir(id);
             let node = Node {
                 id,
-                review: review_path(snap, b)
+                review: review_path(snap, b, |id| lookup.get(id).copied())
                     .map(|r| if dir == "." { r } else { format!("{dir}/{r}") }),
                 max_attempts: snap.manifest.step(&p.step).map(|s| s.max_attempts),
             };
@@ -210,12 +268,11 @@ fn rows<'a>(
                 looping: loop_row(b, snap.manifest.step(&p.step)),
                 floors_dir: dir,
                 action,
-                rest,
+                rest: rest.map(RowRest),
                 reason,
                 next,
             })
         })
-        .collect()
 }
 
 /// Every id of `by_id` with its depth, depth first, children by id; nodes caught in a parent
@@ -283,7 +340,7 @@ fn unreadable_row<'a>(
         looping: None,
         floors_dir: ".".to_string(),
         action: None,
-        rest,
+        rest: rest.map(RowRest),
         reason,
         next: rest.map_or_else(Next::default, |r| {
             let node = Node {
@@ -354,7 +411,7 @@ pub(crate) fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
             None => format!("awaiting-human: {step} has no command; a person does it and proposes"),
         },
         Rest::WaitingChildren { children } => {
-            format!("waiting-children: {}", children.join(", "))
+            format!("waiting-children: {}", advice::some_of(children))
         }
         Rest::Escalated { reason } => format!("escalated: {reason}"),
         Rest::Backoff { until, attempt } => format!("backoff: attempt {attempt} at {until}"),
@@ -373,116 +430,14 @@ pub(crate) fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
 }
 
 /// The artifact a person reads at `bead`'s gate: its step's artifact, rendered, if it is a file.
-fn review_path(snap: &Snapshot, bead: &Bead) -> Option<String> {
+/// `find` looks a bead up by id (the snapshot's, or the scope's ancestors).
+fn review_path<'a>(
+    snap: &Snapshot,
+    bead: &'a Bead,
+    find: impl Fn(&str) -> Option<&'a Bead>,
+) -> Option<String> {
     let step = snap.manifest.step(&bead.pipeline.step)?;
-    let find = |id: &str| {
-        snap.beads
-            .iter()
-            .chain(&snap.ancestors)
-            .find(|b| b.id == id)
-    };
     let root = lineage::chain(bead, find).last().unwrap_or(bead);
     let path = prompts::artifact_for(step, &bead.id, &root.id).ok()?;
     path.contains('/').then_some(path)
-}
-
-/// ANSI styles, or none.
-/// `iteration 3/5, scores 12 → 14 → -10, rollback (rolled_back)`.
-fn loop_facts(l: &LoopRow) -> String {
-    let mut out = format!("iteration {}/{}", l.iterations, l.max_iterations);
-    if !l.scores.is_empty() {
-        let scores: Vec<String> = l
-            .scores
-            .iter()
-            .map(|s| s.map_or("×".to_string(), |s| s.to_string()))
-            .collect();
-        out.push_str(&format!(", scores {}", scores.join(" → ")));
-    }
-    if let Some(d) = &l.decision {
-        out.push_str(&format!(", monitor {d}"));
-        if let Some(e) = l.effect {
-            out.push_str(&format!(" ({e})"));
-        }
-    }
-    if let Some(cmd) = &l.escalated_to {
-        out.push_str(&format!(", escalated to `{}`", cmd.join(" ")));
-    }
-    out
-}
-
-#[derive(Clone, Copy)]
-struct Paint(bool);
-
-impl Paint {
-    fn wrap(self, code: &str, text: &str) -> String {
-        if self.0 {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
-    }
-    fn bold(self, text: &str) -> String {
-        self.wrap("1", text)
-    }
-    fn dim(self, text: &str) -> String {
-        self.wrap("2", text)
-    }
-    fn status(self, status: RunStatus) -> String {
-        let code = match status {
-            RunStatus::Done | RunStatus::Idle => "32",
-            RunStatus::Ready => "36",
-            RunStatus::Escalated | RunStatus::Stalled => "31",
-            _ => "33",
-        };
-        self.wrap(&format!("1;{code}"), status.as_str())
-    }
-}
-
-fn human(report: &Report, paint: Paint) -> String {
-    let mut out = format!(
-        "status: {} — {}\n",
-        paint.status(report.status),
-        advice::status_line(report.status)
-    );
-    for r in &report.nodes {
-        let indent = "  ".repeat(r.depth);
-        if r.status == UNREADABLE {
-            out.push_str(&format!(
-                "{indent}{}  {} {}\n",
-                paint.bold(r.id),
-                paint.dim(&format!("({UNREADABLE}, escalated):")),
-                r.next.text
-            ));
-            continue;
-        }
-        if r.status == "closed" {
-            let how = if r.cancelled { "cancelled" } else { "closed" };
-            out.push_str(&paint.dim(&format!("{indent}{} {} ({how})", r.id, r.title)));
-            out.push('\n');
-            continue;
-        }
-        let mut facts = vec![r.kind.to_string(), r.step.to_string()];
-        match (&r.looping, r.max_attempts) {
-            (Some(l), _) => facts.push(loop_facts(l)),
-            (None, Some(max)) => facts.push(format!("attempts {}/{max}", r.attempts)),
-            (None, None) => facts.push(format!("attempts {}", r.attempts)),
-        }
-        if let Some(l) = r.lease {
-            facts.push(format!("claimed by {}", l.holder));
-        }
-        if r.floors_dir != "." {
-            facts.push(format!("work in {}", r.floors_dir));
-        }
-        out.push_str(&format!(
-            "{indent}{} {}  {}\n{indent}    {}\n",
-            paint.bold(r.id),
-            r.title,
-            paint.dim(&format!("({})", facts.join(", "))),
-            r.next.text
-        ));
-        if let Some(cmd) = r.next.command.as_deref().filter(|c| *c != "splice run") {
-            out.push_str(&format!("{indent}    → {cmd}\n"));
-        }
-    }
-    out
 }

@@ -212,7 +212,7 @@ pub struct Pipeline {
     pub tier: Option<Tier>,
     /// The classifier's rule that chose `tier`; absent when a person named the tier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tier_rule: Option<TierRule>,
+    pub tier_rule: Option<Box<TierRule>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autonomy: Option<Autonomy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -228,11 +228,11 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub attempts: BTreeMap<String, u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_dispatch: Option<Dispatch>,
+    pub last_dispatch: Option<Box<Dispatch>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exits: Vec<ExitRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proposal: Option<Proposal>,
+    pub proposal: Option<Box<Proposal>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_check: Option<Check>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -241,7 +241,7 @@ pub struct Pipeline {
     pub dead_letter: Option<DeadLetter>,
     /// Set by `splice cancel`: closed, and the work will not be done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cancelled: Option<Cancelled>,
+    pub cancelled: Option<Box<Cancelled>>,
     /// Revision guidance for the next dispatch: a review's text or a person's rejection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guidance: Option<String>,
@@ -251,16 +251,16 @@ pub struct Pipeline {
     pub trajectory: Vec<crate::model::trajectory::Iteration>,
     /// The node's one escalation to `[agent] escalation_command`, when it escalated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub escalation: Option<crate::model::trajectory::Escalation>,
+    pub escalation: Option<Box<crate::model::trajectory::Escalation>>,
     /// Totals over the node's dispatches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
+    pub usage: Option<Box<Usage>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewed_sha: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr_url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provenance: Option<Provenance>,
+    pub provenance: Option<Box<Provenance>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<SplitRecord>,
     /// The spec's verdict.
@@ -279,7 +279,7 @@ pub struct Pipeline {
     pub acceptance: Vec<Acceptance>,
     /// On a plan's campaign root: the person's approval of the plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<PlanApproval>,
+    pub plan: Option<Box<PlanApproval>>,
     /// Step name → the final response of its latest dispatch, bounded and redacted, for result
     /// branches (`{{ step.<name>.response }}`, `contains`, `matches`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -287,7 +287,7 @@ pub struct Pipeline {
     /// On a bead imported from bd: what its export needs to give the record back
     /// (`docs/bd-interop.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub imported: Option<crate::model::bd::Imported>,
+    pub imported: Option<Box<crate::model::bd::Imported>>,
     /// Every result branch that fired on this node, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routing: Vec<Routing>,
@@ -471,7 +471,7 @@ impl Bead {
     pub fn proposal_since_entry(&self) -> Option<&Proposal> {
         let p = &self.pipeline;
         p.proposal
-            .as_ref()
+            .as_deref()
             .filter(|pr| pr.step == p.step && pr.seq > p.entered)
     }
 
@@ -487,7 +487,7 @@ impl Bead {
     pub fn dispatch_since_entry(&self) -> Option<&Dispatch> {
         let p = &self.pipeline;
         p.last_dispatch
-            .as_ref()
+            .as_deref()
             .filter(|d| d.step == p.step && d.seq > p.entered)
     }
 

@@ -102,13 +102,13 @@ fn a_node_at_every_step(m: Manifest) -> Snapshot {
             b.pipeline.entered = 1;
             match variant {
                 1 => {
-                    b.pipeline.proposal = Some(Proposal {
+                    b.pipeline.proposal = Some(Box::new(Proposal {
                         step: step.clone(),
                         seq: 2,
                         artifact: "x".into(),
                         at: NOW.into(),
                         ..Proposal::default()
-                    })
+                    }))
                 }
                 2 => {
                     b.pipeline.gate = Some(Gate {

@@ -1,0 +1,122 @@
+//! `splice status`'s text for a person: a status line, then one entry per row, each written as
+//! it is made (a tree of 100,000 nodes is never one string).
+
+use std::io::{self, Write};
+
+use crate::driver::advice;
+use crate::model::RunStatus;
+
+use super::{LoopRow, Row, UNREADABLE};
+
+/// ANSI styles, or none.
+#[derive(Clone, Copy)]
+pub(super) struct Paint(pub bool);
+
+impl Paint {
+    fn wrap(self, code: &str, text: &str) -> String {
+        if self.0 {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+    fn bold(self, text: &str) -> String {
+        self.wrap("1", text)
+    }
+    fn dim(self, text: &str) -> String {
+        self.wrap("2", text)
+    }
+    fn status(self, status: RunStatus) -> String {
+        let code = match status {
+            RunStatus::Done | RunStatus::Idle => "32",
+            RunStatus::Ready => "36",
+            RunStatus::Escalated | RunStatus::Stalled => "31",
+            _ => "33",
+        };
+        self.wrap(&format!("1;{code}"), status.as_str())
+    }
+}
+
+/// The status line, then each row as it comes.
+pub(super) fn write<'a>(
+    out: &mut impl Write,
+    status: RunStatus,
+    rows: impl Iterator<Item = Row<'a>>,
+    paint: Paint,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "status: {} — {}",
+        paint.status(status),
+        advice::status_line(status)
+    )?;
+    for r in rows {
+        row(out, &r, paint)?;
+    }
+    Ok(())
+}
+
+fn row(out: &mut impl Write, r: &Row, paint: Paint) -> io::Result<()> {
+    let indent = "  ".repeat(r.depth);
+    if r.status == UNREADABLE {
+        return writeln!(
+            out,
+            "{indent}{}  {} {}",
+            paint.bold(r.id),
+            paint.dim(&format!("({UNREADABLE}, escalated):")),
+            r.next.text
+        );
+    }
+    if r.status == "closed" {
+        let how = if r.cancelled { "cancelled" } else { "closed" };
+        let line = paint.dim(&format!("{indent}{} {} ({how})", r.id, r.title));
+        return writeln!(out, "{line}");
+    }
+    let mut facts = vec![r.kind.to_string(), r.step.to_string()];
+    match (&r.looping, r.max_attempts) {
+        (Some(l), _) => facts.push(loop_facts(l)),
+        (None, Some(max)) => facts.push(format!("attempts {}/{max}", r.attempts)),
+        (None, None) => facts.push(format!("attempts {}", r.attempts)),
+    }
+    if let Some(l) = r.lease {
+        facts.push(format!("claimed by {}", l.holder));
+    }
+    if r.floors_dir != "." {
+        facts.push(format!("work in {}", r.floors_dir));
+    }
+    writeln!(
+        out,
+        "{indent}{} {}  {}\n{indent}    {}",
+        paint.bold(r.id),
+        r.title,
+        paint.dim(&format!("({})", facts.join(", "))),
+        r.next.text
+    )?;
+    if let Some(cmd) = r.next.command.as_deref().filter(|c| *c != "splice run") {
+        writeln!(out, "{indent}    → {cmd}")?;
+    }
+    Ok(())
+}
+
+/// `iteration 3/5, scores 12 → 14 → -10, rollback (rolled_back)`.
+fn loop_facts(l: &LoopRow) -> String {
+    let mut out = format!("iteration {}/{}", l.iterations, l.max_iterations);
+    if !l.scores.is_empty() {
+        let scores: Vec<String> = l
+            .scores
+            .iter()
+            .map(|s| s.map_or("×".to_string(), |s| s.to_string()))
+            .collect();
+        out.push_str(&format!(", scores {}", scores.join(" → ")));
+    }
+    if let Some(d) = &l.decision {
+        out.push_str(&format!(", monitor {d}"));
+        if let Some(e) = l.effect {
+            out.push_str(&format!(" ({e})"));
+        }
+    }
+    if let Some(cmd) = &l.escalated_to {
+        out.push_str(&format!(", escalated to `{}`", cmd.join(" ")));
+    }
+    out
+}
