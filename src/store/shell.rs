@@ -284,8 +284,7 @@ impl Store {
         let session = self.lock_and_recover(t)?;
         let scan = self.scan()?;
         let change = plan(&scan)?;
-        let by_id: HashMap<&str, &Bead> =
-            scan.beads.iter().map(|b| (b.id.as_str(), b)).collect();
+        let by_id: HashMap<&str, &Bead> = scan.beads.iter().map(|b| (b.id.as_str(), b)).collect();
         self.commit(t, &session, |id| by_id.get(id).copied(), change)
     }
 
