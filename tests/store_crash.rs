@@ -29,7 +29,10 @@ fn crash_split(r: &Repo, failpoint: &str, n: usize) -> (String, Vec<(String, Vec
     r.ok(&["transition", "release", "--bead", &other, "--holder", "h"]);
     let acknowledged = r.beads_bytes();
     let children: Vec<Value> = (0..n)
-        .map(|i| serde_json::json!({"title": format!("child {i}"), "scenarios": [["S1", "S2"][i % 2]]}))
+        .map(|i| {
+            let scenario = ["S1", "S2"][i % 2];
+            serde_json::json!({"title": format!("child {i}"), "scenarios": [scenario]})
+        })
         .collect();
     r.write("children.json", &Value::Array(children).to_string());
     let out = r
