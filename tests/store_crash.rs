@@ -10,7 +10,7 @@ use serde_json::Value;
 const FAILPOINTS: [&str; 3] = ["after-journal", "after-tmp", "after-rename"];
 
 /// Build some acknowledged history, then crash a split of `n` children (a multi-bead
-/// transition: up to four beads sync each file, more make them durable in one flush).
+/// transition: up to 64 beads sync each file, more make them durable in one flush).
 fn crash_split(r: &Repo, failpoint: &str, n: usize) -> (String, Vec<(String, Vec<u8>)>) {
     let root = r.init(&["--scenarios", "S1,S2"]);
     // The root splits at to-issues.

@@ -21,9 +21,9 @@
 //! 8. publish: a temp file per bead, made durable; rename each; `fsync` the directory;
 //! 9. append the record's commit marker; release the lock.
 //!
-//! A transition of up to [`EACH_FILE_UP_TO`] beads (nearly every verb) syncs each temp file with
-//! its own `fdatasync`. A larger one (split, re-split, import, a campaign's start) writes its temp
-//! files unsynced and makes them all durable with one `syncfs(2)` of the beads' file system (one
+//! A transition of up to [`EACH_FILE_UP_TO`] (64) beads (nearly every verb) syncs each temp file
+//! with its own `fdatasync`. A larger one (a large split or re-split, an import, a campaign's
+//! start) writes its temp files unsynced and makes them all durable with one `syncfs(2)` of the beads' file system (one
 //! flush instead of one journal commit per file; platforms without it sync each file). The crash
 //! guarantees are the same either way, because the order is:
 //!
@@ -482,7 +482,10 @@ impl Store {
 }
 
 /// A transition writing at most this many beads syncs each temp file; more, and one flush of
-/// the file system makes them all durable. A flush writes back every dirty page of the file
-/// system (another process's too), so for the one or two beads of most verbs per-file syncs
-/// cost less; past a handful, one flush replaces hundreds of journal commits.
-pub const EACH_FILE_UP_TO: usize = 4;
+/// the file system makes them all durable. The threshold is high on purpose: a flush
+/// (`syncfs(2)`) writes back every dirty page of the file system, another process's too (a build
+/// writing into the same repository), so its cost is not bounded by the transition's size, while
+/// up to 64 per-file syncs are (the one or two beads of nearly every verb, a split into a
+/// handful of children). Past it, one flush replaces thousands of journal commits: a split into
+/// 10,000 children, an import of a large bd export.
+pub const EACH_FILE_UP_TO: usize = 64;
