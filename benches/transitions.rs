@@ -158,6 +158,10 @@ fn large_split(c: &mut Criterion) {
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(20));
+    // Every store is kept until the group ends: deleting 10,000 files just before the next
+    // split creates 10,000 makes ext4 skip the recently freed inodes one by one
+    // (`recently_deleted`), which would measure the file system's allocator, not the split.
+    let mut kept = Vec::new();
     group.bench_function("whole_process_10k_children", |b| {
         b.iter_batched(
             || ready_to_split(10_000),
@@ -171,12 +175,13 @@ fn large_split(c: &mut Criterion) {
                     "children.json",
                 ];
                 splice(dir.path(), &split);
-                dir
+                kept.push(dir);
             },
             criterion::BatchSize::PerIteration,
         );
     });
     group.finish();
+    drop(kept);
 }
 
 criterion_group!(benches, one_writer, four_writers, large_split);
