@@ -66,6 +66,10 @@ fn whole_process(c: &mut Criterion) {
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(30));
+    // Every store is kept until the group ends: deleting 10,000 files just before the next
+    // import creates 10,000 makes ext4 skip the recently freed inodes one by one
+    // (`recently_deleted`), which would measure the file system's allocator, not the import.
+    let mut kept = Vec::new();
     group.bench_function("import-into-empty-store", |b| {
         b.iter_batched(
             || {
@@ -73,7 +77,10 @@ fn whole_process(c: &mut Criterion) {
                 std::fs::write(dir.path().join("issues.jsonl"), &text).unwrap();
                 dir
             },
-            |dir| splice(dir.path(), &["import", "bd", "issues.jsonl"]),
+            |dir| {
+                splice(dir.path(), &["import", "bd", "issues.jsonl"]);
+                kept.push(dir);
+            },
             criterion::BatchSize::PerIteration,
         );
     });
@@ -87,6 +94,7 @@ fn whole_process(c: &mut Criterion) {
         b.iter(|| splice(dir.path(), &["export", "bd", "-o", "out.jsonl"]));
     });
     group.finish();
+    drop(kept);
 }
 
 fn in_process(c: &mut Criterion) {

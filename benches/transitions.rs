@@ -1,8 +1,11 @@
 //! The writer's cost per transition must not grow with the store: only the beads a verb touches
 //! are read and written. Measures one claim (or release) at 10 and 10,000 beads, for one writer
-//! and for four concurrent writers.
+//! and for four concurrent writers; and a whole `splice transition split` of 10,000 children (one
+//! journal record, its temp files made durable in one flush; the scale issue's goal: < 1 s), the
+//! store set up through the CLI.
 
 use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -91,5 +94,95 @@ fn four_writers(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, one_writer, four_writers);
+/// Run the built binary in `dir` at the fixed clock; its stdout.
+fn splice(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = Command::new(env!("CARGO_BIN_EXE_splice"))
+        .args(args)
+        .current_dir(dir)
+        .env("SPLICE_NOW", "2026-01-01T00:00:00Z")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// A git repository with a campaign root at its split step, and a children file of `n`.
+fn ready_to_split(n: usize) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .env("GIT_AUTHOR_NAME", "b")
+            .env("GIT_AUTHOR_EMAIL", "b@b")
+            .env("GIT_COMMITTER_NAME", "b")
+            .env("GIT_COMMITTER_EMAIL", "b@b")
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "start"]);
+    let init = splice(
+        dir.path(),
+        &["init", "--title", "C", "--scenarios", "S1", "--json"],
+    );
+    let init: serde_json::Value = serde_json::from_slice(&init).unwrap();
+    let root = init["id"].as_str().unwrap().to_string();
+    let route = [
+        "transition",
+        "route",
+        "--bead",
+        &root,
+        "--to",
+        "root",
+        "--at",
+        "to-issues",
+    ];
+    splice(dir.path(), &route);
+    let children: Vec<serde_json::Value> = (0..n)
+        .map(|i| serde_json::json!({"title": format!("child {i}"), "description": "x".repeat(300), "scenarios": ["S1"]}))
+        .collect();
+    let children = serde_json::to_vec(&children).unwrap();
+    std::fs::write(dir.path().join("children.json"), children).unwrap();
+    (dir, root)
+}
+
+fn large_split(c: &mut Criterion) {
+    let mut group = c.benchmark_group("split");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    // Every store is kept until the group ends: deleting 10,000 files just before the next
+    // split creates 10,000 makes ext4 skip the recently freed inodes one by one
+    // (`recently_deleted`), which would measure the file system's allocator, not the split.
+    let mut kept = Vec::new();
+    group.bench_function("whole_process_10k_children", |b| {
+        b.iter_batched(
+            || ready_to_split(10_000),
+            |(dir, root)| {
+                let split = [
+                    "transition",
+                    "split",
+                    "--bead",
+                    &root,
+                    "--children",
+                    "children.json",
+                ];
+                splice(dir.path(), &split);
+                kept.push(dir);
+            },
+            criterion::BatchSize::PerIteration,
+        );
+    });
+    group.finish();
+    drop(kept);
+}
+
+criterion_group!(benches, one_writer, four_writers, large_split);
 criterion_main!(benches);

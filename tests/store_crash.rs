@@ -9,8 +9,9 @@ use serde_json::Value;
 
 const FAILPOINTS: [&str; 3] = ["after-journal", "after-tmp", "after-rename"];
 
-/// Build some acknowledged history, then crash a split (a multi-bead transition).
-fn crash_split(r: &Repo, failpoint: &str) -> (String, Vec<(String, Vec<u8>)>) {
+/// Build some acknowledged history, then crash a split of `n` children (a multi-bead
+/// transition: up to 64 beads sync each file, more make them durable in one flush).
+fn crash_split(r: &Repo, failpoint: &str, n: usize) -> (String, Vec<(String, Vec<u8>)>) {
     let root = r.init(&["--scenarios", "S1,S2"]);
     // The root splits at to-issues.
     r.ok(&[
@@ -27,10 +28,13 @@ fn crash_split(r: &Repo, failpoint: &str) -> (String, Vec<(String, Vec<u8>)>) {
     r.ok(&["transition", "claim", "--bead", &other, "--holder", "h"]);
     r.ok(&["transition", "release", "--bead", &other, "--holder", "h"]);
     let acknowledged = r.beads_bytes();
-    r.write(
-        "children.json",
-        r#"[{"title": "A", "scenarios": ["S1"]}, {"title": "B", "scenarios": ["S2"]}]"#,
-    );
+    let children: Vec<Value> = (0..n)
+        .map(|i| {
+            let scenario = ["S1", "S2"][i % 2];
+            serde_json::json!({"title": format!("child {i}"), "scenarios": [scenario]})
+        })
+        .collect();
+    r.write("children.json", &Value::Array(children).to_string());
     let out = r
         .cmd(&[
             "transition",
@@ -55,63 +59,83 @@ fn crash_split(r: &Repo, failpoint: &str) -> (String, Vec<(String, Vec<u8>)>) {
 #[test]
 fn an_aborted_transition_is_rolled_forward_whole_by_the_next_writer() {
     for fp in FAILPOINTS {
-        let r = Repo::new();
-        let (root, acknowledged) = crash_split(&r, fp);
-        // A read-only verb neither recovers nor locks.
-        r.ok(&["transition", "show", "--bead", &root]);
-        // The next writing verb recovers first.
-        let out = r.run(&["transition", "claim", "--bead", &root, "--holder", "next"]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{fp}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("rolled forward"),
-            "{fp}"
-        );
-        // The journal record was durable, so the split is fully visible: parent and children.
-        let parent = r.bead(&root);
-        assert_eq!(
-            parent["pipeline"]["split"]["children"]
-                .as_array()
-                .unwrap()
-                .len(),
-            2,
-            "{fp}"
-        );
-        for n in 1..=2 {
-            assert_eq!(
-                r.bead(&format!("{root}.{n}"))["parent"],
-                root.as_str(),
-                "{fp}"
-            );
-        }
-        assert_eq!(
-            parent["pipeline"]["lease"]["holder"], "next",
-            "{fp}: the new verb ran after recovery"
-        );
-        // Nothing acknowledged was lost.
-        for (name, bytes) in &acknowledged {
-            if !name.starts_with(&root) {
-                assert_eq!(
-                    &std::fs::read(r.state().join("beads").join(name)).unwrap(),
-                    bytes,
-                    "{fp}: {name}"
-                );
-            }
-        }
-        // No temp file is left, and every record is committed.
-        let leftovers: Vec<String> = std::fs::read_dir(r.state().join("beads"))
+        rolled_forward_whole(fp, 2);
+    }
+}
+
+#[test]
+fn an_aborted_split_of_a_thousand_children_made_durable_in_one_flush_is_rolled_forward_whole() {
+    for fp in FAILPOINTS {
+        rolled_forward_whole(fp, 1000);
+    }
+}
+
+/// Crash a split of `n` children at `fp`; the next writer rolls it forward whole.
+fn rolled_forward_whole(fp: &str, n: usize) {
+    let r = Repo::new();
+    let (root, acknowledged) = crash_split(&r, fp, n);
+    if fp == "after-tmp" {
+        // Every temp file was written (and made durable) before the abort; none renamed.
+        let tmp = std::fs::read_dir(r.state().join("beads"))
             .unwrap()
             .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".tmp"))
-            .collect();
-        assert!(leftovers.is_empty(), "{fp}: {leftovers:?}");
-        assert_committed(&r);
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .count();
+        assert_eq!(tmp, n + 1, "the children's and the parent's temp files");
     }
+    // A read-only verb neither recovers nor locks.
+    r.ok(&["transition", "show", "--bead", &root]);
+    // The next writing verb recovers first.
+    let out = r.run(&["transition", "claim", "--bead", &root, "--holder", "next"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{fp}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("rolled forward"),
+        "{fp}"
+    );
+    // The journal record was durable, so the split is fully visible: parent and every child,
+    // each file a whole bead at seq 1.
+    let parent = r.bead(&root);
+    let listed = parent["pipeline"]["split"]["children"].as_array().unwrap();
+    assert_eq!(listed.len(), n, "{fp}");
+    for i in 1..=n {
+        let child = r.bead(&format!("{root}.{i}"));
+        assert_eq!(child["parent"], root.as_str(), "{fp}: child {i}");
+        assert_eq!(
+            child["title"],
+            format!("child {}", i - 1),
+            "{fp}: child {i}"
+        );
+        assert_eq!(child["pipeline"]["seq"], 1, "{fp}: child {i}");
+        assert_eq!(listed[i - 1], format!("{root}.{i}").as_str(), "{fp}");
+    }
+    assert_eq!(
+        parent["pipeline"]["lease"]["holder"], "next",
+        "{fp}: the new verb ran after recovery"
+    );
+    // Nothing acknowledged was lost.
+    for (name, bytes) in &acknowledged {
+        if !name.starts_with(&root) {
+            assert_eq!(
+                &std::fs::read(r.state().join("beads").join(name)).unwrap(),
+                bytes,
+                "{fp}: {name}"
+            );
+        }
+    }
+    // No temp file is left, and every record is committed.
+    let leftovers: Vec<String> = std::fs::read_dir(r.state().join("beads"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{fp}: {leftovers:?}");
+    assert_committed(&r);
 }
 
 #[test]

@@ -116,6 +116,8 @@ struct Model {
     proposed: bool,
     gate_pending: bool,
     wave: bool,
+    /// The level last set (`wave` or not), none before the first `set-autonomy`.
+    autonomy: Option<bool>,
     seq: u64,
 }
 
@@ -254,6 +256,11 @@ impl Model {
                 Ok
             }
             Op::SetAutonomy { wave, .. } => {
+                // Setting the level already set is a no-op write: no bump, no record.
+                if self.autonomy == Some(wave) {
+                    return Ok;
+                }
+                self.autonomy = Some(wave);
                 self.wave = wave;
                 self.seq += 1;
                 Ok

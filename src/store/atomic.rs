@@ -62,21 +62,59 @@ pub fn tmp_path(path: &Path) -> PathBuf {
 /// Write `bytes` to a new temp file for `path` and sync it. Whatever is at the temp path (a
 /// leftover, or a link planted there) is removed, not written through.
 pub fn write_tmp(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
-    let tmp = tmp_path(path);
-    match fs::remove_file(&tmp) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io(&tmp, e)),
-    }
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&tmp)
-        .map_err(|e| Error::io(&tmp, e))?;
-    file.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
+    let (tmp, file) = write_tmp_unsynced(path, bytes)?;
     file.sync_data().map_err(|e| Error::io(&tmp, e))?;
     Ok(tmp)
+}
+
+/// Write `bytes` to a new temp file for `path`, not synced: the caller makes it durable (one
+/// [`sync_fs`] for many files) before renaming it. Returns the temp path and the open file.
+pub fn write_tmp_unsynced(path: &Path, bytes: &[u8]) -> Result<(PathBuf, File)> {
+    let tmp = tmp_path(path);
+    // Create it exclusively (O_EXCL: never through a link); only when something is there
+    // already is it removed first — one system call fewer for the usual empty path.
+    let create = || {
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+    };
+    let mut file = match create() {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            fs::remove_file(&tmp).map_err(|e| Error::io(&tmp, e))?;
+            create().map_err(|e| Error::io(&tmp, e))?
+        }
+        Err(e) => return Err(Error::io(&tmp, e)),
+    };
+    file.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
+    Ok((tmp, file))
+}
+
+/// Can [`sync_fs`] make many files durable in one flush on this platform?
+pub const ONE_FLUSH: bool = cfg!(target_os = "linux");
+
+/// Make every written file on the file system holding `dir` durable, in one flush: Linux's
+/// `syncfs(2)`, which (since 5.8) also reports a write-back error of any file on it. Only
+/// where [`ONE_FLUSH`] holds; elsewhere the caller syncs each file.
+#[cfg(target_os = "linux")]
+pub fn sync_fs(dir: &Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let handle = File::open(dir).map_err(|e| Error::io(dir, e))?;
+    // SAFETY: the descriptor is open for the duration of the call; syncfs reads nothing else.
+    if unsafe { libc::syncfs(handle.as_raw_fd()) } != 0 {
+        return Err(Error::io(dir, std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn sync_fs(dir: &Path) -> Result<()> {
+    Err(Error::Invalid(format!(
+        "internal: no one-flush sync on this platform for {}; sync each file",
+        dir.display()
+    )))
 }
 
 /// Rename the temp file for `path` over `path`.

@@ -10,18 +10,41 @@
 //! 2. read the subject, and whatever the verb declared in its [`Reads`], fresh;
 //! 3. compare-and-swap: refuse unless the subject's `seq` is the caller's `--expect-seq`;
 //! 4. run the plan — a refusal writes nothing;
-//! 5. for every changed bead: check the plan left its `seq` alone and its id is a bead id, then
+//! 5. drop every after-image equal to the image it was read with (a no-op write is no write:
+//!    it is not bumped, and when nothing is left the verb answers as it would and writes
+//!    nothing — no record, no sync);
+//! 6. for every changed bead: check the plan left its `seq` alone and its id is a bead id, then
 //!    bump `seq` (a seq at `u64::MAX` is a fault: it never wraps or repeats), stamp `updated_at`
 //!    with the transition's `now` and write this build's `schema_version`;
-//! 6. redact secrets in every after-image and the reason ([`super::redact`]), then append one
+//! 7. redact secrets in every after-image and the reason ([`super::redact`]), then append one
 //!    journal record holding every after-image, `fsync`;
-//! 7. publish: temp file, `fsync`, rename, `fsync` the directory;
-//! 8. append the record's commit marker; release the lock.
+//! 8. publish: a temp file per bead, made durable; rename each; `fsync` the directory;
+//! 9. append the record's commit marker; release the lock.
+//!
+//! A transition of up to [`EACH_FILE_UP_TO`] (64) beads (nearly every verb) syncs each temp file
+//! with its own `fdatasync`. A larger one (a large split or re-split, an import, a campaign's
+//! start) writes its temp files unsynced and makes them all durable with one `syncfs(2)` of the beads' file system (one
+//! flush instead of one journal commit per file; platforms without it sync each file). The crash
+//! guarantees are the same either way, because the order is:
+//!
+//! * the record, holding every after-image, is durable before any bead file is touched: a crash
+//!   before it leaves the old state, whole (failpoint `after-journal` onward is recoverable);
+//! * until the marker, recovery ignores every temp file (it removes the record's and rewrites
+//!   them from the record), and rolls the record forward: each bead is at the record's seq
+//!   (renamed already) or one before it (not yet), so a crash while temp files are unsynced,
+//!   half-written or lost (`after-tmp`) or while some are renamed and others not
+//!   (`after-rename`) ends in the record's state, whole;
+//! * no temp file is renamed before the flush (or every per-file sync) has returned, so a
+//!   renamed bead file is never a name over data that a power cut could lose; and the marker is
+//!   written only after the renames and the directory sync, so a marked record is on disk.
+//!
+//! `tests/store_crash.rs` aborts at each failpoint, in a split of two children (per-file syncs)
+//! and of 1,000 (one flush), and checks the next writer's recovery leaves the whole split.
 //!
 //! `now` is the caller's: the shell reads no clock. What recovery repaired is kept as
 //! [`Repair`]s for the caller to report ([`Store::take_repairs`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -116,11 +139,24 @@ impl Fresh {
             .chain(&self.others)
             .find(|b| b.id == id)
     }
+
+    /// Every bead this read holds, by id (the first image of an id, as [`Fresh::get`] finds).
+    fn index(&self) -> HashMap<&str, &Bead> {
+        let mut by_id = HashMap::with_capacity(1 + self.ancestors.len() + self.others.len());
+        for bead in std::iter::once(&self.subject)
+            .chain(&self.ancestors)
+            .chain(&self.others)
+        {
+            by_id.entry(bead.id.as_str()).or_insert(bead);
+        }
+        by_id
+    }
 }
 
 /// What a plan decided: the after-image of every bead it changes (in the journal's order), the
 /// journal's reason, and the verb's output. Existing beads keep the `seq` they were read with;
-/// new ones have `seq` 0. No beads: nothing is written.
+/// new ones have `seq` 0. No beads, or none that differs from the image it was read with:
+/// nothing is written (no record, no sync).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Change<O> {
     pub beads: Vec<Bead>,
@@ -218,7 +254,9 @@ impl Store {
             .into());
         }
         let change = plan(&fresh)?;
-        self.commit(t, &session, |id| fresh.get(id), change)
+        // Indexed, so a plan over many beads (a cascading close, a re-split) looks each up once.
+        let by_id = fresh.index();
+        self.commit(t, &session, |id| by_id.get(id).copied(), change)
     }
 
     /// Run one transition that has no subject (it creates beads): lock, recover, probe which of
@@ -246,8 +284,7 @@ impl Store {
         let session = self.lock_and_recover(t)?;
         let scan = self.scan()?;
         let change = plan(&scan)?;
-        let by_id: std::collections::HashMap<&str, &Bead> =
-            scan.beads.iter().map(|b| (b.id.as_str(), b)).collect();
+        let by_id: HashMap<&str, &Bead> = scan.beads.iter().map(|b| (b.id.as_str(), b)).collect();
         self.commit(t, &session, |id| by_id.get(id).copied(), change)
     }
 
@@ -294,11 +331,19 @@ impl Store {
             others: Vec::new(),
             taken: self.taken(&reads.probe),
         };
+        let mut read: HashMap<String, usize> = HashMap::with_capacity(reads.others.len());
         for id in &reads.others {
-            let bead = match fresh.get(id) {
-                Some(b) => b.clone(),
-                None => self.read_bead(id)?,
+            let bead = match read.get(id) {
+                Some(at) => fresh.others[*at].clone(),
+                None => match std::iter::once(&fresh.subject)
+                    .chain(&fresh.ancestors)
+                    .find(|b| &b.id == id)
+                {
+                    Some(b) => b.clone(),
+                    None => self.read_bead(id)?,
+                },
             };
+            read.entry(id.clone()).or_insert(fresh.others.len());
             fresh.others.push(bead);
         }
         Ok(fresh)
@@ -318,10 +363,13 @@ impl Store {
         change: Change<O>,
     ) -> Result<O> {
         let Change {
-            beads,
+            mut beads,
             reason,
             output,
         } = change;
+        // A no-op write is no write: an after-image equal to the image it was read with changes
+        // nothing, so it is neither bumped nor journaled; when none is left, nothing is written.
+        beads.retain(|bead| read(&bead.id) != Some(bead));
         if beads.is_empty() {
             return Ok(output);
         }
@@ -406,10 +454,22 @@ impl Store {
         }
     }
 
-    /// Write after-images into place: temp files, then renames, then the directory sync.
+    /// Write after-images into place: temp files made durable, then renames, then the directory
+    /// sync. Up to [`EACH_FILE_UP_TO`] beads, each temp file gets its own `fdatasync`; more, and
+    /// they are written unsynced and made durable by one flush of their file system
+    /// ([`atomic::sync_fs`], where the platform has one). Either way no file is renamed before
+    /// every temp file is durable.
     pub(super) fn publish(&self, beads: &[Bead]) -> Result<()> {
+        let one_flush = atomic::ONE_FLUSH && beads.len() > EACH_FILE_UP_TO;
         for bead in beads {
-            atomic::write_tmp(&self.bead_file(&bead.id)?, &bead.to_file_bytes())?;
+            let path = self.bead_file(&bead.id)?;
+            match one_flush {
+                true => drop(atomic::write_tmp_unsynced(&path, &bead.to_file_bytes())?),
+                false => drop(atomic::write_tmp(&path, &bead.to_file_bytes())?),
+            }
+        }
+        if one_flush {
+            atomic::sync_fs(&self.beads_dir())?;
         }
         Failpoint::AfterTmp.hit();
         for bead in beads {
@@ -420,3 +480,12 @@ impl Store {
         Ok(())
     }
 }
+
+/// A transition writing at most this many beads syncs each temp file; more, and one flush of
+/// the file system makes them all durable. The threshold is high on purpose: a flush
+/// (`syncfs(2)`) writes back every dirty page of the file system, another process's too (a build
+/// writing into the same repository), so its cost is not bounded by the transition's size, while
+/// up to 64 per-file syncs are (the one or two beads of nearly every verb, a split into a
+/// handful of children). Past it, one flush replaces thousands of journal commits: a split into
+/// 10,000 children, an import of a large bd export.
+pub const EACH_FILE_UP_TO: usize = 64;

@@ -56,6 +56,35 @@ fn the_shell_bumps_stamps_and_journals_every_changed_bead() {
 }
 
 #[test]
+fn an_unchanged_image_is_not_written_and_a_change_of_only_those_writes_nothing() {
+    let (_d, store) = store_with(&["sp-a", "sp-b"]);
+    let before_b = fs::read(store.bead_path("sp-b")).unwrap();
+    let reads = Reads::subject("sp-a").with_others(vec!["sp-b".into()]);
+    store
+        .apply(&t(None), &reads, |fresh| {
+            let mut a = fresh.subject.clone();
+            a.title = "changed".into();
+            Ok(Change {
+                beads: vec![a, fresh.others[0].clone()],
+                reason: None,
+                output: (),
+            })
+        })
+        .unwrap();
+    let (records, _) = journal::read_committed(&store.journal_path(), 0).unwrap();
+    let ids: Vec<&str> = records[0].beads.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(ids, ["sp-a"], "only the changed bead is journaled");
+    assert_eq!(fs::read(store.bead_path("sp-b")).unwrap(), before_b);
+    let len = journal_len(&store);
+    let out = store.apply(&t(Some(6)), &reads, |fresh| {
+        Ok(Change::one(fresh.subject.clone(), Some("why".into()), 9))
+    });
+    assert_eq!(out.unwrap(), 9, "a no-op answers as it would");
+    assert_eq!(journal_len(&store), len, "and journals nothing");
+    assert_eq!(store.read_bead("sp-a").unwrap().pipeline.seq, 6);
+}
+
+#[test]
 fn a_stale_expect_seq_or_a_refusing_plan_writes_nothing() {
     let (_d, store) = store_with(&["sp-a"]);
     let before = fs::read(store.bead_path("sp-a")).unwrap();
@@ -213,8 +242,11 @@ fn a_seq_at_its_maximum_refuses_before_anything_is_written() {
     let mut a = store.read_bead("sp-a").unwrap();
     a.pipeline.seq = u64::MAX;
     fs::write(store.bead_path("sp-a"), a.to_file_bytes()).unwrap();
+    // A real change (an unchanged image is no write, and so no bump to refuse).
     let out = store.apply(&t(None), &Reads::subject("sp-a"), |fresh| {
-        Ok(Change::one(fresh.subject.clone(), None, ()))
+        let mut after = fresh.subject.clone();
+        after.title = "changed".into();
+        Ok(Change::one(after, None, ()))
     });
     let err = out.unwrap_err();
     assert!(

@@ -201,11 +201,10 @@ fn bead_write(data: &[u8]) -> bool {
         &transition(Some(read.pipeline.seq)),
         &Reads::subject(&name),
         |fresh| {
-            Ok(Change::one(
-                fresh.subject.clone(),
-                Some("fuzz".to_string()),
-                (),
-            ))
+            // A real change: an image equal to the one read is no write (no bump, no record).
+            let mut after = fresh.subject.clone();
+            after.title.push_str(" (written)");
+            Ok(Change::one(after, Some("fuzz".to_string()), ()))
         },
     );
     let changes = changed(&before, &tree(sb.root()));
@@ -228,6 +227,7 @@ fn bead_write(data: &[u8]) -> bool {
         .read_bead(&name)
         .expect("the bead reads after the transition");
     let mut expect: Bead = read.clone();
+    expect.title.push_str(" (written)");
     expect.bump(NOW);
     assert_eq!(
         now, expect,
