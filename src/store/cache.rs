@@ -112,6 +112,15 @@ pub struct Rebuilt {
     pub bytes: u64,
 }
 
+/// What one read through the cache did.
+struct Through {
+    scan: Scan,
+    /// How many bead files it read (the rest came from the cache).
+    from_files: usize,
+    /// The cache's write, when it wrote one.
+    written: Option<Result<Rebuilt>>,
+}
+
 impl Store {
     /// `.splice/cache/`.
     pub fn cache_dir(&self) -> PathBuf {
@@ -129,22 +138,21 @@ impl Store {
         if DISABLED.load(Ordering::Relaxed) {
             return self.scan();
         }
-        let (scan, _) = self.read_through(true)?;
-        Ok(scan)
+        Ok(self.read_through(true)?.scan)
     }
 
     /// `splice cache rebuild`: read every file (the cache unused) and write the cache. Unlike a
     /// read's rebuild, a failure to write it is a fault.
     pub fn rebuild_cache(&self) -> Result<Rebuilt> {
-        let (_, written) = self.read_through(false)?;
-        written.unwrap_or_else(|| Err(Error::Invalid("the cache was not written".into())))
+        let through = self.read_through(false)?;
+        through
+            .written
+            .unwrap_or_else(|| Err(Error::Invalid("the cache was not written".into())))
     }
 
     /// Read through the cache (`use_cache`) or around it; write a new cache when the old one
-    /// was not used, or enough has changed since. Returns the scan, and the write's outcome
-    /// when there was one.
-    #[allow(clippy::type_complexity)]
-    fn read_through(&self, use_cache: bool) -> Result<(Scan, Option<Result<Rebuilt>>)> {
+    /// was not used, or enough has changed since.
+    fn read_through(&self, use_cache: bool) -> Result<Through> {
         let started = now_ns();
         let mark = self.journal_mark()?;
         let named = self.bead_names()?;
@@ -187,6 +195,10 @@ impl Store {
             None => read_stamped(id, path),
         });
         let mut scan = Scan::default();
+        let from_files = reads
+            .iter()
+            .filter(|r| !matches!(r.2, Some(Cow::Borrowed(_))))
+            .count();
         let mut fresh: Vec<(&str, Stamp, Cow<[u8]>)> = Vec::with_capacity(named.len());
         for (((id, path), _), (read, stamp, json)) in work.into_iter().zip(reads) {
             match read {
@@ -212,7 +224,11 @@ impl Store {
             || (changed > 0 && named.len() < 1000)
             || tail > TAIL_REWRITE_BYTES;
         let written = stale.then(|| self.write_cache(mark, &fresh));
-        Ok((scan, written))
+        Ok(Through {
+            scan,
+            from_files,
+            written,
+        })
     }
 
     /// The bead files' names (without `.json`) and paths, sorted by name: as [`Store::scan`]
@@ -466,6 +482,94 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::journal::{Record, StepChange};
+
+    fn aged_store(ids: &[&str]) -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let beads = dir.path().join(".splice/beads");
+        fs::create_dir_all(&beads).unwrap();
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for id in ids {
+            let bead = Bead::new(
+                (*id).into(),
+                format!("{id} title"),
+                String::new(),
+                "2026-01-01T00:00:00Z",
+            );
+            let path = beads.join(format!("{id}.json"));
+            fs::write(&path, bead.to_file_bytes()).unwrap();
+            touch(&path, hour_ago);
+        }
+        let store = Store::at(dir.path().join(".splice"));
+        (dir, store)
+    }
+
+    fn touch(path: &Path, at: std::time::SystemTime) {
+        fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(at)
+            .unwrap();
+    }
+
+    fn same(a: &Scan, b: &Scan) {
+        let json = |s: &Scan| serde_json::to_string(&s.beads).unwrap();
+        assert_eq!(json(a), json(b));
+        assert_eq!(a.unreadable.len(), b.unreadable.len());
+    }
+
+    #[test]
+    fn a_warm_cache_reads_no_bead_file_and_a_changed_stat_reads_that_one() {
+        let (_dir, store) = aged_store(&["sp-a", "sp-b", "sp-c"]);
+        let first = store.read_through(true).unwrap();
+        assert_eq!(first.from_files, 3);
+        assert!(first.written.is_some_and(|w| w.is_ok()));
+        let warm = store.read_through(true).unwrap();
+        assert_eq!(warm.from_files, 0, "every bead came from the cache");
+        assert!(
+            warm.written.is_none(),
+            "nothing changed: the cache is not rewritten"
+        );
+        same(&warm.scan, &store.scan().unwrap());
+        touch(
+            &store.bead_path("sp-b"),
+            std::time::SystemTime::now() - std::time::Duration::from_secs(60),
+        );
+        let after = store.read_through(true).unwrap();
+        assert_eq!(after.from_files, 1);
+        same(&after.scan, &store.scan().unwrap());
+    }
+
+    #[test]
+    fn a_bead_the_journal_names_since_the_stamp_is_read_from_its_file() {
+        let (_dir, store) = aged_store(&["sp-a", "sp-b"]);
+        store.read_through(true).unwrap();
+        let bead = store.read_bead("sp-b").unwrap();
+        let mut record = Record {
+            tx: 0,
+            id: 1,
+            verb: "set-autonomy".into(),
+            actor: "person".into(),
+            reason: None,
+            at: "2026-01-01T00:00:00Z".into(),
+            changes: vec![StepChange {
+                bead: "sp-b".into(),
+                from: None,
+                to: "x".into(),
+                seq: 1,
+            }],
+            beads: vec![bead],
+        };
+        let live = store.journal_path();
+        let tx = journal::append_record(&live, &mut record).unwrap();
+        journal::append_marker(&live, tx, 1).unwrap();
+        let read = store.read_through(true).unwrap();
+        assert_eq!(
+            read.from_files, 1,
+            "sp-b's stat is unchanged, but the journal names it"
+        );
+    }
 
     #[test]
     fn compact_keeps_strings_whole() {
