@@ -115,12 +115,12 @@ fn files_bytes(store: &Store) -> usize {
         .map(|e| e.unwrap().path())
         .collect();
     let half = paths.len() / 2;
+    let read = |part: &[std::path::PathBuf]| {
+        part.iter()
+            .map(|p| std::fs::read(p).unwrap().len())
+            .sum::<usize>()
+    };
     std::thread::scope(|s| {
-        let read = |part: &[std::path::PathBuf]| {
-            part.iter()
-                .map(|p| std::fs::read(p).unwrap().len())
-                .sum::<usize>()
-        };
         let a = s.spawn(|| read(&paths[..half]));
         read(&paths[half..]) + a.join().unwrap()
     })

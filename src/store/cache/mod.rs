@@ -196,7 +196,10 @@ impl Store {
             },
             None => read_stamped(id, path),
         });
-        let mut scan = Scan::default();
+        let mut scan = Scan {
+            beads: Vec::with_capacity(named.len()),
+            unreadable: Vec::new(),
+        };
         let from_files = reads
             .iter()
             .filter(|r| !matches!(r.2, Some(Cow::Borrowed(_))))
@@ -338,7 +341,10 @@ impl Store {
             body.len(),
             checksum(&body)
         );
-        let temp = dir.join(format!(".beads.{}.tmp", std::process::id()));
+        // Unique to this process and this write: two threads of one process may both write.
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, Ordering::Relaxed);
+        let temp = dir.join(format!(".beads.{}.{n}.tmp", std::process::id()));
         let write = || -> std::io::Result<()> {
             let mut file = fs::File::create(&temp)?;
             file.write_all(header.as_bytes())?;
@@ -474,10 +480,11 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
             .chunks(chunk)
             .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<_>>()))
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a cache thread does not panic"))
-            .collect()
+        let mut out = Vec::with_capacity(items.len());
+        for h in handles {
+            out.extend(h.join().expect("a cache thread does not panic"));
+        }
+        out
     })
 }
 
