@@ -33,9 +33,12 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+mod text;
+
 use super::{Scan, Store, Unread, atomic, ids, journal, parse_bead};
 use crate::error::{Error, Result};
 use crate::model::Bead;
+use text::{checksum, compact};
 
 /// The cache's format: a cache written by another format is not read.
 pub const FORMAT: u32 = 1;
@@ -165,16 +168,9 @@ impl Store {
                 .map(|m| Stamp::of(&m))
         });
         let bytes = if use_cache { self.load() } else { None };
-        let (entries, touched, tail) = match &bytes {
-            Some((body, old)) => match (parse_entries(body), self.touched_since(*old, mark)) {
-                (Some(entries), Some((touched, tail))) => (Some(entries), touched, tail),
-                _ => (None, HashSet::new(), 0),
-            },
-            None => (None, HashSet::new(), 0),
-        };
+        let (entries, touched, tail) = self.usable(bytes.as_ref(), mark);
         let racy = |s: &Stamp| s.mtime_ns + RACY_NS > started;
         // Each file: its cached JSON when its stamp still holds, else `None` (read it).
-        let mut changed = 0usize;
         let cached: Vec<Option<(Stamp, &[u8])>> = named
             .iter()
             .zip(&stats)
@@ -182,9 +178,6 @@ impl Store {
                 let hit = entries.as_ref().and_then(|e| find(e, id)).filter(|e| {
                     Some(e.stamp) == *stat && !touched.contains(id.as_str()) && !racy(&e.stamp)
                 });
-                if hit.is_none() && !stat.is_some_and(|s| racy(&s)) {
-                    changed += 1;
-                }
                 hit.map(|e| (e.stamp, e.json))
             })
             .collect();
@@ -203,6 +196,12 @@ impl Store {
         let from_files = reads
             .iter()
             .filter(|r| !matches!(r.2, Some(Cow::Borrowed(_))))
+            .count();
+        // Readable files read from disk and old enough to be cached with their stamp: what a
+        // new cache would save the next read (an unreadable file is read every time anyway).
+        let changed = reads
+            .iter()
+            .filter(|r| matches!(r.2, Some(Cow::Owned(_))) && r.1.is_some_and(|s| !racy(&s)))
             .count();
         let mut fresh: Vec<(&str, Stamp, Cow<[u8]>)> = Vec::with_capacity(named.len());
         for (((id, path), _), (read, stamp, json)) in work.into_iter().zip(reads) {
@@ -234,6 +233,22 @@ impl Store {
             from_files,
             written,
         })
+    }
+
+    /// The loaded cache's entries, the beads the journal names since its stamp, and the journal
+    /// tail's length; no entries when it cannot be used.
+    fn usable<'a>(
+        &self,
+        loaded: Option<&'a (Vec<u8>, Mark)>,
+        mark: Mark,
+    ) -> (Option<Vec<Entry<'a>>>, HashSet<String>, u64) {
+        let Some((body, old)) = loaded else {
+            return (None, HashSet::new(), 0);
+        };
+        match (parse_entries(body), self.touched_since(*old, mark)) {
+            (Some(entries), Some((touched, tail))) => (Some(entries), touched, tail),
+            _ => (None, HashSet::new(), 0),
+        }
     }
 
     /// The bead files' names (without `.json`) and paths, sorted by name: as [`Store::scan`]
@@ -417,46 +432,6 @@ fn read_stamped<'a>(id: &str, path: &Path) -> (Result<Bead>, Option<Stamp>, Opti
         Ok(bead) => (Ok(bead), stamp, Some(Cow::Owned(compact(&bytes)))),
         Err(e) => (Err(e), None, None),
     }
-}
-
-/// JSON text without the whitespace between tokens (never inside a string). The result holds
-/// no newline: a valid JSON string holds none raw.
-fn compact(json: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(json.len());
-    let (mut in_string, mut escaped) = (false, false);
-    for &b in json {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-        } else if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
-            continue;
-        } else if b == b'"' {
-            in_string = true;
-        }
-        out.push(b);
-    }
-    out
-}
-
-/// A 64-bit checksum of the cache's body (not cryptographic: it catches a torn or damaged
-/// file), as 16 hex digits.
-fn checksum(bytes: &[u8]) -> String {
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let word = u64::from_le_bytes(c.try_into().expect("eight bytes"));
-        h = (h ^ word).wrapping_mul(PRIME).rotate_left(29);
-    }
-    for &b in chunks.remainder() {
-        h = (h ^ u64::from(b)).wrapping_mul(PRIME);
-    }
-    format!("{h:016x}")
 }
 
 fn now_ns() -> i128 {
