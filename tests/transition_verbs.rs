@@ -97,7 +97,7 @@ fn init_creates_a_campaign_root_and_the_state_dir() {
         "target defaults to the checked-out branch"
     );
     let ignore = std::fs::read_to_string(r.state().join(".gitignore")).unwrap();
-    for entry in ["worktrees/", "runs/", "lock"] {
+    for entry in ["worktrees/", "runs/", "lock", "cache/"] {
         assert!(ignore.lines().any(|l| l == entry), "{entry} not ignored");
     }
     let again = r.ok(&["init", "--title", "C"]);

@@ -71,6 +71,7 @@ const TABLE: &[(&str, &str)] = &[
     ("list", "read-only"),
     ("ready", "read-only"),
     ("logs", "read-only"),
+    ("cache rebuild", "read-only"),
 ];
 
 /// Verbs of the table with no command line, and why: the runner calls them in-process.
@@ -103,6 +104,7 @@ const NOT_VERBS: &[(&str, &str)] = &[
     ("plan", "holds `plan crystallize` and `plan approve`"),
     ("import", "holds `import bd`"),
     ("export", "holds `export bd`"),
+    ("cache", "holds `cache rebuild`"),
 ];
 
 #[test]

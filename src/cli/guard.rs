@@ -31,7 +31,10 @@ pub fn run(_args: Args, global: &Global) -> Result<i32> {
 /// `splice guard` with no option, as hooks register it: the same, without clap (`main.rs`).
 /// Returns the exit code, always 0.
 pub fn hook() -> i32 {
-    judge_and_report(&Global { dir: None });
+    judge_and_report(&Global {
+        dir: None,
+        no_cache: false,
+    });
     0
 }
 

@@ -77,7 +77,7 @@ struct Listing<'a> {
 
 pub fn run(global: &Global, args: Args) -> Result<i32> {
     let store = Store::discover(global.dir.as_deref())?;
-    let scan = store.scan()?;
+    let scan = store.scan_cached()?;
     let statuses: Vec<String> = args
         .status
         .iter()

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use crate::error::Result;
 
 pub mod args;
+pub mod cache;
 pub mod classify;
 pub mod close;
 pub mod completions;
@@ -53,6 +54,10 @@ pub struct Global {
     /// nearest ancestor of the working directory that holds `.splice/`.
     #[arg(long, global = true, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Read the bead files, not the derived cache `.splice/cache/` (which is left as it is): for
+    /// a same-size edit within one timestamp tick the cache cannot see (docs/architecture.md).
+    #[arg(long, global = true)]
+    pub no_cache: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -129,11 +134,16 @@ pub enum Command {
     Create(create::Args),
     /// The dispatch logs of a node (or of the latest run), newest first; `--follow` tails one.
     Logs(logs::Args),
+    /// The derived snapshot cache `.splice/cache/`: `cache rebuild` writes it anew.
+    Cache(cache::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     let global = &cli.global;
+    if global.no_cache {
+        crate::store::cache::disable();
+    }
     match cli.command {
         Command::Init(args) => init::run(args, global),
         Command::InitTask(args) => init_task::run(args, global),
@@ -166,5 +176,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Show(args) => show::run(global, args),
         Command::Create(args) => create::run(args, global),
         Command::Logs(args) => logs::run(global, args),
+        Command::Cache(args) => cache::run(global, args),
     }
 }

@@ -26,7 +26,7 @@ pub struct Identity {
 pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapshot> {
     let manifest = store.manifest()?;
     let config = store.config()?;
-    let scan = store.scan()?;
+    let scan = store.scan_cached()?;
     let (beads, ancestors, unreadable) = match scope {
         Some(root) => {
             let mut unreadable = scan.unreadable;

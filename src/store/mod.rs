@@ -12,6 +12,7 @@
 //! of every bead ([`Store::scan`]) goes on past a file it cannot read and says which and why.
 
 pub mod atomic;
+pub mod cache;
 pub mod ids;
 pub mod journal;
 pub mod lock;
@@ -39,7 +40,7 @@ pub use shell::{Change, Fresh, Reads, Repair, Transition};
 pub const STATE_DIR: &str = ".splice";
 
 /// What `.splice/.gitignore` holds: beads and journal are meant to be committed.
-const GITIGNORE: &str = "worktrees/\nruns/\nlock\nlock.holder\n";
+const GITIGNORE: &str = "worktrees/\nruns/\nlock\nlock.holder\ncache/\n";
 
 /// A bead file that could not be read, and why.
 #[derive(Debug)]
@@ -366,7 +367,7 @@ fn read_text(path: &Path) -> Result<Option<String>> {
 /// Parse the file of bead `id`. Its `id` field must be its name: the writer builds paths from
 /// ids, so an id that is not the file's own (a path, a name too long for the file system) must
 /// never reach it.
-fn parse_bead(path: &Path, id: &str, bytes: &[u8]) -> Result<Bead> {
+pub(crate) fn parse_bead(path: &Path, id: &str, bytes: &[u8]) -> Result<Bead> {
     // The fast parse first; only a failure pays for tracking the field path for the message.
     if let Ok(bead) = serde_json::from_slice::<Bead>(bytes) {
         if bead.id != id {

@@ -114,6 +114,7 @@ pub enum Verb {
     List,
     Ready,
     Logs,
+    CacheRebuild,
 }
 
 impl Verb {
@@ -177,6 +178,7 @@ impl Verb {
         Verb::List,
         Verb::Ready,
         Verb::Logs,
+        Verb::CacheRebuild,
     ];
 
     /// The table: who may run this verb.
@@ -249,6 +251,8 @@ impl Verb {
             | Verb::List
             | Verb::Ready
             | Verb::Logs => Actor::ReadOnly,
+            // Writes only a derived file, `.splice/cache/`, rebuilt at will from the state.
+            Verb::CacheRebuild => Actor::ReadOnly,
         }
     }
 
@@ -316,6 +320,7 @@ impl Verb {
             Verb::List => "list",
             Verb::Ready => "ready",
             Verb::Logs => "logs",
+            Verb::CacheRebuild => "cache rebuild",
         }
     }
 

@@ -1,0 +1,467 @@
+//! The derived snapshot cache, `.splice/cache/beads`: every readable bead of `beads/` in one
+//! file, so a one-shot read ([`Store::scan_cached`]: `snapshot`, `status`, `pass --dry-run`,
+//! `list`, `ready`, the runner's snapshot) reads one file instead of opening every bead file.
+//!
+//! It is only ever a derivation of the bead files and the journal, never a source: nothing
+//! writes through it, `git` never sees it (`cache/.gitignore` holds `*`, so a repository whose
+//! `.splice/.gitignore` predates the cache still ignores it), and deleting it costs one full
+//! read. It is stamped with its format ([`FORMAT`]), the journal's (generation, live segment
+//! length, last record id) it reflects, and for each bead file its (size, mtime in nanoseconds,
+//! inode). A read stats every file (a directory read and one `lstat` each, no open, no parse)
+//! and takes a bead from the cache only when its stat equals the stamp, the journal names no
+//! change to it since, and its mtime is older than [`RACY_NS`] before the read began (an edit in
+//! the same timestamp tick as the cache's own read could otherwise keep its stamp). Every other
+//! file is read as [`Store::scan`] reads it (so the result is the same `Scan`, errors included);
+//! files gone are dropped. A cache that is missing, torn, corrupt (its checksum), of another
+//! format, or from another journal generation (the segment was closed) or a journal cut back is
+//! not used at all: the read falls back to the files and rebuilds it.
+//!
+//! The limit: a file changed in place that keeps its size, its inode and an mtime equal to the
+//! stamped one (a tool that restores mtimes, or a clock set back) is not seen;
+//! `splice cache rebuild` and `--no-cache` exist for that.
+//!
+//! The cache is written as a temporary file and renamed over the old one, so a concurrent
+//! reader sees the old cache or the new one, never half of one. It is not synced: after a crash
+//! a torn cache fails its checksum. A failure to write it (a read-only file system) is not an
+//! error: the read has its answer already.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+mod text;
+
+use super::{Scan, Store, Unread, atomic, ids, journal, parse_bead};
+use crate::error::{Error, Result};
+use crate::model::Bead;
+use text::{checksum, compact};
+
+/// The cache's format: a cache written by another format is not read.
+pub const FORMAT: u32 = 1;
+
+/// The first word of the cache's header.
+const MAGIC: &str = "splice-cache";
+
+/// A file whose mtime is this close to the start of the read is read from disk, and stamped so
+/// that it never matches: its stamp could not tell a later edit in the same tick.
+const RACY_NS: i128 = 2_000_000_000;
+
+/// A journal tail longer than this since the cache's stamp rewrites the cache.
+const TAIL_REWRITE_BYTES: u64 = 4 << 20;
+
+static DISABLED: AtomicBool = AtomicBool::new(false);
+
+/// `--no-cache`: every read in this process reads the files (and leaves the cache as it is).
+pub fn disable() {
+    DISABLED.store(true, Ordering::Relaxed);
+}
+
+/// A bead file's stamp: what a stat says, no contents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    mtime_ns: i128,
+    /// The inode's change time: no tool can set it, so an edit that restores the mtime still
+    /// shows.
+    ctime_ns: i128,
+    ino: u64,
+}
+
+/// A stamp no file has (inode 0): for a file read too close to its last change.
+const NEVER: Stamp = Stamp {
+    size: 0,
+    mtime_ns: 0,
+    ctime_ns: 0,
+    ino: 0,
+};
+
+impl Stamp {
+    fn of(meta: &fs::Metadata) -> Stamp {
+        Stamp {
+            size: meta.size(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+            ino: meta.ino(),
+        }
+    }
+}
+
+/// Where the journal was when the cache was stamped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Mark {
+    generation: u64,
+    /// The live segment's length.
+    offset: u64,
+    /// Its last record's id (0: none).
+    id: u64,
+}
+
+/// One cached bead: its file's name, stamp, and the file's JSON without insignificant
+/// whitespace (parsing it gives what parsing the file gives).
+struct Entry<'a> {
+    id: &'a str,
+    stamp: Stamp,
+    json: &'a [u8],
+}
+
+/// What a rebuild wrote.
+#[derive(Clone, Copy, Debug)]
+pub struct Rebuilt {
+    pub beads: usize,
+    pub bytes: u64,
+}
+
+/// What one read through the cache did.
+struct Through {
+    scan: Scan,
+    /// How many bead files it read (the rest came from the cache): what the tests check to see
+    /// the cache used.
+    #[cfg_attr(not(test), allow(dead_code))]
+    from_files: usize,
+    /// The cache's write, when it wrote one.
+    written: Option<Result<Rebuilt>>,
+}
+
+impl Store {
+    /// `.splice/cache/`.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.dir().join("cache")
+    }
+
+    /// The cache file.
+    pub fn cache_path(&self) -> PathBuf {
+        self.cache_dir().join("beads")
+    }
+
+    /// Every bead, as [`Store::scan`] reads them, through the cache (module docs). For one-shot
+    /// reads only: the writer's transitions read the files under the lock.
+    pub fn scan_cached(&self) -> Result<Scan> {
+        if DISABLED.load(Ordering::Relaxed) {
+            return self.scan();
+        }
+        Ok(self.read_through(true)?.scan)
+    }
+
+    /// `splice cache rebuild`: read every file (the cache unused) and write the cache. Unlike a
+    /// read's rebuild, a failure to write it is a fault.
+    pub fn rebuild_cache(&self) -> Result<Rebuilt> {
+        let through = self.read_through(false)?;
+        through
+            .written
+            .unwrap_or_else(|| Err(Error::Invalid("the cache was not written".into())))
+    }
+
+    /// Read through the cache (`use_cache`) or around it; write a new cache when the old one
+    /// was not used, or enough has changed since.
+    fn read_through(&self, use_cache: bool) -> Result<Through> {
+        let started = now_ns();
+        let mark = self.journal_mark()?;
+        let named = self.bead_names()?;
+        let stats = par_map(&named, |(id, path)| {
+            ids::is_valid(id)
+                .then(|| fs::symlink_metadata(path).ok())
+                .flatten()
+                .map(|m| Stamp::of(&m))
+        });
+        let bytes = if use_cache { self.load() } else { None };
+        let (entries, touched, tail) = self.usable(bytes.as_ref(), mark);
+        let racy = |s: &Stamp| s.mtime_ns + RACY_NS > started;
+        // Each file: its cached JSON when its stamp still holds, else `None` (read it).
+        let cached: Vec<Option<(Stamp, &[u8])>> = named
+            .iter()
+            .zip(&stats)
+            .map(|((id, _), stat)| {
+                let hit = entries.as_ref().and_then(|e| find(e, id)).filter(|e| {
+                    Some(e.stamp) == *stat && !touched.contains(id.as_str()) && !racy(&e.stamp)
+                });
+                hit.map(|e| (e.stamp, e.json))
+            })
+            .collect();
+        let work: Vec<_> = named.iter().zip(cached).collect();
+        let reads = par_map(&work, |((id, path), hit)| match hit {
+            Some((stamp, json)) => match parse_bead(path, id, json) {
+                Ok(bead) => (Ok(bead), Some(*stamp), Some(Cow::Borrowed(*json))),
+                Err(_) => read_stamped(id, path),
+            },
+            None => read_stamped(id, path),
+        });
+        let mut scan = Scan {
+            beads: Vec::with_capacity(named.len()),
+            unreadable: Vec::new(),
+        };
+        let from_files = reads
+            .iter()
+            .filter(|r| !matches!(r.2, Some(Cow::Borrowed(_))))
+            .count();
+        // Readable files read from disk and old enough to be cached with their stamp: what a
+        // new cache would save the next read (an unreadable file is read every time anyway).
+        let changed = reads
+            .iter()
+            .filter(|r| matches!(r.2, Some(Cow::Owned(_))) && r.1.is_some_and(|s| !racy(&s)))
+            .count();
+        let mut fresh: Vec<(&str, Stamp, Cow<[u8]>)> = Vec::with_capacity(named.len());
+        for (((id, path), _), (read, stamp, json)) in work.into_iter().zip(reads) {
+            match read {
+                Ok(bead) => {
+                    if let Some(json) = json {
+                        let stamp = stamp.unwrap_or(NEVER);
+                        let stamp = if racy(&stamp) { NEVER } else { stamp };
+                        fresh.push((id, stamp, json));
+                    }
+                    scan.beads.push(bead);
+                }
+                Err(error) => scan.unreadable.push(Unread {
+                    id: id.clone(),
+                    path: path.clone(),
+                    error,
+                }),
+            }
+        }
+        let count = entries.as_ref().map_or(0, Vec::len);
+        let stale = entries.is_none()
+            || count != scan.beads.len()
+            || changed * 100 >= named.len().max(1)
+            || (changed > 0 && named.len() < 1000)
+            || tail > TAIL_REWRITE_BYTES;
+        let written = stale.then(|| self.write_cache(mark, &fresh));
+        Ok(Through {
+            scan,
+            from_files,
+            written,
+        })
+    }
+
+    /// The loaded cache's entries, the beads the journal names since its stamp, and the journal
+    /// tail's length; no entries when it cannot be used.
+    fn usable<'a>(
+        &self,
+        loaded: Option<&'a (Vec<u8>, Mark)>,
+        mark: Mark,
+    ) -> (Option<Vec<Entry<'a>>>, HashSet<String>, u64) {
+        let Some((body, old)) = loaded else {
+            return (None, HashSet::new(), 0);
+        };
+        match (parse_entries(body), self.touched_since(*old, mark)) {
+            (Some(entries), Some((touched, tail))) => (Some(entries), touched, tail),
+            _ => (None, HashSet::new(), 0),
+        }
+    }
+
+    /// The bead files' names (without `.json`) and paths, sorted by name: as [`Store::scan`]
+    /// lists them.
+    fn bead_names(&self) -> Result<Vec<(String, PathBuf)>> {
+        let dir = self.beads_dir();
+        let mut named = Vec::new();
+        for entry in fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
+            let entry = entry.map_err(|e| Error::io(&dir, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(id) = name
+                .strip_suffix(".json")
+                .filter(|_| !name.starts_with('.'))
+            {
+                named.push((id.to_string(), entry.path()));
+            }
+        }
+        named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Ok(named)
+    }
+
+    /// Where the journal is now.
+    fn journal_mark(&self) -> Result<Mark> {
+        let live = self.journal_path();
+        let offset = fs::symlink_metadata(&live).map_or(0, |m| m.len());
+        Ok(Mark {
+            generation: self.live_generation()?,
+            offset,
+            id: journal::last_id(&live)?.unwrap_or(0),
+        })
+    }
+
+    /// The beads the journal's committed records name since `old`, and the tail's length;
+    /// `None` when the journal is not the one `old` was taken from (another generation, or cut
+    /// back).
+    fn touched_since(&self, old: Mark, now: Mark) -> Option<(HashSet<String>, u64)> {
+        if old.generation != now.generation || old.offset > now.offset || old.id > now.id {
+            return None;
+        }
+        if old == now {
+            return Some((HashSet::new(), 0));
+        }
+        let (records, _) = journal::read_committed(&self.journal_path(), old.offset).ok()?;
+        let touched = records
+            .iter()
+            .flat_map(|r| {
+                r.beads
+                    .iter()
+                    .map(|b| b.id.clone())
+                    .chain(r.changes.iter().map(|c| c.bead.clone()))
+            })
+            .collect();
+        Some((touched, now.offset - old.offset))
+    }
+
+    /// The cache's body and stamp, when it is whole and of this format.
+    fn load(&self) -> Option<(Vec<u8>, Mark)> {
+        let mut file = atomic::open_read(&self.cache_path()).ok()?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).ok()?;
+        let newline = bytes.iter().position(|b| *b == b'\n')?;
+        let body = bytes.split_off(newline + 1);
+        let header = std::str::from_utf8(&bytes[..newline]).ok()?;
+        let words: Vec<&str> = header.split(' ').collect();
+        let [magic, format, generation, offset, id, len, sum] = words[..] else {
+            return None;
+        };
+        if magic != MAGIC || format.parse::<u32>().ok()? != FORMAT {
+            return None;
+        }
+        if body.len() as u64 != len.parse::<u64>().ok()? || checksum(&body) != sum {
+            return None;
+        }
+        let mark = Mark {
+            generation: generation.parse().ok()?,
+            offset: offset.parse().ok()?,
+            id: id.parse().ok()?,
+        };
+        Some((body, mark))
+    }
+
+    /// Write the cache: a temporary file in `cache/`, renamed over the old one.
+    fn write_cache(&self, mark: Mark, beads: &[(&str, Stamp, Cow<[u8]>)]) -> Result<Rebuilt> {
+        let dir = self.cache_dir();
+        fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let ignore = dir.join(".gitignore");
+        if !ignore.exists() {
+            fs::write(&ignore, "*\n").map_err(|e| Error::io(&ignore, e))?;
+        }
+        let mut body = Vec::with_capacity(beads.iter().map(|b| b.2.len() + 64).sum());
+        for (id, s, json) in beads {
+            let _ = write!(
+                body,
+                "{id}\t{}\t{}\t{}\t{}\t",
+                s.size, s.mtime_ns, s.ctime_ns, s.ino
+            );
+            body.extend_from_slice(json);
+            body.push(b'\n');
+        }
+        let header = format!(
+            "{MAGIC} {FORMAT} {} {} {} {} {}\n",
+            mark.generation,
+            mark.offset,
+            mark.id,
+            body.len(),
+            checksum(&body)
+        );
+        // Unique to this process and this write: two threads of one process may both write.
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, Ordering::Relaxed);
+        let temp = dir.join(format!(".beads.{}.{n}.tmp", std::process::id()));
+        let write = || -> std::io::Result<()> {
+            let mut file = fs::File::create(&temp)?;
+            file.write_all(header.as_bytes())?;
+            file.write_all(&body)?;
+            fs::rename(&temp, self.cache_path())
+        };
+        if let Err(e) = write() {
+            let _ = fs::remove_file(&temp);
+            return Err(Error::io(&temp, e));
+        }
+        Ok(Rebuilt {
+            beads: beads.len(),
+            bytes: (header.len() + body.len()) as u64,
+        })
+    }
+}
+
+/// The cache body's entries, in id order; `None` when a line is not one.
+fn parse_entries(body: &[u8]) -> Option<Vec<Entry<'_>>> {
+    let mut out: Vec<Entry> = Vec::new();
+    for line in body.split(|b| *b == b'\n') {
+        if line.is_empty() {
+            continue;
+        }
+        let mut parts = line.splitn(6, |b| *b == b'\t');
+        let mut word = || std::str::from_utf8(parts.next()?).ok();
+        let id = word()?;
+        let stamp = Stamp {
+            size: word()?.parse().ok()?,
+            mtime_ns: word()?.parse().ok()?,
+            ctime_ns: word()?.parse().ok()?,
+            ino: word()?.parse().ok()?,
+        };
+        let json = parts.next()?;
+        if out.last().is_some_and(|last| last.id >= id) {
+            return None;
+        }
+        out.push(Entry { id, stamp, json });
+    }
+    Some(out)
+}
+
+fn find<'a, 'b>(entries: &'b [Entry<'a>], id: &str) -> Option<&'b Entry<'a>> {
+    entries
+        .binary_search_by(|e| e.id.cmp(id))
+        .ok()
+        .map(|i| &entries[i])
+}
+
+/// Read one bead file as [`Store::scan`] does (the same checks, the same errors), with the
+/// stamp of the file it opened and its JSON made compact.
+fn read_stamped<'a>(id: &str, path: &Path) -> (Result<Bead>, Option<Stamp>, Option<Cow<'a, [u8]>>) {
+    if !ids::is_valid(id) {
+        let e = Error::bad_file(
+            path,
+            "its name is not a bead id (letters, digits, `.`, `-`, `_`; at most 200)",
+        );
+        return (Err(e), None, None);
+    }
+    let mut file = match atomic::open_read(path) {
+        Ok(f) => f,
+        Err(e) => return (Err(e), None, None),
+    };
+    let stamp = file.metadata().ok().map(|m| Stamp::of(&m));
+    let mut bytes = Vec::with_capacity(4096);
+    if let Err(e) = file.read_to_end(&mut bytes) {
+        return (Err(Error::io(path, e)), None, None);
+    }
+    match parse_bead(path, id, &bytes) {
+        Ok(bead) => (Ok(bead), stamp, Some(Cow::Owned(compact(&bytes)))),
+        Err(e) => (Err(e), None, None),
+    }
+}
+
+fn now_ns() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+/// `f` over `items` on a few threads (file system calls are syscall-bound: a few more threads
+/// than cores keep them busy), results in order.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = (cores * 2).min(items.len() / 256 + 1).max(1);
+    if threads == 1 {
+        return items.iter().map(f).collect();
+    }
+    let chunk = items.len().div_ceil(threads).max(1);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<_>>()))
+            .collect();
+        let mut out = Vec::with_capacity(items.len());
+        for h in handles {
+            out.extend(h.join().expect("a cache thread does not panic"));
+        }
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests;

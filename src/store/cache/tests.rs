@@ -1,0 +1,103 @@
+//! The cache's own checks: that a warm cache is used, and what makes a bead read from its file.
+
+use super::*;
+use crate::store::journal::{Record, StepChange};
+
+fn aged_store(ids: &[&str]) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let beads = dir.path().join(".splice/beads");
+    fs::create_dir_all(&beads).unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for id in ids {
+        let bead = Bead::new(
+            (*id).into(),
+            format!("{id} title"),
+            String::new(),
+            "2026-01-01T00:00:00Z",
+        );
+        let path = beads.join(format!("{id}.json"));
+        fs::write(&path, bead.to_file_bytes()).unwrap();
+        touch(&path, hour_ago);
+    }
+    let store = Store::at(dir.path().join(".splice"));
+    (dir, store)
+}
+
+fn touch(path: &Path, at: std::time::SystemTime) {
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(at)
+        .unwrap();
+}
+
+fn same(a: &Scan, b: &Scan) {
+    let json = |s: &Scan| serde_json::to_string(&s.beads).unwrap();
+    assert_eq!(json(a), json(b));
+    assert_eq!(a.unreadable.len(), b.unreadable.len());
+}
+
+#[test]
+fn a_warm_cache_reads_no_bead_file_and_a_changed_stat_reads_that_one() {
+    let (_dir, store) = aged_store(&["sp-a", "sp-b", "sp-c"]);
+    let first = store.read_through(true).unwrap();
+    assert_eq!(first.from_files, 3);
+    assert!(first.written.is_some_and(|w| w.is_ok()));
+    let warm = store.read_through(true).unwrap();
+    assert_eq!(warm.from_files, 0, "every bead came from the cache");
+    assert!(
+        warm.written.is_none(),
+        "nothing changed: the cache is not rewritten"
+    );
+    same(&warm.scan, &store.scan().unwrap());
+    touch(
+        &store.bead_path("sp-b"),
+        std::time::SystemTime::now() - std::time::Duration::from_secs(60),
+    );
+    let after = store.read_through(true).unwrap();
+    assert_eq!(after.from_files, 1);
+    same(&after.scan, &store.scan().unwrap());
+}
+
+#[test]
+fn a_bead_the_journal_names_since_the_stamp_is_read_from_its_file() {
+    let (_dir, store) = aged_store(&["sp-a", "sp-b"]);
+    store.read_through(true).unwrap();
+    let bead = store.read_bead("sp-b").unwrap();
+    let mut record = Record {
+        tx: 0,
+        id: 1,
+        verb: "set-autonomy".into(),
+        actor: "person".into(),
+        reason: None,
+        at: "2026-01-01T00:00:00Z".into(),
+        changes: vec![StepChange {
+            bead: "sp-b".into(),
+            from: None,
+            to: "x".into(),
+            seq: 1,
+        }],
+        beads: vec![bead],
+    };
+    let live = store.journal_path();
+    let tx = journal::append_record(&live, &mut record).unwrap();
+    journal::append_marker(&live, tx, 1).unwrap();
+    let read = store.read_through(true).unwrap();
+    assert_eq!(
+        read.from_files, 1,
+        "sp-b's stat is unchanged, but the journal names it"
+    );
+}
+
+#[test]
+fn compact_keeps_strings_whole() {
+    let json = br#"{ "a" : "x \" y\\", "b" :	[1, 2 ] }"#;
+    assert_eq!(compact(json), br#"{"a":"x \" y\\","b":[1,2]}"#.to_vec());
+}
+
+#[test]
+fn checksum_sees_one_byte() {
+    assert_ne!(checksum(b"abcdefgh12"), checksum(b"abcdefgh13"));
+    assert_ne!(checksum(b"abcdefgh"), checksum(b"abcdefgi"));
+}
