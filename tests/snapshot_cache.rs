@@ -271,3 +271,28 @@ fn the_cache_is_never_committed_and_a_failure_to_write_it_is_no_error() {
     agree(&r, "cache unwritable");
     r.fails(2, &["cache", "rebuild"]);
 }
+
+#[test]
+fn a_link_in_place_of_the_cache_is_never_written_through() {
+    let (r, _) = store();
+    // `.splice/cache` committed (or planted) as a link to a directory outside the repository,
+    // and a dangling link in place of its .gitignore.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::remove_dir_all(r.state().join("cache")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), r.state().join("cache")).unwrap();
+    agree(&r, "cache is a link");
+    let err = r.fails(2, &["cache", "rebuild"]);
+    assert!(err.contains("not a directory"), "{err}");
+    let written: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
+    assert!(written.is_empty(), "written through the link: {written:?}");
+
+    std::fs::remove_file(r.state().join("cache")).unwrap();
+    std::fs::create_dir(r.state().join("cache")).unwrap();
+    let target = outside.path().join("planted");
+    std::os::unix::fs::symlink(&target, r.state().join("cache/.gitignore")).unwrap();
+    agree(&r, "a dangling link as the cache's .gitignore");
+    assert!(
+        !target.exists(),
+        "the .gitignore was written through a link"
+    );
+}

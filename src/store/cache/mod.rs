@@ -333,10 +333,27 @@ impl Store {
     /// Write the cache: a temporary file in `cache/`, renamed over the old one.
     fn write_cache(&self, mark: Mark, beads: &[(&str, Stamp, Cow<[u8]>)]) -> Result<Rebuilt> {
         let dir = self.cache_dir();
-        fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        // `cache/` must be a directory of splice's own: a link there (committed by someone
+        // hostile, or planted) is never followed, so the cache is never written elsewhere.
+        match fs::symlink_metadata(&dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(Error::bad_file(
+                    &dir,
+                    "not a directory (a link or a file): the snapshot cache is not written \
+                     there; remove it (`splice cache rebuild` recreates the cache)",
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+            }
+            Err(e) => return Err(Error::io(&dir, e)),
+        }
         let ignore = dir.join(".gitignore");
-        if !ignore.exists() {
-            fs::write(&ignore, "*\n").map_err(|e| Error::io(&ignore, e))?;
+        if fs::symlink_metadata(&ignore).is_err() {
+            create_new(&ignore)
+                .and_then(|mut f| f.write_all(b"*\n"))
+                .map_err(|e| Error::io(&ignore, e))?;
         }
         let mut body = Vec::with_capacity(beads.iter().map(|b| b.2.len() + 64).sum());
         for (id, s, json) in beads {
@@ -361,7 +378,7 @@ impl Store {
         let n = WRITES.fetch_add(1, Ordering::Relaxed);
         let temp = dir.join(format!(".beads.{}.{n}.tmp", std::process::id()));
         let write = || -> std::io::Result<()> {
-            let mut file = fs::File::create(&temp)?;
+            let mut file = create_new(&temp)?;
             file.write_all(header.as_bytes())?;
             file.write_all(&body)?;
             fs::rename(&temp, self.cache_path())
@@ -375,6 +392,16 @@ impl Store {
             bytes: (header.len() + body.len()) as u64,
         })
     }
+}
+
+/// Create `path`, which must not exist, never through a link.
+fn create_new(path: &Path) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
 }
 
 /// The cache body's entries, in id order; `None` when a line is not one.
