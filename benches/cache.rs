@@ -30,61 +30,40 @@ use std::time::{Duration, SystemTime};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
-use splice::model::bead::{Lease, SplitRecord};
+use splice::model::bead::Lease;
 use splice::model::{Bead, Kind, Status};
 use splice::store::Store;
 
 const AT: &str = "2026-01-01T00:00:00Z";
 
-fn node(id: String, parent: Option<&str>, kind: Kind, step: &str) -> Bead {
-    let mut b = Bead::new(id, "synthetic task".into(), "x".repeat(700), AT);
-    b.parent = parent.map(str::to_string);
-    b.pipeline.kind = kind;
-    b.pipeline.route = kind.route().into();
-    b.pipeline.step = step.into();
-    b.pipeline.seq = 10;
-    b.pipeline.entered = 5;
-    b
-}
+#[path = "common/campaign.rs"]
+mod common;
 
 /// A root, compounds of 50 leaves; `n` beads in all.
 fn campaign(n: usize) -> Vec<Bead> {
-    let mut beads = Vec::with_capacity(n);
-    let mut root = node("sp-root".into(), None, Kind::Root, "delegate");
-    let mut compounds = Vec::new();
-    let mut c = 0;
-    while beads.len() + 1 < n {
-        let cid = format!("sp-root.{c}");
-        let mut compound = node(cid.clone(), Some("sp-root"), Kind::Compound, "delegate");
-        let mut children = Vec::new();
-        for l in 0..50.min(n - beads.len() - 2) {
-            let mut leaf = node(format!("{cid}.{l}"), Some(&cid), Kind::Leaf, "implement");
-            leaf.pipeline.files = vec![format!("src/m{}/f{}.rs", l % 7, l % 5)];
-            match l % 4 {
-                0 => leaf.status = Status::Closed,
-                1 => {
-                    leaf.pipeline.lease = Some(Lease {
-                        holder: "other".into(),
-                        since: AT.into(),
-                        credential_sha256: None,
-                    })
-                }
-                _ => {}
+    common::campaign(n, 50, 700, AT, |cid, l| {
+        let mut leaf = common::node(
+            format!("{cid}.{l}"),
+            Some(cid),
+            Kind::Leaf,
+            "implement",
+            700,
+            AT,
+        );
+        leaf.pipeline.files = vec![format!("src/m{}/f{}.rs", l % 7, l % 5)];
+        match l % 4 {
+            0 => leaf.status = Status::Closed,
+            1 => {
+                leaf.pipeline.lease = Some(Lease {
+                    holder: "other".into(),
+                    since: AT.into(),
+                    credential_sha256: None,
+                })
             }
-            children.push(leaf.id.clone());
-            beads.push(leaf);
+            _ => {}
         }
-        compound.pipeline.split = Some(SplitRecord { children, seq: 4 });
-        beads.push(compound);
-        compounds.push(cid);
-        c += 1;
-    }
-    root.pipeline.split = Some(SplitRecord {
-        children: compounds,
-        seq: 4,
-    });
-    beads.push(root);
-    beads
+        leaf
+    })
 }
 
 /// Write the store under `dir` (a git repository, as `splice init` wants one) and date its

@@ -25,7 +25,7 @@ use splice::decide::decide;
 use splice::drive::model::StateRead;
 use splice::drive::{Model, Msg, view};
 use splice::driver::snapshot::{Identity, build};
-use splice::model::bead::{Check, Gate, GateState, Lease, SplitRecord};
+use splice::model::bead::{Check, Gate, GateState, Lease};
 use splice::model::{Bead, Kind, Limits, Manifest, Snapshot, Status, Verdict};
 use splice::store::Store;
 
@@ -33,15 +33,11 @@ const AT: &str = "2025-01-01T00:00:00Z";
 const N: usize = 10_000;
 const LEAVES: usize = 50;
 
+#[path = "common/campaign.rs"]
+mod common;
+
 fn node(id: String, parent: Option<&str>, kind: Kind, step: &str) -> Bead {
-    let mut b = Bead::new(id, "synthetic task".into(), "x".repeat(400), AT);
-    b.parent = parent.map(str::to_string);
-    b.pipeline.kind = kind;
-    b.pipeline.route = kind.route().into();
-    b.pipeline.step = step.into();
-    b.pipeline.seq = 10;
-    b.pipeline.entered = 5;
-    b
+    common::node(id, parent, kind, step, 400, AT)
 }
 
 /// The leaf `l` of its compound, in one of eight states.
@@ -89,30 +85,7 @@ fn leaf(cid: &str, l: usize) -> Bead {
 }
 
 fn campaign(n: usize) -> Snapshot {
-    let mut beads = Vec::with_capacity(n);
-    let mut root = node("sp-root".into(), None, Kind::Root, "delegate");
-    let mut compounds = Vec::new();
-    let mut c = 0;
-    while beads.len() + 1 < n {
-        let cid = format!("sp-root.{c}");
-        let mut compound = node(cid.clone(), Some("sp-root"), Kind::Compound, "delegate");
-        let mut children = Vec::new();
-        for l in 0..LEAVES.min(n - beads.len() - 2) {
-            let b = leaf(&cid, l);
-            children.push(b.id.clone());
-            beads.push(b);
-        }
-        compound.pipeline.split = Some(SplitRecord { children, seq: 4 });
-        beads.push(compound);
-        compounds.push(cid);
-        c += 1;
-    }
-    root.pipeline.split = Some(SplitRecord {
-        children: compounds,
-        seq: 4,
-    });
-    beads.push(root);
-    beads.sort_by(|a, b| a.id.cmp(&b.id));
+    let beads = common::campaign(n, LEAVES, 400, AT, leaf);
     Snapshot {
         scope: Some("sp-root".into()),
         branch: Some("main".into()),

@@ -273,9 +273,11 @@ impl Store {
         }
     }
 
-    /// Every bead file, read in parallel, sorted by id: the beads, and apart, each file that
-    /// could not be read and why. Only the directory read itself can fail.
-    pub fn scan(&self) -> Result<Scan> {
+    /// The bead files' names (without `.json`) and paths, sorted by name. Names are sorted, not
+    /// parsed beads: a bead is large, and moving thousands of them around a sort costs more
+    /// than reading them. Each bead's id is its file's name (checked as it is parsed), so beads
+    /// read in this order come out sorted.
+    pub(crate) fn bead_names(&self) -> Result<Vec<(String, PathBuf)>> {
         let dir = self.beads_dir();
         let mut named = Vec::new();
         for entry in fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
@@ -288,10 +290,14 @@ impl Store {
                 named.push((id.to_string(), entry.path()));
             }
         }
-        // Sort the names, not the parsed beads: a bead is large, and moving thousands of them
-        // around a sort costs more than reading them. Each bead's id is its file's name (checked
-        // as it is parsed), so they come out sorted.
         named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Ok(named)
+    }
+
+    /// Every bead file, read in parallel, sorted by id: the beads, and apart, each file that
+    /// could not be read and why. Only the directory read itself can fail.
+    pub fn scan(&self) -> Result<Scan> {
+        let named = self.bead_names()?;
         let reads = read_parallel(&named);
         let mut scan = Scan::default();
         for ((id, path), read) in named.into_iter().zip(reads) {
@@ -416,39 +422,45 @@ pub(crate) fn parse_bead(path: &Path, id: &str, bytes: &[u8]) -> Result<Bead> {
 /// syscall-bound, so a few more threads than cores keep both cores busy.
 fn read_parallel(paths: &[(String, PathBuf)]) -> Vec<Result<Bead>> {
     use std::io::Read;
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    let threads = (cores * 2).min(paths.len() / 256 + 1).max(1);
-    let chunk = paths.len().div_ceil(threads).max(1);
-    let read_one = |buf: &mut Vec<u8>, id: &str, p: &Path| -> Result<Bead> {
-        if !ids::is_valid(id) {
-            return Err(Error::bad_file(
-                p,
-                "its name is not a bead id (letters, digits, `.`, `-`, `_`; at most 200)",
-            ));
-        }
-        buf.clear();
-        atomic::open_read(p)?
-            .read_to_end(buf)
+    par_map(paths, |(id, p)| {
+        let mut buf = Vec::with_capacity(4096);
+        open_named(id, p)?
+            .read_to_end(&mut buf)
             .map_err(|e| Error::io(p, e))?;
-        parse_bead(p, id, buf)
-    };
+        parse_bead(p, id, &buf)
+    })
+}
+
+/// Open the bead file `path` named `id`: refused unless the name is a bead id, and opened as
+/// [`atomic::open_read`] opens (no link followed, a regular file only).
+pub(crate) fn open_named(id: &str, path: &Path) -> Result<fs::File> {
+    if !ids::is_valid(id) {
+        return Err(Error::bad_file(
+            path,
+            "its name is not a bead id (letters, digits, `.`, `-`, `_`; at most 200)",
+        ));
+    }
+    atomic::open_read(path)
+}
+
+/// `f` over `items` on a few threads (file system calls are syscall-bound: a few more threads
+/// than cores), in order.
+pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = (cores * 2).min(items.len() / 256 + 1).max(1);
+    if threads == 1 {
+        return items.iter().map(f).collect();
+    }
+    let chunk = items.len().div_ceil(threads).max(1);
+    let f = &f;
     std::thread::scope(|scope| {
-        let handles: Vec<_> = paths
+        let handles: Vec<_> = items
             .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    let mut buf = Vec::with_capacity(4096);
-                    part.iter()
-                        .map(|(id, p)| read_one(&mut buf, id, p))
-                        .collect::<Vec<_>>()
-                })
-            })
+            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<_>>()))
             .collect();
-        let mut out = Vec::with_capacity(paths.len());
+        let mut out = Vec::with_capacity(items.len());
         for h in handles {
-            out.extend(h.join().expect("reader thread does not panic"));
+            out.extend(h.join().expect("a reader thread does not panic"));
         }
         out
     })

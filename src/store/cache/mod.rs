@@ -161,7 +161,7 @@ impl Store {
         let started = now_ns();
         let mark = self.journal_mark()?;
         let named = self.bead_names()?;
-        let stats = par_map(&named, |(id, path)| {
+        let stats = super::par_map(&named, |(id, path)| {
             ids::is_valid(id)
                 .then(|| fs::symlink_metadata(path).ok())
                 .flatten()
@@ -182,7 +182,7 @@ impl Store {
             })
             .collect();
         let work: Vec<_> = named.iter().zip(cached).collect();
-        let reads = par_map(&work, |((id, path), hit)| match hit {
+        let reads = super::par_map(&work, |((id, path), hit)| match hit {
             Some((stamp, json)) => match parse_bead(path, id, json) {
                 Ok(bead) => (Ok(bead), Some(*stamp), Some(Cow::Borrowed(*json))),
                 Err(_) => read_stamped(id, path),
@@ -249,25 +249,6 @@ impl Store {
             (Some(entries), Some((touched, tail))) => (Some(entries), touched, tail),
             _ => (None, HashSet::new(), 0),
         }
-    }
-
-    /// The bead files' names (without `.json`) and paths, sorted by name: as [`Store::scan`]
-    /// lists them.
-    fn bead_names(&self) -> Result<Vec<(String, PathBuf)>> {
-        let dir = self.beads_dir();
-        let mut named = Vec::new();
-        for entry in fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
-            let entry = entry.map_err(|e| Error::io(&dir, e))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if let Some(id) = name
-                .strip_suffix(".json")
-                .filter(|_| !name.starts_with('.'))
-            {
-                named.push((id.to_string(), entry.path()));
-            }
-        }
-        named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        Ok(named)
     }
 
     /// Where the journal is now.
@@ -439,14 +420,7 @@ fn find<'a, 'b>(entries: &'b [Entry<'a>], id: &str) -> Option<&'b Entry<'a>> {
 /// Read one bead file as [`Store::scan`] does (the same checks, the same errors), with the
 /// stamp of the file it opened and its JSON made compact.
 fn read_stamped<'a>(id: &str, path: &Path) -> (Result<Bead>, Option<Stamp>, Option<Cow<'a, [u8]>>) {
-    if !ids::is_valid(id) {
-        let e = Error::bad_file(
-            path,
-            "its name is not a bead id (letters, digits, `.`, `-`, `_`; at most 200)",
-        );
-        return (Err(e), None, None);
-    }
-    let mut file = match atomic::open_read(path) {
+    let mut file = match super::open_named(id, path) {
         Ok(f) => f,
         Err(e) => return (Err(e), None, None),
     };
@@ -465,29 +439,6 @@ fn now_ns() -> i128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i128)
-}
-
-/// `f` over `items` on a few threads (file system calls are syscall-bound: a few more threads
-/// than cores keep them busy), results in order.
-fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = (cores * 2).min(items.len() / 256 + 1).max(1);
-    if threads == 1 {
-        return items.iter().map(f).collect();
-    }
-    let chunk = items.len().div_ceil(threads).max(1);
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<_>>()))
-            .collect();
-        let mut out = Vec::with_capacity(items.len());
-        for h in handles {
-            out.extend(h.join().expect("a cache thread does not panic"));
-        }
-        out
-    })
 }
 
 #[cfg(test)]
