@@ -58,6 +58,7 @@ fn campaign(n: usize) -> Vec<Bead> {
                     holder: "other".into(),
                     since: AT.into(),
                     credential_sha256: None,
+                    job: None,
                 })
             }
             _ => {}

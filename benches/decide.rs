@@ -59,6 +59,7 @@ fn campaign(n: usize) -> Snapshot {
                         holder: "bench".into(),
                         since: AT.into(),
                         credential_sha256: None,
+                        job: None,
                     });
                     worktrees.push(lid.clone());
                 }
@@ -67,6 +68,7 @@ fn campaign(n: usize) -> Snapshot {
                         holder: "other".into(),
                         since: AT.into(),
                         credential_sha256: None,
+                        job: None,
                     })
                 }
                 3 => {

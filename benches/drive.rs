@@ -48,6 +48,7 @@ fn leaf(cid: &str, l: usize) -> Bead {
         holder: holder.into(),
         since: AT.into(),
         credential_sha256: None,
+        job: None,
     };
     match l % 8 {
         0 => leaf.status = Status::Closed,

@@ -143,11 +143,13 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
             holder: HOLDER.into(),
             since: AT.into(),
             credential_sha256: None,
+            job: None,
         }),
         2 => Some(Lease {
             holder: "other".into(),
             since: AT.into(),
             credential_sha256: None,
+            job: None,
         }),
         _ => None,
     };

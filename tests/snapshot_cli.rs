@@ -57,6 +57,7 @@ fn campaign(repo: &Path) {
         holder: "alice".into(),
         since: NOW.into(),
         credential_sha256: None,
+        job: None,
     });
     let mut two = bead("sp-root.2", Some("sp-root"), "leaf", "implement");
     two.pipeline.attempts.insert("implement".into(), 1);
@@ -220,6 +221,7 @@ fn status_says_a_dead_runners_claim_is_to_be_cleared_and_how() {
         holder: holder.clone(),
         since: NOW.into(),
         credential_sha256: None,
+        job: None,
     });
     std::fs::write(&path, b.to_file_bytes()).unwrap();
     let out = splice(tmp.path(), &["status", "--scope", "sp-root.1"]);

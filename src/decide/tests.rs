@@ -36,6 +36,7 @@ fn a_closed_node_ignores_every_other_rule() {
         holder: "other".into(),
         since: AT.into(),
         credential_sha256: None,
+        job: None,
     });
     b.pipeline.dead_letter = Some(DeadLetter {
         step: "implement".into(),
@@ -56,6 +57,7 @@ fn own_lease_is_in_flight_and_counts_against_jobs() {
         holder: "me".into(),
         since: AT.into(),
         credential_sha256: None,
+        job: None,
     });
     let b = bead("sp-b", "implement");
     let d = decide(&snap(vec![a, b]));

@@ -77,6 +77,9 @@ pub struct Config {
     /// `splice plan crystallize`: the design agent and the critic.
     #[serde(default)]
     pub plan: PlanConfig,
+    /// `[executor]`: where dispatches run (local, or a Slurm cluster).
+    #[serde(default)]
+    pub executor: super::executor::ExecutorConfig,
 }
 
 /// `[plan]`: how `splice plan crystallize` turns notes into a plan (`docs/plan.md`).
@@ -351,6 +354,7 @@ impl Config {
             return Err("[runs] keep: at least 1 (the run in progress is always kept)".into());
         }
         self.agent.model_problems()?;
+        self.executor.check()?;
         if self.limits.jobs == Some(0) {
             return Err("[limits] jobs: 0 would never dispatch; use at least 1".into());
         }

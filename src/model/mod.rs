@@ -7,6 +7,7 @@ pub mod check;
 pub mod config;
 pub mod decision;
 pub mod envelope;
+pub mod executor;
 pub mod id;
 pub mod manifest;
 pub mod plan;

@@ -460,6 +460,7 @@ mod tests {
             holder: "run:h:1:r".into(),
             since: "t".into(),
             credential_sha256: hash.map(str::to_string),
+            job: None,
         });
         b
     }

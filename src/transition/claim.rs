@@ -164,6 +164,7 @@ pub fn plan_claim(args: &ClaimArgs, bead: &Bead, now: &str) -> Result<Change<Cla
         holder: args.holder.to_string(),
         since: now.to_string(),
         credential_sha256: None,
+        job: None,
     });
     let mut reason = None;
     if let Some(n) = attempt {
@@ -318,6 +319,7 @@ mod tests {
             holder: holder.into(),
             since: "then".into(),
             credential_sha256: None,
+            job: None,
         });
         b
     }

@@ -277,6 +277,7 @@ mod tests {
             holder: "h".into(),
             since: "then".into(),
             credential_sha256: None,
+            job: None,
         });
         let f = fresh(b, Vec::new());
         for (alive, released) in [(Some(true), true), (Some(false), false)] {

@@ -225,6 +225,7 @@ mod tests {
             holder: "h".into(),
             since: "then".into(),
             credential_sha256: None,
+            job: None,
         });
         b.pipeline.last_dispatch = Some(Box::new(Dispatch {
             step: "implement".into(),

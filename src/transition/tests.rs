@@ -42,6 +42,7 @@ fn leased(mut b: Bead, holder: &str) -> Bead {
         holder: holder.into(),
         since: "then".into(),
         credential_sha256: None,
+        job: None,
     });
     b
 }

@@ -270,6 +270,7 @@ mod tests {
             holder: "run:host:42:20260101T000000Z-42-0".into(),
             since: String::new(),
             credential_sha256: None,
+            job: None,
         });
         assert_eq!(
             dispatch_log(runs, &bead),

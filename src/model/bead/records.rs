@@ -17,6 +17,10 @@ pub struct Lease {
     /// stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential_sha256: Option<String>,
+    /// The Slurm job running this claim's dispatch (`[executor] kind = "slurm"`): recorded by
+    /// `record-job` once `sbatch` answers, and what `adopt-job` proves a takeover by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
 }
 
 /// Work submitted for acceptance on a step.

@@ -127,6 +127,7 @@ fn a_node_at_every_step(m: Manifest) -> Snapshot {
                         holder: "other".into(),
                         since: NOW.into(),
                         credential_sha256: None,
+                        job: None,
                     })
                 }
                 _ => {}
