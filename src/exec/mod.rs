@@ -30,6 +30,7 @@ pub mod guard;
 pub mod progress;
 pub mod prompt;
 pub mod response;
+pub mod slurm;
 pub mod template;
 pub mod usage;
 

@@ -7,6 +7,12 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+/// A dispatch's Slurm job name, `splice-<bead>-<step>-<attempt>`: how a restarted runner finds a
+/// job a dead one submitted, and what `adopt-job` checks.
+pub fn job_name(bead: &str, step: &str, attempt: u32) -> String {
+    format!("splice-{bead}-{step}-{attempt}")
+}
+
 /// Which backend runs dispatches.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "kebab-case")]
