@@ -77,6 +77,10 @@ pub enum Refusal {
          a dispatch acts only on its own bead, while its claim lasts"
     )]
     NotYourBead { verb: String, bead: String },
+    /// `record-job` or `adopt-job` on a claim that is not the job's (issue 17): another holder's,
+    /// another job's, or a job whose name is not this claim's dispatch.
+    #[error("bead {bead}: {why}")]
+    NotTheJob { bead: String, why: String },
     /// `approve` with no gate pending on the step.
     #[error(
         "no gate is pending on {step} of bead {bead}; a gate is pending only after \
@@ -271,6 +275,7 @@ impl Refusal {
             Refusal::NotForAgents { .. } => "not-for-agents",
             Refusal::NoCredential { .. } => "no-credential",
             Refusal::NotYourBead { .. } => "not-your-bead",
+            Refusal::NotTheJob { .. } => "not-the-job",
             Refusal::NothingPending { .. } => "nothing-pending",
             Refusal::AlreadyParked { .. } => "already-parked",
             Refusal::NotParked { .. } => "not-parked",

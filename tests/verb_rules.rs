@@ -24,6 +24,8 @@ const TABLE: &[(&str, &str)] = &[
     ("park", "runner"),
     ("skip", "runner"),
     ("record-exit", "runner"),
+    ("record-job", "runner"),
+    ("adopt-job", "runner"),
     ("record-run", "runner"),
     ("route", "runner"),
     ("approve", "person"),

@@ -40,6 +40,9 @@ pub struct RunCtx {
     pub max_turns: Option<u32>,
     /// Keep loop snapshots when a node's checkouts go (`--keep-snapshots`).
     pub keep_snapshots: bool,
+    /// The run's Slurm poller (`[executor] kind = "slurm"`): dispatches are submitted as jobs
+    /// and watched by it. `None`: dispatches run locally.
+    pub poller: Option<Arc<super::slurm::Poller>>,
 }
 
 impl RunCtx {
@@ -62,6 +65,7 @@ impl RunCtx {
             slept_ms: Arc::new(AtomicU64::new(0)),
             max_turns: None,
             keep_snapshots: false,
+            poller: None,
         })
     }
 

@@ -58,7 +58,7 @@ pub struct Finished {
 }
 
 impl Finished {
-    fn new(bead: String, step: String, attempt: u32) -> Finished {
+    pub(super) fn new(bead: String, step: String, attempt: u32) -> Finished {
         Finished {
             bead,
             step,
@@ -129,7 +129,7 @@ pub fn start_dispatch(
     }
     let job = Job {
         cancel,
-        credential,
+        credential: Some(credential),
         delivery: lineage.delivery(bead),
         target: target.to_string(),
         may_merge: delivery_may_merge(lineage.autonomy(bead).0, target),
@@ -141,6 +141,10 @@ pub fn start_dispatch(
         parent: lineage.parent().cloned(),
         root_id: lineage.root(bead).id.clone(),
     };
+    if let Some(poller) = &rc.poller {
+        super::slurm::start(job, done, poller.clone());
+        return Ok(ActResult::Started);
+    }
     let (id, step, attempt) = (job.bead.clone(), job.step.name.clone(), job.attempt);
     std::thread::spawn(move || {
         // `Job::run` catches a panic of the dispatch itself; this catches one in recording it,
@@ -184,28 +188,66 @@ fn in_use(path: &Path) -> Option<String> {
 }
 
 /// More environment for a dispatch: (name, value) pairs.
-type Env = Vec<(String, String)>;
+pub(super) type Env = Vec<(String, String)>;
 
-struct Job {
-    rc: RunCtx,
+pub(super) struct Job {
+    pub(super) rc: RunCtx,
     /// Kills this dispatch: set by the runner, or relayed from Ctrl-C ([`relay_interrupt`]).
-    cancel: Arc<AtomicBool>,
-    /// The dispatch's credential (only its hash is on the claim).
-    credential: Credential,
+    pub(super) cancel: Arc<AtomicBool>,
+    /// The dispatch's credential (only its hash is on the claim); `None` for a Slurm job this
+    /// runner adopted, which it never dispatched.
+    pub(super) credential: Option<Credential>,
     delivery: DeliveryMethod,
     /// The integration target, for the prompt's `{{target}}`.
     target: String,
     /// Its delivery may merge into the target (deep autonomy on a campaign branch).
     may_merge: bool,
-    bead: String,
-    step: Step,
-    attempt: u32,
-    worktree: PathBuf,
+    pub(super) bead: String,
+    pub(super) step: Step,
+    pub(super) attempt: u32,
+    pub(super) worktree: PathBuf,
     parent: Option<Bead>,
     root_id: String,
 }
 
+/// A dispatch made ready to run: the bead as read for it, its files, its argv and the
+/// environment it gets besides the `SPLICE_*` of [`exec::dispatch::env_for`].
+pub(super) struct Prepared {
+    pub(super) bead: Bead,
+    pub(super) paths: DispatchPaths,
+    pub(super) argv: Vec<String>,
+    pub(super) env: Env,
+}
+
 impl Job {
+    /// A Slurm job a dead runner dispatched and this one adopted: enough of a [`Job`] to record
+    /// its end.
+    pub(super) fn adopted(
+        rc: &RunCtx,
+        bead: &Bead,
+        attempt: u32,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<Job> {
+        let step = transition::current_step(&rc.manifest, bead)?.clone();
+        let ancestors = transition::ancestors_unlocked(&rc.store, bead)?;
+        let branch = worktree::current_branch(rc.store.repo());
+        let lineage = Lineage::new(&ancestors, transition::defaults(&rc.config, &branch));
+        Ok(Job {
+            cancel,
+            credential: None,
+            delivery: lineage.delivery(bead),
+            target: String::new(),
+            may_merge: false,
+            rc: rc.clone(),
+            bead: bead.id.clone(),
+            step,
+            attempt,
+            worktree: worktree::node_path(&rc.store.worktrees_dir(), &bead.id),
+            parent: lineage.parent().cloned(),
+            root_id: lineage.root(bead).id.clone(),
+        })
+    }
+
     fn run(self) -> Finished {
         let started = Instant::now();
         let mut finished = Finished::new(self.bead.clone(), self.step.name.clone(), self.attempt);
@@ -226,6 +268,12 @@ impl Job {
             }
             Err(panic) => finished.panicked(&*panic, "dispatching"),
         }
+        self.conclude(finished, started)
+    }
+
+    /// After the dispatch: measure a loop step's iteration, then record the exit and release
+    /// the claim, whatever happened.
+    pub(super) fn conclude(&self, mut finished: Finished, started: Instant) -> Finished {
         self.measure_iteration(&mut finished);
         finished.elapsed_ms = started.elapsed().as_millis() as u64;
         if self.cancel.load(Ordering::Relaxed) && !super::interrupt::requested() {
@@ -332,6 +380,20 @@ impl Job {
         if std::env::var("SPLICE_FAILPOINT").is_ok_and(|v| v == "dispatch-panic") {
             panic!("failpoint dispatch-panic");
         }
+        let p = self.prepare()?;
+        let spec = self.spec(&p);
+        let ended = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| relay_interrupt(&self.cancel, &ended));
+            let result = exec::dispatch(&spec);
+            ended.store(true, Ordering::Relaxed);
+            result
+        })
+    }
+
+    /// Make the dispatch ready: its worktree prepared for the attempt, its files named, its
+    /// argv rendered (behind the guard when it is on).
+    pub(super) fn prepare(&self) -> Result<Prepared> {
         let rc = &self.rc;
         let bead = rc.store.read_bead(&self.bead)?;
         // A loop step's iterations build on each other (a rollback restores a snapshot first).
@@ -367,16 +429,26 @@ impl Job {
         if rc.config.guard.dispatch() {
             argv = guard::guard_argv(argv, &paths.settings_file, &crate::hooks::splice_exe())?;
         }
-        let adapter = usage::Adapter::from(rc.config.agent.usage);
-        let spec = DispatchSpec {
-            timeout: Some(Duration::from_secs(self.step.timeout_s.max(1))),
-            usage: adapter,
-            prices: &rc.config.prices,
-            model: super::looping::configured_model(rc, &bead, &self.step.name),
-            cancel: Some(&*self.cancel),
-            credential: Some(self.credential.secret()),
-            target: Some(&self.target),
+        Ok(Prepared {
+            bead,
+            paths,
+            argv,
             env,
+        })
+    }
+
+    /// The dispatch's spec (local; a Slurm job takes its environment from it).
+    pub(super) fn spec<'s>(&'s self, p: &'s Prepared) -> DispatchSpec<'s> {
+        let rc = &self.rc;
+        DispatchSpec {
+            timeout: Some(Duration::from_secs(self.step.timeout_s.max(1))),
+            usage: usage::Adapter::from(rc.config.agent.usage),
+            prices: &rc.config.prices,
+            model: super::looping::configured_model(rc, &p.bead, &self.step.name),
+            cancel: Some(&*self.cancel),
+            credential: self.credential.as_ref().map(Credential::secret),
+            target: Some(&self.target),
+            env: p.env.clone(),
             ..DispatchSpec::new(
                 &self.bead,
                 &self.step.name,
@@ -385,17 +457,10 @@ impl Job {
                 &rc.run_id,
                 rc.store.dir(),
                 &self.worktree,
-                &paths,
-                &argv,
+                &p.paths,
+                &p.argv,
             )
-        };
-        let ended = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            s.spawn(|| relay_interrupt(&self.cancel, &ended));
-            let result = exec::dispatch(&spec);
-            ended.store(true, Ordering::Relaxed);
-            result
-        })
+        }
     }
 
     /// The command line of this dispatch: the agent's command with the step's rendered prompt,

@@ -31,5 +31,6 @@ pub mod job;
 pub mod looping;
 pub mod prompts;
 pub mod runner;
+pub mod slurm;
 pub mod snapshot;
 mod start;

@@ -36,6 +36,7 @@ use crate::decide::decide;
 use crate::error::{Error, Result};
 use crate::exec::progress;
 use crate::model::envelope::{ActResult, ActionReport};
+use crate::model::executor::ExecutorKind;
 use crate::model::{Action, Counters, Decision, Envelope, RunStatus};
 use crate::store::Store;
 
@@ -186,6 +187,10 @@ impl<'a> Run<'a> {
         let mut rc = RunCtx::new(store, manifest, config.clone(), &who)?;
         rc.max_turns = opts.max_turns.filter(|n| *n > 0);
         rc.keep_snapshots = opts.keep_snapshots;
+        if config.executor.kind() == ExecutorKind::Slurm && !opts.dry_run {
+            super::start::shared_root(store, &config)?;
+            rc.poller = Some(Arc::new(super::slurm::Poller::spawn(rc.clone())));
+        }
         if let Some(tx) = &opts.presence {
             let _ = tx.send(rc.presence.clone());
         }
@@ -207,7 +212,7 @@ impl<'a> Run<'a> {
         start::warn_uncommitted(store, events);
         start::warn_unavailable(&feed.snapshot.unavailable, events);
         let (done_tx, done_rx) = mpsc::channel();
-        Ok(Run {
+        let mut run = Run {
             rc,
             opts,
             events,
@@ -230,7 +235,35 @@ impl<'a> Run<'a> {
                 envelope: None,
                 interrupted: false,
             },
-        })
+        };
+        run.adopt_jobs();
+        Ok(run)
+    }
+
+    /// A Slurm run takes over the jobs a dead runner left (`adopt-job`) and counts them in
+    /// flight, as if it had dispatched them.
+    fn adopt_jobs(&mut self) {
+        let Some(poller) = self.rc.poller.clone() else {
+            return;
+        };
+        let beads = &self.feed.snapshot.beads;
+        for a in super::slurm::adopt_at_start(&self.rc, &poller, beads, &self.done_tx) {
+            self.events.emit(&Event::Warning {
+                text: format!(
+                    "adopted the slurm job of {} {} attempt {} from a runner that died",
+                    a.bead, a.step, a.attempt
+                ),
+            });
+            self.inflight.insert(
+                a.bead,
+                Running {
+                    step: a.step,
+                    attempt: a.attempt,
+                    since: Instant::now(),
+                    cancel: a.cancel,
+                },
+            );
+        }
     }
 
     /// One pass: refresh the snapshot, decide, act, record the envelope.

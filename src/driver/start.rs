@@ -107,3 +107,24 @@ pub(super) fn warn_unavailable(unavailable: &BTreeMap<String, String>, events: &
         ),
     });
 }
+
+/// A Slurm run's repository must lie under `[executor] shared_root`: its worktrees and dispatch
+/// logs are read and written by the compute nodes through that shared file system.
+pub(super) fn shared_root(store: &Store, config: &Config) -> Result<()> {
+    let Some(root) = &config.executor.shared_root else {
+        return Err(Error::Invalid(
+            "[executor] kind = \"slurm\" needs shared_root".into(),
+        ));
+    };
+    let canonical = |p: &std::path::Path| std::fs::canonicalize(p).map_err(|e| Error::io(p, e));
+    let (root_c, repo_c) = (canonical(root)?, canonical(store.repo())?);
+    if !repo_c.starts_with(&root_c) {
+        return Err(Error::Invalid(format!(
+            "[executor] shared_root is {}, but the repository {} is not under it: compute nodes \
+             could not reach its worktrees and logs (see docs/scale-out.md)",
+            root.display(),
+            repo_c.display()
+        )));
+    }
+    Ok(())
+}

@@ -45,6 +45,11 @@ pub struct DispatchPaths {
     /// `<bead>-<step>-<attempt>.settings.json`: a Claude Code agent's settings registering the
     /// guard ([`super::guard`]).
     pub settings_file: PathBuf,
+    /// `<bead>-<step>-<attempt>.sbatch`: a Slurm job's batch script ([`super::slurm`]).
+    pub script_file: PathBuf,
+    /// `<bead>-<step>-<attempt>.proposals.jsonl`, passed to a Slurm job as `SPLICE_PROPOSALS`:
+    /// where its agent's verbs are recorded for the runner to apply when the job ends.
+    pub proposals_file: PathBuf,
 }
 
 impl DispatchPaths {
@@ -72,6 +77,8 @@ impl DispatchPaths {
             result_file: run_dir.join(format!("{stem}.result.json")),
             prompt_file: run_dir.join(format!("{stem}.prompt.md")),
             settings_file: run_dir.join(format!("{stem}.settings.json")),
+            script_file: run_dir.join(format!("{stem}.sbatch")),
+            proposals_file: run_dir.join(format!("{stem}.proposals.jsonl")),
             run_dir,
         })
     }

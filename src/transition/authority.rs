@@ -67,6 +67,8 @@ pub enum Verb {
     Park,
     Skip,
     RecordExit,
+    RecordJob,
+    AdoptJob,
     RecordRun,
     Route,
     Approve,
@@ -131,6 +133,8 @@ impl Verb {
         Verb::Park,
         Verb::Skip,
         Verb::RecordExit,
+        Verb::RecordJob,
+        Verb::AdoptJob,
         Verb::RecordRun,
         Verb::Route,
         Verb::Approve,
@@ -193,6 +197,9 @@ impl Verb {
             | Verb::Park
             | Verb::Skip
             | Verb::RecordExit
+            // A claim's Slurm job, and a dead runner's job taken over (issue 17).
+            | Verb::RecordJob
+            | Verb::AdoptJob
             | Verb::RecordRun
             | Verb::Route
             // A loop step's measured iteration and what was done about the monitor's decision.
@@ -271,6 +278,8 @@ impl Verb {
             Verb::Park => "park",
             Verb::Skip => "skip",
             Verb::RecordExit => "record-exit",
+            Verb::RecordJob => "record-job",
+            Verb::AdoptJob => "adopt-job",
             Verb::RecordRun => "record-run",
             Verb::Route => "route",
             Verb::Approve => "approve",

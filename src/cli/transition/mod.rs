@@ -258,6 +258,24 @@ pub enum Verb {
         #[arg(long)]
         usage: Option<String>,
     },
+    /// Record the Slurm job `sbatch` gave the holder's dispatch of the bead (on its claim).
+    RecordJob {
+        #[command(flatten)]
+        common: Common,
+        /// The job id `sbatch --parsable` printed.
+        #[arg(long, value_name = "ID")]
+        job: String,
+    },
+    /// Take over a dead runner's claim whose Slurm job still exists: the job id on the claim (or
+    /// none yet), the job's name `splice-<bead>-<step>-<attempt>` and Slurm knowing the job
+    /// prove it; splice asks Slurm itself (`scontrol show job`).
+    AdoptJob {
+        #[command(flatten)]
+        common: Common,
+        /// The job to adopt.
+        #[arg(long, value_name = "ID")]
+        job: String,
+    },
     /// Record a pass envelope on the scope root (`-` reads stdin).
     RecordRun {
         #[command(flatten)]

@@ -14,7 +14,7 @@ use crate::model::Role;
 use crate::model::bead::ExitKind;
 use crate::store::Store;
 use crate::transition::{
-    Ctx, Who, claim, complete, gate, park, propose, record, resplit, settings, skip, split,
+    Ctx, Who, claim, complete, gate, job, park, propose, record, resplit, settings, skip, split,
 };
 use crate::transition::{acceptance, loops};
 
@@ -177,6 +177,23 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
         } => {
             let args = exit_args(&exit, code, log, usage)?;
             let out = record::record_exit(&ctx(store, &common, now), common.bead.id(), args);
+            output::emit(store, out)
+        }
+        Verb::RecordJob { common, job } => {
+            let holder = require_holder(&common)?;
+            let ctx = Ctx {
+                holder: Some(holder),
+                ..ctx(store, &common, now)
+            };
+            output::emit(store, job::record_job(&ctx, common.bead.id(), &job))
+        }
+        Verb::AdoptJob { common, job } => {
+            let holder = require_holder(&common)?;
+            let ctx = Ctx {
+                holder: Some(holder),
+                ..ctx(store, &common, now)
+            };
+            let out = crate::driver::slurm::adopt_by_hand(&ctx, common.bead.id(), &job);
             output::emit(store, out)
         }
         Verb::RecordRun { common, envelope } => {
