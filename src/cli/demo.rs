@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Global;
-use crate::demo::run::{demo, summary_table};
+use crate::demo::run::{Setup, demo, summary_table};
 use crate::driver::events::{Output, out};
 use crate::error::{Error, Result};
 use crate::model::RunStatus;
@@ -34,14 +34,34 @@ pub struct Args {
     /// The same as `--output json`.
     #[arg(long, conflicts_with = "output")]
     pub json: bool,
+    /// Where the dispatches run: local (processes of the runner) or slurm (a batch job each, on
+    /// the cluster `sbatch` reaches; the simulated agent runs inside the jobs, and the scratch
+    /// repository, under the system temp dir or `--keep DIR`, must be on a file system the
+    /// compute nodes share: it is the config's `shared_root`).
+    #[arg(long, value_enum, default_value = "local")]
+    pub executor: Executor,
+    /// How many dispatches run at once (`[limits] jobs`).
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: u32,
+}
+
+/// `--executor`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Executor {
+    Local,
+    Slurm,
 }
 
 pub fn run(args: Args, _global: &Global) -> Result<i32> {
     let output = if args.json { Output::Json } else { args.output };
+    let setup = Setup {
+        slurm: args.executor == Executor::Slurm,
+        jobs: args.jobs,
+    };
     if let Some(dir) = &args.setup_only {
-        return setup_only(dir, output);
+        return setup_only(dir, output, &setup);
     }
-    let result = demo(args.keep.clone().flatten().as_deref(), output)?;
+    let result = demo(args.keep.clone().flatten().as_deref(), output, &setup)?;
     let store = Store::discover(Some(&result.dir))?;
     let human = output == Output::Human;
     if human {
@@ -84,8 +104,8 @@ pub fn run(args: Args, _global: &Global) -> Result<i32> {
 
 /// `--setup-only DIR`: the campaign prepared, nothing run; says what was made and what to run
 /// next. Exits 0.
-fn setup_only(dir: &Path, output: Output) -> Result<i32> {
-    let root = crate::demo::run::setup_only(dir, output)?;
+fn setup_only(dir: &Path, output: Output, setup: &Setup) -> Result<i32> {
+    let root = crate::demo::run::setup_only(dir, output, setup)?;
     let dir = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
     let shown = dir.display();
     match output {

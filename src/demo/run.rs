@@ -46,23 +46,51 @@ fn scratch(keep: Option<&Path>) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// The config the demo runs with: the simulated agent, two jobs, a price for its model.
-fn config_toml(exe: &Path) -> String {
-    let exe = exe
-        .display()
-        .to_string()
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"");
-    format!(
-        "# Written by `splice demo`.\n[agent]\ncommand = [\"{exe}\", \"sim-agent\"]\nusage = \"file\"\n\n\
-         [limits]\njobs = 2\nmax_passes = 400\n\n[delivery]\nmethod = \"direct\"\n\n\
-         [prices.sim-1]\ninput = 3.0\noutput = 15.0\ncache_read = 0.3\ncache_write = 3.75\n"
-    )
+/// How the demo runs: where its dispatches go, and how many at once.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// A Slurm job per dispatch (`[executor] kind = "slurm"`, the scratch repository as the
+    /// shared root).
+    pub slurm: bool,
+    pub jobs: u32,
+}
+
+impl Default for Setup {
+    fn default() -> Setup {
+        Setup {
+            slurm: false,
+            jobs: 2,
+        }
+    }
+}
+
+/// A TOML basic string.
+fn toml_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The config the demo runs with: the simulated agent, its jobs, a price for its model, and
+/// with Slurm the executor with `dir` as its shared root.
+fn config_toml(exe: &Path, dir: &Path, setup: &Setup) -> String {
+    let exe = toml_string(&exe.display().to_string());
+    let mut text = format!(
+        "# Written by `splice demo`.\n[agent]\ncommand = [{exe}, \"sim-agent\"]\nusage = \"file\"\n\n\
+         [limits]\njobs = {}\nmax_passes = 400\n\n[delivery]\nmethod = \"direct\"\n\n\
+         [prices.sim-1]\ninput = 3.0\noutput = 15.0\ncache_read = 0.3\ncache_write = 3.75\n",
+        setup.jobs
+    );
+    if setup.slurm {
+        let root = toml_string(&dir.display().to_string());
+        text.push_str(&format!(
+            "\n[executor]\nkind = \"slurm\"\nshared_root = {root}\ncpus = 1\n"
+        ));
+    }
+    text
 }
 
 /// The project's files committed on `main`, the campaign branch, and `.splice/` with the demo's
 /// config.
-fn prepare(dir: &Path, plan: &Plan) -> Result<Store> {
+fn prepare(dir: &Path, plan: &Plan, setup: &Setup) -> Result<Store> {
     for (path, text) in files::PROJECT {
         let file = dir.join(path);
         if let Some(parent) = file.parent() {
@@ -82,7 +110,9 @@ fn prepare(dir: &Path, plan: &Plan) -> Result<Store> {
     let store = Store::open_or_create(Some(dir))?;
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
     let config = store.dir().join("config.toml");
-    std::fs::write(&config, config_toml(&exe)).map_err(|e| Error::io(&config, e))?;
+    let canonical = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
+    let text = config_toml(&exe, &canonical, setup);
+    std::fs::write(&config, text).map_err(|e| Error::io(&config, e))?;
     let manifest = store.dir().join("manifest.json");
     std::fs::write(&manifest, looping::manifest()?).map_err(|e| Error::io(&manifest, e))?;
     Ok(store)
@@ -91,14 +121,14 @@ fn prepare(dir: &Path, plan: &Plan) -> Result<Store> {
 /// The scratch repository at `dir` (else a new one under the temp dir), `.splice/` with the
 /// demo's config (the simulated agent) and the campaign created at deep autonomy, its planning
 /// gates held for a person. Returns the store and the campaign's root.
-fn set_up(dir: Option<&Path>, events: &Events) -> Result<(PathBuf, Store, String)> {
+fn set_up(dir: Option<&Path>, events: &Events, setup: &Setup) -> Result<(PathBuf, Store, String)> {
     let plan = Plan::embedded()?;
     let dir = scratch(dir)?;
     say(
         events,
         &format!("demo: scratch repository {}", dir.display()),
     );
-    let store = prepare(&dir, &plan)?;
+    let store = prepare(&dir, &plan, setup)?;
 
     let person = Ctx::person(&store, crate::clock::now_string()?);
     let out = create::init(
@@ -140,16 +170,16 @@ fn set_up(dir: Option<&Path>, events: &Events) -> Result<(PathBuf, Store, String
 
 /// `splice demo --setup-only DIR`: the scratch repository at `dir` and the campaign, configured
 /// as the demo runs it, and no pass run. Returns the campaign's root.
-pub fn setup_only(dir: &Path, output: Output) -> Result<String> {
-    let (_, _, root) = set_up(Some(dir), &Events::new(output))?;
+pub fn setup_only(dir: &Path, output: Output, setup: &Setup) -> Result<String> {
+    let (_, _, root) = set_up(Some(dir), &Events::new(output), setup)?;
     Ok(root)
 }
 
 /// Set up the scratch repository and drive the campaign to `done`.
-pub fn demo(dir: Option<&Path>, output: Output) -> Result<DemoResult> {
+pub fn demo(dir: Option<&Path>, output: Output, setup: &Setup) -> Result<DemoResult> {
     let started = Instant::now();
     let events = Events::new(output);
-    let (dir, store, root) = set_up(dir, &events)?;
+    let (dir, store, root) = set_up(dir, &events, setup)?;
 
     let mut result = DemoResult {
         dir,
