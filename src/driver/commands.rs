@@ -106,8 +106,41 @@ pub fn agent(config: &Config) -> StepCommand {
 /// required step is a fault naming it, its step and where it is set; those of `optional: true`
 /// steps are returned, by step, with why ([`unavailable`]): the run skips those steps.
 pub fn check_all(config: &Config, manifest: &Manifest) -> Result<BTreeMap<String, String>> {
+    judge(manifest, missing(config, manifest))
+}
+
+/// [`check_all`] for a Slurm run: the commands are looked up where the jobs run, in a first
+/// job (`srun`), with the `PATH` a dispatch gets, not on the runner's host.
+pub fn check_all_in_job(config: &Config, manifest: &Manifest) -> Result<BTreeMap<String, String>> {
+    let commands: Vec<StepCommand> = manifest
+        .steps
+        .iter()
+        .filter_map(|s| of_step(config, manifest, &s.name))
+        .collect();
+    let mut programs: Vec<String> = commands.iter().map(|c| c.program().to_string()).collect();
+    programs.sort();
+    programs.dedup();
+    let found = crate::exec::slurm::programs_in_job(&config.executor.defaults(), &programs)?;
+    let missing = commands
+        .into_iter()
+        .filter(|c| !found.contains(c.program()))
+        .map(|c| {
+            let why = "was not found by a Slurm job (looked up on a compute node, with the \
+                       PATH a dispatch gets)"
+                .to_string();
+            (c, why)
+        })
+        .collect();
+    judge(manifest, missing)
+}
+
+/// A required step's missing command is a fault; an optional step's is why the run skips it.
+fn judge(
+    manifest: &Manifest,
+    missing: Vec<(StepCommand, String)>,
+) -> Result<BTreeMap<String, String>> {
     let mut unavailable = BTreeMap::new();
-    for (command, why) in missing(config, manifest) {
+    for (command, why) in missing {
         if manifest.step(&command.step).is_some_and(|s| s.optional) {
             unavailable.insert(command.step.clone(), not_applicable(&command, &why));
             continue;

@@ -179,9 +179,12 @@ impl<'a> Run<'a> {
         let manifest = store.manifest()?;
         // Before anything is claimed: every command the run may start can be found, but those
         // of optional steps, which the run skips.
-        let unavailable = match opts.dry_run {
-            false => Some(super::commands::check_all(&config, &manifest)?),
-            true => None,
+        let unavailable = match (opts.dry_run, config.executor.kind()) {
+            (true, _) => None,
+            (false, ExecutorKind::Local) => Some(super::commands::check_all(&config, &manifest)?),
+            (false, ExecutorKind::Slurm) => {
+                Some(super::commands::check_all_in_job(&config, &manifest)?)
+            }
         };
         let who = identity()?;
         let mut rc = RunCtx::new(store, manifest, config.clone(), &who)?;

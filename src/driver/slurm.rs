@@ -132,15 +132,12 @@ fn end_of(id: &str, listed: Option<&JobState>) -> Option<JobEnd> {
     if let Some(end) = slurm::accounted(id) {
         return end.state.ended().then_some(end);
     }
-    match listed {
-        Some(state) => Some(JobEnd {
-            state: state.clone(),
-            code: None,
-            signal: None,
-        }),
-        // Unknown to every command: a listing that failed says nothing; wait for the next.
-        None => None,
-    }
+    // Unknown to every command: a listing that failed says nothing; wait for the next.
+    listed.map(|state| JobEnd {
+        state: state.clone(),
+        code: None,
+        signal: None,
+    })
 }
 
 /// Record a job's end as a local dispatch's: apply its proposals, read its usage and response,

@@ -145,6 +145,16 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The argv a command-running floor (`command`, `tests`, `suite`) runs: `argv` itself, or
+    /// with `[executor] floors = "slurm"` the same as a Slurm job through `srun`, named
+    /// `splice-floor-<bead>-<step>`.
+    pub fn floor_argv(&self, argv: &[String], timeout: Duration) -> Vec<String> {
+        let name = format!("splice-floor-{}-{}", self.bead.id, self.step.name);
+        self.config
+            .executor
+            .floor_argv(&self.step.name, &name, timeout.as_secs(), argv)
+    }
+
     /// The node's campaign root (the node itself when it has no parent).
     pub fn root(&self) -> &Bead {
         self.lineage.root(self.bead)

@@ -58,7 +58,7 @@ impl Floor for Suite {
         let argv = vec!["sh".to_string(), "-c".to_string(), cmd.clone()];
         let timeout = timeout_for(spec, ctx.step.timeout_s);
         let ran = match run_command(
-            &argv,
+            &ctx.floor_argv(&argv, timeout),
             &checkout.path,
             &[("SPLICE_BEAD", &ctx.bead.id)],
             timeout,

@@ -147,7 +147,7 @@ impl Floor for Tests {
         }
         let timeout = timeout_for(spec, ctx.step.timeout_s);
         let ran = match run_command(
-            &argv,
+            &ctx.floor_argv(&argv, timeout),
             &ctx.workdir,
             &[("SPLICE_BEAD", &ctx.bead.id)],
             timeout,

@@ -106,6 +106,43 @@ impl ExecutorConfig {
         }
     }
 
+    /// `argv` as a floor of `step` runs it: on the runner's host, or with `floors = "slurm"` as
+    /// a Slurm job through `srun` (which waits for it and exits with its code), named `name`,
+    /// with the step's resources and a time limit of `timeout_s` rounded up to a minute.
+    pub fn floor_argv(
+        &self,
+        step: &str,
+        name: &str,
+        timeout_s: u64,
+        argv: &[String],
+    ) -> Vec<String> {
+        if self.kind() != ExecutorKind::Slurm || self.floors() != FloorsOn::Slurm {
+            return argv.to_vec();
+        }
+        let r = self.resources(step);
+        let minutes = r
+            .time
+            .unwrap_or_else(|| u32::try_from(timeout_s.div_ceil(60).max(1)).unwrap_or(u32::MAX));
+        let mut out = vec![
+            "srun".to_string(),
+            "--quiet".to_string(),
+            format!("--job-name={name}"),
+            format!("--time={minutes}"),
+        ];
+        if let Some(p) = &r.partition {
+            out.push(format!("--partition={p}"));
+        }
+        if let Some(c) = r.cpus {
+            out.push(format!("--cpus-per-task={c}"));
+        }
+        if let Some(m) = &r.mem {
+            out.push(format!("--mem={m}"));
+        }
+        out.push("--".to_string());
+        out.extend(argv.iter().cloned());
+        out
+    }
+
     /// Values that type but would do nothing, or harm: named with their key.
     pub fn check(&self) -> Result<(), String> {
         let slurm_only = self.defaults() != Resources::default()
@@ -181,6 +218,32 @@ fn check_resources(section: &str, r: &Resources) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn floors_run_through_srun_only_when_sent_to_slurm() {
+        let argv = vec!["cargo".to_string(), "test".to_string()];
+        let local = Config::parse("").unwrap().executor;
+        assert_eq!(local.floor_argv("review", "n", 90, &argv), argv);
+        let base = "[executor]\nkind = \"slurm\"\nshared_root = \"/s\"\npartition = \"p\"\n";
+        let jobs_only = Config::parse(base).unwrap().executor;
+        assert_eq!(jobs_only.floor_argv("review", "n", 90, &argv), argv);
+        let sent = Config::parse(&format!("{base}floors = \"slurm\"\n"))
+            .unwrap()
+            .executor;
+        assert_eq!(
+            sent.floor_argv("review", "splice-floor-a-review", 90, &argv),
+            [
+                "srun",
+                "--quiet",
+                "--job-name=splice-floor-a-review",
+                "--time=2",
+                "--partition=p",
+                "--",
+                "cargo",
+                "test"
+            ]
+        );
+    }
+
     use super::super::config::Config;
     use super::*;
 
@@ -212,6 +275,7 @@ mod tests {
         assert!(e("[executor]\nkind = \"k8s\"\n").contains("local"));
         assert!(e("[executor]\nkind = \"slurm\"\nshared_root = \"rel\"\n").contains("absolute"));
         assert!(Config::parse(&format!("{slurm}mem = \"512\"\n")).is_ok());
+        assert!(e("[executor]\nfloors = \"slurm\"\n").contains("Slurm jobs only"));
         assert_eq!(
             Config::parse("").unwrap().executor.kind(),
             ExecutorKind::Local

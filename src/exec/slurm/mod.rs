@@ -314,6 +314,40 @@ pub fn accounted(job: &str) -> Option<JobEnd> {
     parse_sacct(&call(&argv, Vec::new()).ok()?)
 }
 
+/// Which of `programs` a Slurm job finds (`srun`, one minute at most, with the executor's
+/// resources), with the `PATH` a dispatch gets: how a Slurm run checks its agent commands where
+/// they will run. A program with a `/` must be an executable file there.
+pub fn programs_in_job(
+    r: &Resources,
+    programs: &[String],
+) -> Result<std::collections::BTreeSet<String>> {
+    let mut script = String::new();
+    for (i, p) in programs.iter().enumerate() {
+        let q = sh_quote(p);
+        let test = match p.contains('/') {
+            true => format!("test -x {q}"),
+            false => format!("command -v {q} >/dev/null 2>&1"),
+        };
+        script.push_str(&format!("{test} && echo {i}\n"));
+    }
+    let mut argv = vec![
+        "srun".to_string(),
+        "--quiet".to_string(),
+        "--job-name=splice-check-commands".to_string(),
+        "--time=1".to_string(),
+    ];
+    if let Some(p) = &r.partition {
+        argv.push(format!("--partition={p}"));
+    }
+    argv.extend(["--".to_string(), "sh".to_string(), "-c".to_string(), script]);
+    let path = super::dispatch::dispatch_path(None);
+    let out = call(&argv, vec![("PATH".into(), path)])?;
+    Ok(out
+        .lines()
+        .filter_map(|l| programs.get(l.trim().parse::<usize>().ok()?).cloned())
+        .collect())
+}
+
 /// `scancel <id>`.
 pub fn cancel(job: &str) -> Result<()> {
     call(&["scancel".into(), job.to_string()], Vec::new()).map(|_| ())
