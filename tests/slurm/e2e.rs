@@ -1,0 +1,273 @@
+//! Issue 17, end to end on a real Slurm cluster: the demo with `--executor slurm`, a job
+//! cancelled by someone else, the runner killed and restarted (its jobs adopted, none submitted
+//! twice), Ctrl-C, and a job past its time limit. Each test needs the cluster `.ci/run` brings
+//! up (`scripts/slurm-up.sh`); with `SPLICE_SLURM_TESTS` unset they are skipped, with it set and
+//! no cluster they fail.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::cluster;
+use crate::common::Repo;
+
+const SPLICE: &str = env!("CARGO_BIN_EXE_splice");
+
+/// A repository whose leaf route is one argv step, `work`, running `script` as a Slurm job
+/// (`timeout_s`, so `--time` is that rounded up to minutes) with `max_attempts`.
+fn slurm_repo(script: &str, timeout_s: u64, max_attempts: u32) -> (Repo, String) {
+    let r = Repo::new();
+    let manifest = serde_json::json!({
+        "routes": { "root": ["plan", "delegate"], "compound": ["plan", "delegate"], "leaf": ["work"] },
+        "steps": [
+            { "name": "plan", "role": "split", "floors": [] },
+            { "name": "delegate", "floors": [ { "kind": "children_finished" } ] },
+            { "name": "work", "run": { "argv": ["sh", "-c", script] }, "floors": [],
+              "timeout_s": timeout_s, "max_attempts": max_attempts, "resume": "continue" }
+        ]
+    });
+    r.write(
+        ".splice/manifest.json",
+        &serde_json::to_string_pretty(&manifest).unwrap(),
+    );
+    let root = r.path().canonicalize().unwrap();
+    r.write(
+        ".splice/config.toml",
+        &format!(
+            "[limits]\nbackoff_s = 1\n\n[executor]\nkind = \"slurm\"\nshared_root = \"{}\"\ncpus = 1\n",
+            root.display()
+        ),
+    );
+    let id = r.task("Slurm work", &[]);
+    (r, id)
+}
+
+/// The agent's part: wait `secs` on the first attempt, then propose through the proposal file.
+fn proposing_after(secs: u32) -> String {
+    format!(
+        "if [ \"$SPLICE_ATTEMPT\" = 1 ]; then sleep {secs}; fi; \
+         splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done"
+    )
+}
+
+/// `splice …` in `r` with Slurm's client settings passed through.
+fn splice(r: &Repo, args: &[&str]) -> Command {
+    let mut c = r.cmd(args);
+    for var in ["SLURM_CONF", "USER", "LOGNAME"] {
+        if let Some(v) = std::env::var_os(var) {
+            c.env(var, v);
+        }
+    }
+    c
+}
+
+fn spawn_run(r: &Repo) -> Child {
+    splice(r, &["run", "--output", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("splice run starts")
+}
+
+fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ok() {
+        assert!(start.elapsed() < limit, "timed out after {limit:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Every job Slurm lists by `name`: (id, state).
+fn jobs_named(name: &str) -> Vec<(String, String)> {
+    let out = Command::new("squeue")
+        .args(["--me", "--states=all", "--noheader", "--format=%i|%T"])
+        .arg(format!("--name={name}"))
+        .output()
+        .expect("squeue runs");
+    assert!(out.status.success(), "squeue: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().split_once('|'))
+        .map(|(i, s)| (i.to_string(), s.to_string()))
+        .collect()
+}
+
+fn running(name: &str) -> Option<String> {
+    jobs_named(name)
+        .into_iter()
+        .find(|(_, s)| s == "RUNNING")
+        .map(|(id, _)| id)
+}
+
+fn journal_verbs(r: &Repo) -> Vec<String> {
+    r.journal()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["verb"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn finished(child: Child) -> (i32, Value) {
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let envelope = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let code = out.status.code().unwrap_or(-1);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("panicked at"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (code, envelope)
+}
+
+#[test]
+fn the_demo_campaign_reaches_done_with_its_dispatches_as_slurm_jobs() {
+    if cluster::require().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let keep = dir.path().join("demo");
+    let started = Instant::now();
+    let mut cmd = Command::new(SPLICE);
+    cmd.args(["demo", "--executor", "slurm", "--jobs", "3", "--json", "--keep"])
+        .arg(&keep);
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let outcome: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(outcome["status"], "done", "{outcome:#}");
+    eprintln!("demo --executor slurm: {:?} wall", started.elapsed());
+    // Every dispatch was a job recorded on its claim, and no dispatch got two.
+    let journal = std::fs::read_to_string(keep.join(".splice/journal.jsonl")).unwrap();
+    let records: Vec<Value> = journal
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let dispatches = records
+        .iter()
+        .filter(|v| v["verb"] == "claim" && v["reason"].as_str().is_some_and(|r| r.starts_with("dispatch ")))
+        .count();
+    let jobs = records.iter().filter(|v| v["verb"] == "record-job").count();
+    assert!(dispatches > 0);
+    assert_eq!(jobs, dispatches, "one job per dispatch");
+    assert_eq!(
+        outcome["dispatches"].as_u64().unwrap() as usize,
+        dispatches,
+        "{outcome:#}"
+    );
+}
+
+#[test]
+fn a_job_cancelled_by_someone_else_counts_an_attempt_and_is_dispatched_again() {
+    if cluster::require().is_none() {
+        return;
+    }
+    let (r, id) = slurm_repo(&proposing_after(120), 300, 3);
+    let run = spawn_run(&r);
+    let name = format!("splice-{id}-work-1");
+    let mut job = None;
+    wait_until("the first job to run", Duration::from_secs(60), || {
+        job = running(&name);
+        job.is_some()
+    });
+    let job = job.unwrap();
+    let scancel = Command::new("scancel").arg(&job).status().unwrap();
+    assert!(scancel.success());
+    let (code, envelope) = finished(run);
+    assert_eq!(code, 0, "{envelope:#}");
+    assert_eq!(envelope["status"], "done", "{envelope:#}");
+    let b = r.bead(&id);
+    assert_eq!(b["status"], "closed", "{b:#}");
+    assert_eq!(b["pipeline"]["attempts"]["work"], 2, "the cancelled job counted: {b:#}");
+    let exits = b["pipeline"]["exits"].as_array().unwrap();
+    let first = &exits[0];
+    assert_eq!(first["exit"], "error", "{first:#}");
+    let cause = first["cause"].as_str().unwrap_or_default();
+    assert!(
+        cause.contains(&format!("slurm job {job} ended CANCELLED (not by this runner)")),
+        "{cause}"
+    );
+    assert_eq!(exits.last().unwrap()["exit"], "ok");
+    assert_eq!(jobs_named(&format!("splice-{id}-work-2")).len(), 1);
+}
+
+#[test]
+fn a_runner_killed_while_its_job_runs_is_succeeded_by_one_that_adopts_the_job() {
+    if cluster::require().is_none() {
+        return;
+    }
+    let (r, id) = slurm_repo(&proposing_after(15), 300, 3);
+    let mut run = spawn_run(&r);
+    let name = format!("splice-{id}-work-1");
+    wait_until("the job on the claim", Duration::from_secs(60), || {
+        r.bead(&id)["pipeline"]["lease"]["job"].is_string() && running(&name).is_some()
+    });
+    // SIGKILL: no cleanup of any kind. Reaped, so its pid is dead.
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let job = r.bead(&id)["pipeline"]["lease"]["job"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(running(&name).as_deref(), Some(job.as_str()), "the job outlives its runner");
+    let (code, envelope) = finished(spawn_run(&r));
+    assert_eq!(code, 0, "{envelope:#}");
+    assert_eq!(envelope["status"], "done", "{envelope:#}");
+    let b = r.bead(&id);
+    assert_eq!(b["status"], "closed", "{b:#}");
+    assert_eq!(b["pipeline"]["attempts"]["work"], 1, "adopted, not dispatched again");
+    assert_eq!(jobs_named(&name).len(), 1, "one job for the node's dispatch");
+    assert!(jobs_named(&format!("splice-{id}-work-2")).is_empty());
+    let verbs = journal_verbs(&r);
+    assert_eq!(verbs.iter().filter(|v| *v == "adopt-job").count(), 1, "{verbs:?}");
+    assert_eq!(verbs.iter().filter(|v| *v == "record-job").count(), 1, "{verbs:?}");
+    // The job's proposal, applied by the runner that adopted it.
+    assert!(verbs.contains(&"propose".to_string()), "{verbs:?}");
+}
+
+#[test]
+fn ctrl_c_cancels_the_runs_jobs_at_no_cost_of_an_attempt() {
+    if cluster::require().is_none() {
+        return;
+    }
+    let (r, id) = slurm_repo(&proposing_after(120), 300, 3);
+    let run = spawn_run(&r);
+    let name = format!("splice-{id}-work-1");
+    wait_until("the job to run", Duration::from_secs(60), || running(&name).is_some());
+    let pid = run.id() as i32;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let (code, _) = finished(run);
+    assert_eq!(code, 130);
+    let states = jobs_named(&name);
+    assert_eq!(states.len(), 1);
+    assert!(states[0].1.starts_with("CANCELLED"), "{states:?}");
+    let b = r.bead(&id);
+    assert!(b["pipeline"]["lease"].is_null(), "the claim is released: {b:#}");
+    assert_eq!(b["pipeline"]["attempts"]["work"], 0, "no attempt counted: {b:#}");
+    assert_eq!(b["pipeline"]["exits"][0]["exit"], "cancelled");
+}
+
+#[test]
+fn a_job_past_its_one_minute_limit_is_recorded_as_a_timeout() {
+    if cluster::require().is_none() {
+        return;
+    }
+    // timeout_s 60: `--time=1`. Slurm kills it a little after the minute.
+    let (r, id) = slurm_repo("sleep 600", 60, 1);
+    let (code, envelope) = finished(spawn_run(&r));
+    assert_eq!(code, 0, "{envelope:#}");
+    let b = r.bead(&id);
+    let exit = &b["pipeline"]["exits"][0];
+    assert_eq!(exit["exit"], "timeout", "{b:#}");
+    assert!(exit["cause"].as_str().unwrap_or_default().contains("TIMEOUT"), "{exit:#}");
+    let reason = b["pipeline"]["dead_letter"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("attempts exhausted on work"), "{reason}");
+    assert!(Path::new(&r.path().join(".splice/runs")).is_dir());
+}
