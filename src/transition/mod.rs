@@ -45,6 +45,7 @@ pub mod loops;
 pub mod park;
 pub mod plain;
 pub mod plan;
+pub mod proposals;
 pub mod propose;
 pub mod read;
 pub mod record;
