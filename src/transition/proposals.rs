@@ -309,7 +309,7 @@ fn apply_line(base: &Ctx, n: usize, bytes: &[u8], expected: &Expected) -> Outcom
         .and_then(Line::parse);
     let (line, call) = match parsed {
         Ok(parsed) => parsed,
-        Err(why) => return refused("?", "malformed", format!("line {n}: {why}")),
+        Err(why) => return refused(&said_verb(bytes), "malformed", format!("line {n}: {why}")),
     };
     let credential = sha256_hex(&line.credential);
     if credential != expected.credential_sha256 {
@@ -344,6 +344,13 @@ fn apply_line(base: &Ctx, n: usize, bytes: &[u8], expected: &Expected) -> Outcom
         }
         Err(e) => refused(&line.verb, "fault", e.to_string()),
     }
+}
+
+/// The verb a line that does not parse names, if it names one (`?` when it does not).
+fn said_verb(bytes: &[u8]) -> String {
+    let value: Option<Value> = serde_json::from_slice(bytes).ok();
+    let verb = value.as_ref().and_then(|v| v.get("verb")?.as_str());
+    verb.unwrap_or("?").to_string()
 }
 
 /// What differs between the line and what the job was handed, if anything.

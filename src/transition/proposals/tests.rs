@@ -301,6 +301,8 @@ fn a_malformed_line_is_refused_by_number_and_the_others_still_apply() {
             .unwrap()
             .contains("unknown version 2")
     );
+    let verbs: Vec<&str> = out.iter().map(|o| o.verb.as_str()).collect();
+    assert_eq!(verbs, ["propose", "?", "approve", "propose", "propose"]);
     assert_eq!(
         store.read_bead("sp-a").unwrap().pipeline.seq,
         7,
@@ -374,4 +376,67 @@ fn append_writes_one_line_a_call_with_mode_0600() {
     let (parsed, back) = Line::parse(lines[0]).unwrap();
     assert_eq!(back, call);
     assert_eq!(parsed.credential, SECRET);
+}
+
+#[test]
+fn a_resplit_line_replaces_the_split_and_bad_arguments_are_invalid() {
+    let step = "to-issues";
+    let (dir, store) = store_at(step);
+    let split = line(&children_call(), "sp-a", &handed(step));
+    let Call::Split(children) = children_call() else {
+        unreachable!()
+    };
+    let resplit = line(&Call::Resplit(children), "sp-a", &handed(step));
+    let empty = Call::Propose(ProposeLine {
+        artifact: " ".into(),
+        ..ProposeLine::default()
+    });
+    let lines = [split, resplit, line(&empty, "sp-a", &handed(step))];
+    let path = file_with(dir.path(), &lines);
+    let out = apply_file(&runner(&store), &path, &expected(step)).unwrap();
+    assert_eq!(
+        kinds(&out),
+        [(1, None), (2, None), (3, Some("invalid"))],
+        "{out:?}"
+    );
+    assert_eq!(
+        out[2].message.as_deref(),
+        Some("--artifact must not be empty")
+    );
+    let parent = store.read_bead("sp-a").unwrap();
+    assert_eq!(
+        parent.pipeline.split.unwrap().children,
+        ["sp-a.3", "sp-a.4"]
+    );
+    assert!(store.read_bead("sp-a.1").unwrap().is_closed(), "superseded");
+}
+
+#[test]
+fn a_split_line_s_children_are_checked_as_a_children_file_is() {
+    let step = "to-issues";
+    let (dir, store) = store_at(step);
+    let mut bad = Line::new(&children_call(), "sp-a", &handed(step));
+    bad.args["children"][1]["depends_on"] = serde_json::json!([1]);
+    let path = file_with(dir.path(), &[serde_json::to_string(&bad).unwrap()]);
+    let before = state(&store);
+    let out = apply_file(&runner(&store), &path, &expected(step)).unwrap();
+    assert_eq!(kinds(&out), [(1, Some("malformed"))]);
+    let message = out[0].message.as_deref().unwrap();
+    assert!(message.contains("args.children[1].depends_on"), "{message}");
+    assert_eq!(state(&store), before);
+}
+
+#[test]
+fn a_line_whose_claim_was_released_is_not_your_bead() {
+    let step = "generate-design";
+    let (dir, store) = store_at(step);
+    super::super::claim::release(&runner(&store), "sp-a", HOLDER).unwrap();
+    let before = state(&store);
+    let path = file_with(
+        dir.path(),
+        &[line(&propose_call(step), "sp-a", &handed(step))],
+    );
+    let out = apply_file(&runner(&store), &path, &expected(step)).unwrap();
+    assert_eq!(kinds(&out), [(1, Some("not-your-bead"))]);
+    assert_eq!(state(&store), before);
 }
