@@ -196,6 +196,31 @@ fn a_job_s_bad_arguments_are_refused_as_locally_and_nothing_is_written() {
         "{stderr}"
     );
     assert!(!file.exists(), "nothing was written");
+    let propose = [
+        "transition",
+        "propose",
+        "--bead",
+        &id,
+        "--step",
+        "s",
+        "--artifact",
+        "a",
+    ];
+    let out = in_job(&r, Path::new("relative.jsonl"), &propose)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must be an absolute path"));
+    let elsewhere = file.with_file_name("elsewhere");
+    std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
+    let out = in_job(&r, &file, &propose).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("proposals.jsonl: is a symbolic link"),
+        "{stderr}"
+    );
+    assert!(!elsewhere.exists(), "the link was not followed");
 }
 
 #[test]
