@@ -257,6 +257,12 @@ pub enum Refusal {
          split, not from `splice create`; give a plain bead as --parent, or none"
     )]
     ParentIsNode { parent: String, step: String },
+    /// A writing verb from a dispatch running as a cluster job (issue 17): the job records its
+    /// verbs in its proposal file and never takes `.splice/`'s lock, which may not be shared
+    /// across hosts. `proposals`: the caller has `SPLICE_PROPOSALS` set (and asked for a verb
+    /// that is not recorded); else its bead's claim names a job.
+    #[error("{}", cluster_dispatch(bead, *proposals))]
+    ClusterDispatch { bead: String, proposals: bool },
 }
 
 impl Refusal {
@@ -306,6 +312,7 @@ impl Refusal {
             Refusal::ImportRefused { .. } => "import-refused",
             Refusal::AlreadyStarted { .. } => "already-started",
             Refusal::ParentIsNode { .. } => "parent-is-node",
+            Refusal::ClusterDispatch { .. } => "cluster-dispatch",
         }
     }
 
@@ -353,5 +360,22 @@ fn stale(bead: &str, seq: u64, expected: u64, while_checking: bool) -> String {
         )
     } else {
         format!("bead {bead} changed: its seq is {seq}, expected {expected}")
+    }
+}
+
+/// Why a cluster dispatch may not run a verb here: it records propose/split/resplit in its
+/// proposal file, and the runner does the rest.
+fn cluster_dispatch(bead: &str, proposals: bool) -> String {
+    if proposals {
+        format!(
+            "bead {bead}: in a cluster dispatch (SPLICE_PROPOSALS is set) only propose, split and \
+             resplit are recorded, in the proposal file; the runner does the rest"
+        )
+    } else {
+        format!(
+            "bead {bead} is in a cluster dispatch: its agent records its verbs in its proposal \
+             file (SPLICE_PROPOSALS), and the runner applies them when the job ends; a job never \
+             takes .splice/'s lock"
+        )
     }
 }

@@ -65,6 +65,7 @@ fuzz_tests! {
     progress => "progress",
     guard => "guard",
     bd_import => "bd-import",
+    proposals => "proposals",
 }
 
 /// What the targets found in code this test does not own, each reproduced in a few lines and

@@ -186,7 +186,13 @@ fn conclude(rc: &RunCtx, t: Tracked, end: &JobEnd) {
 /// Apply the job's proposal file through the writer; a line for each proposal's outcome.
 fn apply_proposals(rc: &RunCtx, t: &Tracked) -> Result<Vec<String>> {
     let ctx = rc.writer_ctx()?;
-    let outcomes = transition::proposals::apply_file(&ctx, &t.paths.proposals_file, &t.expected)?;
+    let file = &t.paths.proposals_file;
+    let outcomes = transition::proposals::apply_file(&ctx, file, &t.expected)?;
+    // Applied once: a runner that adopts this job after a crash does not apply it again.
+    if !outcomes.is_empty() {
+        let done = file.with_extension("jsonl.applied");
+        std::fs::rename(file, &done).map_err(|e| Error::io(file, e))?;
+    }
     Ok(outcomes
         .iter()
         .map(|o| match (&o.kind, &o.message) {

@@ -355,6 +355,13 @@ pub enum Who {
         /// The holder of the live runner it descends from, when descent found it.
         runner_holder: Option<String>,
     },
+    /// A line of a cluster dispatch's proposal file, applied by the runner when the job ended
+    /// ([`super::proposals`]): admitted as a dispatched session that presented this credential
+    /// (its sha256), and held to its claim the same way.
+    Proposed {
+        /// The sha256 of the credential the line carries.
+        credential: String,
+    },
 }
 
 impl Who {
@@ -378,8 +385,9 @@ impl Who {
         Who::from_recognized(&authority::recognize(state_dir))
     }
 
+    /// A dispatched session, here or (its proposal applied) in a cluster job.
     pub fn is_dispatched(&self) -> bool {
-        matches!(self, Who::Dispatched { .. })
+        matches!(self, Who::Dispatched { .. } | Who::Proposed { .. })
     }
 }
 
@@ -391,6 +399,7 @@ pub fn admit(verb: Verb, who: &Who) -> Result<(), Refusal> {
         Who::Dispatched { credential, .. } => Standing::Agent {
             credential: credential.is_some(),
         },
+        Who::Proposed { .. } => Standing::Agent { credential: true },
     };
     rule(verb, standing)
 }
@@ -429,16 +438,19 @@ fn rule(verb: Verb, standing: Standing) -> Result<(), Refusal> {
 }
 
 /// Under the lock, on the verb's subject as it is now: a dispatched session acts only on the
-/// bead whose claim carries its credential's hash. Returns the holder it acts as (its claim's),
-/// `None` for everyone else.
+/// bead whose claim carries its credential's hash, and never on one whose claim names a cluster
+/// job (that job's verbs arrive as proposals, [`Who::Proposed`], which the runner applies).
+/// Returns the holder it acts as (its claim's), `None` for everyone else.
 pub fn admit_on(verb: Verb, who: &Who, subject: &Bead) -> Result<Option<String>, Refusal> {
     admit(verb, who)?;
-    let Who::Dispatched {
-        credential: Some(hash),
-        ..
-    } = who
-    else {
-        return Ok(None);
+    refuse_cluster_dispatch(who, subject)?;
+    let hash = match who {
+        Who::Dispatched {
+            credential: Some(hash),
+            ..
+        }
+        | Who::Proposed { credential: hash } => hash,
+        _ => return Ok(None),
     };
     match &subject.pipeline.lease {
         Some(lease) if lease.credential_sha256.as_deref() == Some(hash.as_str()) => {
@@ -448,6 +460,21 @@ pub fn admit_on(verb: Verb, who: &Who, subject: &Bead) -> Result<Option<String>,
             verb: verb.name().to_string(),
             bead: subject.id.clone(),
         }),
+    }
+}
+
+/// A command-line dispatched session on a bead whose claim names a cluster job is refused: the
+/// job records its verbs in its proposal file, so an agent that unset `SPLICE_PROPOSALS` still
+/// takes no lock that may not be shared across hosts. The runner, persons and the proposals the
+/// runner applies are unaffected.
+pub fn refuse_cluster_dispatch(who: &Who, subject: &Bead) -> Result<(), Refusal> {
+    let job = subject.pipeline.lease.as_ref().and_then(|l| l.job.as_ref());
+    match (who, job) {
+        (Who::Dispatched { .. }, Some(_)) => Err(Refusal::ClusterDispatch {
+            bead: subject.id.clone(),
+            proposals: false,
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -530,6 +557,32 @@ mod tests {
             admit_on(Verb::Claim, &who, &claimed(Some("h1")))
                 .unwrap_err()
                 .kind(),
+            "not-for-agents"
+        );
+    }
+
+    #[test]
+    fn a_cluster_job_s_bead_takes_only_its_proposals() {
+        let mut bead = claimed(Some("h1"));
+        bead.pipeline.lease.as_mut().unwrap().job = Some("42".into());
+        let r = admit_on(Verb::Propose, &agent(Some("h1")), &bead).unwrap_err();
+        assert_eq!(r.kind(), "cluster-dispatch");
+        let proposed = Who::Proposed {
+            credential: "h1".into(),
+        };
+        assert_eq!(
+            admit_on(Verb::Propose, &proposed, &bead),
+            Ok(Some("run:h:1:r".into()))
+        );
+        let forged = Who::Proposed {
+            credential: "h2".into(),
+        };
+        let r = admit_on(Verb::Propose, &forged, &bead).unwrap_err();
+        assert_eq!(r.kind(), "not-your-bead");
+        assert_eq!(admit_on(Verb::Claim, &Who::Runner, &bead), Ok(None));
+        assert_eq!(admit_on(Verb::Propose, &Who::Person, &bead), Ok(None));
+        assert_eq!(
+            admit_on(Verb::Claim, &proposed, &bead).unwrap_err().kind(),
             "not-for-agents"
         );
     }

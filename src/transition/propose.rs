@@ -34,6 +34,18 @@ pub struct Proposed {
 /// Record a proposal on the node's current step. A dispatched session names its holder and is
 /// refused unless it still holds the claim; a person proposes on an unclaimed node.
 pub fn propose(ctx: &Ctx, id: &str, args: ProposeArgs) -> Result<Proposed> {
+    check_args(&args)?;
+    ctx.apply(
+        Verb::Propose,
+        "propose",
+        &Reads::subject(id),
+        |fresh, who| Ok(plan(&args, who, &fresh.subject, &ctx.now)?),
+    )
+}
+
+/// The checks a proposal's arguments pass before anything is read (a cluster dispatch's
+/// `propose` makes them too, before it records the proposal).
+pub fn check_args(args: &ProposeArgs) -> Result<()> {
     if args.artifact.trim().is_empty() {
         return Err(Error::Invalid("--artifact must not be empty".into()));
     }
@@ -42,12 +54,7 @@ pub fn propose(ctx: &Ctx, id: &str, args: ProposeArgs) -> Result<Proposed> {
     {
         return Err(Error::Invalid(format!("--confidence {c} is outside 0..1")));
     }
-    ctx.apply(
-        Verb::Propose,
-        "propose",
-        &Reads::subject(id),
-        |fresh, who| Ok(plan(&args, who, &fresh.subject, &ctx.now)?),
-    )
+    Ok(())
 }
 
 /// The proposal on `bead`'s current step, by `who`.

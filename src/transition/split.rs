@@ -16,8 +16,8 @@ use crate::model::bead::{Dependency, Kind, Provenance, SplitRecord};
 use crate::model::{Bead, Manifest, Role};
 use crate::store::{Change, Reads, ids};
 
-/// One child in the `--children` file.
-#[derive(Deserialize, Debug, Clone)]
+/// One child in the `--children` file (and, inline, in a proposal file's `split` line).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ChildSpec {
     pub title: String,
@@ -45,17 +45,23 @@ pub fn read_children(path: &Path) -> Result<Vec<ChildSpec>> {
             ),
         )
     })?;
+    check_children(&children).map_err(|msg| Error::bad_file(path, msg))?;
+    Ok(children)
+}
+
+/// The checks a children list passes, wherever it comes from (a file, a proposal line): the
+/// problem names the child by its JSON path (`[2].title`).
+pub fn check_children(children: &[ChildSpec]) -> std::result::Result<(), String> {
     if children.is_empty() {
-        return Err(Error::bad_file(path, "the children list is empty"));
+        return Err("the children list is empty".into());
     }
     for (i, child) in children.iter().enumerate() {
         if child.title.trim().is_empty() {
-            return Err(Error::bad_file(path, format!("[{i}].title: empty title")));
+            return Err(format!("[{i}].title: empty title"));
         }
         if let Some(bad) = child.depends_on.iter().find(|d| **d >= i) {
-            return Err(Error::bad_file(
-                path,
-                format!("[{i}].depends_on: {bad} is not an earlier child (indexes are 0-based)"),
+            return Err(format!(
+                "[{i}].depends_on: {bad} is not an earlier child (indexes are 0-based)"
             ));
         }
         if let Some(bad) = child
@@ -63,15 +69,13 @@ pub fn read_children(path: &Path) -> Result<Vec<ChildSpec>> {
             .iter()
             .find(|f| !crate::floors::is_relative_inside(f))
         {
-            return Err(Error::bad_file(
-                path,
-                format!("[{i}].files: {bad:?} must be a repository-relative path without `..`"),
+            return Err(format!(
+                "[{i}].files: {bad:?} must be a repository-relative path without `..`"
             ));
         }
-        normalize_scenarios(&child.scenarios)
-            .map_err(|e| Error::bad_file(path, format!("[{i}].scenarios: {e}")))?;
+        normalize_scenarios(&child.scenarios).map_err(|e| format!("[{i}].scenarios: {e}"))?;
     }
-    Ok(children)
+    Ok(())
 }
 
 /// A split: the children created, in order.

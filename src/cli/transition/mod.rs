@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::transition::read::{self, Query};
 
+mod cluster;
 mod verbs;
 
 /// Change (or read) a bead's pipeline state. Only these verbs write `.splice/`.
@@ -312,6 +313,12 @@ pub enum Verb {
 }
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
+    // A cluster dispatch records its writing verbs and never touches the store (issue 17).
+    if read_only(&args.verb).is_none()
+        && let Some(file) = cluster::proposal_file()
+    {
+        return cluster::record(args.verb, &file);
+    }
     let store = Store::discover(global.dir.as_deref())?;
     if read_only(&args.verb).is_some() {
         return answer(&store, &args.verb);
@@ -332,6 +339,46 @@ fn read_only(verb: &Verb) -> Option<(&BeadOnly, Query)> {
         Verb::Delivery(b) => Some((b, Query::Delivery)),
         _ => None,
     }
+}
+
+/// The options of a writing verb (`None` for the read-only ones).
+fn common_of(verb: &Verb) -> Option<&Common> {
+    match verb {
+        Verb::Propose { common, .. }
+        | Verb::Complete { common, .. }
+        | Verb::Approve { common, .. }
+        | Verb::Reject { common, .. }
+        | Verb::Integrate { common }
+        | Verb::Deliver { common, .. }
+        | Verb::Split { common, .. }
+        | Verb::Resplit { common, .. }
+        | Verb::Claim { common, .. }
+        | Verb::Release { common, .. }
+        | Verb::Park { common, .. }
+        | Verb::Skip { common, .. }
+        | Verb::Unpark { common, .. }
+        | Verb::Guide { common, .. }
+        | Verb::SetAcceptance { common, .. }
+        | Verb::SetConfig { common, .. }
+        | Verb::SetAutonomy { common, .. }
+        | Verb::SetTarget { common, .. }
+        | Verb::RecordExit { common, .. }
+        | Verb::RecordJob { common, .. }
+        | Verb::AdoptJob { common, .. }
+        | Verb::RecordRun { common, .. }
+        | Verb::Route { common, .. } => Some(common),
+        Verb::Show(_)
+        | Verb::Step(_)
+        | Verb::Kind(_)
+        | Verb::Autonomy(_)
+        | Verb::Target(_)
+        | Verb::Delivery(_) => None,
+    }
+}
+
+/// The bead a writing verb names.
+fn bead_of(verb: &Verb) -> Option<&str> {
+    common_of(verb).map(|c| c.bead.id())
 }
 
 /// Print a read-only verb's answer (it never locks, recovers or reads the clock).

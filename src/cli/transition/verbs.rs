@@ -14,21 +14,29 @@ use crate::model::Role;
 use crate::model::bead::ExitKind;
 use crate::store::Store;
 use crate::transition::{
-    Ctx, Who, claim, complete, gate, job, park, propose, record, resplit, settings, skip, split,
+    Ctx, Who, authority, claim, complete, gate, job, park, propose, record, resplit, settings,
+    skip, split,
 };
 use crate::transition::{acceptance, loops};
 
 /// The writer's context for a command-line caller, recognized as a person or a dispatched
-/// session.
-fn ctx<'a>(store: &'a Store, common: &Common, now: &str) -> Ctx<'a> {
-    Ctx {
+/// session. A dispatched session on a cluster job's bead is refused here, before any lock is
+/// taken (the writer checks again under the lock): a job records its verbs in its proposal file.
+fn ctx<'a>(store: &'a Store, common: &Common, now: &str) -> Result<Ctx<'a>> {
+    let who = Who::command_line(store.dir());
+    if who.is_dispatched()
+        && let Ok(Some(bead)) = store.read_bead_file(common.bead.id())
+    {
+        authority::refuse_cluster_dispatch(&who, &bead)?;
+    }
+    Ok(Ctx {
         store,
         holder: common.holder.clone().filter(|h| !h.is_empty()),
-        who: Who::command_line(store.dir()),
+        who,
         run: common.run.clone().filter(|r| !r.is_empty()),
         expect_seq: common.expect_seq,
         now: now.to_string(),
-    }
+    })
 }
 
 fn require_holder(common: &Common) -> Result<String> {
@@ -75,18 +83,18 @@ pub(super) fn step_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
                 pr_url,
                 confidence,
             };
-            let out = propose::propose(&ctx(store, &common, now), common.bead.id(), args);
+            let out = propose::propose(&ctx(store, &common, now)?, common.bead.id(), args);
             output::emit(store, out)
         }
         Verb::Complete { common, step } => {
-            let ctx = ctx(store, &common, now);
+            let ctx = ctx(store, &common, now)?;
             output::emit(
                 store,
                 complete::complete(&ctx, common.bead.id(), &step, None, "complete"),
             )
         }
         Verb::Approve { common, step } => {
-            let out = gate::approve(&ctx(store, &common, now), common.bead.id(), &step);
+            let out = gate::approve(&ctx(store, &common, now)?, common.bead.id(), &step);
             output::emit(store, out)
         }
         Verb::Reject {
@@ -94,31 +102,31 @@ pub(super) fn step_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             step,
             reason,
         } => {
-            let out = gate::reject(&ctx(store, &common, now), common.bead.id(), &step, &reason);
+            let out = gate::reject(&ctx(store, &common, now)?, common.bead.id(), &step, &reason);
             output::emit(store, out)
         }
         Verb::Integrate { common } => {
             let step = step_with(store, Role::Integrate)?;
-            let ctx = ctx(store, &common, now);
+            let ctx = ctx(store, &common, now)?;
             let out =
                 complete::complete(&ctx, common.bead.id(), &step, None, Role::Integrate.name());
             output::emit(store, out)
         }
         Verb::Deliver { common, pr_url } => {
             let step = step_with(store, Role::Deliver)?;
-            let ctx = ctx(store, &common, now);
+            let ctx = ctx(store, &common, now)?;
             let out =
                 complete::complete(&ctx, common.bead.id(), &step, pr_url, Role::Deliver.name());
             output::emit(store, out)
         }
         Verb::Split { common, children } => {
             let children = split::read_children(&children)?;
-            let out = split::split(&ctx(store, &common, now), common.bead.id(), &children);
+            let out = split::split(&ctx(store, &common, now)?, common.bead.id(), &children);
             output::emit(store, out)
         }
         Verb::Resplit { common, children } => {
             let children = split::read_children(&children)?;
-            let ctx = ctx(store, &common, now);
+            let ctx = ctx(store, &common, now)?;
             output::emit(store, resplit::resplit(&ctx, common.bead.id(), &children))
         }
         other => lease_verb(store, now, other),
@@ -134,7 +142,7 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             base,
         } => {
             let holder = require_holder(&common)?;
-            let ctx = ctx(store, &common, now);
+            let ctx = ctx(store, &common, now)?;
             let out = claim::claim(&ctx, common.bead.id(), &holder, dispatch, base.as_deref());
             output::emit(store, out)
         }
@@ -143,17 +151,17 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             clear: true,
             reason,
         } => {
-            let ctx = ctx(store, &common, now);
+            let ctx = ctx(store, &common, now)?;
             let reason = reason.as_deref().unwrap_or("");
             output::emit(store, claim::clear(&ctx, common.bead.id(), reason))
         }
         Verb::Release { common, .. } => {
             let holder = require_holder(&common)?;
-            let out = claim::release(&ctx(store, &common, now), common.bead.id(), &holder);
+            let out = claim::release(&ctx(store, &common, now)?, common.bead.id(), &holder);
             output::emit(store, out)
         }
         Verb::Park { common, reason } => {
-            let out = park::park(&ctx(store, &common, now), common.bead.id(), &reason);
+            let out = park::park(&ctx(store, &common, now)?, common.bead.id(), &reason);
             output::emit(store, out)
         }
         Verb::Skip {
@@ -161,11 +169,11 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             step,
             reason,
         } => {
-            let out = skip::skip(&ctx(store, &common, now), common.bead.id(), &step, &reason);
+            let out = skip::skip(&ctx(store, &common, now)?, common.bead.id(), &step, &reason);
             output::emit(store, out)
         }
         Verb::Unpark { common, reason } => {
-            let out = park::unpark(&ctx(store, &common, now), common.bead.id(), &reason);
+            let out = park::unpark(&ctx(store, &common, now)?, common.bead.id(), &reason);
             output::emit(store, out)
         }
         Verb::RecordExit {
@@ -176,14 +184,14 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             usage,
         } => {
             let args = exit_args(&exit, code, log, usage)?;
-            let out = record::record_exit(&ctx(store, &common, now), common.bead.id(), args);
+            let out = record::record_exit(&ctx(store, &common, now)?, common.bead.id(), args);
             output::emit(store, out)
         }
         Verb::RecordJob { common, job } => {
             let holder = require_holder(&common)?;
             let ctx = Ctx {
                 holder: Some(holder),
-                ..ctx(store, &common, now)
+                ..ctx(store, &common, now)?
             };
             output::emit(store, job::record_job(&ctx, common.bead.id(), &job))
         }
@@ -191,14 +199,14 @@ fn lease_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             let holder = require_holder(&common)?;
             let ctx = Ctx {
                 holder: Some(holder),
-                ..ctx(store, &common, now)
+                ..ctx(store, &common, now)?
             };
             let out = crate::driver::slurm::adopt_by_hand(&ctx, common.bead.id(), &job);
             output::emit(store, out)
         }
         Verb::RecordRun { common, envelope } => {
             let envelope = read_json_arg(&envelope)?;
-            let out = record::record_run(&ctx(store, &common, now), common.bead.id(), envelope);
+            let out = record::record_run(&ctx(store, &common, now)?, common.bead.id(), envelope);
             output::emit(store, out)
         }
         other => loop_verb(store, now, other),
@@ -221,11 +229,11 @@ fn loop_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
                 None => Vec::new(),
             };
             let out =
-                acceptance::set_acceptance(&ctx(store, &common, now), common.bead.id(), facts);
+                acceptance::set_acceptance(&ctx(store, &common, now)?, common.bead.id(), facts);
             output::emit(store, out)
         }
         Verb::Guide { common, text } => {
-            let out = loops::guide(&ctx(store, &common, now), common.bead.id(), &text);
+            let out = loops::guide(&ctx(store, &common, now)?, common.bead.id(), &text);
             output::emit(store, out)
         }
         other => setting_verb(store, now, other),
@@ -286,14 +294,14 @@ fn setting_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             suite_cmd,
             test_paths,
         } => {
-            let ctx = ctx(store, &common, now);
+            let ctx = ctx(store, &common, now)?;
             let paths = test_paths.as_deref().map(output::comma_list);
             let out = settings::set_config(&ctx, common.bead.id(), suite_cmd, paths);
             output::emit(store, out)
         }
         Verb::SetAutonomy { common, level } => {
             let level = parse_autonomy(Some(&level))?.expect("parsed from Some");
-            let out = settings::set_autonomy(&ctx(store, &common, now), common.bead.id(), level);
+            let out = settings::set_autonomy(&ctx(store, &common, now)?, common.bead.id(), level);
             output::emit(store, out)
         }
         Verb::SetTarget {
@@ -302,12 +310,12 @@ fn setting_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             delivery,
         } => {
             let delivery = parse_delivery(delivery.as_deref())?;
-            let ctx = ctx(store, &common, now);
+            let ctx = ctx(store, &common, now)?;
             let out = settings::set_target(&ctx, common.bead.id(), &target, delivery);
             output::emit(store, out)
         }
         Verb::Route { common, to, at } => {
-            let ctx = ctx(store, &common, now);
+            let ctx = ctx(store, &common, now)?;
             output::emit(
                 store,
                 settings::route(&ctx, common.bead.id(), &to, at.as_deref()),

@@ -18,6 +18,7 @@ pub mod interop;
 pub mod journal;
 pub mod model;
 pub mod progress;
+pub mod proposals;
 pub mod store;
 
 /// One fuzz target.
@@ -73,6 +74,7 @@ pub const ALL: &[&Target] = &[
     &progress::PROGRESS,
     &guard::GUARD,
     &interop::BD_IMPORT,
+    &proposals::PROPOSALS,
 ];
 
 /// The target called `name`.
