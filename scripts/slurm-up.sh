@@ -9,10 +9,13 @@
 #   scripts/slurm-down.sh                 stop it and remove the directory
 #
 # Idempotent: when a cluster from an earlier run in the same directory answers, it exits 0 at once.
-# Everything it writes lives in ${SPLICE_SLURM_DIR:-/tmp/splice-slurm}.
+# Everything it writes lives in ${SPLICE_SLURM_DIR:-/tmp/splice-slurm}. slurmctld listens on
+# ${SPLICE_SLURM_PORT:-6817} and slurmd on the port after it: a second cluster on the same machine
+# (another directory) needs other ports.
 set -euo pipefail
 
 DIR="${SPLICE_SLURM_DIR:-/tmp/splice-slurm}"
+PORT="${SPLICE_SLURM_PORT:-6817}"
 CONF="$DIR/slurm.conf"
 SOCKET="$DIR/munge.socket"
 HOST="$(hostname -s)"
@@ -67,6 +70,8 @@ write_conf() {
 # Written by splice's scripts/slurm-up.sh: one node, this host, everything under $DIR.
 ClusterName=splice
 SlurmctldHost=$HOST(127.0.0.1)
+SlurmctldPort=$PORT
+SlurmdPort=$((PORT + 1))
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
