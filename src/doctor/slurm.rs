@@ -13,8 +13,9 @@ use crate::process::{self, Cmd, Exit};
 
 pub const SLURM: &str = "slurm";
 
-/// How long each Slurm command may take to answer.
-pub const TIMEOUT: Duration = Duration::from_secs(10);
+/// How long each Slurm command may take to answer (`squeue` retries a controller that is down
+/// for about 9 s before it says so).
+pub const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// What a failing `sbatch` or `squeue` asks of a person.
 const FIX: &str = "is SLURM_CONF set? is slurmctld up? Run the command yourself to see why; \
