@@ -33,9 +33,8 @@ answers() {
 
 install_if_missing() {
     local missing=()
-    for tool in slurmctld slurmd sbatch munged mungekey; do
-        command -v "$tool" >/dev/null 2>&1 || PATH="$PATH:/usr/sbin" command -v "$tool" >/dev/null 2>&1 \
-            || missing+=("$tool")
+    for tool in slurmctld slurmd sbatch munged; do
+        command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
     done
     [[ ${#missing[@]} -eq 0 ]] && return 0
     if [[ "$(id -u)" -ne 0 ]]; then
