@@ -2,7 +2,8 @@
 //! what fixes it (issue 15, §5; `docs/cli.md`, "`splice doctor`").
 //!
 //! Doctor never takes the lock, never recovers and never writes: it reads the state directory,
-//! the repository and the hooks, and runs the agent's `--version`. Every check reuses the code
+//! the repository and the hooks, and runs the agent's `--version` (and, for a Slurm executor,
+//! Slurm's client commands). Every check reuses the code
 //! the rest of splice decides with — the runner's target and command checks, its holder test,
 //! `decide`'s cleanup, the hooks' status, the store's journal — so doctor cannot disagree with
 //! what a run would do.
@@ -17,11 +18,13 @@
 //! | [`state`] | `config`, `manifest` (they load), `claims` (none held by a dead runner), `worktrees` (each owned by an open node) |
 //! | [`journal`] | `journal` (the live segment's size), `recovery` (an uncommitted or torn last line) |
 //! | [`hooks`] | `hooks` (Claude Code's guard and git's pre-commit hook installed) |
+//! | [`slurm`] | `slurm` (with `[executor] kind = "slurm"`: `sbatch`, `squeue` and `sacct` answer) |
 
 pub mod agent;
 pub mod hooks;
 pub mod journal;
 pub mod repo;
+pub mod slurm;
 pub mod state;
 
 use std::path::{Path, PathBuf};
@@ -199,6 +202,10 @@ pub const CHECKS: &[Check] = &[
     Check {
         name: hooks::HOOKS,
         run: hooks::hooks,
+    },
+    Check {
+        name: slurm::SLURM,
+        run: slurm::slurm,
     },
 ];
 

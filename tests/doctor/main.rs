@@ -1,10 +1,11 @@
 //! `splice doctor`: each check's finding, its fix and the exit code (0 unless something needs
 //! a person), the JSON shape, and that doctor reads and never writes. The checks of the state
-//! are in `state.rs`, the journal's in `journal.rs`.
+//! are in `state.rs`, the journal's in `journal.rs`, the Slurm executor's in `slurm.rs`.
 
 #[path = "../common/mod.rs"]
 mod common;
 mod journal;
+mod slurm;
 mod state;
 
 use std::os::unix::fs::PermissionsExt;
@@ -26,6 +27,7 @@ pub const CHECKS: &[&str] = &[
     "journal",
     "recovery",
     "hooks",
+    "slurm",
 ];
 
 /// A repository with one task, an agent that answers `--version`, and the hooks installed:
