@@ -265,7 +265,7 @@ fn submit(job: &Job) -> Result<(String, DispatchPaths, transition::proposals::Ex
         .last_dispatch
         .as_ref()
         .map_or(p.bead.pipeline.seq, |d| d.seq);
-    let name = job_name(&job.bead, &job.step.name, job.attempt);
+    let name = job_name(&job.bead, &job.step.name, job.attempt, &repo_tag(&rc.store));
     let credential = job
         .credential
         .as_ref()
@@ -297,7 +297,9 @@ fn submit(job: &Job) -> Result<(String, DispatchPaths, transition::proposals::Ex
             ));
             env.push(("SPLICE_SEQ".into(), seq.to_string().into()));
             let env = env.into_iter().map(|(k, v)| (k.into(), v)).collect();
-            slurm::submit(&p.paths.script_file, &p.paths.log, &job.worktree, env)?
+            let id = slurm::submit(&p.paths.script_file, &p.paths.log, &job.worktree, env)?;
+            crate::store::atomic::Failpoint::AfterSbatch.hit();
+            id
         }
     };
     if let Err(e) = rc
@@ -365,7 +367,8 @@ pub(super) fn adopt_at_start(
 /// Find the job of `bead`'s dead claim and adopt it: `None` when Slurm knows no such job.
 fn adopt_one(rc: &RunCtx, bead: &Bead) -> Result<Option<jobs::JobClaim>> {
     let ctx = rc.writer_ctx()?;
-    let Some(proof) = find_job(bead)? else {
+    let repo = repo_tag(&rc.store);
+    let Some(proof) = find_job(bead, &repo)? else {
         return Ok(None);
     };
     let (id, name) = proof;
@@ -374,6 +377,7 @@ fn adopt_one(rc: &RunCtx, bead: &Bead) -> Result<Option<jobs::JobClaim>> {
         name: &name,
         known: true,
         holder_dead: true,
+        repo: &repo,
     };
     jobs::adopt_job(&ctx, &bead.id, &p).map(Some)
 }
@@ -381,7 +385,7 @@ fn adopt_one(rc: &RunCtx, bead: &Bead) -> Result<Option<jobs::JobClaim>> {
 /// The job of `bead`'s claim, as Slurm knows it: (id, name). By the id on the claim; for a
 /// claim with none yet (its runner died between `sbatch` and `record-job`), by the name its
 /// dispatch's job was given.
-fn find_job(bead: &Bead) -> Result<Option<(String, String)>> {
+fn find_job(bead: &Bead, repo: &str) -> Result<Option<(String, String)>> {
     let lease = bead.pipeline.lease.as_ref();
     if let Some(id) = lease.and_then(|l| l.job.as_deref()) {
         return Ok(slurm::show(id)?.map(|s| (s.id, s.name)));
@@ -389,7 +393,7 @@ fn find_job(bead: &Bead) -> Result<Option<(String, String)>> {
     let Some(d) = bead.pipeline.last_dispatch.as_deref() else {
         return Ok(None);
     };
-    let name = job_name(&bead.id, &d.step, d.attempt);
+    let name = job_name(&bead.id, &d.step, d.attempt, repo);
     Ok(slurm::by_name(&name)?
         .into_iter()
         .find(|l| l.name == name)
@@ -432,6 +436,14 @@ fn tracked(
     })
 }
 
+/// This repository's part of its jobs' names: the first 8 hex digits of the sha256 of the state
+/// directory's canonical path ([`job_name`]).
+pub fn repo_tag(store: &crate::store::Store) -> String {
+    let dir = std::fs::canonicalize(store.dir()).unwrap_or_else(|_| store.dir().to_path_buf());
+    let hash = crate::authority::credential::sha256_hex(&dir.display().to_string());
+    hash[..8].to_string()
+}
+
 /// `splice transition adopt-job` from the command line: the proof read from Slurm and the
 /// claim's holder checked here, never taken from the caller's word. The job is then the
 /// caller's to watch.
@@ -443,11 +455,13 @@ pub fn adopt_by_hand(ctx: &Ctx, id: &str, job: &str) -> Result<jobs::JobClaim> {
         .as_ref()
         .is_some_and(|l| holder::holder_alive(&l.holder) == Some(false));
     let shown = slurm::show(job)?;
+    let repo = repo_tag(ctx.store);
     let p = jobs::Proof {
         job,
         name: shown.as_ref().map_or("", |s| s.name.as_str()),
         known: shown.is_some(),
         holder_dead,
+        repo: &repo,
     };
     jobs::adopt_job(ctx, id, &p)
 }

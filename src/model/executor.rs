@@ -7,10 +7,12 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-/// A dispatch's Slurm job name, `splice-<bead>-<step>-<attempt>`: how a restarted runner finds a
-/// job a dead one submitted, and what `adopt-job` checks.
-pub fn job_name(bead: &str, step: &str, attempt: u32) -> String {
-    format!("splice-{bead}-{step}-{attempt}")
+/// A dispatch's Slurm job name, `splice-<bead>-<step>-<attempt>-<repo>`: how a restarted runner
+/// finds a job a dead one submitted, and what `adopt-job` checks. `repo` tells apart two
+/// repositories whose beads share an id (bd's `bd-1` is in many), whose jobs one Slurm user may
+/// run side by side: the first 8 hex digits of the sha256 of the state directory's path.
+pub fn job_name(bead: &str, step: &str, attempt: u32, repo: &str) -> String {
+    format!("splice-{bead}-{step}-{attempt}-{repo}")
 }
 
 /// Which backend runs dispatches.

@@ -24,6 +24,8 @@ pub enum Failpoint {
     AfterRename,
     /// The full live journal segment is renamed into `journal/`; no new one exists yet.
     AfterClose,
+    /// A Slurm job is submitted; its id is not on the claim yet (`src/driver/slurm.rs`).
+    AfterSbatch,
 }
 
 impl Failpoint {
@@ -33,6 +35,7 @@ impl Failpoint {
             Failpoint::AfterTmp => "after-tmp",
             Failpoint::AfterRename => "after-rename",
             Failpoint::AfterClose => "after-close",
+            Failpoint::AfterSbatch => "after-sbatch",
         }
     }
 

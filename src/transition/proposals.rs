@@ -114,7 +114,8 @@ impl Call {
         value.unwrap_or(Value::Null)
     }
 
-    /// `--holder`, `--expect-seq` and `--run` as given.
+    /// `--holder`, `--expect-seq` and `--run` as given (only `--run` is used when the line is
+    /// applied: see [`apply_line`]).
     fn common(&self) -> (Option<&String>, Option<u64>, Option<&String>) {
         match self {
             Call::Propose(a) => (a.holder.as_ref(), a.expect_seq, a.run.as_ref()),
@@ -322,11 +323,16 @@ fn apply_line(base: &Ctx, n: usize, bytes: &[u8], expected: &Expected) -> Outcom
     if let Some(differs) = stale(&line, expected) {
         return refused(&line.verb, "stale", format!("line {n}: {differs}"));
     }
-    let (holder, expect_seq, run) = call.common();
+    // The holder a line names is the one the job was dispatched under (`SPLICE_HOLDER`); a
+    // runner that adopted the job holds its claim now. The credential, checked against the
+    // claim under the lock, is the job's authority: it acts as the claim's holder. Its
+    // compare-and-swap is the line's `seq`, checked above against the seq the job was handed
+    // (the claim's own seq moves on with `record-job` and `adopt-job`).
+    let (_, _, run) = call.common();
     let ctx = Ctx {
         who: Who::Proposed { credential },
-        holder: holder.filter(|h| !h.is_empty()).cloned(),
-        expect_seq,
+        holder: None,
+        expect_seq: None,
         run: run.cloned().or_else(|| base.run.clone()),
         ..base.clone()
     };

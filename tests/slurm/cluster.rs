@@ -58,13 +58,15 @@ pub fn require() -> Option<Cluster> {
             Ok(states)
                 if states
                     .lines()
-                    .any(|s| s.starts_with("idle") || s.starts_with("mixed")) =>
+                    .any(|s| ["idle", "mixed", "alloc"].iter().any(|w| s.starts_with(w))) =>
             {
                 let scratch = tempfile::tempdir().expect("a scratch directory");
                 let submitted = Mutex::new(Vec::new());
                 return Some(Cluster { scratch, submitted });
             }
-            Ok(states) => last = format!("sinfo shows no idle or mixed node: {states:?}"),
+            Ok(states) => {
+                last = format!("sinfo shows no idle, mixed or allocated node: {states:?}")
+            }
             Err(e) => last = e,
         }
         std::thread::sleep(Duration::from_millis(500));

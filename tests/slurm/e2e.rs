@@ -74,7 +74,10 @@ fn spawn_run(r: &Repo) -> Child {
 fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
     let start = Instant::now();
     while !ok() {
-        assert!(start.elapsed() < limit, "timed out after {limit:?} waiting for {what}");
+        assert!(
+            start.elapsed() < limit,
+            "timed out after {limit:?} waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -86,11 +89,43 @@ fn jobs_named(name: &str) -> Vec<(String, String)> {
         .arg(format!("--name={name}"))
         .output()
         .expect("squeue runs");
-    assert!(out.status.success(), "squeue: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "squeue: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.trim().split_once('|'))
         .map(|(i, s)| (i.to_string(), s.to_string()))
+        .collect()
+}
+
+/// This repository's part of its jobs' names, read from the first batch script a run wrote
+/// (`#SBATCH --job-name=splice-<bead>-<step>-<attempt>-<repo>`), once there is one.
+fn repo_tag(r: &Repo) -> String {
+    let mut tag = None;
+    wait_until("a batch script", Duration::from_secs(60), || {
+        tag = scripts(r).into_iter().find_map(|text| {
+            let name = text
+                .lines()
+                .find_map(|l| l.strip_prefix("#SBATCH --job-name="))?;
+            Some(name.rsplit('-').next()?.to_string())
+        });
+        tag.is_some()
+    });
+    tag.unwrap()
+}
+
+fn scripts(r: &Repo) -> Vec<String> {
+    let runs = r.path().join(".splice/runs");
+    let Ok(dirs) = std::fs::read_dir(runs) else {
+        return Vec::new();
+    };
+    dirs.flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .filter(|f| f.path().extension().is_some_and(|e| e == "sbatch"))
+        .filter_map(|f| std::fs::read_to_string(f.path()).ok())
         .collect()
 }
 
@@ -131,8 +166,16 @@ fn the_demo_campaign_reaches_done_with_its_dispatches_as_slurm_jobs() {
     let keep = dir.path().join("demo");
     let started = Instant::now();
     let mut cmd = Command::new(SPLICE);
-    cmd.args(["demo", "--executor", "slurm", "--jobs", "3", "--json", "--keep"])
-        .arg(&keep);
+    cmd.args([
+        "demo",
+        "--executor",
+        "slurm",
+        "--jobs",
+        "3",
+        "--json",
+        "--keep",
+    ])
+    .arg(&keep);
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -151,7 +194,12 @@ fn the_demo_campaign_reaches_done_with_its_dispatches_as_slurm_jobs() {
         .collect();
     let dispatches = records
         .iter()
-        .filter(|v| v["verb"] == "claim" && v["reason"].as_str().is_some_and(|r| r.starts_with("dispatch ")))
+        .filter(|v| {
+            v["verb"] == "claim"
+                && v["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("dispatch "))
+        })
         .count();
     let jobs = records.iter().filter(|v| v["verb"] == "record-job").count();
     assert!(dispatches > 0);
@@ -170,7 +218,8 @@ fn a_job_cancelled_by_someone_else_counts_an_attempt_and_is_dispatched_again() {
     }
     let (r, id) = slurm_repo(&proposing_after(120), 300, 3);
     let run = spawn_run(&r);
-    let name = format!("splice-{id}-work-1");
+    let tag = repo_tag(&r);
+    let name = format!("splice-{id}-work-1-{tag}");
     let mut job = None;
     wait_until("the first job to run", Duration::from_secs(60), || {
         job = running(&name);
@@ -184,17 +233,22 @@ fn a_job_cancelled_by_someone_else_counts_an_attempt_and_is_dispatched_again() {
     assert_eq!(envelope["status"], "done", "{envelope:#}");
     let b = r.bead(&id);
     assert_eq!(b["status"], "closed", "{b:#}");
-    assert_eq!(b["pipeline"]["attempts"]["work"], 2, "the cancelled job counted: {b:#}");
+    assert_eq!(
+        b["pipeline"]["attempts"]["work"], 2,
+        "the cancelled job counted: {b:#}"
+    );
     let exits = b["pipeline"]["exits"].as_array().unwrap();
     let first = &exits[0];
     assert_eq!(first["exit"], "error", "{first:#}");
     let cause = first["cause"].as_str().unwrap_or_default();
     assert!(
-        cause.contains(&format!("slurm job {job} ended CANCELLED (not by this runner)")),
+        cause.contains(&format!(
+            "slurm job {job} ended CANCELLED (not by this runner)"
+        )),
         "{cause}"
     );
     assert_eq!(exits.last().unwrap()["exit"], "ok");
-    assert_eq!(jobs_named(&format!("splice-{id}-work-2")).len(), 1);
+    assert_eq!(jobs_named(&format!("splice-{id}-work-2-{tag}")).len(), 1);
 }
 
 #[test]
@@ -204,7 +258,8 @@ fn a_runner_killed_while_its_job_runs_is_succeeded_by_one_that_adopts_the_job() 
     }
     let (r, id) = slurm_repo(&proposing_after(15), 300, 3);
     let mut run = spawn_run(&r);
-    let name = format!("splice-{id}-work-1");
+    let tag = repo_tag(&r);
+    let name = format!("splice-{id}-work-1-{tag}");
     wait_until("the job on the claim", Duration::from_secs(60), || {
         r.bead(&id)["pipeline"]["lease"]["job"].is_string() && running(&name).is_some()
     });
@@ -215,20 +270,78 @@ fn a_runner_killed_while_its_job_runs_is_succeeded_by_one_that_adopts_the_job() 
         .as_str()
         .unwrap()
         .to_string();
-    assert_eq!(running(&name).as_deref(), Some(job.as_str()), "the job outlives its runner");
+    assert_eq!(
+        running(&name).as_deref(),
+        Some(job.as_str()),
+        "the job outlives its runner"
+    );
     let (code, envelope) = finished(spawn_run(&r));
     assert_eq!(code, 0, "{envelope:#}");
     assert_eq!(envelope["status"], "done", "{envelope:#}");
     let b = r.bead(&id);
     assert_eq!(b["status"], "closed", "{b:#}");
-    assert_eq!(b["pipeline"]["attempts"]["work"], 1, "adopted, not dispatched again");
-    assert_eq!(jobs_named(&name).len(), 1, "one job for the node's dispatch");
-    assert!(jobs_named(&format!("splice-{id}-work-2")).is_empty());
+    assert_eq!(
+        b["pipeline"]["attempts"]["work"], 1,
+        "adopted, not dispatched again"
+    );
+    assert_eq!(
+        jobs_named(&name).len(),
+        1,
+        "one job for the node's dispatch"
+    );
+    assert!(jobs_named(&format!("splice-{id}-work-2-{tag}")).is_empty());
     let verbs = journal_verbs(&r);
-    assert_eq!(verbs.iter().filter(|v| *v == "adopt-job").count(), 1, "{verbs:?}");
-    assert_eq!(verbs.iter().filter(|v| *v == "record-job").count(), 1, "{verbs:?}");
+    assert_eq!(
+        verbs.iter().filter(|v| *v == "adopt-job").count(),
+        1,
+        "{verbs:?}"
+    );
+    assert_eq!(
+        verbs.iter().filter(|v| *v == "record-job").count(),
+        1,
+        "{verbs:?}"
+    );
     // The job's proposal, applied by the runner that adopted it.
     assert!(verbs.contains(&"propose".to_string()), "{verbs:?}");
+}
+
+#[test]
+fn a_runner_that_died_between_sbatch_and_recording_the_job_is_succeeded_without_a_second_job() {
+    if cluster::require().is_none() {
+        return;
+    }
+    let (r, id) = slurm_repo(&proposing_after(10), 300, 3);
+    // The failpoint aborts the runner right after `sbatch` answered: the claim has no job id.
+    let out = splice(&r, &["run", "--output", "json"])
+        .env("SPLICE_FAILPOINT", "after-sbatch")
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0), "the runner was aborted");
+    let lease = r.bead(&id)["pipeline"]["lease"].clone();
+    assert!(lease.is_object() && lease["job"].is_null(), "{lease:#}");
+    let name = format!("splice-{id}-work-1-{}", repo_tag(&r));
+    assert_eq!(jobs_named(&name).len(), 1, "the job was submitted");
+    let (code, envelope) = finished(spawn_run(&r));
+    assert_eq!(code, 0, "{envelope:#}");
+    let b = r.bead(&id);
+    assert_eq!(b["status"], "closed", "{b:#}");
+    assert_eq!(b["pipeline"]["attempts"]["work"], 1, "{b:#}");
+    assert_eq!(
+        jobs_named(&name).len(),
+        1,
+        "found by its name, not submitted again"
+    );
+    let verbs = journal_verbs(&r);
+    assert_eq!(
+        verbs.iter().filter(|v| *v == "adopt-job").count(),
+        1,
+        "{verbs:?}"
+    );
+    assert_eq!(
+        verbs.iter().filter(|v| *v == "record-job").count(),
+        0,
+        "{verbs:?}"
+    );
 }
 
 #[test]
@@ -238,8 +351,10 @@ fn ctrl_c_cancels_the_runs_jobs_at_no_cost_of_an_attempt() {
     }
     let (r, id) = slurm_repo(&proposing_after(120), 300, 3);
     let run = spawn_run(&r);
-    let name = format!("splice-{id}-work-1");
-    wait_until("the job to run", Duration::from_secs(60), || running(&name).is_some());
+    let name = format!("splice-{id}-work-1-{}", repo_tag(&r));
+    wait_until("the job to run", Duration::from_secs(60), || {
+        running(&name).is_some()
+    });
     let pid = run.id() as i32;
     // SAFETY: signalling our own child.
     unsafe { libc::kill(pid, libc::SIGINT) };
@@ -249,8 +364,14 @@ fn ctrl_c_cancels_the_runs_jobs_at_no_cost_of_an_attempt() {
     assert_eq!(states.len(), 1);
     assert!(states[0].1.starts_with("CANCELLED"), "{states:?}");
     let b = r.bead(&id);
-    assert!(b["pipeline"]["lease"].is_null(), "the claim is released: {b:#}");
-    assert_eq!(b["pipeline"]["attempts"]["work"], 0, "no attempt counted: {b:#}");
+    assert!(
+        b["pipeline"]["lease"].is_null(),
+        "the claim is released: {b:#}"
+    );
+    assert_eq!(
+        b["pipeline"]["attempts"]["work"], 0,
+        "no attempt counted: {b:#}"
+    );
     assert_eq!(b["pipeline"]["exits"][0]["exit"], "cancelled");
 }
 
@@ -266,8 +387,16 @@ fn a_job_past_its_one_minute_limit_is_recorded_as_a_timeout() {
     let b = r.bead(&id);
     let exit = &b["pipeline"]["exits"][0];
     assert_eq!(exit["exit"], "timeout", "{b:#}");
-    assert!(exit["cause"].as_str().unwrap_or_default().contains("TIMEOUT"), "{exit:#}");
-    let reason = b["pipeline"]["dead_letter"]["reason"].as_str().unwrap_or_default();
+    assert!(
+        exit["cause"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("TIMEOUT"),
+        "{exit:#}"
+    );
+    let reason = b["pipeline"]["dead_letter"]["reason"]
+        .as_str()
+        .unwrap_or_default();
     assert!(reason.contains("attempts exhausted on work"), "{reason}");
     assert!(Path::new(&r.path().join(".splice/runs")).is_dir());
 }

@@ -1,6 +1,6 @@
 //! The Slurm tests (issue 17, "Tests, for real"): how THIS Slurm (the one-node cluster of
 //! `scripts/slurm-up.sh`, Debian's slurm-wlm 22.05) reports each end of a job, which the Slurm
-//! executor's state mapping reads — and, later, the executor's end-to-end tests.
+//! executor's state mapping reads — and the executor's end-to-end tests (`e2e.rs`).
 //!
 //! Enabled by `SPLICE_SLURM_TESTS=1` (`.ci/run`); with it set and Slurm not answering, every test
 //! fails. Without it each test returns at once (one line says how to enable them):
@@ -15,6 +15,9 @@
 //! one-minute limit takes 1–2 minutes to end (the executor's end-to-end test covers it).
 
 mod cluster;
+#[path = "../common/mod.rs"]
+mod common;
+mod e2e;
 
 use std::time::Duration;
 

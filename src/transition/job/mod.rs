@@ -4,8 +4,8 @@
 //!
 //! DESIGN's rule that another holder's claim is left alone has this one exception, and only
 //! when the job proves the claim's dispatch: the job id on the claim (or, for a runner that died
-//! between `sbatch` and `record-job`, no id yet), the job's name `splice-<bead>-<step>-<attempt>`
-//! for the claim's step and attempt, and Slurm knowing the job. That the old holder is dead is
+//! between `sbatch` and `record-job`, no id yet), the job's name
+//! `splice-<bead>-<step>-<attempt>-<repo>` for the claim's step and attempt and this repository, and Slurm knowing the job. That the old holder is dead is
 //! the runner's finding (its record and process), given here as `holder_dead`.
 
 use serde::Serialize;
@@ -88,6 +88,8 @@ pub struct Proof<'a> {
     pub known: bool,
     /// The runner found the claim's holder dead.
     pub holder_dead: bool,
+    /// This repository's part of a job name ([`job_name`]).
+    pub repo: &'a str,
 }
 
 /// `adopt-job`: take over the claim on `id` whose job `proof` shows.
@@ -142,7 +144,7 @@ pub fn plan_adopt(
     else {
         return refuse(format!("{} started no dispatch to adopt", lease.holder));
     };
-    let expected = job_name(&bead.id, &dispatch.step, dispatch.attempt);
+    let expected = job_name(&bead.id, &dispatch.step, dispatch.attempt, proof.repo);
     if proof.name != expected {
         return refuse(format!(
             "job {} is named {:?}, not {expected:?} (this claim's dispatch)",

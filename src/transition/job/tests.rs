@@ -31,6 +31,7 @@ fn proof<'a>(job: &'a str, name: &'a str) -> Proof<'a> {
         name,
         known: true,
         holder_dead: true,
+        repo: "0123abcd",
     }
 }
 
@@ -60,7 +61,7 @@ fn the_job_goes_on_its_holders_claim_once() {
 
 #[test]
 fn a_dead_runners_claim_is_adopted_only_with_its_jobs_proof() {
-    let name = "splice-sp-a.1-implement-2";
+    let name = "splice-sp-a.1-implement-2-0123abcd";
     let b = claimed("run:h:1:r1", Some("77"));
     let change = plan_adopt(&b, "run:h:2:r2", &proof("77", name), NOW).unwrap();
     let after = &change.beads[0];
@@ -81,9 +82,10 @@ fn a_dead_runners_claim_is_adopted_only_with_its_jobs_proof() {
     // Another job's id, a wrong name (another attempt), a job Slurm does not know, a live
     // holder: each is refused, and the claim is left alone.
     assert_eq!(refused(&b, &proof("78", name)).kind(), "not-the-job");
-    let r = refused(&b, &proof("77", "splice-sp-a.1-implement-1"));
+    let r = refused(&b, &proof("77", "splice-sp-a.1-implement-1-0123abcd"));
     assert!(
-        r.to_string().contains("not \"splice-sp-a.1-implement-2\""),
+        r.to_string()
+            .contains("not \"splice-sp-a.1-implement-2-0123abcd\""),
         "{r}"
     );
     let unknown = Proof {
@@ -114,7 +116,7 @@ fn a_claim_without_a_job_yet_is_adopted_by_its_dispatchs_job_name() {
     let change = plan_adopt(
         &b,
         "run:h:2:r2",
-        &proof("90", "splice-sp-a.1-implement-2"),
+        &proof("90", "splice-sp-a.1-implement-2-0123abcd"),
         NOW,
     )
     .unwrap();
@@ -131,7 +133,7 @@ fn a_claim_without_a_job_yet_is_adopted_by_its_dispatchs_job_name() {
     let other = plan_adopt(
         &b,
         "run:h:2:r2",
-        &proof("90", "splice-sp-b-implement-2"),
+        &proof("90", "splice-sp-b-implement-2-0123abcd"),
         NOW,
     );
     assert_eq!(other.unwrap_err().kind(), "not-the-job");

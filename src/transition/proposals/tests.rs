@@ -230,30 +230,34 @@ fn forged_and_stale_lines_are_refused_and_change_nothing() {
 fn a_line_gets_the_refusals_a_local_call_would() {
     let (dir, store) = store_at("generate-design");
     let good = handed("generate-design");
-    let lines = [
-        // The job's --step names another step than the bead is at.
-        line(&propose_call("create-prp"), "sp-a", &good),
-        // The claim's holder is not the one the agent named.
-        line(
-            &Call::Propose(ProposeLine {
-                holder: Some("someone-else".into()),
-                ..match propose_call("generate-design") {
-                    Call::Propose(p) => p,
-                    _ => unreachable!(),
-                }
-            }),
-            "sp-a",
-            &good,
-        ),
-    ];
+    // The job's --step names another step than the bead is at.
+    let lines = [line(&propose_call("create-prp"), "sp-a", &good)];
     let before = state(&store);
     let path = file_with(dir.path(), &lines);
     let out = apply_file(&runner(&store), &path, &expected("generate-design")).unwrap();
-    assert_eq!(
-        kinds(&out),
-        [(1, Some("wrong-step")), (2, Some("foreign-lease"))]
-    );
+    assert_eq!(kinds(&out), [(1, Some("wrong-step"))]);
     assert_eq!(state(&store), before);
+}
+
+#[test]
+fn a_line_acts_as_the_claims_holder_whatever_holder_it_named() {
+    // The holder a job names is the runner that dispatched it; a runner that adopted the job
+    // after that one died holds the claim now. The credential is the job's authority.
+    let (dir, store) = store_at("generate-design");
+    let good = handed("generate-design");
+    let named = Call::Propose(ProposeLine {
+        holder: Some("run:h:1:a-dead-runner".into()),
+        expect_seq: Some(1),
+        ..match propose_call("generate-design") {
+            Call::Propose(p) => p,
+            _ => unreachable!(),
+        }
+    });
+    let path = file_with(dir.path(), &[line(&named, "sp-a", &good)]);
+    let out = apply_file(&runner(&store), &path, &expected("generate-design")).unwrap();
+    assert!(out[0].applied, "{out:?}");
+    let proposal = store.read_bead("sp-a").unwrap().pipeline.proposal.unwrap();
+    assert_eq!(proposal.holder.as_deref(), Some(HOLDER));
 }
 
 #[test]
