@@ -18,13 +18,25 @@ const SPLICE: &str = env!("CARGO_BIN_EXE_splice");
 /// A repository whose leaf route is one argv step, `work`, running `script` as a Slurm job
 /// (`timeout_s`, so `--time` is that rounded up to minutes) with `max_attempts`.
 fn slurm_repo(script: &str, timeout_s: u64, max_attempts: u32) -> (Repo, String) {
+    let argv = serde_json::json!(["sh", "-c", script]);
+    slurm_repo_with(argv, serde_json::json!([]), "", timeout_s, max_attempts)
+}
+
+/// [`slurm_repo`] with the work step's argv and floors, and more `[executor]` keys.
+fn slurm_repo_with(
+    argv: Value,
+    floors: Value,
+    executor: &str,
+    timeout_s: u64,
+    max_attempts: u32,
+) -> (Repo, String) {
     let r = Repo::new();
     let manifest = serde_json::json!({
         "routes": { "root": ["plan", "delegate"], "compound": ["plan", "delegate"], "leaf": ["work"] },
         "steps": [
             { "name": "plan", "role": "split", "floors": [] },
             { "name": "delegate", "floors": [ { "kind": "children_finished" } ] },
-            { "name": "work", "run": { "argv": ["sh", "-c", script] }, "floors": [],
+            { "name": "work", "run": { "argv": argv }, "floors": floors,
               "timeout_s": timeout_s, "max_attempts": max_attempts, "resume": "continue" }
         ]
     });
@@ -36,7 +48,7 @@ fn slurm_repo(script: &str, timeout_s: u64, max_attempts: u32) -> (Repo, String)
     r.write(
         ".splice/config.toml",
         &format!(
-            "[limits]\nbackoff_s = 1\n\n[executor]\nkind = \"slurm\"\nshared_root = \"{}\"\ncpus = 1\n",
+            "[limits]\nbackoff_s = 1\n\n[executor]\nkind = \"slurm\"\nshared_root = \"{}\"\ncpus = 1\n{executor}",
             root.display()
         ),
     );
@@ -399,4 +411,48 @@ fn a_job_past_its_one_minute_limit_is_recorded_as_a_timeout() {
         .unwrap_or_default();
     assert!(reason.contains("attempts exhausted on work"), "{reason}");
     assert!(Path::new(&r.path().join(".splice/runs")).is_dir());
+}
+
+#[test]
+fn floors_sent_to_slurm_run_their_command_inside_a_job() {
+    if cluster::require().is_none() {
+        return;
+    }
+    // The floor passes only inside a Slurm job (srun sets SLURM_JOB_ID), and leaves its mark
+    // outside the worktree (which goes when the node closes).
+    let marks = tempfile::tempdir().unwrap();
+    let mark = marks.path().join("floor-ran-in");
+    let check = format!(
+        "test -n \"$SLURM_JOB_ID\" && echo \"$SLURM_JOB_NAME\" > '{}'",
+        mark.display()
+    );
+    let floors = serde_json::json!([{ "kind": "command", "argv": ["sh", "-c", check] }]);
+    let argv = serde_json::json!(["sh", "-c", proposing_after(0)]);
+    let (r, id) = slurm_repo_with(argv, floors, "floors = \"slurm\"\n", 120, 1);
+    let (code, envelope) = finished(spawn_run(&r));
+    assert_eq!(code, 0, "{envelope:#}");
+    let b = r.bead(&id);
+    assert_eq!(b["status"], "closed", "the floor passed: {b:#}");
+    let name = std::fs::read_to_string(&mark).unwrap_or_default();
+    assert_eq!(name.trim(), format!("splice-floor-{id}-work"));
+}
+
+#[test]
+fn a_slurm_run_looks_its_commands_up_in_a_first_job_before_claiming_anything() {
+    if cluster::require().is_none() {
+        return;
+    }
+    let argv = serde_json::json!(["splice-no-such-agent-anywhere", "-p"]);
+    let (r, id) = slurm_repo_with(argv, serde_json::json!([]), "", 120, 1);
+    let before = r.beads_bytes();
+    let out = splice(&r, &["run", "--output", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("splice-no-such-agent-anywhere")
+            && stderr.contains("was not found by a Slurm job"),
+        "{stderr}"
+    );
+    assert_eq!(r.beads_bytes(), before, "nothing claimed");
+    assert!(r.bead(&id)["pipeline"]["lease"].is_null());
 }
