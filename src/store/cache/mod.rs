@@ -33,6 +33,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+mod temp;
 mod text;
 
 use super::{Scan, Store, Unread, atomic, ids, journal, parse_bead};
@@ -181,35 +182,26 @@ impl Store {
                 hit.map(|e| (e.stamp, e.json))
             })
             .collect();
-        let work: Vec<_> = named.iter().zip(cached).collect();
-        let reads = super::par_map(&work, |((id, path), hit)| match hit {
-            Some((stamp, json)) => match parse_bead(path, id, json) {
-                Ok(bead) => (Ok(bead), Some(*stamp), Some(Cow::Borrowed(*json))),
-                Err(_) => read_stamped(id, path),
-            },
-            None => read_stamped(id, path),
-        });
+        let work: Vec<Work> = named.iter().zip(cached).collect();
         let mut scan = Scan {
             beads: Vec::with_capacity(named.len()),
             unreadable: Vec::new(),
         };
-        let from_files = reads
-            .iter()
-            .filter(|r| !matches!(r.2, Some(Cow::Borrowed(_))))
-            .count();
-        // Readable files read from disk and old enough to be cached with their stamp: what a
-        // new cache would save the next read (an unreadable file is read every time anyway).
-        let changed = reads
-            .iter()
-            .filter(|r| matches!(r.2, Some(Cow::Owned(_))) && r.1.is_some_and(|s| !racy(&s)))
-            .count();
+        // What a new cache would hold: each readable bead's stamp and compact JSON (borrowed
+        // from the old cache when it came from there).
         let mut fresh: Vec<(&str, Stamp, Cow<[u8]>)> = Vec::with_capacity(named.len());
-        for (((id, path), _), (read, stamp, json)) in work.into_iter().zip(reads) {
+        let (mut from_files, mut changed) = (0, 0);
+        // Streamed: each bead goes into the scan as it is parsed, never through a second list.
+        super::par_each(&work, read_entry, |((id, path), _), (read, stamp, json)| {
+            let from_file = !matches!(json, Some(Cow::Borrowed(_)));
+            from_files += usize::from(from_file);
             match read {
                 Ok(bead) => {
                     if let Some(json) = json {
-                        let stamp = stamp.unwrap_or(NEVER);
-                        let stamp = if racy(&stamp) { NEVER } else { stamp };
+                        let stamp = stamp.filter(|s| !racy(s)).unwrap_or(NEVER);
+                        // Readable, read from disk and old enough to be cached with its stamp:
+                        // what a new cache would save the next read.
+                        changed += usize::from(from_file && stamp != NEVER);
                         fresh.push((id, stamp, json));
                     }
                     scan.beads.push(bead);
@@ -220,7 +212,7 @@ impl Store {
                     error,
                 }),
             }
-        }
+        });
         let count = entries.as_ref().map_or(0, Vec::len);
         let stale = entries.is_none()
             || count != scan.beads.len()
@@ -357,7 +349,8 @@ impl Store {
         // Unique to this process and this write: two threads of one process may both write.
         static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = WRITES.fetch_add(1, Ordering::Relaxed);
-        let temp = dir.join(format!(".beads.{}.{n}.tmp", std::process::id()));
+        let temp = temp::path(&dir, n);
+        temp::clean_stale(&dir, std::time::SystemTime::now());
         let write = || -> std::io::Result<()> {
             let mut file = create_new(&temp)?;
             file.write_all(header.as_bytes())?;
@@ -415,6 +408,22 @@ fn find<'a, 'b>(entries: &'b [Entry<'a>], id: &str) -> Option<&'b Entry<'a>> {
         .binary_search_by(|e| e.id.cmp(id))
         .ok()
         .map(|i| &entries[i])
+}
+
+/// One bead: parsed from its cached JSON when it has a hit (its file read when that does not
+/// parse), else from its file.
+type Work<'a> = (&'a (String, PathBuf), Option<(Stamp, &'a [u8])>);
+
+fn read_entry<'a>(
+    ((id, path), hit): &Work<'a>,
+) -> (Result<Bead>, Option<Stamp>, Option<Cow<'a, [u8]>>) {
+    match hit {
+        Some((stamp, json)) => match parse_bead(path, id, json) {
+            Ok(bead) => (Ok(bead), Some(*stamp), Some(Cow::Borrowed(*json))),
+            Err(_) => read_stamped(id, path),
+        },
+        None => read_stamped(id, path),
+    }
 }
 
 /// Read one bead file as [`Store::scan`] does (the same checks, the same errors), with the

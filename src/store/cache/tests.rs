@@ -101,3 +101,41 @@ fn checksum_sees_one_byte() {
     assert_ne!(checksum(b"abcdefgh12"), checksum(b"abcdefgh13"));
     assert_ne!(checksum(b"abcdefgh"), checksum(b"abcdefgi"));
 }
+
+#[test]
+fn a_write_removes_the_temporary_files_a_crashed_write_left_and_no_others() {
+    let (_dir, store) = aged_store(&["sp-a"]);
+    let cache = store.cache_dir();
+    fs::create_dir_all(&cache).unwrap();
+    // A process that has exited: its pid names no running writer.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let now = std::time::SystemTime::now();
+    let old = now - std::time::Duration::from_secs(120);
+    let file = |name: String, at| {
+        let path = cache.join(name);
+        fs::write(&path, b"half a cache").unwrap();
+        touch(&path, at);
+        path
+    };
+    let crashed = file(format!(".beads.{dead}.0.tmp"), old);
+    let recent = file(format!(".beads.{dead}.1.tmp"), now);
+    let live = file(format!(".beads.{}.99.tmp", std::process::id()), old);
+    let other = file(".beads.notes".into(), old);
+    store.rebuild_cache().unwrap();
+    assert!(
+        !crashed.exists(),
+        "an old temporary file of a dead writer is removed"
+    );
+    assert!(recent.exists(), "a recent one may be a write under way");
+    assert!(live.exists(), "a running writer's is never removed");
+    assert!(
+        other.exists(),
+        "a file that is not a temporary file is not splice's to remove"
+    );
+    same(
+        &store.read_through(true).unwrap().scan,
+        &store.scan().unwrap(),
+    );
+}
