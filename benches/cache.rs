@@ -54,11 +54,11 @@ fn campaign(n: usize) -> Vec<Bead> {
         match l % 4 {
             0 => leaf.status = Status::Closed,
             1 => {
-                leaf.pipeline.lease = Some(Lease {
+                leaf.pipeline.lease = Some(Box::new(Lease {
                     holder: "other".into(),
                     since: AT.into(),
                     credential_sha256: None,
-                })
+                }))
             }
             _ => {}
         }

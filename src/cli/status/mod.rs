@@ -262,7 +262,7 @@ fn rows<'a>(
                 status: b.status.as_str(),
                 cancelled: b.is_cancelled(),
                 step: &p.step,
-                lease: p.lease.as_ref(),
+                lease: p.lease.as_deref(),
                 attempts: b.attempts_on(&p.step),
                 max_attempts: snap.manifest.step(&p.step).map(|s| s.max_attempts),
                 looping: loop_row(b, snap.manifest.step(&p.step)),
