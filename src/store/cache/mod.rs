@@ -49,7 +49,7 @@ const MAGIC: &str = "splice-cache";
 
 /// A file whose mtime is this close to the start of the read is read from disk, and stamped so
 /// that it never matches: its stamp could not tell a later edit in the same tick.
-const RACY_NS: i128 = 2_000_000_000;
+const RACY_NS: i64 = 2_000_000_000;
 
 /// A journal tail longer than this since the cache's stamp rewrites the cache.
 const TAIL_REWRITE_BYTES: u64 = 4 << 20;
@@ -65,10 +65,10 @@ pub fn disable() {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Stamp {
     size: u64,
-    mtime_ns: i128,
+    mtime_ns: i64,
     /// The inode's change time: no tool can set it, so an edit that restores the mtime still
     /// shows.
-    ctime_ns: i128,
+    ctime_ns: i64,
     ino: u64,
 }
 
@@ -84,8 +84,8 @@ impl Stamp {
     fn of(meta: &fs::Metadata) -> Stamp {
         Stamp {
             size: meta.size(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+            mtime_ns: nanos(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: nanos(meta.ctime(), meta.ctime_nsec()),
             ino: meta.ino(),
         }
     }
@@ -170,19 +170,20 @@ impl Store {
         });
         let bytes = if use_cache { self.load() } else { None };
         let (entries, touched, tail) = self.usable(bytes.as_ref(), mark);
-        let racy = |s: &Stamp| s.mtime_ns + RACY_NS > started;
+        let racy = |s: &Stamp| s.mtime_ns.saturating_add(RACY_NS) > started;
         // Each file: its cached JSON when its stamp still holds, else `None` (read it).
-        let cached: Vec<Option<(Stamp, &[u8])>> = named
+        let work: Vec<Work> = named
             .iter()
             .zip(&stats)
-            .map(|((id, _), stat)| {
-                let hit = entries.as_ref().and_then(|e| find(e, id)).filter(|e| {
-                    Some(e.stamp) == *stat && !touched.contains(id.as_str()) && !racy(&e.stamp)
-                });
-                hit.map(|e| (e.stamp, e.json))
+            .map(|(named, stat)| {
+                let id = named.0.as_str();
+                let hit = entries
+                    .as_ref()
+                    .and_then(|e| find(e, id))
+                    .filter(|e| Some(e.stamp) == *stat && !touched.contains(id) && !racy(&e.stamp));
+                (named, hit.map(|e| (e.stamp, e.json)))
             })
             .collect();
-        let work: Vec<Work> = named.iter().zip(cached).collect();
         let mut scan = Scan {
             beads: Vec::with_capacity(named.len()),
             unreadable: Vec::new(),
@@ -419,7 +420,11 @@ fn read_entry<'a>(
 ) -> (Result<Bead>, Option<Stamp>, Option<Cow<'a, [u8]>>) {
     match hit {
         Some((stamp, json)) => match parse_bead(path, id, json) {
-            Ok(bead) => (Ok(bead), Some(*stamp), Some(Cow::Borrowed(*json))),
+            Ok(bead) => (
+                Ok(super::held(bead)),
+                Some(*stamp),
+                Some(Cow::Borrowed(*json)),
+            ),
             Err(_) => read_stamped(id, path),
         },
         None => read_stamped(id, path),
@@ -439,15 +444,25 @@ fn read_stamped<'a>(id: &str, path: &Path) -> (Result<Bead>, Option<Stamp>, Opti
         return (Err(Error::io(path, e)), None, None);
     }
     match parse_bead(path, id, &bytes) {
-        Ok(bead) => (Ok(bead), stamp, Some(Cow::Owned(compact(&bytes)))),
+        Ok(bead) => (
+            Ok(super::held(bead)),
+            stamp,
+            Some(Cow::Owned(compact(&bytes))),
+        ),
         Err(e) => (Err(e), None, None),
     }
 }
 
-fn now_ns() -> i128 {
+/// A time in nanoseconds since the epoch: 64 bits hold 1677 to 2262; a time outside (a clock
+/// set far off) saturates, and its stamp still holds its size, inode and change time.
+fn nanos(secs: i64, nsec: i64) -> i64 {
+    secs.saturating_mul(1_000_000_000).saturating_add(nsec)
+}
+
+fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i128)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]
