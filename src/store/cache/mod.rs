@@ -20,12 +20,15 @@
 //! stamped one (a tool that restores mtimes, or a clock set back) is not seen;
 //! `splice cache rebuild` and `--no-cache` exist for that.
 //!
+//! The body is never held whole: a read checks and indexes it in one streamed pass
+//! (`load.rs`), then takes the cached JSON of [`WINDOW`] files at a time from the open file and
+//! drops it once they are parsed; a rewrite copies the entries it keeps from the old file.
+//!
 //! The cache is written as a temporary file and renamed over the old one, so a concurrent
 //! reader sees the old cache or the new one, never half of one. It is not synced: after a crash
 //! a torn cache fails its checksum. A failure to write it (a read-only file system) is not an
 //! error: the read has its answer already.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs;
 use std::io::{Read, Write};
@@ -33,12 +36,14 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+mod load;
 mod temp;
 mod text;
 
-use super::{Scan, Store, Unread, atomic, ids, journal, parse_bead};
+use super::{Scan, Store, Unread, ids, journal, parse_bead};
 use crate::error::{Error, Result};
 use crate::model::Bead;
+use load::{Entry, Loaded};
 use text::{checksum, compact};
 
 /// The cache's format: a cache written by another format is not read.
@@ -101,12 +106,86 @@ struct Mark {
     id: u64,
 }
 
-/// One cached bead: its file's name, stamp, and the file's JSON without insignificant
-/// whitespace (parsing it gives what parsing the file gives).
-struct Entry<'a> {
-    id: &'a str,
-    stamp: Stamp,
-    json: &'a [u8],
+/// How many files a read takes at a time from the cache: its JSON for them is read in one
+/// piece and dropped once they are parsed.
+const WINDOW: usize = 4096;
+
+/// A readable bead's compact JSON for a new cache: the old cache's entry, or a file's bytes.
+enum Json {
+    Cached(usize),
+    Read(Vec<u8>),
+}
+
+/// A file to read: its name and path, and its cache entry's stamp, JSON and index when its
+/// stamp holds.
+type Work<'n, 'b> = (&'n (String, PathBuf), Option<(Stamp, &'b [u8], usize)>);
+
+/// A read through the cache so far.
+struct Reading<'n> {
+    scan: Scan,
+    /// What a new cache would hold: each readable bead's stamp and JSON, in id order.
+    fresh: Vec<(&'n str, Stamp, Json)>,
+    from_files: usize,
+    /// Readable files read from disk and old enough to be cached with their stamp: what a new
+    /// cache would save the next read (an unreadable file is read every time anyway).
+    changed: usize,
+}
+
+impl<'n> Reading<'n> {
+    /// Read one window of files: the cached JSON of its hits in one piece (a hit whose piece
+    /// cannot be read is read from its file), each bead into the scan as it is parsed.
+    fn window(
+        &mut self,
+        named: &'n [(String, PathBuf)],
+        hits: &[Option<usize>],
+        loaded: Option<&Loaded>,
+        racy: &impl Fn(&Stamp) -> bool,
+    ) {
+        let mut cached = hits.iter().flatten();
+        let span = match (loaded, cached.next(), cached.last()) {
+            (Some(l), Some(&a), last) => l.span(a, *last.unwrap_or(&a)).map(|s| (l, s)),
+            _ => None,
+        };
+        let work: Vec<Work<'n, '_>> = named
+            .iter()
+            .zip(hits)
+            .map(|(file, hit)| {
+                let json = hit.zip(span.as_ref()).map(|(i, (l, (base, bytes)))| {
+                    let e = &l.entries[i];
+                    let from = (e.at - base) as usize;
+                    (e.stamp, &bytes[from..from + e.len], i)
+                });
+                (file, json)
+            })
+            .collect();
+        let Reading {
+            scan,
+            fresh,
+            from_files,
+            changed,
+        } = self;
+        // Streamed: each bead goes into the scan as it is parsed, never through a second list.
+        super::par_each(&work, read_entry, |(file, _), (read, stamp, json)| {
+            let (id, path): &'n (String, PathBuf) = file;
+            let from_file = !matches!(json, Some(Json::Cached(_)));
+            *from_files += usize::from(from_file);
+            match read {
+                Ok(bead) => {
+                    if let Some(json) = json {
+                        let stamp = stamp.filter(|s| !racy(s)).unwrap_or(NEVER);
+                        *changed += usize::from(from_file && stamp != NEVER);
+                        fresh.push((id, stamp, json));
+                    }
+                    scan.beads.push(bead);
+                }
+                Err(error) => scan.unreadable.push(Unread {
+                    id: id.clone(),
+                    path: path.clone(),
+                    error,
+                }),
+            }
+        });
+    }
 }
 
 /// What a rebuild wrote.
@@ -168,59 +247,51 @@ impl Store {
                 .flatten()
                 .map(|m| Stamp::of(&m))
         });
-        let bytes = if use_cache { self.load() } else { None };
-        let (entries, touched, tail) = self.usable(bytes.as_ref(), mark);
+        let loaded = if use_cache {
+            load::load(&self.cache_path())
+        } else {
+            None
+        };
+        let (loaded, touched, tail) = self.usable(loaded, mark);
         let racy = |s: &Stamp| s.mtime_ns.saturating_add(RACY_NS) > started;
-        // Each file: its cached JSON when its stamp still holds, else `None` (read it).
-        let work: Vec<Work> = named
+        // Each file: its cache entry when its stamp still holds, else `None` (read the file).
+        let hits: Vec<Option<usize>> = named
             .iter()
             .zip(&stats)
-            .map(|(named, stat)| {
-                let id = named.0.as_str();
-                let hit = entries
-                    .as_ref()
-                    .and_then(|e| find(e, id))
-                    .filter(|e| Some(e.stamp) == *stat && !touched.contains(id) && !racy(&e.stamp));
-                (named, hit.map(|e| (e.stamp, e.json)))
+            .map(|((id, _), stat)| {
+                let i = find(&loaded.as_ref()?.entries, id)?;
+                let e = &loaded.as_ref()?.entries[i];
+                let holds = Some(e.stamp) == *stat && !touched.contains(id) && !racy(&e.stamp);
+                holds.then_some(i)
             })
             .collect();
-        let mut scan = Scan {
-            beads: Vec::with_capacity(named.len()),
-            unreadable: Vec::new(),
+        let mut reading = Reading {
+            scan: Scan {
+                beads: Vec::with_capacity(named.len()),
+                unreadable: Vec::new(),
+            },
+            fresh: Vec::with_capacity(named.len()),
+            from_files: 0,
+            changed: 0,
         };
-        // What a new cache would hold: each readable bead's stamp and compact JSON (borrowed
-        // from the old cache when it came from there).
-        let mut fresh: Vec<(&str, Stamp, Cow<[u8]>)> = Vec::with_capacity(named.len());
-        let (mut from_files, mut changed) = (0, 0);
-        // Streamed: each bead goes into the scan as it is parsed, never through a second list.
-        super::par_each(&work, read_entry, |((id, path), _), (read, stamp, json)| {
-            let from_file = !matches!(json, Some(Cow::Borrowed(_)));
-            from_files += usize::from(from_file);
-            match read {
-                Ok(bead) => {
-                    if let Some(json) = json {
-                        let stamp = stamp.filter(|s| !racy(s)).unwrap_or(NEVER);
-                        // Readable, read from disk and old enough to be cached with its stamp:
-                        // what a new cache would save the next read.
-                        changed += usize::from(from_file && stamp != NEVER);
-                        fresh.push((id, stamp, json));
-                    }
-                    scan.beads.push(bead);
-                }
-                Err(error) => scan.unreadable.push(Unread {
-                    id: id.clone(),
-                    path: path.clone(),
-                    error,
-                }),
-            }
-        });
-        let count = entries.as_ref().map_or(0, Vec::len);
-        let stale = entries.is_none()
+        // A window at a time: only its cached JSON is in memory, never the whole cache's.
+        for at in (0..named.len()).step_by(WINDOW) {
+            let end = (at + WINDOW).min(named.len());
+            reading.window(&named[at..end], &hits[at..end], loaded.as_ref(), &racy);
+        }
+        let Reading {
+            scan,
+            fresh,
+            from_files,
+            changed,
+        } = reading;
+        let count = loaded.as_ref().map_or(0, |l| l.entries.len());
+        let stale = loaded.is_none()
             || count != scan.beads.len()
             || changed * 100 >= named.len().max(1)
             || (changed > 0 && named.len() < 1000)
             || tail > TAIL_REWRITE_BYTES;
-        let written = stale.then(|| self.write_cache(mark, &fresh));
+        let written = stale.then(|| self.write_cache(mark, &fresh, loaded.as_ref()));
         Ok(Through {
             scan,
             from_files,
@@ -228,19 +299,15 @@ impl Store {
         })
     }
 
-    /// The loaded cache's entries, the beads the journal names since its stamp, and the journal
-    /// tail's length; no entries when it cannot be used.
-    fn usable<'a>(
-        &self,
-        loaded: Option<&'a (Vec<u8>, Mark)>,
-        mark: Mark,
-    ) -> (Option<Vec<Entry<'a>>>, HashSet<String>, u64) {
-        let Some((body, old)) = loaded else {
+    /// The loaded cache, the beads the journal names since its stamp, and the journal tail's
+    /// length; no cache when it cannot be used.
+    fn usable(&self, loaded: Option<Loaded>, mark: Mark) -> (Option<Loaded>, HashSet<String>, u64) {
+        let Some(loaded) = loaded else {
             return (None, HashSet::new(), 0);
         };
-        match (parse_entries(body), self.touched_since(*old, mark)) {
-            (Some(entries), Some((touched, tail))) => (Some(entries), touched, tail),
-            _ => (None, HashSet::new(), 0),
+        match self.touched_since(loaded.mark, mark) {
+            Some((touched, tail)) => (Some(loaded), touched, tail),
+            None => (None, HashSet::new(), 0),
         }
     }
 
@@ -278,34 +345,13 @@ impl Store {
         Some((touched, now.offset - old.offset))
     }
 
-    /// The cache's body and stamp, when it is whole and of this format.
-    fn load(&self) -> Option<(Vec<u8>, Mark)> {
-        let mut file = atomic::open_read(&self.cache_path()).ok()?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).ok()?;
-        let newline = bytes.iter().position(|b| *b == b'\n')?;
-        let body = bytes.split_off(newline + 1);
-        let header = std::str::from_utf8(&bytes[..newline]).ok()?;
-        let words: Vec<&str> = header.split(' ').collect();
-        let [magic, format, generation, offset, id, len, sum] = words[..] else {
-            return None;
-        };
-        if magic != MAGIC || format.parse::<u32>().ok()? != FORMAT {
-            return None;
-        }
-        if body.len() as u64 != len.parse::<u64>().ok()? || checksum(&body) != sum {
-            return None;
-        }
-        let mark = Mark {
-            generation: generation.parse().ok()?,
-            offset: offset.parse().ok()?,
-            id: id.parse().ok()?,
-        };
-        Some((body, mark))
-    }
-
     /// Write the cache: a temporary file in `cache/`, renamed over the old one.
-    fn write_cache(&self, mark: Mark, beads: &[(&str, Stamp, Cow<[u8]>)]) -> Result<Rebuilt> {
+    fn write_cache(
+        &self,
+        mark: Mark,
+        beads: &[(&str, Stamp, Json)],
+        old: Option<&Loaded>,
+    ) -> Result<Rebuilt> {
         let dir = self.cache_dir();
         // `cache/` must be a directory of splice's own: a link there (committed by someone
         // hostile, or planted) is never followed, so the cache is never written elsewhere.
@@ -329,16 +375,7 @@ impl Store {
                 .and_then(|mut f| f.write_all(b"*\n"))
                 .map_err(|e| Error::io(&ignore, e))?;
         }
-        let mut body = Vec::with_capacity(beads.iter().map(|b| b.2.len() + 64).sum());
-        for (id, s, json) in beads {
-            let _ = write!(
-                body,
-                "{id}\t{}\t{}\t{}\t{}\t",
-                s.size, s.mtime_ns, s.ctime_ns, s.ino
-            );
-            body.extend_from_slice(json);
-            body.push(b'\n');
-        }
+        let body = body(beads, old).map_err(|e| Error::io(self.cache_path(), e))?;
         let header = format!(
             "{MAGIC} {FORMAT} {} {} {} {} {}\n",
             mark.generation,
@@ -379,61 +416,56 @@ fn create_new(path: &Path) -> std::io::Result<fs::File> {
         .open(path)
 }
 
-/// The cache body's entries, in id order; `None` when a line is not one.
-fn parse_entries(body: &[u8]) -> Option<Vec<Entry<'_>>> {
-    let mut out: Vec<Entry> = Vec::new();
-    for line in body.split(|b| *b == b'\n') {
-        if line.is_empty() {
-            continue;
-        }
-        let mut parts = line.splitn(6, |b| *b == b'\t');
-        let mut word = || std::str::from_utf8(parts.next()?).ok();
-        let id = word()?;
-        let stamp = Stamp {
-            size: word()?.parse().ok()?,
-            mtime_ns: word()?.parse().ok()?,
-            ctime_ns: word()?.parse().ok()?,
-            ino: word()?.parse().ok()?,
-        };
-        let json = parts.next()?;
-        if out.last().is_some_and(|last| last.id >= id) {
-            return None;
-        }
-        out.push(Entry { id, stamp, json });
-    }
-    Some(out)
-}
-
-fn find<'a, 'b>(entries: &'b [Entry<'a>], id: &str) -> Option<&'b Entry<'a>> {
-    entries
-        .binary_search_by(|e| e.id.cmp(id))
-        .ok()
-        .map(|i| &entries[i])
+/// The index of `id`'s entry.
+fn find(entries: &[Entry], id: &str) -> Option<usize> {
+    entries.binary_search_by(|e| e.id.as_str().cmp(id)).ok()
 }
 
 /// One bead: parsed from its cached JSON when it has a hit (its file read when that does not
 /// parse), else from its file.
-type Work<'a> = (&'a (String, PathBuf), Option<(Stamp, &'a [u8])>);
-
-fn read_entry<'a>(
-    ((id, path), hit): &Work<'a>,
-) -> (Result<Bead>, Option<Stamp>, Option<Cow<'a, [u8]>>) {
+fn read_entry((file, hit): &Work<'_, '_>) -> (Result<Bead>, Option<Stamp>, Option<Json>) {
+    let (id, path) = file;
     match hit {
-        Some((stamp, json)) => match parse_bead(path, id, json) {
-            Ok(bead) => (
-                Ok(super::held(bead)),
-                Some(*stamp),
-                Some(Cow::Borrowed(*json)),
-            ),
+        Some((stamp, json, i)) => match parse_bead(path, id, json) {
+            Ok(bead) => (Ok(super::held(bead)), Some(*stamp), Some(Json::Cached(*i))),
             Err(_) => read_stamped(id, path),
         },
         None => read_stamped(id, path),
     }
 }
 
+/// The cache's body: a line per bead, its JSON from the old cache or from its file.
+fn body(beads: &[(&str, Stamp, Json)], old: Option<&Loaded>) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let size = |json: &Json| match (json, old) {
+        (Json::Read(bytes), _) => bytes.len(),
+        (Json::Cached(i), Some(l)) => l.entries[*i].len,
+        (Json::Cached(_), None) => 0,
+    };
+    let mut body = Vec::with_capacity(beads.iter().map(|b| size(&b.2) + 64).sum());
+    for (id, s, json) in beads {
+        let _ = write!(
+            body,
+            "{id}\t{}\t{}\t{}\t{}\t",
+            s.size, s.mtime_ns, s.ctime_ns, s.ino
+        );
+        match (json, old) {
+            (Json::Read(bytes), _) => body.extend_from_slice(bytes),
+            (Json::Cached(i), Some(l)) => {
+                let (e, at) = (&l.entries[*i], body.len());
+                body.resize(at + e.len, 0);
+                l.file.read_exact_at(&mut body[at..], e.at)?;
+            }
+            (Json::Cached(_), None) => return Err(std::io::ErrorKind::NotFound.into()),
+        }
+        body.push(b'\n');
+    }
+    Ok(body)
+}
+
 /// Read one bead file as [`Store::scan`] does (the same checks, the same errors), with the
 /// stamp of the file it opened and its JSON made compact.
-fn read_stamped<'a>(id: &str, path: &Path) -> (Result<Bead>, Option<Stamp>, Option<Cow<'a, [u8]>>) {
+fn read_stamped(id: &str, path: &Path) -> (Result<Bead>, Option<Stamp>, Option<Json>) {
     let mut file = match super::open_named(id, path) {
         Ok(f) => f,
         Err(e) => return (Err(e), None, None),
@@ -447,7 +479,7 @@ fn read_stamped<'a>(id: &str, path: &Path) -> (Result<Bead>, Option<Stamp>, Opti
         Ok(bead) => (
             Ok(super::held(bead)),
             stamp,
-            Some(Cow::Owned(compact(&bytes))),
+            Some(Json::Read(compact(&bytes))),
         ),
         Err(e) => (Err(e), None, None),
     }
