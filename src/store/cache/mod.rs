@@ -43,7 +43,7 @@ mod text;
 use super::{Scan, Store, Unread, ids, journal, parse_bead};
 use crate::error::{Error, Result};
 use crate::model::Bead;
-use load::{Entry, Loaded};
+use load::Loaded;
 use text::{checksum, compact};
 
 /// The cache's format: a cache written by another format is not read.
@@ -255,12 +255,18 @@ impl Store {
         let (loaded, touched, tail) = self.usable(loaded, mark);
         let racy = |s: &Stamp| s.mtime_ns.saturating_add(RACY_NS) > started;
         // Each file: its cache entry when its stamp still holds, else `None` (read the file).
+        // Both are in id order: one walk, no search.
+        let entries = loaded.as_ref().map_or(&[][..], |l| &l.entries[..]);
+        let mut next = 0;
         let hits: Vec<Option<usize>> = named
             .iter()
             .zip(&stats)
             .map(|((id, _), stat)| {
-                let i = find(&loaded.as_ref()?.entries, id)?;
-                let e = &loaded.as_ref()?.entries[i];
+                while entries.get(next).is_some_and(|e| e.id < *id) {
+                    next += 1;
+                }
+                let i = next;
+                let e = entries.get(i).filter(|e| e.id == *id)?;
                 let holds = Some(e.stamp) == *stat && !touched.contains(id) && !racy(&e.stamp);
                 holds.then_some(i)
             })
@@ -414,11 +420,6 @@ fn create_new(path: &Path) -> std::io::Result<fs::File> {
         .create_new(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
-}
-
-/// The index of `id`'s entry.
-fn find(entries: &[Entry], id: &str) -> Option<usize> {
-    entries.binary_search_by(|e| e.id.as_str().cmp(id)).ok()
 }
 
 /// One bead: parsed from its cached JSON when it has a hit (its file read when that does not
