@@ -25,9 +25,10 @@
 //! drops it once they are parsed; a rewrite copies the entries it keeps from the old file.
 //!
 //! The cache is written as a temporary file and renamed over the old one, so a concurrent
-//! reader sees the old cache or the new one, never half of one. It is not synced: after a crash
-//! a torn cache fails its checksum. A failure to write it (a read-only file system) is not an
-//! error: the read has its answer already.
+//! reader sees the old cache or the new one, never half of one. A temporary file a crash left
+//! behind (older than a minute, its writer no longer running) is removed by the next write. It
+//! is not synced: after a crash a torn cache fails its checksum. A failure to write it (a
+//! read-only file system) is not an error: the read has its answer already.
 
 use std::collections::HashSet;
 use std::fs;
@@ -44,7 +45,7 @@ use super::{Scan, Store, Unread, ids, journal, parse_bead};
 use crate::error::{Error, Result};
 use crate::model::Bead;
 use load::Loaded;
-use text::{checksum, compact};
+use text::{body, checksum, compact};
 
 /// The cache's format: a cache written by another format is not read.
 pub const FORMAT: u32 = 1;
@@ -433,35 +434,6 @@ fn read_entry((file, hit): &Work<'_, '_>) -> (Result<Bead>, Option<Stamp>, Optio
         },
         None => read_stamped(id, path),
     }
-}
-
-/// The cache's body: a line per bead, its JSON from the old cache or from its file.
-fn body(beads: &[(&str, Stamp, Json)], old: Option<&Loaded>) -> std::io::Result<Vec<u8>> {
-    use std::os::unix::fs::FileExt;
-    let size = |json: &Json| match (json, old) {
-        (Json::Read(bytes), _) => bytes.len(),
-        (Json::Cached(i), Some(l)) => l.entries[*i].len,
-        (Json::Cached(_), None) => 0,
-    };
-    let mut body = Vec::with_capacity(beads.iter().map(|b| size(&b.2) + 64).sum());
-    for (id, s, json) in beads {
-        let _ = write!(
-            body,
-            "{id}\t{}\t{}\t{}\t{}\t",
-            s.size, s.mtime_ns, s.ctime_ns, s.ino
-        );
-        match (json, old) {
-            (Json::Read(bytes), _) => body.extend_from_slice(bytes),
-            (Json::Cached(i), Some(l)) => {
-                let (e, at) = (&l.entries[*i], body.len());
-                body.resize(at + e.len, 0);
-                l.file.read_exact_at(&mut body[at..], e.at)?;
-            }
-            (Json::Cached(_), None) => return Err(std::io::ErrorKind::NotFound.into()),
-        }
-        body.push(b'\n');
-    }
-    Ok(body)
 }
 
 /// Read one bead file as [`Store::scan`] does (the same checks, the same errors), with the

@@ -1,4 +1,8 @@
-//! The cache's text: bead JSON made compact, and the body's checksum.
+//! The cache's text: bead JSON made compact, the body, and its checksum.
+
+use std::io::Write;
+
+use super::{Json, Loaded, Stamp};
 
 /// JSON text without the whitespace between tokens (never inside a string). The result holds
 /// no newline: a valid JSON string holds none raw.
@@ -84,4 +88,36 @@ impl Sum {
         }
         format!("{h:016x}")
     }
+}
+
+/// The cache's body: a line per bead, its JSON from the old cache or from its file.
+pub(super) fn body(
+    beads: &[(&str, Stamp, Json)],
+    old: Option<&Loaded>,
+) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let size = |json: &Json| match (json, old) {
+        (Json::Read(bytes), _) => bytes.len(),
+        (Json::Cached(i), Some(l)) => l.entries[*i].len,
+        (Json::Cached(_), None) => 0,
+    };
+    let mut body = Vec::with_capacity(beads.iter().map(|b| size(&b.2) + 64).sum());
+    for (id, s, json) in beads {
+        let _ = write!(
+            body,
+            "{id}\t{}\t{}\t{}\t{}\t",
+            s.size, s.mtime_ns, s.ctime_ns, s.ino
+        );
+        match (json, old) {
+            (Json::Read(bytes), _) => body.extend_from_slice(bytes),
+            (Json::Cached(i), Some(l)) => {
+                let (e, at) = (&l.entries[*i], body.len());
+                body.resize(at + e.len, 0);
+                l.file.read_exact_at(&mut body[at..], e.at)?;
+            }
+            (Json::Cached(_), None) => return Err(std::io::ErrorKind::NotFound.into()),
+        }
+        body.push(b'\n');
+    }
+    Ok(body)
 }
