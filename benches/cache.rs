@@ -23,6 +23,36 @@
 //! time) but a `statx` per file costs nearly as much on this file system, and parsing the beads
 //! (serde with `flatten`) and moving them remain: the issue's goals (≤ 1× the bytes' read at
 //! 10k, `status --json` < 250 ms at 100k) are not met by the cache alone.
+//!
+//! Making one-shot reads pay (issue 16, second part). Whole release processes over
+//! `benches/snapshot_files.py`'s stores (1.16 KB a bead on disk, 116 MB at 100,000),
+//! `SPLICE_NOW=2025-01-01T00:00:00Z`, `/usr/bin/time -f "%e s %U u %S s %M KB"`, stdout to
+//! `/dev/null`; 2 cores shared with other builds, so wall time is noisy (CPU and RSS less so):
+//!
+//! | store | command | before: user + sys, peak RSS | after: user + sys, peak RSS |
+//! |---|---|---|---|
+//! | 100k | `--no-cache snapshot` | 0.53 + 1.07 s, 509 MB | 0.50–0.56 + 0.79–1.42 s, 264 MB |
+//! | 100k | `snapshot` (warm cache) | 0.68 + 0.79 s, 648 MB | 0.52–0.55 + 0.42–0.46 s, 293 MB |
+//! | 100k | `status --json` (warm cache) | 1.0 + 0.85 s, 648 MB | 0.89–1.0 + 0.50–0.52 s, 321 MB |
+//! | 100k | `--no-cache status --json` | 0.9 + 1.15 s, 509 MB | 0.82–1.0 + 0.87–0.96 s, 320 MB |
+//! | 10k | `snapshot` no cache / cache | 0.05 + 0.11 s / —, 62 / 90 MB | 0.05 + 0.09–0.15 / 0.04 + 0.06 s, 37 / 43 MB |
+//!
+//! At 10,000 a warm `snapshot` now takes 0.10–0.11 s CPU, under reading the files' bytes
+//! (`cat` of every bead file: 0.15–0.17 s CPU), the issue's goal for 10k met on CPU time.
+//!
+//! Where it went (heaptrack): every bead went through two or three full lists (each reader
+//! thread's results, then the scan's growing `Vec`, copied as it doubled) — now streamed in
+//! order, blocks of 256 (`store::par_each`); `size_of::<Bead>()` was 1,600 bytes, 1,072 with
+//! the pipeline's rare records boxed; a parsed list of one item kept room for four (given back);
+//! the cache's body (~100 MB) was held through the read with a compact copy of each changed
+//! bead — now checked and indexed streamed and read 4,096 beads at a time; freeing every
+//! bead at exit was 8% of `snapshot` (now left to the exit) and a binary search per file into
+//! the cache 2.5% (now one ordered walk). Left: the beads
+//! themselves (~2.6 KB each in memory for 1.16 KB on disk: three empty `serde_json::Map`s of
+//! 72 bytes inline, a `BTreeMap` node of ~330 bytes for one `attempts` entry, a heap string per
+//! field), so the ≤ 1.5× goal (175 MB) is not met; the CPU (parse with `flatten`, serializing
+//! the output, a `statx` per file: 13%, no cheaper through the directory's entry) is what
+//! remains, and decide per node is unchanged (1k 0.60 µs, 100k 1.67 µs: 2.8×).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -54,12 +84,12 @@ fn campaign(n: usize) -> Vec<Bead> {
         match l % 4 {
             0 => leaf.status = Status::Closed,
             1 => {
-                leaf.pipeline.lease = Some(Lease {
+                leaf.pipeline.lease = Some(Box::new(Lease {
                     holder: "other".into(),
                     since: AT.into(),
                     credential_sha256: None,
                     job: None,
-                })
+                }))
             }
             _ => {}
         }

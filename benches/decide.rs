@@ -55,26 +55,26 @@ fn campaign(n: usize) -> Snapshot {
             match l % 8 {
                 0 => leaf.status = Status::Closed,
                 1 => {
-                    leaf.pipeline.lease = Some(Lease {
+                    leaf.pipeline.lease = Some(Box::new(Lease {
                         holder: "bench".into(),
                         since: AT.into(),
                         credential_sha256: None,
                         job: None,
-                    });
+                    }));
                     worktrees.push(lid.clone());
                 }
                 2 => {
-                    leaf.pipeline.lease = Some(Lease {
+                    leaf.pipeline.lease = Some(Box::new(Lease {
                         holder: "other".into(),
                         since: AT.into(),
                         credential_sha256: None,
                         job: None,
-                    })
+                    }))
                 }
                 3 => {
                     leaf.pipeline.step = "review".into();
                     leaf.pipeline.attempts.insert("review".into(), 1);
-                    leaf.pipeline.last_check = Some(Check {
+                    leaf.pipeline.last_check = Some(Box::new(Check {
                         step: "review".into(),
                         seq: 8,
                         verdict: Verdict::Refuse,
@@ -83,10 +83,10 @@ fn campaign(n: usize) -> Snapshot {
                         run: None,
                         awaiting_merge: false,
                         at: AT.into(),
-                    });
+                    }));
                 }
                 4 => {
-                    leaf.pipeline.gate = Some(Gate {
+                    leaf.pipeline.gate = Some(Box::new(Gate {
                         step: "implement".into(),
                         state: GateState::Pending,
                         seq: 9,
@@ -95,7 +95,7 @@ fn campaign(n: usize) -> Snapshot {
                         supplied_by: None,
                         route: None,
                         at: AT.into(),
-                    });
+                    }));
                 }
                 5 => leaf.dependencies.push(splice::model::bead::Dependency {
                     depends_on_id: format!("{cid}.{}", l - 1),
@@ -108,7 +108,7 @@ fn campaign(n: usize) -> Snapshot {
             beads.push(leaf);
             made += 1;
         }
-        compound.pipeline.split = Some(SplitRecord { children, seq: 4 });
+        compound.pipeline.split = Some(Box::new(SplitRecord { children, seq: 4 }));
         root_children.push(cid);
         beads.push(compound);
         made += 1;
@@ -116,10 +116,10 @@ fn campaign(n: usize) -> Snapshot {
             break 'outer;
         }
     }
-    root.pipeline.split = Some(SplitRecord {
+    root.pipeline.split = Some(Box::new(SplitRecord {
         children: root_children,
         seq: 4,
-    });
+    }));
     beads.push(root);
     Snapshot {
         scope: Some("sp-root".into()),

@@ -52,12 +52,12 @@ fn leaf(cid: &str, l: usize) -> Bead {
     };
     match l % 8 {
         0 => leaf.status = Status::Closed,
-        1 => leaf.pipeline.lease = Some(lease("bench")),
-        2 => leaf.pipeline.lease = Some(lease("other")),
+        1 => leaf.pipeline.lease = Some(Box::new(lease("bench"))),
+        2 => leaf.pipeline.lease = Some(Box::new(lease("other"))),
         3 => {
             leaf.pipeline.step = "review".into();
             leaf.pipeline.attempts.insert("review".into(), 1);
-            leaf.pipeline.last_check = Some(Check {
+            leaf.pipeline.last_check = Some(Box::new(Check {
                 step: "review".into(),
                 seq: 8,
                 verdict: Verdict::Refuse,
@@ -66,10 +66,10 @@ fn leaf(cid: &str, l: usize) -> Bead {
                 run: None,
                 awaiting_merge: false,
                 at: AT.into(),
-            });
+            }));
         }
         4 => {
-            leaf.pipeline.gate = Some(Gate {
+            leaf.pipeline.gate = Some(Box::new(Gate {
                 step: "implement".into(),
                 state: GateState::Pending,
                 seq: 9,
@@ -78,7 +78,7 @@ fn leaf(cid: &str, l: usize) -> Bead {
                 supplied_by: None,
                 route: None,
                 at: AT.into(),
-            })
+            }))
         }
         _ => {}
     }

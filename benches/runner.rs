@@ -67,7 +67,7 @@ fn big_store(dir: &Path, n: usize) -> Store {
         b.pipeline.seq = 3;
         b.pipeline.entered = 1;
         if i % 100 == 0 {
-            b.pipeline.gate = Some(Gate {
+            b.pipeline.gate = Some(Box::new(Gate {
                 step: "implement".into(),
                 state: GateState::Pending,
                 seq: 2,
@@ -76,7 +76,7 @@ fn big_store(dir: &Path, n: usize) -> Store {
                 supplied_by: None,
                 route: None,
                 at: AT.into(),
-            });
+            }));
         } else {
             b.status = Status::Closed;
         }

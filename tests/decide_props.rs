@@ -139,27 +139,27 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
     };
     p.files = spec.files.iter().map(|f| FILES[*f].to_string()).collect();
     p.lease = match spec.lease {
-        1 => Some(Lease {
+        1 => Some(Box::new(Lease {
             holder: HOLDER.into(),
             since: AT.into(),
             credential_sha256: None,
             job: None,
-        }),
-        2 => Some(Lease {
+        })),
+        2 => Some(Box::new(Lease {
             holder: "other".into(),
             since: AT.into(),
             credential_sha256: None,
             job: None,
-        }),
+        })),
         _ => None,
     };
     if spec.dead {
-        p.dead_letter = Some(DeadLetter {
+        p.dead_letter = Some(Box::new(DeadLetter {
             step: step.into(),
             reason: "parked".into(),
             seq: 9,
             at: AT.into(),
-        });
+        }));
     }
     if spec.attempts > 0 {
         p.attempts.insert(step.into(), spec.attempts);
@@ -176,7 +176,7 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
         }));
     }
     if e & 2 != 0 {
-        p.last_check = Some(Check {
+        p.last_check = Some(Box::new(Check {
             step: step.into(),
             seq: if e & 16 != 0 { 6 } else { 8 },
             verdict: [Verdict::Pass, Verdict::Refuse, Verdict::Escalate][spec.verdict as usize],
@@ -185,7 +185,7 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
             run: Some(if e & 128 != 0 { RUN } else { "run-0" }.into()),
             awaiting_merge: e & 64 != 0,
             at: AT.into(),
-        });
+        }));
     }
     if e & 4 != 0 {
         p.last_dispatch = Some(Box::new(Dispatch {
@@ -211,7 +211,7 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
         });
     }
     if spec.gate {
-        p.gate = Some(Gate {
+        p.gate = Some(Box::new(Gate {
             step: step.into(),
             state: GateState::Pending,
             seq: 9,
@@ -220,7 +220,7 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
             supplied_by: None,
             route: None,
             at: AT.into(),
-        });
+        }));
     }
     p.autonomy = [
         None,
@@ -258,10 +258,10 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
                 }
                 for b in &mut beads {
                     if b.pipeline.step == "delegate" {
-                        b.pipeline.split = Some(SplitRecord {
+                        b.pipeline.split = Some(Box::new(SplitRecord {
                             children: children.remove(&b.id).unwrap_or_default(),
                             seq: 4,
-                        });
+                        }));
                     }
                 }
                 let worktrees = specs

@@ -147,7 +147,7 @@ fn writer_gate(case: &Case, m: &Manifest, node: &Bead, ancestors: &[Bead]) -> Ga
 /// What `decide` reports for the node waiting at a pending gate on its step.
 fn decide_rest(case: &Case, m: &Manifest, node: &Bead, ancestors: &[Bead]) -> Rest {
     let mut waiting = node.clone();
-    waiting.pipeline.gate = Some(Gate {
+    waiting.pipeline.gate = Some(Box::new(Gate {
         step: node.pipeline.step.clone(),
         state: GateState::Pending,
         seq: 2,
@@ -156,7 +156,7 @@ fn decide_rest(case: &Case, m: &Manifest, node: &Bead, ancestors: &[Bead]) -> Re
         supplied_by: None,
         route: None,
         at: NOW.into(),
-    });
+    }));
     let mut snapshot = Snapshot::new(m.clone(), vec![waiting], NOW, "runner-1", "run-1");
     snapshot.autonomy_default = case.autonomy_default;
     snapshot.delivery_target = case.delivery_target.clone();

@@ -48,17 +48,17 @@ fn campaign(repo: &Path) {
     // Where the campaign lands, as `splice init` records it (the temp dir is no git repository,
     // so no checked-out branch could stand in).
     root.pipeline.target = Some("main".into());
-    root.pipeline.split = Some(splice::model::bead::SplitRecord {
+    root.pipeline.split = Some(Box::new(splice::model::bead::SplitRecord {
         children: vec!["sp-root.1".into(), "sp-root.2".into()],
         seq: 2,
-    });
+    }));
     let mut one = bead("sp-root.1", Some("sp-root"), "leaf", "implement");
-    one.pipeline.lease = Some(Lease {
+    one.pipeline.lease = Some(Box::new(Lease {
         holder: "alice".into(),
         since: NOW.into(),
         credential_sha256: None,
         job: None,
-    });
+    }));
     let mut two = bead("sp-root.2", Some("sp-root"), "leaf", "implement");
     two.pipeline.attempts.insert("implement".into(), 1);
     let mut done = bead("sp-other", None, "leaf", "deliver");
@@ -217,12 +217,12 @@ fn status_says_a_dead_runners_claim_is_to_be_cleared_and_how() {
     let path = tmp.path().join(".splice/beads/sp-root.1.json");
     let mut b: Bead = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let holder = format!("run:{}:2147483646:r-1", splice::driver::runner::host());
-    b.pipeline.lease = Some(Lease {
+    b.pipeline.lease = Some(Box::new(Lease {
         holder: holder.clone(),
         since: NOW.into(),
         credential_sha256: None,
         job: None,
-    });
+    }));
     std::fs::write(&path, b.to_file_bytes()).unwrap();
     let out = splice(tmp.path(), &["status", "--scope", "sp-root.1"]);
     let text = String::from_utf8(out.stdout).unwrap();

@@ -53,15 +53,15 @@ pub fn campaign(
             children.push(b.id.clone());
             beads.push(b);
         }
-        compound.pipeline.split = Some(SplitRecord { children, seq: 4 });
+        compound.pipeline.split = Some(Box::new(SplitRecord { children, seq: 4 }));
         beads.push(compound);
         compounds.push(cid);
         c += 1;
     }
-    root.pipeline.split = Some(SplitRecord {
+    root.pipeline.split = Some(Box::new(SplitRecord {
         children: compounds,
         seq: 4,
-    });
+    }));
     beads.push(root);
     beads.sort_by(|a, b| a.id.cmp(&b.id));
     beads

@@ -32,18 +32,18 @@ fn rest_of<'a>(d: &'a crate::model::Decision, id: &str) -> Option<&'a Rest> {
 fn a_closed_node_ignores_every_other_rule() {
     let mut b = bead("sp-a", "implement");
     b.status = Status::Closed;
-    b.pipeline.lease = Some(Lease {
+    b.pipeline.lease = Some(Box::new(Lease {
         holder: "other".into(),
         since: AT.into(),
         credential_sha256: None,
         job: None,
-    });
-    b.pipeline.dead_letter = Some(DeadLetter {
+    }));
+    b.pipeline.dead_letter = Some(Box::new(DeadLetter {
         step: "implement".into(),
         reason: "x".into(),
         seq: 9,
         at: AT.into(),
-    });
+    }));
     let d = decide(&snap(vec![b]));
     assert!(d.actions.is_empty());
     assert_eq!(rest_of(&d, "sp-a"), Some(&Rest::Closed));
@@ -53,12 +53,12 @@ fn a_closed_node_ignores_every_other_rule() {
 #[test]
 fn own_lease_is_in_flight_and_counts_against_jobs() {
     let mut a = bead("sp-a", "implement");
-    a.pipeline.lease = Some(Lease {
+    a.pipeline.lease = Some(Box::new(Lease {
         holder: "me".into(),
         since: AT.into(),
         credential_sha256: None,
         job: None,
-    });
+    }));
     let b = bead("sp-b", "implement");
     let d = decide(&snap(vec![a, b]));
     assert!(matches!(rest_of(&d, "sp-a"), Some(Rest::InFlight { .. })));
@@ -97,7 +97,7 @@ fn a_missing_scope_root_is_not_done() {
 fn a_parent_cycle_does_not_hang() {
     let mut a = bead("sp-a", "implement");
     a.parent = Some("sp-b".into());
-    a.pipeline.gate = Some(crate::model::bead::Gate {
+    a.pipeline.gate = Some(Box::new(crate::model::bead::Gate {
         step: "implement".into(),
         state: crate::model::bead::GateState::Pending,
         seq: 9,
@@ -106,7 +106,7 @@ fn a_parent_cycle_does_not_hang() {
         supplied_by: None,
         route: None,
         at: AT.into(),
-    });
+    }));
     let mut b = bead("sp-b", "implement");
     b.parent = Some("sp-a".into());
     let d = decide(&snap(vec![a, b]));

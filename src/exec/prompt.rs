@@ -274,7 +274,7 @@ mod tests {
     #[test]
     fn retry_carries_refusal_and_guidance() {
         let mut b = bead();
-        b.pipeline.last_check = Some(Check {
+        b.pipeline.last_check = Some(Box::new(Check {
             step: "implement".into(),
             seq: 4,
             verdict: Verdict::Refuse,
@@ -283,7 +283,7 @@ mod tests {
             run: None,
             awaiting_merge: false,
             at: "t".into(),
-        });
+        }));
         b.pipeline.guidance = Some("handle overflow".into());
         let out = render(
             "{{retry}}",

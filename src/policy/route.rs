@@ -97,7 +97,7 @@ mod tests {
         b.pipeline.entered = 5;
         b.close("done", "t");
         assert!(!finished(&m, &b), "no check since entry");
-        b.pipeline.last_check = Some(Check {
+        b.pipeline.last_check = Some(Box::new(Check {
             step: "deliver".into(),
             seq: 6,
             verdict: Verdict::Pass,
@@ -106,7 +106,7 @@ mod tests {
             run: None,
             awaiting_merge: false,
             at: "t".into(),
-        });
+        }));
         assert!(finished(&m, &b));
         let mut open = b.clone();
         open.status = crate::model::bead::Status::Open;

@@ -138,7 +138,7 @@ fn read_record(path: &Path) -> Option<Holder> {
 }
 
 /// Is a process with this pid running (or at least present)?
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
     };

@@ -16,6 +16,7 @@ pub mod cache;
 pub mod ids;
 pub mod journal;
 pub mod lock;
+mod par;
 mod recover;
 pub mod redact;
 mod segments;
@@ -32,6 +33,7 @@ use crate::error::{Error, Result};
 use crate::model::bead::BEAD_SCHEMA;
 use crate::model::{Bead, Config, Manifest};
 
+pub(crate) use par::{par_each, par_map};
 pub use recover::Pending;
 pub use segments::JournalSize;
 pub use shell::{Change, Fresh, Reads, Repair, Transition};
@@ -298,14 +300,23 @@ impl Store {
     /// could not be read and why. Only the directory read itself can fail.
     pub fn scan(&self) -> Result<Scan> {
         let named = self.bead_names()?;
-        let reads = read_parallel(&named);
-        let mut scan = Scan::default();
-        for ((id, path), read) in named.into_iter().zip(reads) {
-            match read {
+        let mut scan = Scan {
+            beads: Vec::with_capacity(named.len()),
+            unreadable: Vec::new(),
+        };
+        // Streamed: each bead goes into the scan as it is parsed, never through a second list.
+        par_each(
+            &named,
+            |(id, p)| read_file(id, p),
+            |(id, path), read| match read {
                 Ok(bead) => scan.beads.push(bead),
-                Err(error) => scan.unreadable.push(Unread { id, path, error }),
-            }
-        }
+                Err(error) => scan.unreadable.push(Unread {
+                    id: id.clone(),
+                    path: path.clone(),
+                    error,
+                }),
+            },
+        );
         Ok(scan)
     }
 
@@ -418,17 +429,31 @@ pub(crate) fn parse_bead(path: &Path, id: &str, bytes: &[u8]) -> Result<Bead> {
     }
 }
 
-/// Read and parse files in parallel, one result per file, in order. Reading many small files is
-/// syscall-bound, so a few more threads than cores keep both cores busy.
-fn read_parallel(paths: &[(String, PathBuf)]) -> Vec<Result<Bead>> {
+/// Read and parse one bead file as [`Store::scan`] reads it.
+fn read_file(id: &str, p: &Path) -> Result<Bead> {
     use std::io::Read;
-    par_map(paths, |(id, p)| {
-        let mut buf = Vec::with_capacity(4096);
-        open_named(id, p)?
-            .read_to_end(&mut buf)
-            .map_err(|e| Error::io(p, e))?;
-        parse_bead(p, id, &buf)
-    })
+    let mut buf = Vec::with_capacity(4096);
+    open_named(id, p)?
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io(p, e))?;
+    parse_bead(p, id, &buf).map(held)
+}
+
+/// A bead parsed for a read that holds every bead at once: its lists' spare room given back
+/// (a parsed list of one item has room for four; a history entry is ~90 bytes).
+pub(crate) fn held(mut bead: Bead) -> Bead {
+    bead.labels.shrink_to_fit();
+    bead.dependencies.shrink_to_fit();
+    let p = &mut bead.pipeline;
+    p.scenarios.shrink_to_fit();
+    p.files.shrink_to_fit();
+    p.exits.shrink_to_fit();
+    p.trajectory.shrink_to_fit();
+    p.history.shrink_to_fit();
+    p.test_paths.shrink_to_fit();
+    p.acceptance.shrink_to_fit();
+    p.routing.shrink_to_fit();
+    bead
 }
 
 /// Open the bead file `path` named `id`: refused unless the name is a bead id, and opened as
@@ -441,27 +466,4 @@ pub(crate) fn open_named(id: &str, path: &Path) -> Result<fs::File> {
         ));
     }
     atomic::open_read(path)
-}
-
-/// `f` over `items` on a few threads (file system calls are syscall-bound: a few more threads
-/// than cores), in order.
-pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = (cores * 2).min(items.len() / 256 + 1).max(1);
-    if threads == 1 {
-        return items.iter().map(f).collect();
-    }
-    let chunk = items.len().div_ceil(threads).max(1);
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<_>>()))
-            .collect();
-        let mut out = Vec::with_capacity(items.len());
-        for h in handles {
-            out.extend(h.join().expect("a reader thread does not panic"));
-        }
-        out
-    })
 }

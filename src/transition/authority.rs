@@ -492,12 +492,12 @@ mod tests {
 
     fn claimed(hash: Option<&str>) -> Bead {
         let mut b = Bead::new("sp-a".into(), "a".into(), String::new(), "t");
-        b.pipeline.lease = Some(Lease {
+        b.pipeline.lease = Some(Box::new(Lease {
             holder: "run:h:1:r".into(),
             since: "t".into(),
             credential_sha256: hash.map(str::to_string),
             job: None,
-        });
+        }));
         b
     }
 

@@ -95,18 +95,18 @@ pub fn switch(
 }
 
 fn park(bead: &mut Bead, reason: &str, (seq, now): (u64, &str)) {
-    bead.pipeline.dead_letter = Some(DeadLetter {
+    bead.pipeline.dead_letter = Some(Box::new(DeadLetter {
         step: bead.pipeline.step.clone(),
         reason: reason.to_string(),
         seq,
         at: now.to_string(),
-    });
+    }));
 }
 
 /// A pending gate on the node's step that a person settles: approve switches to `route`,
 /// reject keeps the node on its own.
 fn open_route_gate(bead: &mut Bead, route: &str, (seq, now): (u64, &str)) {
-    bead.pipeline.gate = Some(Gate {
+    bead.pipeline.gate = Some(Box::new(Gate {
         step: bead.pipeline.step.clone(),
         state: GateState::Pending,
         seq,
@@ -115,7 +115,7 @@ fn open_route_gate(bead: &mut Bead, route: &str, (seq, now): (u64, &str)) {
         supplied_by: None,
         route: Some(route.to_string()),
         at: now.to_string(),
-    });
+    }));
 }
 
 /// The record of a person settling a route gate (`approved`: switched; `rejected`: stayed).

@@ -160,11 +160,13 @@ pub fn plan_claim(args: &ClaimArgs, bead: &Bead, now: &str) -> Result<Change<Cla
     };
     let seq = next_seq(bead);
     let mut after = bead.clone();
-    let lease = after.pipeline.lease.get_or_insert_with(|| Lease {
-        holder: args.holder.to_string(),
-        since: now.to_string(),
-        credential_sha256: None,
-        job: None,
+    let lease = after.pipeline.lease.get_or_insert_with(|| {
+        Box::new(Lease {
+            holder: args.holder.to_string(),
+            since: now.to_string(),
+            credential_sha256: None,
+            job: None,
+        })
     });
     let mut reason = None;
     if let Some(n) = attempt {
@@ -315,12 +317,12 @@ mod tests {
 
     fn leased(holder: &str) -> Bead {
         let mut b = node();
-        b.pipeline.lease = Some(Lease {
+        b.pipeline.lease = Some(Box::new(Lease {
             holder: holder.into(),
             since: "then".into(),
             credential_sha256: None,
             job: None,
-        });
+        }));
         b
     }
 

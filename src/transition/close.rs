@@ -273,12 +273,12 @@ mod tests {
     #[test]
     fn a_claim_is_released_only_when_its_holder_is_known_to_be_a_runner_here() {
         let mut b = bead("sp-a", None);
-        b.pipeline.lease = Some(Lease {
+        b.pipeline.lease = Some(Box::new(Lease {
             holder: "h".into(),
             since: "then".into(),
             credential_sha256: None,
             job: None,
-        });
+        }));
         let f = fresh(b, Vec::new());
         for (alive, released) in [(Some(true), true), (Some(false), false)] {
             let liveness = BTreeMap::from([("h".to_string(), alive)]);

@@ -239,7 +239,7 @@ pub fn plan(
     let reason = summary(verdict, &ev.outcomes, step);
     let reports: Vec<FloorReport> = ev.outcomes.iter().map(FloorReport::from).collect();
     let mut after = bead.clone();
-    after.pipeline.last_check = Some(Check {
+    after.pipeline.last_check = Some(Box::new(Check {
         step: step.clone(),
         seq,
         verdict,
@@ -248,7 +248,7 @@ pub fn plan(
         run: Some(who.run.map_or_else(|| who.actor(), str::to_string)),
         awaiting_merge: verdict == Verdict::Refuse && ev.outcomes.iter().any(|o| o.awaiting_merge),
         at: now.to_string(),
-    });
+    }));
     // A pull request goes on the node only once its delivery is proven (the `delivered` floor's
     // effect, below). While the forge says it is open, the URL a person gave (`deliver
     // --pr-url`) is kept on the step's proposal, where the wait and later checks find it.
@@ -314,7 +314,7 @@ fn meet_gate(
 ) -> (Option<GateMet>, Option<String>) {
     let at_gate = gate::at_pass(&ev.step, bead, lineage.autonomy(bead), lineage.target(bead));
     let mut record = |state, autonomy, supplied_by| {
-        bead.pipeline.gate = Some(Gate {
+        bead.pipeline.gate = Some(Box::new(Gate {
             step: ev.step.name.clone(),
             state,
             seq,
@@ -323,7 +323,7 @@ fn meet_gate(
             supplied_by,
             route: None,
             at: now.to_string(),
-        });
+        }));
     };
     match at_gate {
         GateOutcome::Open => (None, advance(bead, manifest, seq, now)),

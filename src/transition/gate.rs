@@ -159,7 +159,7 @@ pub fn plan_reject(
     {
         after.pipeline.gate = None;
     }
-    after.pipeline.last_check = Some(Check {
+    after.pipeline.last_check = Some(Box::new(Check {
         step: step.to_string(),
         seq,
         verdict: Verdict::Refuse,
@@ -168,7 +168,7 @@ pub fn plan_reject(
         run: Some(actor),
         awaiting_merge: false,
         at: now.to_string(),
-    });
+    }));
     after.pipeline.guidance = Some(reason.to_string());
     let output = Rejected {
         bead: bead.id.clone(),

@@ -57,12 +57,12 @@ pub fn plan_park(
         });
     }
     let mut after = bead.clone();
-    after.pipeline.dead_letter = Some(DeadLetter {
+    after.pipeline.dead_letter = Some(Box::new(DeadLetter {
         step: bead.pipeline.step.clone(),
         reason: reason.to_string(),
         seq: next_seq(bead),
         at: now.to_string(),
-    });
+    }));
     let output = Parked {
         bead: bead.id.clone(),
         parked: true,

@@ -170,12 +170,12 @@ fn settle_attempt(
             .cause
             .clone()
             .unwrap_or_else(|| format!("the command of {} could not start", dispatch.step));
-        after.pipeline.dead_letter = Some(DeadLetter {
+        after.pipeline.dead_letter = Some(Box::new(DeadLetter {
             step: dispatch.step.clone(),
             reason: format!("{why}; it counted no attempt"),
             seq,
             at: now.to_string(),
-        });
+        }));
     }
     (given_back, parked)
 }
@@ -202,7 +202,7 @@ pub fn record_run(ctx: &Ctx, id: &str, envelope: Value) -> Result<RunRecorded> {
 pub fn plan_run(envelope: Value, bead: &Bead) -> Change<RunRecorded> {
     let status = envelope.get("status").cloned().unwrap_or(Value::Null);
     let mut after = bead.clone();
-    after.pipeline.driver_last = Some(envelope);
+    after.pipeline.driver_last = Some(Box::new(envelope));
     let output = RunRecorded {
         bead: bead.id.clone(),
         recorded: true,
@@ -221,12 +221,12 @@ mod tests {
         let mut b = Bead::new("sp-t".into(), "t".into(), String::new(), "then");
         b.pipeline.step = "implement".into();
         b.pipeline.attempts.insert("implement".into(), 2);
-        b.pipeline.lease = Some(Lease {
+        b.pipeline.lease = Some(Box::new(Lease {
             holder: "h".into(),
             since: "then".into(),
             credential_sha256: None,
             job: None,
-        });
+        }));
         b.pipeline.last_dispatch = Some(Box::new(Dispatch {
             step: "implement".into(),
             attempt: 2,

@@ -144,10 +144,10 @@ pub fn plan(
         beads.push(made);
     }
     let mut after = parent.clone();
-    after.pipeline.split = Some(SplitRecord {
+    after.pipeline.split = Some(Box::new(SplitRecord {
         children: kept.iter().chain(&children).cloned().collect(),
         seq,
-    });
+    }));
     after.pipeline.last_check = None;
     after.pipeline.gate = None;
     beads.push(after);

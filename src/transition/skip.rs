@@ -94,7 +94,7 @@ pub fn plan_skip(
     }
     let seq = next_seq(bead);
     let mut after = bead.clone();
-    after.pipeline.last_check = Some(Check {
+    after.pipeline.last_check = Some(Box::new(Check {
         step: input.step.to_string(),
         seq,
         verdict: Verdict::Pass,
@@ -103,7 +103,7 @@ pub fn plan_skip(
         run: Some(who.run.map_or_else(|| who.actor(), str::to_string)),
         awaiting_merge: false,
         at: now.to_string(),
-    });
+    }));
     after.pipeline.guidance = None;
     let next = declared(&mut after, manifest, seq, now);
     let output = Skipped {
@@ -177,7 +177,7 @@ mod tests {
             "wrong-step"
         );
         let mut gated = node("generate-spec");
-        gated.pipeline.gate = Some(crate::model::bead::Gate {
+        gated.pipeline.gate = Some(Box::new(crate::model::bead::Gate {
             step: "generate-spec".into(),
             state: GateState::Pending,
             seq: 2,
@@ -186,7 +186,7 @@ mod tests {
             supplied_by: None,
             route: None,
             at: "then".into(),
-        });
+        }));
         assert_eq!(
             skip(&gated, "generate-spec").unwrap_err().kind(),
             "gate-pending"

@@ -198,10 +198,10 @@ pub fn plan(
     }
     let children: Vec<String> = beads.iter().map(|b| b.id.clone()).collect();
     let mut after = parent.clone();
-    after.pipeline.split = Some(SplitRecord {
+    after.pipeline.split = Some(Box::new(SplitRecord {
         children: children.clone(),
         seq,
-    });
+    }));
     beads.push(after);
     Ok(Change {
         beads,

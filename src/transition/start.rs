@@ -265,10 +265,10 @@ fn campaign(
     p.route = route.into();
     p.target = Some(target.to_string());
     p.scenarios = owned.clone();
-    p.split = Some(SplitRecord {
+    p.split = Some(Box::new(SplitRecord {
         children: adopted.clone(),
         seq,
-    });
+    }));
     after.enter_step(&split_step, seq, now);
     beads.push(after);
     let mut warnings = vec![super::create::ROOT_UNCONFIGURED.to_string()];

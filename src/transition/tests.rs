@@ -38,12 +38,12 @@ fn node(route: &str, step: &str) -> Bead {
 }
 
 fn leased(mut b: Bead, holder: &str) -> Bead {
-    b.pipeline.lease = Some(Lease {
+    b.pipeline.lease = Some(Box::new(Lease {
         holder: holder.into(),
         since: "then".into(),
         credential_sha256: None,
         job: None,
-    });
+    }));
     b
 }
 
@@ -183,7 +183,7 @@ fn a_check_refuses_when_the_bead_moved_while_its_floors_ran() {
 #[test]
 fn a_person_only_verb_refuses_a_dispatched_session() {
     let mut b = node("leaf", "implement");
-    b.pipeline.gate = Some(pending("implement", 2));
+    b.pipeline.gate = Some(Box::new(pending("implement", 2)));
     let dispatched = Caller {
         dispatched: true,
         ..Caller::default()
@@ -213,9 +213,9 @@ fn approve_needs_a_gate_pending_since_entry_and_then_advances() {
     let r = plan_approve("implement", person(), &b, &manifest(), NOW).unwrap_err();
     assert_eq!(r.kind(), "nothing-pending");
     // A gate from before the node entered the step does not count.
-    b.pipeline.gate = Some(pending("implement", 1));
+    b.pipeline.gate = Some(Box::new(pending("implement", 1)));
     assert!(plan_approve("implement", person(), &b, &manifest(), NOW).is_err());
-    b.pipeline.gate = Some(pending("implement", 2));
+    b.pipeline.gate = Some(Box::new(pending("implement", 2)));
     let change = plan_approve("implement", person(), &b, &manifest(), NOW).unwrap();
     let after = only(&change, &b);
     assert_eq!(after.pipeline.step, "review");
@@ -405,12 +405,12 @@ fn claims_count_attempts_and_refuse_parked_or_exhausted_steps() {
         .insert("implement".into(), step.max_attempts);
     let r = plan_claim(&dispatch, &b, NOW).unwrap_err();
     assert_eq!(r.kind(), "attempts-exhausted");
-    b.pipeline.dead_letter = Some(DeadLetter {
+    b.pipeline.dead_letter = Some(Box::new(DeadLetter {
         step: "implement".into(),
         reason: "stuck".into(),
         seq: 2,
         at: "then".into(),
-    });
+    }));
     let r = plan_claim(&dispatch, &b, NOW).unwrap_err();
     assert_eq!(
         r.to_string(),
@@ -457,10 +457,10 @@ fn a_split_creates_new_children_first_and_splits_once() {
     let r = plan_split(&clash, person(), &parent, NOW).unwrap_err();
     assert_eq!(r.to_string(), "bead sp-t.2 already exists");
     let mut split = parent.clone();
-    split.pipeline.split = Some(SplitRecord {
+    split.pipeline.split = Some(Box::new(SplitRecord {
         children: vec!["sp-t.1".into()],
         seq: 2,
-    });
+    }));
     let r = plan_split(&input, person(), &split, NOW).unwrap_err();
     assert_eq!(r.kind(), "already-split");
     let r = plan_split(&input, person(), &node("leaf", "generate-spec"), NOW).unwrap_err();

@@ -160,10 +160,10 @@ pub fn split(parent: &mut Bead, claims: &[&[&str]]) -> Vec<Bead> {
         c.pipeline.scenarios = ids.iter().map(|s| s.to_string()).collect();
         children.push(c);
     }
-    parent.pipeline.split = Some(SplitRecord {
+    parent.pipeline.split = Some(Box::new(SplitRecord {
         children: children.iter().map(|c| c.id.clone()).collect(),
         seq: 1,
-    });
+    }));
     children
 }
 

@@ -266,12 +266,12 @@ mod tests {
         assert_eq!(dispatch_log(runs, &bead), None, "no claim");
         bead.pipeline.step = "implement".into();
         bead.pipeline.attempts.insert("implement".into(), 2);
-        bead.pipeline.lease = Some(Lease {
+        bead.pipeline.lease = Some(Box::new(Lease {
             holder: "run:host:42:20260101T000000Z-42-0".into(),
             since: String::new(),
             credential_sha256: None,
             job: None,
-        });
+        }));
         assert_eq!(
             dispatch_log(runs, &bead),
             Some(runs.join("20260101T000000Z-42-0/sp-a.1-implement-2.log"))

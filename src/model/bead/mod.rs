@@ -224,7 +224,7 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lease: Option<Lease>,
+    pub lease: Option<Box<Lease>>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub attempts: BTreeMap<String, u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -234,11 +234,11 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<Box<Proposal>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_check: Option<Check>,
+    pub last_check: Option<Box<Check>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gate: Option<Gate>,
+    pub gate: Option<Box<Gate>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dead_letter: Option<DeadLetter>,
+    pub dead_letter: Option<Box<DeadLetter>>,
     /// Set by `splice cancel`: closed, and the work will not be done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancelled: Option<Box<Cancelled>>,
@@ -262,7 +262,7 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Box<Provenance>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub split: Option<SplitRecord>,
+    pub split: Option<Box<SplitRecord>>,
     /// The spec's verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<SpecVerdict>,
@@ -273,7 +273,7 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub test_paths: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub driver_last: Option<Value>,
+    pub driver_last: Option<Box<Value>>,
     /// The acceptance checks a saved plan gave this task (`docs/plan.md`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub acceptance: Vec<Acceptance>,
@@ -479,7 +479,7 @@ impl Bead {
     pub fn check_since_entry(&self) -> Option<&Check> {
         let p = &self.pipeline;
         p.last_check
-            .as_ref()
+            .as_deref()
             .filter(|c| c.step == p.step && c.seq > p.entered)
     }
 
@@ -503,7 +503,7 @@ impl Bead {
     pub fn gate_on_step(&self) -> Option<&Gate> {
         let p = &self.pipeline;
         p.gate
-            .as_ref()
+            .as_deref()
             .filter(|g| g.step == p.step && g.seq > p.entered)
     }
 

@@ -65,7 +65,7 @@ impl StepResult {
         let check = bead
             .pipeline
             .last_check
-            .as_ref()
+            .as_deref()
             .filter(|c| c.step == *step);
         let fields = check.map(evidence_fields).unwrap_or_default();
         let response = bead.pipeline.responses.get(step);

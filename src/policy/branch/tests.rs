@@ -267,7 +267,7 @@ fn a_node_switched_sixteen_times_parks_instead() {
 #[test]
 fn the_result_is_read_from_the_node() {
     let mut b = at_review();
-    b.pipeline.last_check = Some(Check {
+    b.pipeline.last_check = Some(Box::new(Check {
         step: "review".into(),
         seq: 3,
         verdict: Verdict::Refuse,
@@ -279,7 +279,7 @@ fn the_result_is_read_from_the_node() {
         run: None,
         awaiting_merge: false,
         at: "t".into(),
-    });
+    }));
     b.pipeline.responses.insert("review".into(), said("done"));
     let r = StepResult::of(&b, Firing::Refused);
     assert_eq!(

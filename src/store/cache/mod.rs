@@ -20,12 +20,16 @@
 //! stamped one (a tool that restores mtimes, or a clock set back) is not seen;
 //! `splice cache rebuild` and `--no-cache` exist for that.
 //!
+//! The body is never held whole: a read checks and indexes it in one streamed pass
+//! (`load.rs`), then takes the cached JSON of [`WINDOW`] files at a time from the open file and
+//! drops it once they are parsed; a rewrite copies the entries it keeps from the old file.
+//!
 //! The cache is written as a temporary file and renamed over the old one, so a concurrent
-//! reader sees the old cache or the new one, never half of one. It is not synced: after a crash
-//! a torn cache fails its checksum. A failure to write it (a read-only file system) is not an
-//! error: the read has its answer already.
+//! reader sees the old cache or the new one, never half of one. A temporary file a crash left
+//! behind (older than a minute, its writer no longer running) is removed by the next write. It
+//! is not synced: after a crash a torn cache fails its checksum. A failure to write it (a
+//! read-only file system) is not an error: the read has its answer already.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs;
 use std::io::{Read, Write};
@@ -33,12 +37,15 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+mod load;
+mod temp;
 mod text;
 
-use super::{Scan, Store, Unread, atomic, ids, journal, parse_bead};
+use super::{Scan, Store, Unread, ids, journal, parse_bead};
 use crate::error::{Error, Result};
 use crate::model::Bead;
-use text::{checksum, compact};
+use load::Loaded;
+use text::{body, checksum, compact};
 
 /// The cache's format: a cache written by another format is not read.
 pub const FORMAT: u32 = 1;
@@ -48,7 +55,7 @@ const MAGIC: &str = "splice-cache";
 
 /// A file whose mtime is this close to the start of the read is read from disk, and stamped so
 /// that it never matches: its stamp could not tell a later edit in the same tick.
-const RACY_NS: i128 = 2_000_000_000;
+const RACY_NS: i64 = 2_000_000_000;
 
 /// A journal tail longer than this since the cache's stamp rewrites the cache.
 const TAIL_REWRITE_BYTES: u64 = 4 << 20;
@@ -64,10 +71,10 @@ pub fn disable() {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Stamp {
     size: u64,
-    mtime_ns: i128,
+    mtime_ns: i64,
     /// The inode's change time: no tool can set it, so an edit that restores the mtime still
     /// shows.
-    ctime_ns: i128,
+    ctime_ns: i64,
     ino: u64,
 }
 
@@ -83,8 +90,8 @@ impl Stamp {
     fn of(meta: &fs::Metadata) -> Stamp {
         Stamp {
             size: meta.size(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+            mtime_ns: nanos(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: nanos(meta.ctime(), meta.ctime_nsec()),
             ino: meta.ino(),
         }
     }
@@ -100,12 +107,86 @@ struct Mark {
     id: u64,
 }
 
-/// One cached bead: its file's name, stamp, and the file's JSON without insignificant
-/// whitespace (parsing it gives what parsing the file gives).
-struct Entry<'a> {
-    id: &'a str,
-    stamp: Stamp,
-    json: &'a [u8],
+/// How many files a read takes at a time from the cache: its JSON for them is read in one
+/// piece and dropped once they are parsed.
+const WINDOW: usize = 4096;
+
+/// A readable bead's compact JSON for a new cache: the old cache's entry, or a file's bytes.
+enum Json {
+    Cached(usize),
+    Read(Vec<u8>),
+}
+
+/// A file to read: its name and path, and its cache entry's stamp, JSON and index when its
+/// stamp holds.
+type Work<'n, 'b> = (&'n (String, PathBuf), Option<(Stamp, &'b [u8], usize)>);
+
+/// A read through the cache so far.
+struct Reading<'n> {
+    scan: Scan,
+    /// What a new cache would hold: each readable bead's stamp and JSON, in id order.
+    fresh: Vec<(&'n str, Stamp, Json)>,
+    from_files: usize,
+    /// Readable files read from disk and old enough to be cached with their stamp: what a new
+    /// cache would save the next read (an unreadable file is read every time anyway).
+    changed: usize,
+}
+
+impl<'n> Reading<'n> {
+    /// Read one window of files: the cached JSON of its hits in one piece (a hit whose piece
+    /// cannot be read is read from its file), each bead into the scan as it is parsed.
+    fn window(
+        &mut self,
+        named: &'n [(String, PathBuf)],
+        hits: &[Option<usize>],
+        loaded: Option<&Loaded>,
+        racy: &impl Fn(&Stamp) -> bool,
+    ) {
+        let mut cached = hits.iter().flatten();
+        let span = match (loaded, cached.next(), cached.last()) {
+            (Some(l), Some(&a), last) => l.span(a, *last.unwrap_or(&a)).map(|s| (l, s)),
+            _ => None,
+        };
+        let work: Vec<Work<'n, '_>> = named
+            .iter()
+            .zip(hits)
+            .map(|(file, hit)| {
+                let json = hit.zip(span.as_ref()).map(|(i, (l, (base, bytes)))| {
+                    let e = &l.entries[i];
+                    let from = (e.at - base) as usize;
+                    (e.stamp, &bytes[from..from + e.len], i)
+                });
+                (file, json)
+            })
+            .collect();
+        let Reading {
+            scan,
+            fresh,
+            from_files,
+            changed,
+        } = self;
+        // Streamed: each bead goes into the scan as it is parsed, never through a second list.
+        super::par_each(&work, read_entry, |(file, _), (read, stamp, json)| {
+            let (id, path): &'n (String, PathBuf) = file;
+            let from_file = !matches!(json, Some(Json::Cached(_)));
+            *from_files += usize::from(from_file);
+            match read {
+                Ok(bead) => {
+                    if let Some(json) = json {
+                        let stamp = stamp.filter(|s| !racy(s)).unwrap_or(NEVER);
+                        *changed += usize::from(from_file && stamp != NEVER);
+                        fresh.push((id, stamp, json));
+                    }
+                    scan.beads.push(bead);
+                }
+                Err(error) => scan.unreadable.push(Unread {
+                    id: id.clone(),
+                    path: path.clone(),
+                    error,
+                }),
+            }
+        });
+    }
 }
 
 /// What a rebuild wrote.
@@ -167,67 +248,57 @@ impl Store {
                 .flatten()
                 .map(|m| Stamp::of(&m))
         });
-        let bytes = if use_cache { self.load() } else { None };
-        let (entries, touched, tail) = self.usable(bytes.as_ref(), mark);
-        let racy = |s: &Stamp| s.mtime_ns + RACY_NS > started;
-        // Each file: its cached JSON when its stamp still holds, else `None` (read it).
-        let cached: Vec<Option<(Stamp, &[u8])>> = named
+        let loaded = if use_cache {
+            load::load(&self.cache_path())
+        } else {
+            None
+        };
+        let (loaded, touched, tail) = self.usable(loaded, mark);
+        let racy = |s: &Stamp| s.mtime_ns.saturating_add(RACY_NS) > started;
+        // Each file: its cache entry when its stamp still holds, else `None` (read the file).
+        // Both are in id order: one walk, no search.
+        let entries = loaded.as_ref().map_or(&[][..], |l| &l.entries[..]);
+        let mut next = 0;
+        let hits: Vec<Option<usize>> = named
             .iter()
             .zip(&stats)
             .map(|((id, _), stat)| {
-                let hit = entries.as_ref().and_then(|e| find(e, id)).filter(|e| {
-                    Some(e.stamp) == *stat && !touched.contains(id.as_str()) && !racy(&e.stamp)
-                });
-                hit.map(|e| (e.stamp, e.json))
+                while entries.get(next).is_some_and(|e| e.id < *id) {
+                    next += 1;
+                }
+                let i = next;
+                let e = entries.get(i).filter(|e| e.id == *id)?;
+                let holds = Some(e.stamp) == *stat && !touched.contains(id) && !racy(&e.stamp);
+                holds.then_some(i)
             })
             .collect();
-        let work: Vec<_> = named.iter().zip(cached).collect();
-        let reads = super::par_map(&work, |((id, path), hit)| match hit {
-            Some((stamp, json)) => match parse_bead(path, id, json) {
-                Ok(bead) => (Ok(bead), Some(*stamp), Some(Cow::Borrowed(*json))),
-                Err(_) => read_stamped(id, path),
+        let mut reading = Reading {
+            scan: Scan {
+                beads: Vec::with_capacity(named.len()),
+                unreadable: Vec::new(),
             },
-            None => read_stamped(id, path),
-        });
-        let mut scan = Scan {
-            beads: Vec::with_capacity(named.len()),
-            unreadable: Vec::new(),
+            fresh: Vec::with_capacity(named.len()),
+            from_files: 0,
+            changed: 0,
         };
-        let from_files = reads
-            .iter()
-            .filter(|r| !matches!(r.2, Some(Cow::Borrowed(_))))
-            .count();
-        // Readable files read from disk and old enough to be cached with their stamp: what a
-        // new cache would save the next read (an unreadable file is read every time anyway).
-        let changed = reads
-            .iter()
-            .filter(|r| matches!(r.2, Some(Cow::Owned(_))) && r.1.is_some_and(|s| !racy(&s)))
-            .count();
-        let mut fresh: Vec<(&str, Stamp, Cow<[u8]>)> = Vec::with_capacity(named.len());
-        for (((id, path), _), (read, stamp, json)) in work.into_iter().zip(reads) {
-            match read {
-                Ok(bead) => {
-                    if let Some(json) = json {
-                        let stamp = stamp.unwrap_or(NEVER);
-                        let stamp = if racy(&stamp) { NEVER } else { stamp };
-                        fresh.push((id, stamp, json));
-                    }
-                    scan.beads.push(bead);
-                }
-                Err(error) => scan.unreadable.push(Unread {
-                    id: id.clone(),
-                    path: path.clone(),
-                    error,
-                }),
-            }
+        // A window at a time: only its cached JSON is in memory, never the whole cache's.
+        for at in (0..named.len()).step_by(WINDOW) {
+            let end = (at + WINDOW).min(named.len());
+            reading.window(&named[at..end], &hits[at..end], loaded.as_ref(), &racy);
         }
-        let count = entries.as_ref().map_or(0, Vec::len);
-        let stale = entries.is_none()
+        let Reading {
+            scan,
+            fresh,
+            from_files,
+            changed,
+        } = reading;
+        let count = loaded.as_ref().map_or(0, |l| l.entries.len());
+        let stale = loaded.is_none()
             || count != scan.beads.len()
             || changed * 100 >= named.len().max(1)
             || (changed > 0 && named.len() < 1000)
             || tail > TAIL_REWRITE_BYTES;
-        let written = stale.then(|| self.write_cache(mark, &fresh));
+        let written = stale.then(|| self.write_cache(mark, &fresh, loaded.as_ref()));
         Ok(Through {
             scan,
             from_files,
@@ -235,19 +306,15 @@ impl Store {
         })
     }
 
-    /// The loaded cache's entries, the beads the journal names since its stamp, and the journal
-    /// tail's length; no entries when it cannot be used.
-    fn usable<'a>(
-        &self,
-        loaded: Option<&'a (Vec<u8>, Mark)>,
-        mark: Mark,
-    ) -> (Option<Vec<Entry<'a>>>, HashSet<String>, u64) {
-        let Some((body, old)) = loaded else {
+    /// The loaded cache, the beads the journal names since its stamp, and the journal tail's
+    /// length; no cache when it cannot be used.
+    fn usable(&self, loaded: Option<Loaded>, mark: Mark) -> (Option<Loaded>, HashSet<String>, u64) {
+        let Some(loaded) = loaded else {
             return (None, HashSet::new(), 0);
         };
-        match (parse_entries(body), self.touched_since(*old, mark)) {
-            (Some(entries), Some((touched, tail))) => (Some(entries), touched, tail),
-            _ => (None, HashSet::new(), 0),
+        match self.touched_since(loaded.mark, mark) {
+            Some((touched, tail)) => (Some(loaded), touched, tail),
+            None => (None, HashSet::new(), 0),
         }
     }
 
@@ -285,34 +352,13 @@ impl Store {
         Some((touched, now.offset - old.offset))
     }
 
-    /// The cache's body and stamp, when it is whole and of this format.
-    fn load(&self) -> Option<(Vec<u8>, Mark)> {
-        let mut file = atomic::open_read(&self.cache_path()).ok()?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).ok()?;
-        let newline = bytes.iter().position(|b| *b == b'\n')?;
-        let body = bytes.split_off(newline + 1);
-        let header = std::str::from_utf8(&bytes[..newline]).ok()?;
-        let words: Vec<&str> = header.split(' ').collect();
-        let [magic, format, generation, offset, id, len, sum] = words[..] else {
-            return None;
-        };
-        if magic != MAGIC || format.parse::<u32>().ok()? != FORMAT {
-            return None;
-        }
-        if body.len() as u64 != len.parse::<u64>().ok()? || checksum(&body) != sum {
-            return None;
-        }
-        let mark = Mark {
-            generation: generation.parse().ok()?,
-            offset: offset.parse().ok()?,
-            id: id.parse().ok()?,
-        };
-        Some((body, mark))
-    }
-
     /// Write the cache: a temporary file in `cache/`, renamed over the old one.
-    fn write_cache(&self, mark: Mark, beads: &[(&str, Stamp, Cow<[u8]>)]) -> Result<Rebuilt> {
+    fn write_cache(
+        &self,
+        mark: Mark,
+        beads: &[(&str, Stamp, Json)],
+        old: Option<&Loaded>,
+    ) -> Result<Rebuilt> {
         let dir = self.cache_dir();
         // `cache/` must be a directory of splice's own: a link there (committed by someone
         // hostile, or planted) is never followed, so the cache is never written elsewhere.
@@ -336,16 +382,7 @@ impl Store {
                 .and_then(|mut f| f.write_all(b"*\n"))
                 .map_err(|e| Error::io(&ignore, e))?;
         }
-        let mut body = Vec::with_capacity(beads.iter().map(|b| b.2.len() + 64).sum());
-        for (id, s, json) in beads {
-            let _ = write!(
-                body,
-                "{id}\t{}\t{}\t{}\t{}\t",
-                s.size, s.mtime_ns, s.ctime_ns, s.ino
-            );
-            body.extend_from_slice(json);
-            body.push(b'\n');
-        }
+        let body = body(beads, old).map_err(|e| Error::io(self.cache_path(), e))?;
         let header = format!(
             "{MAGIC} {FORMAT} {} {} {} {} {}\n",
             mark.generation,
@@ -357,7 +394,8 @@ impl Store {
         // Unique to this process and this write: two threads of one process may both write.
         static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = WRITES.fetch_add(1, Ordering::Relaxed);
-        let temp = dir.join(format!(".beads.{}.{n}.tmp", std::process::id()));
+        let temp = temp::path(&dir, n);
+        temp::clean_stale(&dir, std::time::SystemTime::now());
         let write = || -> std::io::Result<()> {
             let mut file = create_new(&temp)?;
             file.write_all(header.as_bytes())?;
@@ -385,41 +423,22 @@ fn create_new(path: &Path) -> std::io::Result<fs::File> {
         .open(path)
 }
 
-/// The cache body's entries, in id order; `None` when a line is not one.
-fn parse_entries(body: &[u8]) -> Option<Vec<Entry<'_>>> {
-    let mut out: Vec<Entry> = Vec::new();
-    for line in body.split(|b| *b == b'\n') {
-        if line.is_empty() {
-            continue;
-        }
-        let mut parts = line.splitn(6, |b| *b == b'\t');
-        let mut word = || std::str::from_utf8(parts.next()?).ok();
-        let id = word()?;
-        let stamp = Stamp {
-            size: word()?.parse().ok()?,
-            mtime_ns: word()?.parse().ok()?,
-            ctime_ns: word()?.parse().ok()?,
-            ino: word()?.parse().ok()?,
-        };
-        let json = parts.next()?;
-        if out.last().is_some_and(|last| last.id >= id) {
-            return None;
-        }
-        out.push(Entry { id, stamp, json });
+/// One bead: parsed from its cached JSON when it has a hit (its file read when that does not
+/// parse), else from its file.
+fn read_entry((file, hit): &Work<'_, '_>) -> (Result<Bead>, Option<Stamp>, Option<Json>) {
+    let (id, path) = file;
+    match hit {
+        Some((stamp, json, i)) => match parse_bead(path, id, json) {
+            Ok(bead) => (Ok(super::held(bead)), Some(*stamp), Some(Json::Cached(*i))),
+            Err(_) => read_stamped(id, path),
+        },
+        None => read_stamped(id, path),
     }
-    Some(out)
-}
-
-fn find<'a, 'b>(entries: &'b [Entry<'a>], id: &str) -> Option<&'b Entry<'a>> {
-    entries
-        .binary_search_by(|e| e.id.cmp(id))
-        .ok()
-        .map(|i| &entries[i])
 }
 
 /// Read one bead file as [`Store::scan`] does (the same checks, the same errors), with the
 /// stamp of the file it opened and its JSON made compact.
-fn read_stamped<'a>(id: &str, path: &Path) -> (Result<Bead>, Option<Stamp>, Option<Cow<'a, [u8]>>) {
+fn read_stamped(id: &str, path: &Path) -> (Result<Bead>, Option<Stamp>, Option<Json>) {
     let mut file = match super::open_named(id, path) {
         Ok(f) => f,
         Err(e) => return (Err(e), None, None),
@@ -430,15 +449,25 @@ fn read_stamped<'a>(id: &str, path: &Path) -> (Result<Bead>, Option<Stamp>, Opti
         return (Err(Error::io(path, e)), None, None);
     }
     match parse_bead(path, id, &bytes) {
-        Ok(bead) => (Ok(bead), stamp, Some(Cow::Owned(compact(&bytes)))),
+        Ok(bead) => (
+            Ok(super::held(bead)),
+            stamp,
+            Some(Json::Read(compact(&bytes))),
+        ),
         Err(e) => (Err(e), None, None),
     }
 }
 
-fn now_ns() -> i128 {
+/// A time in nanoseconds since the epoch: 64 bits hold 1677 to 2262; a time outside (a clock
+/// set far off) saturates, and its stamp still holds its size, inode and change time.
+fn nanos(secs: i64, nsec: i64) -> i64 {
+    secs.saturating_mul(1_000_000_000).saturating_add(nsec)
+}
+
+fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i128)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

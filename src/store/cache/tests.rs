@@ -101,3 +101,78 @@ fn checksum_sees_one_byte() {
     assert_ne!(checksum(b"abcdefgh12"), checksum(b"abcdefgh13"));
     assert_ne!(checksum(b"abcdefgh"), checksum(b"abcdefgi"));
 }
+
+#[test]
+fn a_write_removes_the_temporary_files_a_crashed_write_left_and_no_others() {
+    let (_dir, store) = aged_store(&["sp-a"]);
+    let cache = store.cache_dir();
+    fs::create_dir_all(&cache).unwrap();
+    // A process that has exited: its pid names no running writer.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let now = std::time::SystemTime::now();
+    let old = now - std::time::Duration::from_secs(120);
+    let file = |name: String, at| {
+        let path = cache.join(name);
+        fs::write(&path, b"half a cache").unwrap();
+        touch(&path, at);
+        path
+    };
+    let crashed = file(format!(".beads.{dead}.0.tmp"), old);
+    let recent = file(format!(".beads.{dead}.1.tmp"), now);
+    let live = file(format!(".beads.{}.99.tmp", std::process::id()), old);
+    let other = file(".beads.notes".into(), old);
+    store.rebuild_cache().unwrap();
+    assert!(
+        !crashed.exists(),
+        "an old temporary file of a dead writer is removed"
+    );
+    assert!(recent.exists(), "a recent one may be a write under way");
+    assert!(live.exists(), "a running writer's is never removed");
+    assert!(
+        other.exists(),
+        "a file that is not a temporary file is not splice's to remove"
+    );
+    same(
+        &store.read_through(true).unwrap().scan,
+        &store.scan().unwrap(),
+    );
+}
+
+#[test]
+fn the_checksum_fed_in_pieces_is_the_checksum_of_the_whole() {
+    let bytes: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
+    for cut in [0, 1, 7, 8, 9, 500, 999, 1000] {
+        let mut sum = text::Sum::new(bytes.len() as u64);
+        sum.update(&bytes[..cut]);
+        sum.update(&[]);
+        sum.update(&bytes[cut..]);
+        assert_eq!(sum.finish(), checksum(&bytes), "cut at {cut}");
+    }
+}
+
+#[test]
+fn a_read_over_several_windows_of_the_cache_equals_the_files() {
+    let names: Vec<String> = (0..WINDOW + 300).map(|i| format!("sp-w.{i}")).collect();
+    let ids: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (_dir, store) = aged_store(&ids);
+    assert_eq!(store.read_through(true).unwrap().from_files, ids.len());
+    let warm = store.read_through(true).unwrap();
+    assert_eq!(warm.from_files, 0);
+    same(&warm.scan, &store.scan().unwrap());
+    // One file changed in the last window, one gone in the first: each read as the files are.
+    let changed = store.bead_path(&names[WINDOW + 10]);
+    let mut bead = store.read_bead(&names[WINDOW + 10]).unwrap();
+    bead.title = "changed".into();
+    fs::write(&changed, bead.to_file_bytes()).unwrap();
+    touch(
+        &changed,
+        std::time::SystemTime::now() - std::time::Duration::from_secs(60),
+    );
+    fs::remove_file(store.bead_path(&names[5])).unwrap();
+    let after = store.read_through(true).unwrap();
+    assert_eq!(after.from_files, 1);
+    same(&after.scan, &store.scan().unwrap());
+    assert_eq!(after.scan.beads.len(), ids.len() - 1);
+}

@@ -9,12 +9,12 @@ fn claimed(holder: &str, job: Option<&str>) -> Bead {
     b.pipeline.step = "implement".into();
     b.pipeline.seq = 9;
     b.pipeline.attempts.insert("implement".into(), 2);
-    b.pipeline.lease = Some(Lease {
+    b.pipeline.lease = Some(Box::new(Lease {
         holder: holder.into(),
         since: "then".into(),
         credential_sha256: Some("ab".into()),
         job: job.map(str::to_string),
-    });
+    }));
     b.pipeline.last_dispatch = Some(Box::new(Dispatch {
         step: "implement".into(),
         attempt: 2,

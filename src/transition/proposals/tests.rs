@@ -25,12 +25,12 @@ fn store_at(step: &str) -> (tempfile::TempDir, Store) {
     bead.pipeline.route = "root".into();
     bead.pipeline.step = step.into();
     bead.pipeline.seq = 5;
-    bead.pipeline.lease = Some(Lease {
+    bead.pipeline.lease = Some(Box::new(Lease {
         holder: HOLDER.into(),
         since: "then".into(),
         credential_sha256: Some(sha256_hex(SECRET)),
         job: Some("4242".into()),
-    });
+    }));
     fs::write(store.bead_path("sp-a"), bead.to_file_bytes()).unwrap();
     (dir, store)
 }

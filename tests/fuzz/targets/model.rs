@@ -111,7 +111,7 @@ fn a_node_at_every_step(m: Manifest) -> Snapshot {
                     }))
                 }
                 2 => {
-                    b.pipeline.gate = Some(Gate {
+                    b.pipeline.gate = Some(Box::new(Gate {
                         step: step.clone(),
                         state: GateState::Pending,
                         seq: 2,
@@ -120,15 +120,15 @@ fn a_node_at_every_step(m: Manifest) -> Snapshot {
                         supplied_by: None,
                         route: None,
                         at: NOW.into(),
-                    })
+                    }))
                 }
                 3 => {
-                    b.pipeline.lease = Some(Lease {
+                    b.pipeline.lease = Some(Box::new(Lease {
                         holder: "other".into(),
                         since: NOW.into(),
                         credential_sha256: None,
                         job: None,
-                    })
+                    }))
                 }
                 _ => {}
             }

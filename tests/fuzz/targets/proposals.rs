@@ -42,12 +42,12 @@ fn proposals(data: &[u8]) -> bool {
     let mut bead = Bead::new("sp-a".into(), "a".into(), String::new(), "then");
     (bead.pipeline.kind, bead.pipeline.route) = (Kind::Root, "root".into());
     (bead.pipeline.step, bead.pipeline.seq) = ("to-issues".into(), 5);
-    bead.pipeline.lease = Some(Lease {
+    bead.pipeline.lease = Some(Box::new(Lease {
         holder: "run:h:1:r".into(),
         since: "then".into(),
         credential_sha256: Some(sha256_hex(SECRET)),
         job: Some("7".into()),
-    });
+    }));
     std::fs::write(store.bead_path("sp-a"), bead.to_file_bytes()).expect("write");
     let file = dir.path().join("proposals.jsonl");
     std::fs::write(&file, data).expect("write");

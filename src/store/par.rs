@@ -1,0 +1,88 @@
+//! Work over many bead files on a few threads (file system calls are syscall-bound: a few more
+//! threads than cores keep both cores busy).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// How many items a thread takes at a time in [`par_each`]: results live only a few blocks long.
+const BLOCK: usize = 256;
+
+fn threads_for(items: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores * 2).min(items / 256 + 1).max(1)
+}
+
+/// `f` over `items` on a few threads, in order.
+pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let mut out = Vec::with_capacity(items.len());
+    par_each(items, f, |_, r| out.push(r));
+    out
+}
+
+/// `f` over `items` on a few threads, each result handed to `sink` with its item, in order, as
+/// soon as it and every one before it are done. Only a few blocks of results are alive at once:
+/// a caller that keeps what it needs from each (a bead, not the bead and its file's bytes) never
+/// holds a second copy of everything.
+pub(crate) fn par_each<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> R + Sync,
+    mut sink: impl FnMut(&T, R),
+) {
+    let threads = threads_for(items.len());
+    if threads == 1 {
+        items.iter().for_each(|item| sink(item, f(item)));
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::sync_channel::<(usize, Vec<R>)>(threads * 2);
+    let (f, next) = (&f, &next);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let tx = tx.clone();
+            scope.spawn(move || {
+                loop {
+                    let block = next.fetch_add(1, Ordering::Relaxed);
+                    let start = block * BLOCK;
+                    if start >= items.len() {
+                        break;
+                    }
+                    let part = &items[start..(start + BLOCK).min(items.len())];
+                    if tx.send((block, part.iter().map(f).collect())).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // Blocks come back in any order; each is handed on once those before it have been.
+        let mut waiting = BTreeMap::new();
+        let mut due = 0;
+        for (block, results) in rx {
+            waiting.insert(block, results);
+            while let Some(results) = waiting.remove(&due) {
+                let start = due * BLOCK;
+                for (item, r) in items[start..].iter().zip(results) {
+                    sink(item, r);
+                }
+                due += 1;
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_in_order_whatever_the_threads() {
+        for n in [0, 1, 255, 256, 257, 5_000, 20_011] {
+            let items: Vec<usize> = (0..n).collect();
+            let mut seen = Vec::new();
+            par_each(&items, |i| i * 3, |item, r| seen.push((*item, r)));
+            assert_eq!(seen, items.iter().map(|i| (*i, i * 3)).collect::<Vec<_>>());
+            assert_eq!(par_map(&items, |i| i + 1), (1..=n).collect::<Vec<_>>());
+        }
+    }
+}
