@@ -43,7 +43,13 @@ pub(super) struct Tracked {
     done: Sender<Finished>,
     /// This runner cancelled it (Ctrl-C, a closed node): no attempt is counted.
     cancelled_here: bool,
+    /// Polls in a row in which no Slurm command knew the job.
+    unknown: u32,
 }
+
+/// After this many polls in a row in which no Slurm command knows a job, it is recorded as
+/// lost (an error, counting its attempt) rather than waited for forever.
+const UNKNOWN_POLLS: u32 = 3;
 
 /// The run's poller: one thread for every job of the run.
 pub struct Poller {
@@ -81,22 +87,42 @@ fn poll(rc: &RunCtx, rx: &Receiver<Tracked>) {
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) if jobs.is_empty() => return,
-            Err(RecvTimeoutError::Disconnected) => {}
+            // The run is gone but its jobs are not: keep waiting between polls.
+            Err(RecvTimeoutError::Disconnected) => std::thread::sleep(wait),
         }
         if jobs.is_empty() {
             continue;
         }
         cancel_wanted(&mut jobs);
         let before = jobs.len();
-        let states = match slurm::listing() {
-            Ok(listed) => listed.into_iter().map(|l| (l.id, l.state)).collect(),
-            Err(_) => BTreeMap::new(),
+        // A listing that failed (the controller away) says nothing: ask again after the wait,
+        // rather than asking after every job one by one.
+        let Ok(listed) = slurm::listing() else {
+            wait = (wait * 3 / 2).min(POLL_MOST);
+            continue;
         };
+        let states: BTreeMap<String, JobState> =
+            listed.into_iter().map(|l| (l.id, l.state)).collect();
         let mut still = Vec::with_capacity(jobs.len());
-        for t in jobs.drain(..) {
+        for mut t in jobs.drain(..) {
             match end_of(&t.id, states.get(&t.id)) {
-                Some(end) => conclude(rc, t, &end),
-                None => still.push(t),
+                Known::Ended(end) => conclude(rc, t, &end),
+                Known::Live => {
+                    t.unknown = 0;
+                    still.push(t);
+                }
+                Known::Not if t.unknown + 1 >= UNKNOWN_POLLS => {
+                    let lost = JobEnd {
+                        state: JobState::Other("UNKNOWN to squeue, scontrol and sacct".into()),
+                        code: None,
+                        signal: None,
+                    };
+                    conclude(rc, t, &lost);
+                }
+                Known::Not => {
+                    t.unknown += 1;
+                    still.push(t);
+                }
             }
         }
         jobs = still;
@@ -119,25 +145,39 @@ fn cancel_wanted(jobs: &mut [Tracked]) {
     }
 }
 
-/// How job `id` ended, once it has: its state in the listing, its exit code from `scontrol`
-/// (or `sacct`, when accounting answers). A job the listing no longer has is asked about
-/// directly; one Slurm has forgotten entirely ended unseen.
-fn end_of(id: &str, listed: Option<&JobState>) -> Option<JobEnd> {
+/// What Slurm knows of a job.
+enum Known {
+    Live,
+    Ended(JobEnd),
+    /// No command knows it (purged, or not listed yet).
+    Not,
+}
+
+/// How job `id` stands: its state in the listing, its exit code from `scontrol` (or `sacct`,
+/// when accounting answers) once it has ended. A job the listing no longer has is asked about
+/// directly.
+fn end_of(id: &str, listed: Option<&JobState>) -> Known {
     if listed.is_some_and(|s| !s.ended()) {
-        return None;
+        return Known::Live;
     }
+    let ended = |end: JobEnd| match end.state.ended() {
+        true => Known::Ended(end),
+        false => Known::Live,
+    };
     if let Ok(Some(shown)) = slurm::show(id) {
-        return shown.end.state.ended().then_some(shown.end);
+        return ended(shown.end);
     }
     if let Some(end) = slurm::accounted(id) {
-        return end.state.ended().then_some(end);
+        return ended(end);
     }
-    // Unknown to every command: a listing that failed says nothing; wait for the next.
-    listed.map(|state| JobEnd {
-        state: state.clone(),
-        code: None,
-        signal: None,
-    })
+    match listed {
+        Some(state) => Known::Ended(JobEnd {
+            state: state.clone(),
+            code: None,
+            signal: None,
+        }),
+        None => Known::Not,
+    }
 }
 
 /// Record a job's end as a local dispatch's: apply its proposals, read its usage and response,
@@ -243,6 +283,7 @@ pub(super) fn start(job: Job, done: Sender<Finished>, poller: Arc<Poller>) {
                 since,
                 done,
                 cancelled_here: false,
+                unknown: 0,
             }),
             Err(e) => finish_unwatched(
                 job,
@@ -433,6 +474,7 @@ fn tracked(
         since: Instant::now(),
         done,
         cancelled_here: false,
+        unknown: 0,
     })
 }
 
