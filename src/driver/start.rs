@@ -116,8 +116,15 @@ pub(super) fn shared_root(store: &Store, config: &Config) -> Result<()> {
             "[executor] kind = \"slurm\" needs shared_root".into(),
         ));
     };
-    let canonical = |p: &std::path::Path| std::fs::canonicalize(p).map_err(|e| Error::io(p, e));
-    let (root_c, repo_c) = (canonical(root)?, canonical(store.repo())?);
+    let root_c = std::fs::canonicalize(root).map_err(|e| {
+        Error::Invalid(format!(
+            "[executor] shared_root {} cannot be resolved ({e}): it must be a directory this \
+             host and the compute nodes mount",
+            root.display()
+        ))
+    })?;
+    let repo = store.repo();
+    let repo_c = std::fs::canonicalize(repo).map_err(|e| Error::io(repo, e))?;
     if !repo_c.starts_with(&root_c) {
         return Err(Error::Invalid(format!(
             "[executor] shared_root is {}, but the repository {} is not under it: compute nodes \
