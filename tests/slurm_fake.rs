@@ -301,6 +301,11 @@ fn sigterm_cancels_the_runs_jobs_at_no_cost_of_an_attempt() {
         state.path().join("101.cancelled").exists(),
         "scancel was called"
     );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        !state.path().join("101.exit").exists(),
+        "the job was killed, not left to finish"
+    );
     let b = r.bead(&id);
     assert!(b["pipeline"]["lease"].is_null(), "released: {b:#}");
     assert_eq!(b["pipeline"]["attempts"]["work"], 0, "{b:#}");
@@ -311,5 +316,50 @@ fn sigterm_cancels_the_runs_jobs_at_no_cost_of_an_attempt() {
             .as_str()
             .unwrap()
             .contains("cancelled by the runner (scancel)")
+    );
+}
+
+#[test]
+fn a_job_cancelled_by_someone_else_is_recorded_once_its_processes_are_gone_and_dispatched_again() {
+    let script = format!("if [ \"$SPLICE_ATTEMPT\" = 1 ]; then sleep 60; fi; {PROPOSE}");
+    let (r, id, state) = repo(&script, 3, "");
+    let run = splice(&r, state.path(), &["run", "--output", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !r.bead(&id)["pipeline"]["lease"]["job"].is_string() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job never reached the claim"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Someone else cancels it: Slurm says CANCELLED at once, its processes go 8 s later.
+    let cancelled = Command::new(fake_bin().join("scancel"))
+        .arg("101")
+        .env("FAKE_SLURM_STATE", state.path())
+        .env("FAKE_SLURM_KILLWAIT", "8")
+        .status()
+        .unwrap();
+    assert!(cancelled.success());
+    let out = run.wait_with_output().unwrap();
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        envelope["status"],
+        "done",
+        "{envelope:#}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let b = r.bead(&id);
+    assert_eq!(b["pipeline"]["attempts"]["work"], 2, "{b:#}");
+    let first = &b["pipeline"]["exits"][0];
+    assert_eq!(first["exit"], "error");
+    assert!(
+        first["cause"]
+            .as_str()
+            .unwrap()
+            .contains("CANCELLED (not by this runner)")
     );
 }

@@ -45,7 +45,13 @@ pub(super) struct Tracked {
     cancelled_here: bool,
     /// Polls in a row in which no Slurm command knew the job.
     unknown: u32,
+    /// When Slurm first said it ended while its processes were still seen in the worktree.
+    lingering: Option<Instant>,
 }
+
+/// How long an ended job's processes may linger in its worktree (Slurm's `KillWait` between
+/// SIGTERM and SIGKILL, and a loaded node) before its end is recorded all the same.
+const LINGER: Duration = Duration::from_secs(60);
 
 /// After this many polls in a row in which no Slurm command knows a job, it is recorded as
 /// lost (an error, counting its attempt) rather than waited for forever.
@@ -106,6 +112,7 @@ fn poll(rc: &RunCtx, rx: &Receiver<Tracked>) {
         let mut still = Vec::with_capacity(jobs.len());
         for mut t in jobs.drain(..) {
             match end_of(&t.id, states.get(&t.id)) {
+                Known::Ended(_) if lingers(&mut t) => still.push(t),
                 Known::Ended(end) => conclude(rc, t, &end),
                 Known::Live => {
                     t.unknown = 0;
@@ -143,6 +150,17 @@ fn cancel_wanted(jobs: &mut [Tracked]) {
             t.cancelled_here = slurm::cancel(&t.id).is_ok();
         }
     }
+}
+
+/// Does an ended job still have processes in its worktree (seen on this host: a one-node
+/// cluster, or a compute node that is also the runner's)? Its end is recorded once they are gone
+/// (or [`LINGER`] has passed), so the node's next dispatch does not find its worktree in use.
+fn lingers(t: &mut Tracked) -> bool {
+    if crate::process::procfs::users_of(&t.job.worktree).is_empty() {
+        return false;
+    }
+    let since = *t.lingering.get_or_insert_with(Instant::now);
+    since.elapsed() < LINGER
 }
 
 /// What Slurm knows of a job.
@@ -284,6 +302,7 @@ pub(super) fn start(job: Job, done: Sender<Finished>, poller: Arc<Poller>) {
                 done,
                 cancelled_here: false,
                 unknown: 0,
+                lingering: None,
             }),
             Err(e) => finish_unwatched(
                 job,
@@ -475,6 +494,7 @@ fn tracked(
         done,
         cancelled_here: false,
         unknown: 0,
+        lingering: None,
     })
 }
 
