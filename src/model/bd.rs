@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::Bead;
-use super::bead::Dependency;
+use super::bead::{Dependency, Extra};
 
 /// The dependency type that builds the tree: the child depends on its parent.
 pub const PARENT_CHILD: &str = "parent-child";
@@ -208,7 +208,7 @@ fn native(bead: &Bead, mut fields: Map<String, Value>) -> Map<String, Value> {
         deps.push(Dependency {
             depends_on_id: parent.clone(),
             dep_type: PARENT_CHILD.into(),
-            extra: Map::new(),
+            extra: Extra::new(),
         });
     }
     if !deps.is_empty() {

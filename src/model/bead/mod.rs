@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::manifest::Autonomy;
 use super::tier::{Tier, TierRule};
@@ -15,6 +15,9 @@ use super::usage::Usage;
 
 mod records;
 
+mod extra;
+
+pub use extra::Extra;
 pub use records::{
     Acceptance, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState,
     Lease, PlanApproval, Proposal, Provenance, Routing, SplitRecord, StepEntry, StepResponse,
@@ -185,7 +188,7 @@ pub struct Dependency {
     #[serde(rename = "type", default = "blocks")]
     pub dep_type: String,
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 fn blocks() -> String {
@@ -292,7 +295,7 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routing: Vec<Routing>,
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 impl Pipeline {
@@ -335,11 +338,11 @@ pub struct Bead {
     #[serde(default)]
     pub close_reason: Option<String>,
     #[serde(default)]
-    pub metadata: Map<String, Value>,
+    pub metadata: Extra,
     #[serde(default)]
     pub pipeline: Pipeline,
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -374,9 +377,9 @@ impl Bead {
             updated_at: now.to_string(),
             closed_at: None,
             close_reason: None,
-            metadata: Map::new(),
+            metadata: Extra::new(),
             pipeline: Pipeline::default(),
-            extra: Map::new(),
+            extra: Extra::new(),
         }
     }
 
