@@ -55,10 +55,35 @@ fn splice(r: &Repo, state: &Path, args: &[&str]) -> Command {
     c
 }
 
+/// Wait for `child` at most [`LIMIT`]: a wedged runner fails the test instead of hanging it.
+fn bounded(mut child: std::process::Child) -> std::process::Output {
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > LIMIT {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the run did not end within {LIMIT:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// `splice run` with its output captured, spawned.
+fn spawn(mut c: Command) -> std::process::Child {
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 fn run(r: &Repo, state: &Path) -> (i32, Value, String) {
-    let out = splice(r, state, &["run", "--output", "json"])
-        .output()
-        .unwrap();
+    let out = bounded(spawn(splice(r, state, &["run", "--output", "json"])));
     common::no_panic(&out);
     let envelope = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
@@ -152,10 +177,9 @@ fn a_failed_job_is_recorded_with_its_code_and_the_state_in_its_cause() {
 fn a_job_slurm_forgets_is_recorded_as_lost_not_waited_for_forever() {
     let (r, id, state) = repo("sleep 1", 1, "");
     // The fake forgets every job as soon as it is submitted.
-    let out = splice(&r, state.path(), &["run", "--output", "json"])
-        .env("FAKE_SLURM_FORGET", "1")
-        .output()
-        .unwrap();
+    let mut c = splice(&r, state.path(), &["run", "--output", "json"]);
+    c.env("FAKE_SLURM_FORGET", "1");
+    let out = bounded(spawn(c));
     common::no_panic(&out);
     assert_eq!(
         out.status.code(),
@@ -290,7 +314,7 @@ fn sigterm_cancels_the_runs_jobs_at_no_cost_of_an_attempt() {
     }
     // SAFETY: signalling our own child.
     unsafe { libc::kill(first.id() as i32, libc::SIGTERM) };
-    let out = first.wait_with_output().unwrap();
+    let out = bounded(first);
     assert_eq!(
         out.status.code(),
         Some(130),
@@ -344,7 +368,7 @@ fn a_job_cancelled_by_someone_else_is_recorded_once_its_processes_are_gone_and_d
         .status()
         .unwrap();
     assert!(cancelled.success());
-    let out = run.wait_with_output().unwrap();
+    let out = bounded(run);
     let envelope: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     assert_eq!(
         envelope["status"],

@@ -156,7 +156,20 @@ fn journal_verbs(r: &Repo) -> Vec<String> {
         .collect()
 }
 
-fn finished(child: Child) -> (i32, Value) {
+/// Wait for a run at most ten minutes: a wedged runner fails the test instead of hanging CI.
+fn finished(mut child: Child) -> (i32, Value) {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(600) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the run did not end: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     let envelope = serde_json::from_str(&text).unwrap_or(Value::Null);
