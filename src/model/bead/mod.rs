@@ -15,8 +15,10 @@ use super::usage::Usage;
 
 mod records;
 
+mod counts;
 mod extra;
 
+pub use counts::Counts;
 pub use extra::Extra;
 pub use records::{
     Acceptance, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState,
@@ -228,8 +230,8 @@ pub struct Pipeline {
     pub files: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease: Option<Box<Lease>>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub attempts: BTreeMap<String, u32>,
+    #[serde(default, skip_serializing_if = "Counts::is_empty")]
+    pub attempts: Counts,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_dispatch: Option<Box<Dispatch>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
