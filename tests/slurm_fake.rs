@@ -19,19 +19,9 @@ fn fake_bin() -> PathBuf {
 /// A repository whose leaf route is one argv step, `work`, running `script` as a job.
 fn repo(script: &str, max_attempts: u32, executor: &str) -> (Repo, String, tempfile::TempDir) {
     let r = Repo::new();
-    let manifest = serde_json::json!({
-        "routes": { "root": ["plan", "delegate"], "compound": ["plan", "delegate"], "leaf": ["work"] },
-        "steps": [
-            { "name": "plan", "role": "split", "floors": [] },
-            { "name": "delegate", "floors": [ { "kind": "children_finished" } ] },
-            { "name": "work", "run": { "argv": ["sh", "-c", script] }, "floors": [],
-              "timeout_s": 120, "max_attempts": max_attempts, "resume": "continue" }
-        ]
-    });
-    r.write(
-        ".splice/manifest.json",
-        &serde_json::to_string_pretty(&manifest).unwrap(),
-    );
+    let argv = serde_json::json!(["sh", "-c", script]);
+    let manifest = common::work_step_manifest(argv, serde_json::json!([]), 120, max_attempts);
+    r.write(".splice/manifest.json", &manifest);
     let root = r.path().canonicalize().unwrap();
     r.write(
         ".splice/config.toml",
@@ -70,6 +60,18 @@ fn bounded(mut child: std::process::Child) -> std::process::Output {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     child.wait_with_output().unwrap()
+}
+
+/// Wait (at most 30 s) until the node's claim carries its job's id.
+fn wait_for_job(r: &Repo, id: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !r.bead(id)["pipeline"]["lease"]["job"].is_string() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job never reached the claim"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 const LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
@@ -237,17 +239,10 @@ fn a_floor_sent_to_slurm_runs_through_srun() {
         "test -n \"$SLURM_JOB_ID\" && echo \"$SLURM_JOB_NAME\" > '{}'",
         mark.display()
     );
-    let manifest = serde_json::json!({
-        "routes": { "root": ["plan", "delegate"], "compound": ["plan", "delegate"], "leaf": ["work"] },
-        "steps": [
-            { "name": "plan", "role": "split", "floors": [] },
-            { "name": "delegate", "floors": [ { "kind": "children_finished" } ] },
-            { "name": "work", "run": { "argv": ["sh", "-c", PROPOSE] },
-              "floors": [ { "kind": "command", "argv": ["sh", "-c", check] } ],
-              "timeout_s": 120, "max_attempts": 1 }
-        ]
-    });
-    r.write(".splice/manifest.json", &manifest.to_string());
+    let floors = serde_json::json!([ { "kind": "command", "argv": ["sh", "-c", check] } ]);
+    let argv = serde_json::json!(["sh", "-c", PROPOSE]);
+    let manifest = common::work_step_manifest(argv, floors, 120, 1);
+    r.write(".splice/manifest.json", &manifest);
     let root = r.path().canonicalize().unwrap();
     r.write(
         ".splice/config.toml",
@@ -274,14 +269,7 @@ fn a_killed_runners_job_is_adopted_by_the_next_run_and_never_submitted_twice() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !r.bead(&id)["pipeline"]["lease"]["job"].is_string() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the job never reached the claim"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_job(&r, &id);
     first.kill().unwrap();
     first.wait().unwrap();
     let (code, envelope, stderr) = run(&r, state.path());
@@ -304,14 +292,7 @@ fn sigterm_cancels_the_runs_jobs_at_no_cost_of_an_attempt() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !r.bead(&id)["pipeline"]["lease"]["job"].is_string() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the job never reached the claim"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_job(&r, &id);
     // SAFETY: signalling our own child.
     unsafe { libc::kill(first.id() as i32, libc::SIGTERM) };
     let out = bounded(first);
@@ -352,14 +333,7 @@ fn a_job_cancelled_by_someone_else_is_recorded_once_its_processes_are_gone_and_d
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !r.bead(&id)["pipeline"]["lease"]["job"].is_string() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the job never reached the claim"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_job(&r, &id);
     // Someone else cancels it: Slurm says CANCELLED at once, its processes go 8 s later.
     let cancelled = Command::new(fake_bin().join("scancel"))
         .arg("101")

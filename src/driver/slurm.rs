@@ -337,8 +337,7 @@ fn submit(job: &Job) -> Result<(String, DispatchPaths, transition::proposals::Ex
         Some(l) => l.id,
         None => {
             let r = rc.config.executor.resources(&job.step.name);
-            let time = slurm::time_limit(r.time, job.step.timeout_s);
-            let script = slurm::batch_script(&name, time, &r, &p.argv);
+            let script = slurm::batch_script(&name, &r, job.step.timeout_s, &p.argv);
             std::fs::create_dir_all(&p.paths.run_dir)
                 .map_err(|e| Error::io(&p.paths.run_dir, e))?;
             crate::store::atomic::replace_file(&p.paths.script_file, script.as_bytes())?;

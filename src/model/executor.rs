@@ -51,6 +51,32 @@ pub struct Resources {
     pub time: Option<u32>,
 }
 
+impl Resources {
+    /// The job's time limit in whole minutes: `time`, else `timeout_s` rounded up (at least a
+    /// minute: Slurm's limits are in minutes).
+    pub fn minutes(&self, timeout_s: u64) -> u32 {
+        self.time
+            .unwrap_or_else(|| u32::try_from(timeout_s.div_ceil(60).max(1)).unwrap_or(u32::MAX))
+    }
+
+    /// Slurm's options for a job with these resources: `--time` (from [`Resources::minutes`]),
+    /// then `--partition`, `--cpus-per-task` and `--mem` as set. Each value is a token checked at
+    /// load, so the options may go into a batch script's `#SBATCH` lines as well as an argv.
+    pub fn options(&self, timeout_s: u64) -> Vec<String> {
+        let mut out = vec![format!("--time={}", self.minutes(timeout_s))];
+        if let Some(p) = &self.partition {
+            out.push(format!("--partition={p}"));
+        }
+        if let Some(c) = self.cpus {
+            out.push(format!("--cpus-per-task={c}"));
+        }
+        if let Some(m) = &self.mem {
+            out.push(format!("--mem={m}"));
+        }
+        out
+    }
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ExecutorConfig {
@@ -121,25 +147,12 @@ impl ExecutorConfig {
         if self.kind() != ExecutorKind::Slurm || self.floors() != FloorsOn::Slurm {
             return argv.to_vec();
         }
-        let r = self.resources(step);
-        let minutes = r
-            .time
-            .unwrap_or_else(|| u32::try_from(timeout_s.div_ceil(60).max(1)).unwrap_or(u32::MAX));
         let mut out = vec![
             "srun".to_string(),
             "--quiet".to_string(),
             format!("--job-name={name}"),
-            format!("--time={minutes}"),
         ];
-        if let Some(p) = &r.partition {
-            out.push(format!("--partition={p}"));
-        }
-        if let Some(c) = r.cpus {
-            out.push(format!("--cpus-per-task={c}"));
-        }
-        if let Some(m) = &r.mem {
-            out.push(format!("--mem={m}"));
-        }
+        out.extend(self.resources(step).options(timeout_s));
         out.push("--".to_string());
         out.extend(argv.iter().cloned());
         out

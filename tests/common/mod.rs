@@ -154,3 +154,18 @@ pub fn no_panic(out: &Output) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked at"), "splice panicked: {stderr}");
 }
+
+/// A manifest whose leaf route is one step, `work`, running `argv` with `floors`, `timeout_s`
+/// and `max_attempts` (resuming its worktree), as pretty JSON for `.splice/manifest.json`.
+pub fn work_step_manifest(argv: Value, floors: Value, timeout_s: u64, max_attempts: u32) -> String {
+    let manifest = serde_json::json!({
+        "routes": { "root": ["plan", "delegate"], "compound": ["plan", "delegate"], "leaf": ["work"] },
+        "steps": [
+            { "name": "plan", "role": "split", "floors": [] },
+            { "name": "delegate", "floors": [ { "kind": "children_finished" } ] },
+            { "name": "work", "run": { "argv": argv }, "floors": floors,
+              "timeout_s": timeout_s, "max_attempts": max_attempts, "resume": "continue" }
+        ]
+    });
+    serde_json::to_string_pretty(&manifest).unwrap()
+}

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::cluster;
-use crate::common::Repo;
+use crate::common::{self, Repo};
 
 const SPLICE: &str = env!("CARGO_BIN_EXE_splice");
 
@@ -31,19 +31,8 @@ fn slurm_repo_with(
     max_attempts: u32,
 ) -> (Repo, String) {
     let r = Repo::new();
-    let manifest = serde_json::json!({
-        "routes": { "root": ["plan", "delegate"], "compound": ["plan", "delegate"], "leaf": ["work"] },
-        "steps": [
-            { "name": "plan", "role": "split", "floors": [] },
-            { "name": "delegate", "floors": [ { "kind": "children_finished" } ] },
-            { "name": "work", "run": { "argv": argv }, "floors": floors,
-              "timeout_s": timeout_s, "max_attempts": max_attempts, "resume": "continue" }
-        ]
-    });
-    r.write(
-        ".splice/manifest.json",
-        &serde_json::to_string_pretty(&manifest).unwrap(),
-    );
+    let manifest = common::work_step_manifest(argv, floors, timeout_s, max_attempts);
+    r.write(".splice/manifest.json", &manifest);
     let root = r.path().canonicalize().unwrap();
     r.write(
         ".splice/config.toml",

@@ -127,36 +127,20 @@ pub struct JobEnd {
     pub signal: Option<i32>,
 }
 
-/// A job's name: `splice-<bead>-<step>-<attempt>` ([`crate::model::executor::job_name`]).
-pub use crate::model::executor::job_name;
-
-/// The batch script of one dispatch. Its `#SBATCH` lines carry the job's name and resources
-/// (every value a token checked at load: a bead id, a step name, a partition, a size); paths go
-/// on `sbatch`'s command line ([`sbatch_argv`]), never into the script's text, and the argv is
-/// quoted for `sh`.
-pub fn batch_script(name: &str, time_min: u32, r: &Resources, argv: &[String]) -> String {
+/// The batch script of one dispatch. Its `#SBATCH` lines carry the job's name and
+/// [`Resources::options`] (every value a token checked at load: a bead id, a step name, a
+/// partition, a size); paths go on `sbatch`'s command line ([`sbatch_argv`]), never into the
+/// script's text, and the argv is quoted for `sh`.
+pub fn batch_script(name: &str, r: &Resources, timeout_s: u64, argv: &[String]) -> String {
     let mut s = String::from("#!/bin/sh\n");
     s.push_str("# A splice dispatch (generated for one job; `docs/scale-out.md`).\n");
     s.push_str(&format!("#SBATCH --job-name={name}\n"));
-    s.push_str(&format!("#SBATCH --time={time_min}\n"));
-    if let Some(p) = &r.partition {
-        s.push_str(&format!("#SBATCH --partition={p}\n"));
-    }
-    if let Some(c) = r.cpus {
-        s.push_str(&format!("#SBATCH --cpus-per-task={c}\n"));
-    }
-    if let Some(m) = &r.mem {
-        s.push_str(&format!("#SBATCH --mem={m}\n"));
+    for option in r.options(timeout_s) {
+        s.push_str(&format!("#SBATCH {option}\n"));
     }
     let quoted: Vec<String> = argv.iter().map(|a| sh_quote(a)).collect();
     s.push_str(&format!("exec {}\n", quoted.join(" ")));
     s
-}
-
-/// The job's time limit in whole minutes: the configured one, else the step's timeout rounded
-/// up (at least one minute: Slurm's limits are in minutes).
-pub fn time_limit(configured: Option<u32>, timeout_s: u64) -> u32 {
-    configured.unwrap_or_else(|| u32::try_from(timeout_s.div_ceil(60).max(1)).unwrap_or(u32::MAX))
 }
 
 /// `sbatch`'s command line for `script`: stdout and stderr to `log`, run in `worktree`, every

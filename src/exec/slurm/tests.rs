@@ -23,7 +23,7 @@ fn the_batch_script_names_the_job_and_its_resources_and_quotes_the_argv_for_sh()
         "-p".to_string(),
         "it's a \"prompt\" with $HOME and `ticks`\nand a line".to_string(),
     ];
-    let script = batch_script("splice-sp-a.1-implement-2", 3, &r, &argv);
+    let script = batch_script("splice-sp-a.1-implement-2", &r, 180, &argv);
     let lines: Vec<&str> = script.lines().collect();
     assert_eq!(lines[0], "#!/bin/sh");
     for want in [
@@ -48,12 +48,19 @@ fn the_batch_script_names_the_job_and_its_resources_and_quotes_the_argv_for_sh()
         .collect();
     assert_eq!(got, argv);
     // Unset resources write no line.
-    let bare = batch_script("n", 1, &Resources::default(), &argv);
+    let bare = batch_script("n", &Resources::default(), 60, &argv);
     assert!(!bare.contains("--partition") && !bare.contains("--mem") && !bare.contains("--cpus"));
 }
 
 #[test]
 fn the_time_limit_is_the_configured_one_else_the_step_timeout_rounded_up_to_a_minute() {
+    let time_limit = |time: Option<u32>, timeout_s: u64| {
+        Resources {
+            time,
+            ..Resources::default()
+        }
+        .minutes(timeout_s)
+    };
     assert_eq!(time_limit(Some(90), 30), 90);
     assert_eq!(time_limit(None, 30), 1);
     assert_eq!(time_limit(None, 60), 1);
