@@ -87,7 +87,7 @@ fn campaign(n: usize) -> Vec<Bead> {
             700,
             AT,
         );
-        leaf.pipeline.files = vec![format!("src/m{}/f{}.rs", l % 7, l % 5)];
+        leaf.pipeline.files = vec![format!("src/m{}/f{}.rs", l % 7, l % 5).into()];
         match l % 4 {
             0 => leaf.status = Status::Closed,
             1 => {

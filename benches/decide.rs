@@ -14,7 +14,7 @@ const LEAVES_PER_COMPOUND: usize = 50;
 
 fn node(id: String, parent: Option<&str>, kind: Kind, route: &str, step: &str) -> Bead {
     let mut b = Bead::new(id, "synthetic".into(), String::new(), AT);
-    b.parent = parent.map(str::to_string);
+    b.parent = parent.map(Into::into);
     b.pipeline.kind = kind;
     b.pipeline.route = route.into();
     b.pipeline.step = step.into();
@@ -48,9 +48,9 @@ fn campaign(n: usize) -> Snapshot {
             let lid = format!("{cid}.{l}");
             let mut leaf = node(lid.clone(), Some(&cid), Kind::Leaf, "leaf", "implement");
             leaf.priority = (l % 3) as i64;
-            leaf.pipeline.files = vec![format!("src/m{}/f{}.rs", l % 7, l % 5)];
+            leaf.pipeline.files = vec![format!("src/m{}/f{}.rs", l % 7, l % 5).into()];
             if l % 11 == 0 {
-                leaf.pipeline.files = vec![format!("src/m{}", l % 7)];
+                leaf.pipeline.files = vec![format!("src/m{}", l % 7).into()];
             }
             match l % 8 {
                 0 => leaf.status = Status::Closed,
@@ -73,7 +73,7 @@ fn campaign(n: usize) -> Snapshot {
                 }
                 3 => {
                     leaf.pipeline.step = "review".into();
-                    leaf.pipeline.attempts.insert("review".into(), 1);
+                    leaf.pipeline.attempts.insert("review", 1);
                     leaf.pipeline.last_check = Some(Box::new(Check {
                         step: "review".into(),
                         seq: 8,
@@ -98,7 +98,7 @@ fn campaign(n: usize) -> Snapshot {
                     }));
                 }
                 5 => leaf.dependencies.push(splice::model::bead::Dependency {
-                    depends_on_id: format!("{cid}.{}", l - 1),
+                    depends_on_id: format!("{cid}.{}", l - 1).into(),
                     dep_type: "blocks".into(),
                     extra: Default::default(),
                 }),

@@ -43,7 +43,7 @@ fn node(id: String, parent: Option<&str>, kind: Kind, step: &str) -> Bead {
 /// The leaf `l` of its compound, in one of eight states.
 fn leaf(cid: &str, l: usize) -> Bead {
     let mut leaf = node(format!("{cid}.{l}"), Some(cid), Kind::Leaf, "implement");
-    leaf.pipeline.files = vec![format!("src/m{}/f{}.rs", l % 7, l % 5)];
+    leaf.pipeline.files = vec![format!("src/m{}/f{}.rs", l % 7, l % 5).into()];
     let lease = |holder: &str| Lease {
         holder: holder.into(),
         since: AT.into(),
@@ -56,7 +56,7 @@ fn leaf(cid: &str, l: usize) -> Bead {
         2 => leaf.pipeline.lease = Some(Box::new(lease("other"))),
         3 => {
             leaf.pipeline.step = "review".into();
-            leaf.pipeline.attempts.insert("review".into(), 1);
+            leaf.pipeline.attempts.insert("review", 1);
             leaf.pipeline.last_check = Some(Box::new(Check {
                 step: "review".into(),
                 seq: 8,

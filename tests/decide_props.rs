@@ -111,7 +111,7 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
     b.parent = spec
         .parent
         .filter(|_| i > 0)
-        .map(|p| format!("sp-{}", p % i));
+        .map(|p| format!("sp-{}", p % i).into());
     if spec.closed {
         b.status = Status::Closed;
     }
@@ -121,7 +121,7 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
         .iter()
         .map(|d| Dependency {
             // Some dependencies point outside the snapshot.
-            depends_on_id: format!("sp-{}", d % (n + 2)),
+            depends_on_id: format!("sp-{}", d % (n + 2)).into(),
             dep_type: "blocks".into(),
             extra: Default::default(),
         })
@@ -137,7 +137,7 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
         "compound" => Kind::Compound,
         _ => Kind::Leaf,
     };
-    p.files = spec.files.iter().map(|f| FILES[*f].to_string()).collect();
+    p.files = spec.files.iter().map(|f| FILES[*f].into()).collect();
     p.lease = match spec.lease {
         1 => Some(Box::new(Lease {
             holder: HOLDER.into(),
@@ -162,7 +162,7 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
         }));
     }
     if spec.attempts > 0 {
-        p.attempts.insert(step.into(), spec.attempts);
+        p.attempts.insert(step, spec.attempts);
     }
     let e = spec.evidence;
     if e & 1 != 0 {
@@ -253,13 +253,16 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
                 let mut children: HashMap<String, Vec<String>> = HashMap::new();
                 for b in &beads {
                     if let Some(p) = &b.parent {
-                        children.entry(p.clone()).or_default().push(b.id.clone());
+                        children
+                            .entry(p.to_string())
+                            .or_default()
+                            .push(b.id.to_string());
                     }
                 }
                 for b in &mut beads {
                     if b.pipeline.step == "delegate" {
                         b.pipeline.split = Some(Box::new(SplitRecord {
-                            children: children.remove(&b.id).unwrap_or_default(),
+                            children: children.remove(b.id.as_str()).unwrap_or_default(),
                             seq: 4,
                         }));
                     }

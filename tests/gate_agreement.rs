@@ -106,7 +106,7 @@ fn lineage_of(case: &Case, route: &str, step: &str) -> (Bead, Vec<Bead>) {
         .map(|(own, id)| bead(id, own))
         .collect();
     for (i, a) in ancestors.iter_mut().enumerate() {
-        a.parent = ids.get(i + 1).cloned();
+        a.parent = ids.get(i + 1).map(|p| p.as_str().into());
         a.pipeline.kind = if i + 1 == ids.len() {
             Kind::Root
         } else {
@@ -114,7 +114,7 @@ fn lineage_of(case: &Case, route: &str, step: &str) -> (Bead, Vec<Bead>) {
         };
     }
     let mut node = bead("sp-n", &case.node);
-    node.parent = ids.first().cloned();
+    node.parent = ids.first().map(|p| p.as_str().into());
     node.pipeline.kind = Kind::for_route(route).unwrap_or_default();
     node.pipeline.route = route.into();
     node.pipeline.step = step.into();
@@ -148,7 +148,7 @@ fn writer_gate(case: &Case, m: &Manifest, node: &Bead, ancestors: &[Bead]) -> Ga
 fn decide_rest(case: &Case, m: &Manifest, node: &Bead, ancestors: &[Bead]) -> Rest {
     let mut waiting = node.clone();
     waiting.pipeline.gate = Some(Box::new(Gate {
-        step: node.pipeline.step.clone(),
+        step: node.pipeline.step.to_string(),
         state: GateState::Pending,
         seq: 2,
         by: None,

@@ -82,7 +82,7 @@ fn bead(its: &[Gen]) -> Bead {
     }
     b.pipeline
         .attempts
-        .insert("implement".into(), u32::try_from(its.len()).unwrap());
+        .insert("implement", u32::try_from(its.len()).unwrap());
     b.pipeline.seq = seq + 2;
     b
 }

@@ -11,7 +11,7 @@ const NOW: &str = "2025-02-03T04:05:06Z";
 
 fn bead(id: &str, parent: Option<&str>, route: &str, step: &str) -> Bead {
     let mut b = Bead::new(id.into(), format!("{id} title"), String::new(), NOW);
-    b.parent = parent.map(str::to_string);
+    b.parent = parent.map(Into::into);
     b.pipeline.route = route.into();
     b.pipeline.step = step.into();
     b.pipeline.kind = match route {
@@ -60,7 +60,7 @@ fn campaign(repo: &Path) {
         job: None,
     }));
     let mut two = bead("sp-root.2", Some("sp-root"), "leaf", "implement");
-    two.pipeline.attempts.insert("implement".into(), 1);
+    two.pipeline.attempts.insert("implement", 1);
     let mut done = bead("sp-other", None, "leaf", "deliver");
     done.status = Status::Closed;
     write(repo, &[root, one, two, done]);

@@ -298,7 +298,7 @@ fn run_real(store: &Store, id: &str, op: &Op) -> Result<(), splice::Error> {
                 &ctx,
                 id,
                 propose::ProposeArgs {
-                    step,
+                    step: step.to_string(),
                     artifact: "a".into(),
                     ..Default::default()
                 },
@@ -355,13 +355,13 @@ fn check_journal_replays(store: &Store) {
     let mut replayed: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     for r in records {
         for b in r.beads {
-            replayed.insert(b.id.clone(), b.to_file_bytes());
+            replayed.insert(b.id.to_string(), b.to_file_bytes());
         }
     }
     for bead in store.read_all().expect("every bead file parses") {
         let on_disk = std::fs::read(store.bead_path(&bead.id)).unwrap();
         assert_eq!(
-            replayed.get(&bead.id),
+            replayed.get(bead.id.as_str()),
             Some(&on_disk),
             "journal replay of {}",
             bead.id

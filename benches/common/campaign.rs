@@ -15,7 +15,7 @@ pub fn node(
     at: &str,
 ) -> Bead {
     let mut b = Bead::new(id, "synthetic task".into(), "x".repeat(text), at);
-    b.parent = parent.map(str::to_string);
+    b.parent = parent.map(Into::into);
     b.pipeline.kind = kind;
     b.pipeline.route = kind.route().into();
     b.pipeline.step = step.into();
@@ -50,7 +50,7 @@ pub fn campaign(
         let mut children = Vec::new();
         for l in 0..leaves.min(n - beads.len() - 2) {
             let b = leaf(&cid, l);
-            children.push(b.id.clone());
+            children.push(b.id.to_string());
             beads.push(b);
         }
         compound.pipeline.split = Some(Box::new(SplitRecord { children, seq: 4 }));

@@ -40,7 +40,7 @@ pub struct Item<'a> {
     pub status: &'a str,
     pub priority: i64,
     pub issue_type: &'a str,
-    pub labels: &'a [String],
+    pub labels: &'a [crate::model::Text],
     pub parent: Option<&'a str>,
     /// A pipeline node's step; `null` for a plain bead.
     pub step: Option<&'a str>,
@@ -90,12 +90,12 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         .collect();
     let keep = |b: &Bead| {
         (statuses.is_empty() || statuses.iter().any(|s| s == b.status.as_str()))
-            && (types.is_empty() || types.contains(&b.issue_type))
+            && (types.is_empty() || types.iter().any(|t| *t == b.issue_type))
             && args
                 .parent
                 .as_ref()
-                .is_none_or(|p| b.parent.as_ref() == Some(p))
-            && args.label.iter().all(|l| b.labels.contains(l))
+                .is_none_or(|p| b.parent.as_deref() == Some(p.as_str()))
+            && args.label.iter().all(|l| b.labels.iter().any(|x| x == l))
     };
     let mut beads: Vec<&Bead> = scan.beads.iter().filter(|b| keep(b)).collect();
     beads.sort_by(|a, b| natural_cmp(&a.id, &b.id));

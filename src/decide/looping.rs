@@ -53,8 +53,8 @@ pub(crate) fn outcome<'a>(
     }
     if let Some(reason) = out_of_time(ix, &its, spec, step) {
         return Outcome::Act(Action::Park {
-            bead: bead.id.clone(),
-            step: p.step.clone(),
+            bead: bead.id.to_string(),
+            step: p.step.to_string(),
             reason,
         });
     }
@@ -77,13 +77,16 @@ fn judged<'a>(
             let refused = bead
                 .check_since_entry()
                 .is_some_and(|c| c.seq > latest.seq && c.verdict == Verdict::Refuse);
-            (!refused).then_some(Action::Check { bead: id, step })?
+            (!refused).then_some(Action::Check {
+                bead: id.to_string(),
+                step: step.to_string(),
+            })?
         }
         MonitorDecision::StopIterationLimit { .. } | MonitorDecision::StopBudget { .. } => {
             let reason = stop_reason(&step, decision);
             Action::Park {
-                bead: id,
-                step,
+                bead: id.to_string(),
+                step: step.to_string(),
                 reason,
             }
         }
@@ -91,23 +94,23 @@ fn judged<'a>(
         _ if latest.effect.is_some() => return None,
         MonitorDecision::EscalateOscillation { .. } | MonitorDecision::EscalateRepeated { .. } => {
             Action::Escalate {
-                bead: id,
-                step,
+                bead: id.to_string(),
+                step: step.to_string(),
                 iteration,
                 rule: decision.name().to_string(),
             }
         }
         MonitorDecision::Rollback { restore, .. } => Action::Rollback {
-            bead: id,
-            step,
+            bead: id.to_string(),
+            step: step.to_string(),
             iteration,
             restore: restore.iteration,
         },
         MonitorDecision::StepBack { last_three } => {
             let scores: Vec<String> = last_three.iter().map(|s| s.score.to_string()).collect();
             Action::StepBack {
-                bead: id,
-                step,
+                bead: id.to_string(),
+                step: step.to_string(),
                 iteration,
                 reason: format!("the last three scores ({}) did not rise", scores.join(", ")),
             }
@@ -138,8 +141,8 @@ fn ask<'a>(
     let step = bead.pipeline.step.clone();
     if ix.snapshot.limits.no_person {
         return Outcome::Act(Action::Park {
-            bead: bead.id.clone(),
-            step,
+            bead: bead.id.to_string(),
+            step: step.to_string(),
             reason: format!(
                 "the pass monitor asked a person (the agent's confidence fell over iterations \
                  {from}–{to}) and this run has none (`splice exec`)"
@@ -150,7 +153,7 @@ fn ask<'a>(
     let c: Vec<String> = c.iter().map(|c| format!("{}", c.confidence)).collect();
     Outcome::Rest(Rest::AwaitingHuman {
         gate: None,
-        step,
+        step: step.to_string(),
         autonomy: level,
         autonomy_source: source.label(),
         relaxes: None,

@@ -132,7 +132,13 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
         }
         outcomes.push(outcome);
         let step = bead.pipeline.step.clone();
-        nodes.push((bead.id.clone(), NodeDecision { step, rest: None }));
+        nodes.push((
+            bead.id.to_string(),
+            NodeDecision {
+                step: step.to_string(),
+                rest: None,
+            },
+        ));
     }
 
     // Serialization among siblings, then the jobs limit.

@@ -56,7 +56,7 @@ fn settled<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<Outcome<'a>> {
         if !children.is_empty() || own {
             let children = children.iter().map(|c| c.to_string()).collect();
             return Some(Outcome::Act(Action::CleanupFanout {
-                bead: bead.id.clone(),
+                bead: bead.id.to_string(),
                 children,
                 own,
             }));
@@ -110,8 +110,8 @@ fn settled<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<Outcome<'a>> {
         && !ix.releases_children(parent)
     {
         return Some(Outcome::Rest(Rest::WaitingParent {
-            parent: parent.id.clone(),
-            parent_step: parent.pipeline.step.clone(),
+            parent: parent.id.to_string(),
+            parent_step: parent.pipeline.step.to_string(),
         }));
     }
     None
@@ -133,8 +133,8 @@ fn waiting<'a>(ix: &Index<'a>, bead: &'a Bead, step: Option<&'a Step>) -> Option
             None => step.map(|s| gate::relaxes(s, bead, level, target)),
         };
         return Some(Outcome::Rest(Rest::AwaitingHuman {
-            gate: Some(here()),
-            step: here(),
+            gate: Some(here().to_string()),
+            step: here().to_string(),
             autonomy: level,
             autonomy_source: source.label(),
             relaxes,
@@ -170,8 +170,8 @@ fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome
     let newer_proposal = proposal.is_some_and(|pr| check.is_none_or(|c| pr.seq > c.seq));
     if newer_proposal || (!step.floors.is_empty() && check.is_none()) {
         return Some(Outcome::Act(Action::Check {
-            bead: bead.id.clone(),
-            step: here(),
+            bead: bead.id.to_string(),
+            step: here().to_string(),
         }));
     }
 
@@ -196,8 +196,8 @@ fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome
     {
         if c.run.as_deref() != Some(ix.snapshot.run.as_str()) {
             return Some(Outcome::Act(Action::Check {
-                bead: bead.id.clone(),
-                step: here(),
+                bead: bead.id.to_string(),
+                step: here().to_string(),
             }));
         }
         return Some(Outcome::Rest(Rest::AwaitingMerge {
@@ -220,7 +220,7 @@ fn work<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Outcome<'a> {
     let (level, source) = resolve_autonomy(ix, bead);
     Outcome::Rest(Rest::AwaitingHuman {
         gate: None,
-        step: p.step.clone(),
+        step: p.step.to_string(),
         autonomy: level,
         autonomy_source: source.label(),
         relaxes: None,
@@ -242,11 +242,11 @@ pub(crate) fn dispatch_or_park<'a>(
     let here = || p.step.clone();
     // 12a: an optional step whose command this run cannot find is not applicable.
     if step.optional
-        && let Some(reason) = ix.snapshot.unavailable.get(&p.step)
+        && let Some(reason) = ix.snapshot.unavailable.get(p.step.as_str())
     {
         return Outcome::Act(Action::Skip {
-            bead: bead.id.clone(),
-            step: here(),
+            bead: bead.id.to_string(),
+            step: here().to_string(),
             reason: reason.clone(),
         });
     }
@@ -263,8 +263,8 @@ pub(crate) fn dispatch_or_park<'a>(
             None => "attempts",
         };
         return Outcome::Act(Action::Park {
-            bead: bead.id.clone(),
-            step: here(),
+            bead: bead.id.to_string(),
+            step: here().to_string(),
             reason: format!(
                 "{what} exhausted on {}: {used} of {limit}{}",
                 p.step,

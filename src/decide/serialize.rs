@@ -23,7 +23,7 @@ pub(crate) struct Contender<'a> {
     priority: i64,
     id: &'a str,
     parent: Option<&'a str>,
-    files: &'a [String],
+    files: &'a [crate::model::Text],
     role: Role,
 }
 
@@ -131,11 +131,11 @@ pub(crate) fn covers(a: &str, b: &str) -> bool {
 }
 
 /// Do two declared scopes overlap?
-pub fn scopes_overlap(a: &[String], b: &[String]) -> bool {
+pub fn scopes_overlap(a: &[impl AsRef<str>], b: &[impl AsRef<str>]) -> bool {
     a.iter().any(|x| {
-        let x = normalize(x);
+        let x = normalize(x.as_ref());
         b.iter().any(|y| {
-            let y = normalize(y);
+            let y = normalize(y.as_ref());
             covers(&x, &y) || covers(&y, &x)
         })
     })

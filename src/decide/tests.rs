@@ -205,7 +205,7 @@ fn the_backoff_doubles_from_its_base_up_to_an_hour() {
 fn an_exit_time_that_does_not_parse_waits_none() {
     use crate::model::bead::{ExitKind, ExitRecord};
     let mut b = bead("sp-a", "implement");
-    b.pipeline.attempts.insert("implement".into(), 1);
+    b.pipeline.attempts.insert("implement", 1);
     b.push_exit(ExitRecord {
         step: "implement".into(),
         attempt: 1,

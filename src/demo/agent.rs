@@ -244,12 +244,12 @@ fn spec(job: &Job, plan: &Plan) -> Result<String> {
     let mut note = vec![format!("work/{}.md", job.bead.id)];
     if job.generic {
         note.push(test_file(job));
-        note.splice(0..0, p.files.iter().cloned());
+        note.splice(0..0, p.files.iter().map(|f| f.to_string()));
     }
-    let scope = if p.files.is_empty() || job.generic {
-        &note
+    let scope: Vec<&str> = if p.files.is_empty() || job.generic {
+        note.iter().map(String::as_str).collect()
     } else {
-        &p.files
+        p.files.iter().map(|f| f.as_str()).collect()
     };
     let files: String = scope.iter().map(|f| format!("  - {f}\n")).collect();
     let mut text = format!(
@@ -298,7 +298,7 @@ fn generic_plan(job: &Job) -> Plan {
         ids.push("S1".into());
     }
     Plan {
-        title: root.title.clone(),
+        title: root.title.to_string(),
         description: root.description.clone(),
         autonomy: String::new(),
         target: String::new(),
@@ -314,7 +314,7 @@ fn generic_plan(job: &Job) -> Plan {
             })
             .collect(),
         children: vec![Child {
-            title: root.title.clone(),
+            title: root.title.to_string(),
             description: root.description.clone(),
             scenarios: ids,
             files: Vec::new(),

@@ -150,7 +150,7 @@ pub fn worktrees(cx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut owned = 0;
     for id in &listed {
-        let bead = snap.beads.iter().find(|b| &b.id == id);
+        let bead = snap.beads.iter().find(|b| b.id == id);
         let message = match bead {
             Some(b) if !b.is_closed() => {
                 owned += 1;

@@ -150,7 +150,7 @@ pub fn record_last(
                 .iter()
                 .filter(|b| b.is_node() && b.parent.is_none());
             match (tops.next(), tops.next()) {
-                (Some(only), None) => Some(only.id.clone()),
+                (Some(only), None) => Some(only.id.to_string()),
                 _ => None,
             }
         }

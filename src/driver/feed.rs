@@ -41,7 +41,7 @@ impl Feed {
             .beads
             .iter()
             .enumerate()
-            .map(|(i, b)| (b.id.clone(), i))
+            .map(|(i, b)| (b.id.to_string(), i))
             .collect();
         Ok(Feed {
             store: store.clone(),
@@ -109,7 +109,7 @@ impl Feed {
         }
         // A file repaired by hand and written since is readable again.
         self.snapshot.unreadable.retain(|u| u.id != bead.id);
-        if let Some(&i) = self.index.get(&bead.id) {
+        if let Some(&i) = self.index.get(bead.id.as_str()) {
             self.snapshot.beads[i] = bead;
             return true;
         }
@@ -124,12 +124,12 @@ impl Feed {
                     || bead
                         .parent
                         .as_ref()
-                        .is_some_and(|p| self.index.contains_key(p))
+                        .is_some_and(|p| self.index.contains_key(p.as_str()))
             }
         };
         if in_scope {
             self.index
-                .insert(bead.id.clone(), self.snapshot.beads.len());
+                .insert(bead.id.to_string(), self.snapshot.beads.len());
             self.snapshot.beads.push(bead);
         }
         in_scope

@@ -110,7 +110,7 @@ pub fn run(
         id: id.to_string(),
         status: summary.status,
         node_status: bead.status.as_str().to_string(),
-        step: p.step.clone(),
+        step: p.step.to_string(),
         target,
         delivery,
         reviewed_sha: p.reviewed_sha.clone(),

@@ -134,12 +134,12 @@ pub fn start_dispatch(
         target: target.to_string(),
         may_merge: delivery_may_merge(lineage.autonomy(bead).0, target),
         rc: rc.clone(),
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         step,
         attempt,
         worktree: wt.path,
         parent: lineage.parent().cloned(),
-        root_id: lineage.root(bead).id.clone(),
+        root_id: lineage.root(bead).id.to_string(),
     };
     if let Some(poller) = &rc.poller {
         super::slurm::start(job, done, poller.clone());
@@ -239,12 +239,12 @@ impl Job {
             target: String::new(),
             may_merge: false,
             rc: rc.clone(),
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             step,
             attempt,
             worktree: worktree::node_path(&rc.store.worktrees_dir(), &bead.id),
             parent: lineage.parent().cloned(),
-            root_id: lineage.root(bead).id.clone(),
+            root_id: lineage.root(bead).id.to_string(),
         })
     }
 

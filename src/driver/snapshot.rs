@@ -166,11 +166,14 @@ fn in_scope(beads: Vec<Bead>, root: &str) -> Result<(Vec<Bead>, Vec<Bead>)> {
         .map(|r| {
             crate::policy::lineage::chain(r, |id| by_id.get(id).copied())
                 .skip(1)
-                .take_while(|a| !keep.contains(&a.id))
+                .take_while(|a| !keep.contains(a.id.as_str()))
                 .cloned()
                 .collect()
         })
         .unwrap_or_default();
-    let beads = beads.into_iter().filter(|b| keep.contains(&b.id)).collect();
+    let beads = beads
+        .into_iter()
+        .filter(|b| keep.contains(b.id.as_str()))
+        .collect();
     Ok((beads, ancestors))
 }

@@ -103,16 +103,16 @@ impl PromptVars {
             }
         });
         PromptVars {
-            bead_id: bead.id.clone(),
-            bead_title: bead.title.clone(),
+            bead_id: bead.id.to_string(),
+            bead_title: bead.title.to_string(),
             bead_description: bead.description.clone(),
             root_id: root_id.to_string(),
             scenarios: p.scenarios.clone(),
             defines_scenarios: false,
-            files: p.files.clone(),
-            parent: parent.map(|b| (b.title.clone(), b.description.clone())),
+            files: p.files.iter().map(|f| f.to_string()).collect(),
+            parent: parent.map(|b| (b.title.to_string(), b.description.clone())),
             retry,
-            step: p.step.clone(),
+            step: p.step.to_string(),
             artifact: artifact.to_string(),
             target: String::new(),
         }

@@ -58,7 +58,7 @@ fn provenance(
     let mut problems = Vec::new();
     let mut claims = Vec::new();
     for id in children {
-        match all.iter().find(|b| &b.id == id) {
+        match all.iter().find(|b| b.id == id) {
             None => problems.push(format!("sanctioned child {id} does not exist")),
             Some(child) => {
                 if child.is_cancelled() {

@@ -216,7 +216,7 @@ fn native(bead: &Bead, mut fields: Map<String, Value>) -> Map<String, Value> {
             .into_iter()
             .map(|d| {
                 let mut m = Map::new();
-                m.insert("issue_id".into(), Value::String(bead.id.clone()));
+                m.insert("issue_id".into(), Value::String(bead.id.to_string()));
                 if let Ok(Value::Object(rest)) = serde_json::to_value(&d) {
                     m.extend(rest);
                 }

@@ -32,8 +32,8 @@ mod tests {
         b.dependencies = deps
             .iter()
             .map(|(on, ty)| Dependency {
-                depends_on_id: on.to_string(),
-                dep_type: ty.to_string(),
+                depends_on_id: (*on).into(),
+                dep_type: (*ty).into(),
                 extra: Default::default(),
             })
             .collect();

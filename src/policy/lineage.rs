@@ -102,7 +102,7 @@ pub fn autonomy<'a>(
         .into_iter()
         .find_map(|b| b.pipeline.autonomy.map(|l| (l, &b.id)))
     {
-        return (level, Source::Node(id.clone()));
+        return (level, Source::Node(id.to_string()));
     }
     match defaults.autonomy {
         Some(level) => (level, Source::Config),
@@ -184,7 +184,7 @@ mod tests {
 
     fn bead(id: &str, parent: Option<&str>) -> Bead {
         let mut b = Bead::new(id.into(), id.into(), String::new(), "t");
-        b.parent = parent.map(String::from);
+        b.parent = parent.map(Into::into);
         b
     }
 

@@ -53,6 +53,24 @@ pub struct Unread {
     pub error: Error,
 }
 
+/// A file of `beads/`: the id its name gives (the name less `.json`). Its path is made when it
+/// is needed, not kept: at 100,000 files a path each was 11 MB of a read (issue 16).
+pub(crate) struct Named {
+    pub id: crate::model::Text,
+    /// The file's path when its name is not UTF-8 (the id, made from it, lost bytes).
+    odd: Option<Box<Path>>,
+}
+
+impl Named {
+    /// The file's path in `dir`, the beads directory it was read from.
+    pub fn path(&self, dir: &Path) -> PathBuf {
+        match &self.odd {
+            Some(path) => path.to_path_buf(),
+            None => dir.join(format!("{}.json", self.id)),
+        }
+    }
+}
+
 /// What one read of `beads/` found.
 #[derive(Debug, Default)]
 pub struct Scan {
@@ -275,24 +293,27 @@ impl Store {
         }
     }
 
-    /// The bead files' names (without `.json`) and paths, sorted by name. Names are sorted, not
-    /// parsed beads: a bead is large, and moving thousands of them around a sort costs more
-    /// than reading them. Each bead's id is its file's name (checked as it is parsed), so beads
-    /// read in this order come out sorted.
-    pub(crate) fn bead_names(&self) -> Result<Vec<(String, PathBuf)>> {
+    /// The bead files of `beads/`, sorted by name. Names are sorted, not parsed beads: a bead is
+    /// large, and moving thousands of them around a sort costs more than reading them. Each
+    /// bead's id is its file's name (checked as it is parsed), so beads read in this order come
+    /// out sorted.
+    pub(crate) fn bead_names(&self) -> Result<Vec<Named>> {
         let dir = self.beads_dir();
         let mut named = Vec::new();
         for entry in fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
             let entry = entry.map_err(|e| Error::io(&dir, e))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
+            let os_name = entry.file_name();
+            let name = os_name.to_string_lossy();
             if let Some(id) = name
                 .strip_suffix(".json")
                 .filter(|_| !name.starts_with('.'))
             {
-                named.push((id.to_string(), entry.path()));
+                // A name that is not UTF-8 keeps its own path: its id lost bytes.
+                let odd = os_name.to_str().is_none().then(|| entry.path().into());
+                named.push(Named { id: id.into(), odd });
             }
         }
-        named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        named.sort_unstable_by(|a, b| a.id.cmp(&b.id));
         Ok(named)
     }
 
@@ -300,6 +321,7 @@ impl Store {
     /// could not be read and why. Only the directory read itself can fail.
     pub fn scan(&self) -> Result<Scan> {
         let named = self.bead_names()?;
+        let dir = self.beads_dir();
         let mut scan = Scan {
             beads: Vec::with_capacity(named.len()),
             unreadable: Vec::new(),
@@ -307,12 +329,12 @@ impl Store {
         // Streamed: each bead goes into the scan as it is parsed, never through a second list.
         par_each(
             &named,
-            |(id, p)| read_file(id, p),
-            |(id, path), read| match read {
+            |n| read_file(&n.id, &n.path(&dir)),
+            |n, read| match read {
                 Ok(bead) => scan.beads.push(bead),
                 Err(error) => scan.unreadable.push(Unread {
-                    id: id.clone(),
-                    path: path.clone(),
+                    id: n.id.to_string(),
+                    path: n.path(&dir),
                     error,
                 }),
             },

@@ -99,7 +99,7 @@ impl Store {
                 journal::append_marker(&journal, record.tx, record.id)?;
                 Ok(Repair::RolledForward {
                     verb: record.verb.clone(),
-                    beads: record.beads.iter().map(|b| b.id.clone()).collect(),
+                    beads: record.beads.iter().map(|b| b.id.to_string()).collect(),
                 })
             }
             Err(why) => {

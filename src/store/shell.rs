@@ -246,7 +246,7 @@ impl Store {
         let seq = fresh.subject.pipeline.seq;
         if let Some(expected) = t.expect_seq.filter(|e| *e != seq) {
             return Err(Refusal::StaleSeq {
-                bead: fresh.subject.id.clone(),
+                bead: fresh.subject.id.to_string(),
                 seq,
                 expected,
                 while_checking: false,
@@ -337,7 +337,7 @@ impl Store {
                 Some(at) => fresh.others[*at].clone(),
                 None => match std::iter::once(&fresh.subject)
                     .chain(&fresh.ancestors)
-                    .find(|b| &b.id == id)
+                    .find(|b| b.id == id)
                 {
                     Some(b) => b.clone(),
                     None => self.read_bead(id)?,
@@ -378,7 +378,7 @@ impl Store {
         let mut done = std::collections::HashSet::with_capacity(beads.len());
         for mut bead in beads {
             let from = self.check_image(t.verb, &bead, read(&bead.id), &done)?;
-            done.insert(bead.id.clone());
+            done.insert(bead.id.to_string());
             if bead.pipeline.seq.checked_add(1).is_none() {
                 return Err(Error::bad_file(
                     self.bead_path(&bead.id),
@@ -394,9 +394,9 @@ impl Store {
             bead.bump(t.now);
             let bead = session.redactor.bead(bead)?;
             changes.push(StepChange {
-                bead: bead.id.clone(),
+                bead: bead.id.to_string(),
                 from,
-                to: bead.pipeline.step.clone(),
+                to: bead.pipeline.step.to_string(),
                 seq: bead.pipeline.seq,
             });
             images.push(bead);
@@ -442,12 +442,12 @@ impl Store {
                 ids::shown(&bead.id)
             )));
         }
-        if done.contains(&bead.id) {
+        if done.contains(bead.id.as_str()) {
             return broken("changed twice");
         }
         match before {
             Some(b) if b.pipeline.seq != bead.pipeline.seq => broken("bumped the seq of"),
-            Some(b) => Ok(Some(b.pipeline.step.clone())),
+            Some(b) => Ok(Some(b.pipeline.step.to_string())),
             None if bead.pipeline.seq != 0 => broken("gave a seq to new"),
             None if self.exists(&bead.id) => broken("changed, without reading it,"),
             None => Ok(None),

@@ -100,7 +100,7 @@ fn a_stale_expect_seq_or_a_refusing_plan_writes_nothing() {
     let refused = store.apply(&t(None), &Reads::subject("sp-a"), |fresh| {
         Err::<Change<()>, _>(
             Refusal::NotParked {
-                bead: fresh.subject.id.clone(),
+                bead: fresh.subject.id.to_string(),
             }
             .into(),
         )
@@ -185,9 +185,9 @@ fn record_of(beads: Vec<Bead>) -> journal::Record {
         changes: beads
             .iter()
             .map(|b| journal::StepChange {
-                bead: b.id.clone(),
+                bead: b.id.to_string(),
                 from: None,
-                to: b.pipeline.step.clone(),
+                to: b.pipeline.step.to_string(),
                 seq: b.pipeline.seq,
             })
             .collect(),

@@ -86,7 +86,7 @@ pub fn plan(
     let mut after = bead.clone();
     after.pipeline.acceptance = facts.clone();
     let output = AcceptanceSet {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         acceptance: facts,
     };
     Ok(Change::one(after, Some(reason), output))

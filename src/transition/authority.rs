@@ -458,7 +458,7 @@ pub fn admit_on(verb: Verb, who: &Who, subject: &Bead) -> Result<Option<String>,
         }
         _ => Err(Refusal::NotYourBead {
             verb: verb.name().to_string(),
-            bead: subject.id.clone(),
+            bead: subject.id.to_string(),
         }),
     }
 }
@@ -471,7 +471,7 @@ pub fn refuse_cluster_dispatch(who: &Who, subject: &Bead) -> Result<(), Refusal>
     let job = subject.pipeline.lease.as_ref().and_then(|l| l.job.as_ref());
     match (who, job) {
         (Who::Dispatched { .. }, Some(_)) => Err(Refusal::ClusterDispatch {
-            bead: subject.id.clone(),
+            bead: subject.id.to_string(),
             proposals: false,
         }),
         _ => Ok(()),

@@ -40,13 +40,13 @@ pub fn try_branches(
         effect,
     } = fired;
     let mut record = Routing {
-        step: from.1.clone(),
+        step: from.1.to_string(),
         branch: Some(index),
         when: firing.as_str().to_string(),
         matched,
         effect: effect.name().to_string(),
-        from_route: from.0.clone(),
-        from_step: from.1.clone(),
+        from_route: from.0.to_string(),
+        from_step: from.1.to_string(),
         to_route: None,
         to_step: None,
         reason: None,
@@ -56,7 +56,7 @@ pub fn try_branches(
     let applied = match effect {
         Effect::Continue => Applied::Declared,
         Effect::Goto { step, guidance } => {
-            record.to_route = Some(from.0.clone());
+            record.to_route = Some(from.0.to_string());
             record.to_step = Some(step.clone());
             Applied::Goto { step, guidance }
         }
@@ -89,14 +89,14 @@ pub fn switch(
     step: &str,
     (seq, now): (u64, &str),
 ) {
-    bead.pipeline.route = route.to_string();
+    bead.pipeline.route = route.into();
     bead.pipeline.kind = kind;
     bead.enter_step(step, seq, now);
 }
 
 fn park(bead: &mut Bead, reason: &str, (seq, now): (u64, &str)) {
     bead.pipeline.dead_letter = Some(Box::new(DeadLetter {
-        step: bead.pipeline.step.clone(),
+        step: bead.pipeline.step.to_string(),
         reason: reason.to_string(),
         seq,
         at: now.to_string(),
@@ -107,7 +107,7 @@ fn park(bead: &mut Bead, reason: &str, (seq, now): (u64, &str)) {
 /// reject keeps the node on its own.
 fn open_route_gate(bead: &mut Bead, route: &str, (seq, now): (u64, &str)) {
     bead.pipeline.gate = Some(Box::new(Gate {
-        step: bead.pipeline.step.clone(),
+        step: bead.pipeline.step.to_string(),
         state: GateState::Pending,
         seq,
         by: None,
@@ -121,13 +121,13 @@ fn open_route_gate(bead: &mut Bead, route: &str, (seq, now): (u64, &str)) {
 /// The record of a person settling a route gate (`approved`: switched; `rejected`: stayed).
 pub fn settled(bead: &Bead, when: &str, to: Option<(&str, &str)>, seq: u64, now: &str) -> Routing {
     Routing {
-        step: bead.pipeline.step.clone(),
+        step: bead.pipeline.step.to_string(),
         branch: None,
         when: when.to_string(),
         matched: String::new(),
         effect: if to.is_some() { "route" } else { "stay" }.to_string(),
-        from_route: bead.pipeline.route.clone(),
-        from_step: bead.pipeline.step.clone(),
+        from_route: bead.pipeline.route.to_string(),
+        from_step: bead.pipeline.step.to_string(),
         to_route: to.map(|t| t.0.to_string()),
         to_step: to.map(|t| t.1.to_string()),
         reason: None,

@@ -141,7 +141,7 @@ pub fn plan_claim(args: &ClaimArgs, bead: &Bead, now: &str) -> Result<Change<Cla
     require_not_foreign(bead, Some(args.holder))?;
     let already = bead.pipeline.lease.is_some();
     let mut claimed = Claimed {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         holder: args.holder.to_string(),
         claimed: true,
         new: !already,
@@ -150,7 +150,7 @@ pub fn plan_claim(args: &ClaimArgs, bead: &Bead, now: &str) -> Result<Change<Cla
     let attempt = match (args.dispatch, &bead.pipeline.dead_letter) {
         (Some(_), Some(dl)) => {
             return Err(Refusal::Parked {
-                bead: bead.id.clone(),
+                bead: bead.id.to_string(),
                 reason: dl.reason.clone(),
             });
         }
@@ -177,7 +177,7 @@ pub fn plan_claim(args: &ClaimArgs, bead: &Bead, now: &str) -> Result<Change<Cla
         }
         after.pipeline.attempts.insert(step.clone(), n);
         after.pipeline.last_dispatch = Some(Box::new(Dispatch {
-            step: step.clone(),
+            step: step.to_string(),
             attempt: n,
             seq,
             holder: args.holder.to_string(),
@@ -198,7 +198,7 @@ fn next_attempt(bead: &Bead, step: &Step, max_turns: Option<u32>) -> Result<u32,
     let max = step.dispatch_limit(max_turns);
     if spent >= max {
         return Err(Refusal::AttemptsExhausted {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             step: step.name.clone(),
             spent,
             max,
@@ -222,7 +222,7 @@ fn record_base(bead: &mut Bead, sha: &str, now: &str) {
         None => p.history.push(StepEntry {
             step,
             seq: entered,
-            at: now.to_string(),
+            at: now.into(),
             head: Some(sha.to_string()),
             attempts_before: None,
         }),
@@ -243,14 +243,14 @@ pub fn release(ctx: &Ctx, id: &str, holder: &str) -> Result<Released> {
 /// Release `holder`'s claim on `bead`.
 pub fn plan_release(holder: &str, bead: &Bead) -> Result<Change<Released>, Refusal> {
     let mut released = Released {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         released: false,
     };
     match &bead.pipeline.lease {
         None => return Ok(Change::nothing(released)),
         Some(lease) if lease.holder != holder => {
             return Err(Refusal::HeldByOther {
-                bead: bead.id.clone(),
+                bead: bead.id.to_string(),
                 holder: lease.holder.clone(),
                 asker: holder.to_string(),
             });
@@ -284,7 +284,7 @@ pub fn plan_clear(reason: &str, who: Caller, bead: &Bead) -> Result<Change<Clear
     let mut after = bead.clone();
     let Some(lease) = after.pipeline.lease.take() else {
         return Ok(Change::nothing(Cleared {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             cleared: None,
             reason: reason.to_string(),
         }));
@@ -297,7 +297,7 @@ pub fn plan_clear(reason: &str, who: Caller, bead: &Bead) -> Result<Change<Clear
         *n = n.saturating_sub(1);
     }
     let output = Cleared {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         cleared: Some(lease.holder.clone()),
         reason: reason.to_string(),
     };

@@ -140,9 +140,9 @@ pub fn plan(
         .collect();
     if !open.is_empty() && !args.recursive {
         return Err(Refusal::OpenChildren {
-            bead: subject.id.clone(),
+            bead: subject.id.to_string(),
             verb: verb.name().to_string(),
-            children: open.iter().map(|b| b.id.clone()).collect(),
+            children: open.iter().map(|b| b.id.to_string()).collect(),
         });
     }
     let mut beads = Vec::with_capacity(open.len() + 1);
@@ -151,13 +151,13 @@ pub fn plan(
         if let Some(lease) = &bead.pipeline.lease {
             let Some(alive) = liveness.get(&lease.holder).copied().flatten() else {
                 return Err(Refusal::ForeignLease {
-                    bead: bead.id.clone(),
+                    bead: bead.id.to_string(),
                     holder: lease.holder.clone(),
                     since: lease.since.clone(),
                 });
             };
             released.push(ReleasedClaim {
-                bead: bead.id.clone(),
+                bead: bead.id.to_string(),
                 holder: lease.holder.clone(),
                 alive,
             });
@@ -169,10 +169,10 @@ pub fn plan(
         beads.push(ended(bead, &reason, args.cancel, now));
     }
     let output = Closed {
-        bead: subject.id.clone(),
+        bead: subject.id.to_string(),
         cancelled: args.cancel,
         reason: args.reason.to_string(),
-        closed: beads.iter().map(|b| b.id.clone()).collect(),
+        closed: beads.iter().map(|b| b.id.to_string()).collect(),
         released,
     };
     let mut why = format!(
@@ -198,7 +198,7 @@ fn require_children_read(fresh: &Fresh) -> Result<(), Refusal> {
         let children = bead.pipeline.split.iter().flat_map(|s| &s.children);
         if let Some(child) = children.into_iter().find(|c| !read(c)) {
             return Err(Refusal::SplitMeanwhile {
-                bead: bead.id.clone(),
+                bead: bead.id.to_string(),
                 child: child.clone(),
             });
         }
@@ -229,7 +229,7 @@ mod tests {
 
     fn bead(id: &str, parent: Option<&str>) -> Bead {
         let mut b = Bead::new(id.into(), id.into(), String::new(), "then");
-        b.parent = parent.map(str::to_string);
+        b.parent = parent.map(Into::into);
         b.pipeline.seq = 3;
         b
     }

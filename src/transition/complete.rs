@@ -228,7 +228,7 @@ pub fn plan(
     require_not_foreign(bead, who.holder)?;
     if bead.pipeline.seq != ev.seen_seq {
         return Err(Refusal::StaleSeq {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             seq: bead.pipeline.seq,
             expected: ev.seen_seq,
             while_checking: true,
@@ -269,7 +269,7 @@ pub fn plan(
         Verdict::Escalate => (None, None),
     };
     let output = Checked {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         step: step.clone(),
         verdict,
         reason: reason.clone(),
@@ -292,7 +292,7 @@ pub fn plan(
 fn keep_pending_pr(bead: &mut Bead, url: &str, seq: u64, now: &str) {
     if bead.proposal_since_entry().is_none() {
         bead.pipeline.proposal = Some(Box::new(Proposal {
-            step: bead.pipeline.step.clone(),
+            step: bead.pipeline.step.to_string(),
             seq,
             artifact: url.to_string(),
             at: now.to_string(),
@@ -413,7 +413,9 @@ fn apply_effect(bead: &mut Bead, root: &mut Option<Bead>, lineage: &Lineage, eff
         }
         Effect::DefineScenarios(_) => {}
         Effect::SetVerdict(v) => bead.pipeline.verdict = Some(*v),
-        Effect::SetFiles(files) => bead.pipeline.files = files.clone(),
+        Effect::SetFiles(files) => {
+            bead.pipeline.files = files.iter().map(|f| f.as_str().into()).collect()
+        }
         Effect::SetReviewedSha(sha) => bead.pipeline.reviewed_sha = Some(sha.clone()),
         Effect::SetPrUrl(url) => bead.pipeline.pr_url = Some(url.clone()),
         Effect::SendBack { .. } => {}

@@ -252,7 +252,7 @@ pub fn plan(node: &NewNode, input: &CreateInput, now: &str) -> Change<Created> {
     let p = &mut bead.pipeline;
     let place = input.placement;
     p.kind = place.kind;
-    p.route = place.route.clone();
+    p.route = place.route.clone().into();
     p.scenarios = node.scenarios.clone();
     p.autonomy = node.autonomy;
     p.target = input.target.map(str::to_string);
@@ -265,9 +265,9 @@ pub fn plan(node: &NewNode, input: &CreateInput, now: &str) -> Change<Created> {
         warnings.push(ROOT_UNCONFIGURED.to_string());
     }
     let output = Created {
-        id: bead.id.clone(),
+        id: bead.id.to_string(),
         kind: place.kind,
-        step: bead.pipeline.step.clone(),
+        step: bead.pipeline.step.to_string(),
         target: bead.pipeline.target.clone(),
         tier: place.tier,
         tier_rule: place.tier_rule.clone(),

@@ -71,7 +71,7 @@ pub fn plan_approve(
         .is_some_and(|g| g.state == GateState::Pending)
     {
         return Err(Refusal::NothingPending {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             step: step.to_string(),
         });
     }
@@ -90,7 +90,7 @@ pub fn plan_approve(
         None => advance(&mut after, manifest, seq, now),
     };
     let output = Approved {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         step: step.to_string(),
         approved: true,
         next,
@@ -171,7 +171,7 @@ pub fn plan_reject(
     }));
     after.pipeline.guidance = Some(reason.to_string());
     let output = Rejected {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         step: step.to_string(),
         rejected: true,
         reason: reason.to_string(),
@@ -206,7 +206,7 @@ fn stay(
     after.pipeline.guidance = None;
     let next = declared(&mut after, manifest, seq, now);
     let output = Rejected {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         step: step.to_string(),
         rejected: true,
         reason: reason.to_string(),

@@ -110,11 +110,11 @@ pub fn plan(file: &str, text: &str, scan: &Scan, strict: bool) -> Result<Change<
     }
     let mut beads = Vec::new();
     for (line, record) in taken {
-        let id = record.bead.id.clone();
+        let id = record.bead.id.to_string();
         match store.get(id.as_str()) {
             None => {
                 beads.push(fresh(record, 0));
-                report.created.push(id);
+                report.created.push(id.to_string());
             }
             Some(old) => match update(old, record)? {
                 None => report.unchanged += 1,
@@ -125,9 +125,13 @@ pub fn plan(file: &str, text: &str, scan: &Scan, strict: bool) -> Result<Change<
                              pipeline state, status and parent",
                             old.pipeline.route, old.pipeline.step
                         );
-                        report.merged.push(Merge { line, id, note });
+                        report.merged.push(Merge {
+                            line,
+                            id: id.to_string(),
+                            note,
+                        });
                     } else {
-                        report.updated.push(id);
+                        report.updated.push(id.to_string());
                     }
                     beads.push(bead);
                 }
@@ -183,7 +187,7 @@ fn read_records(
                 continue;
             }
         };
-        let id = record.bead.id.clone();
+        let id = record.bead.id.to_string();
         if !record.ignored.is_empty() {
             let what = format!(
                 "carries splice's own {} (ignored: an import never sets pipeline state)",
@@ -215,8 +219,8 @@ fn read_records(
             }
             _ => {}
         }
-        folded.insert(lower, id.clone());
-        first_line.insert(id, line_no);
+        folded.insert(lower.to_string(), id.to_string());
+        first_line.insert(id.to_string(), line_no);
         taken.push((line_no, record));
     }
     taken
@@ -255,8 +259,12 @@ fn settle(
         let b = &r.bead;
         b.dependencies
             .iter()
-            .map(|d| (d.depends_on_id.clone(), d.dep_type.clone()))
-            .chain(b.parent.clone().map(|p| (p, "parent".to_string())))
+            .map(|d| (d.depends_on_id.to_string(), d.dep_type.to_string()))
+            .chain(
+                b.parent
+                    .as_ref()
+                    .map(|p| (p.to_string(), "parent".to_string())),
+            )
             .collect()
     };
     let on_cycle = cycles(&parents);
@@ -301,7 +309,7 @@ fn settle(
         match why {
             Some(problem) => problems.push(Problem {
                 line,
-                id: Some(r.bead.id.clone()),
+                id: Some(r.bead.id.to_string()),
                 problem,
             }),
             None => kept.push((line, r)),
@@ -389,7 +397,10 @@ fn update(old: &Bead, record: Record) -> Result<Option<(Bead, bool)>> {
     if same_import && fields == bd::content(old) {
         return Ok(None);
     }
-    fields.insert("updated_at".into(), Value::String(old.updated_at.clone()));
+    fields.insert(
+        "updated_at".into(),
+        Value::String(old.updated_at.to_string()),
+    );
     fields.insert("schema_version".into(), old.schema_version.into());
     let mut pipeline = old.pipeline.clone();
     pipeline.imported = Some(Box::new(imported));

@@ -70,7 +70,7 @@ fn loop_of<'m>(manifest: &'m Manifest, bead: &Bead, step: &str) -> Result<&'m Lo
         .step(step)
         .and_then(|s| s.loop_.as_ref())
         .ok_or_else(|| Refusal::NotALoop {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             step: step.to_string(),
         })
 }
@@ -89,7 +89,7 @@ pub fn plan_iterate(
     // The dispatch's own runner, while it still holds the claim.
     if who.holder.is_none() || bead.pipeline.lease.is_none() {
         return Err(Refusal::NoDispatch {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             holder: who.holder.unwrap_or("(none)").to_string(),
         });
     }
@@ -142,7 +142,7 @@ pub fn plan_iterate(
         args.step
     );
     let output = Iterated {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         step: args.step.clone(),
         iteration,
         state,
@@ -265,7 +265,7 @@ pub fn plan_effect(
         .last()
         .map(|i| (i.state.iteration, i.effect.clone()));
     let stale = |why: String| Refusal::StaleIteration {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         why,
     };
     match latest {
@@ -314,7 +314,7 @@ pub fn plan_effect(
         describe(&effect)
     );
     let output = Effected {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         step: at.step.to_string(),
         iteration: at.iteration,
         effect,
@@ -365,7 +365,7 @@ pub fn plan_guide(
     let spec = loop_of(manifest, bead, &step)?;
     let its: Vec<&Iteration> = bead.iterations_since_entry().collect();
     let not_asking = |why: &str| Refusal::NotAsking {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         why: why.to_string(),
     };
     let Some(latest) = its.last() else {

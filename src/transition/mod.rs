@@ -209,7 +209,7 @@ pub fn next_seq(bead: &Bead) -> u64 {
 pub fn require_open(bead: &Bead) -> Result<(), Refusal> {
     if bead.is_closed() {
         return Err(Refusal::Closed {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
         });
     }
     Ok(())
@@ -219,8 +219,8 @@ pub fn require_open(bead: &Bead) -> Result<(), Refusal> {
 pub fn require_step(bead: &Bead, step: &str) -> Result<(), Refusal> {
     if bead.pipeline.step != step {
         return Err(Refusal::WrongStep {
-            bead: bead.id.clone(),
-            at: bead.pipeline.step.clone(),
+            bead: bead.id.to_string(),
+            at: bead.pipeline.step.to_string(),
             asked: step.to_string(),
         });
     }
@@ -233,12 +233,12 @@ pub fn require_lease_free_for(bead: &Bead, holder: Option<&str>) -> Result<(), R
     match (&bead.pipeline.lease, holder) {
         (None, None) => Ok(()),
         (None, Some(h)) => Err(Refusal::ClaimLost {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             holder: h.to_string(),
         }),
         (Some(lease), Some(h)) if lease.holder == h => Ok(()),
         (Some(lease), _) => Err(Refusal::ForeignLease {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             holder: lease.holder.clone(),
             since: lease.since.clone(),
         }),
@@ -258,7 +258,7 @@ pub fn require_not_foreign(bead: &Bead, holder: Option<&str>) -> Result<(), Refu
 pub fn require_seq(bead: &Bead, expect: Option<u64>) -> Result<(), Refusal> {
     match expect {
         Some(expected) if bead.pipeline.seq != expected => Err(Refusal::StaleSeq {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             seq: bead.pipeline.seq,
             expected,
             while_checking: false,

@@ -52,21 +52,21 @@ pub fn plan_park(
     require_not_foreign(bead, who.holder)?;
     if let Some(dl) = &bead.pipeline.dead_letter {
         return Err(Refusal::AlreadyParked {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             reason: dl.reason.clone(),
         });
     }
     let mut after = bead.clone();
     after.pipeline.dead_letter = Some(Box::new(DeadLetter {
-        step: bead.pipeline.step.clone(),
+        step: bead.pipeline.step.to_string(),
         reason: reason.to_string(),
         seq: next_seq(bead),
         at: now.to_string(),
     }));
     let output = Parked {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         parked: true,
-        step: bead.pipeline.step.clone(),
+        step: bead.pipeline.step.to_string(),
         reason: reason.to_string(),
     };
     Ok(Change::one(after, Some(reason.to_string()), output))
@@ -91,7 +91,7 @@ pub fn plan_unpark(reason: &str, who: Caller, bead: &Bead) -> Result<Change<Unpa
     require_open(bead)?;
     if bead.pipeline.dead_letter.is_none() {
         return Err(Refusal::NotParked {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
         });
     }
     let mut after = bead.clone();
@@ -100,9 +100,9 @@ pub fn plan_unpark(reason: &str, who: Caller, bead: &Bead) -> Result<Change<Unpa
     after.pipeline.attempts.remove(&step);
     after.pipeline.last_check = None;
     let output = Unparked {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         unparked: true,
-        step,
+        step: step.to_string(),
     };
     Ok(Change::one(after, Some(reason.to_string()), output))
 }

@@ -112,8 +112,8 @@ pub fn create(ctx: &Ctx, new: &NewPlain) -> Result<String> {
         let p = &fresh.subject;
         if p.is_node() {
             return Err(Refusal::ParentIsNode {
-                parent: p.id.clone(),
-                step: p.pipeline.step.clone(),
+                parent: p.id.to_string(),
+                step: p.pipeline.step.to_string(),
             }
             .into());
         }
@@ -134,9 +134,9 @@ pub fn plan(new: &NewPlain, id: &str, now: &str) -> Change<String> {
         now,
     );
     bead.priority = new.priority;
-    bead.issue_type = new.issue_type.clone();
-    bead.labels = new.labels.clone();
-    bead.parent = new.parent.clone();
+    bead.issue_type = new.issue_type.clone().into();
+    bead.labels = new.labels.iter().map(|l| l.as_str().into()).collect();
+    bead.parent = new.parent.as_deref().map(Into::into);
     let reason = format!("{VERB}: {}", new.title);
     Change::one(bead, Some(reason), id.to_string())
 }

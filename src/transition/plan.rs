@@ -279,15 +279,15 @@ fn finish(
     }
     advance(&mut root, manifest, seq, now);
     let output = Started {
-        id: root.id.clone(),
-        step: root.pipeline.step.clone(),
-        children: beads.iter().map(|b| b.id.clone()).collect(),
+        id: root.id.to_string(),
+        step: root.pipeline.step.to_string(),
+        children: beads.iter().map(|b| b.id.to_string()).collect(),
         tasks: input
             .plan
             .tasks
             .iter()
             .zip(&beads)
-            .map(|(t, b)| (t.id.clone(), b.id.clone()))
+            .map(|(t, b)| (t.id.clone(), b.id.to_string()))
             .collect(),
         sha256: input.sha256.clone(),
         approved: gates.iter().map(|g| g.step.clone()).collect(),

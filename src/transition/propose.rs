@@ -82,7 +82,7 @@ pub fn plan(
     }));
     let reason = format!("proposed {} for {}", args.artifact, args.step);
     let output = Proposed {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         step: args.step.clone(),
         artifact: args.artifact.clone(),
         seq,

@@ -65,8 +65,8 @@ pub fn query(store: &Store, id: &str, what: Query) -> Result<Answer> {
         Query::Show => Answer::Show(Box::new(bead)),
         Query::Step => Answer::Step {
             bead: id,
-            step: bead.pipeline.step,
-            route: bead.pipeline.route,
+            step: bead.pipeline.step.to_string(),
+            route: bead.pipeline.route.to_string(),
             status: bead.status,
             seq: bead.pipeline.seq,
         },

@@ -73,7 +73,7 @@ pub fn plan_exit(
     let id = &bead.id;
     if bead.pipeline.lease.as_ref().map(|l| l.holder.as_str()) != Some(holder) {
         return Err(Refusal::NotClaimedBy {
-            bead: id.clone(),
+            bead: id.to_string(),
             holder: holder.to_string(),
         });
     }
@@ -84,7 +84,7 @@ pub fn plan_exit(
         .filter(|d| d.holder == holder)
     else {
         return Err(Refusal::NoDispatch {
-            bead: id.clone(),
+            bead: id.to_string(),
             holder: holder.to_string(),
         });
     };
@@ -135,7 +135,7 @@ pub fn plan_exit(
         reason.push_str("; parked");
     }
     let output = ExitRecorded {
-        bead: id.clone(),
+        bead: id.to_string(),
         step: dispatch.step.clone(),
         attempt: dispatch.attempt,
         exit: args.exit,
@@ -204,7 +204,7 @@ pub fn plan_run(envelope: Value, bead: &Bead) -> Change<RunRecorded> {
     let mut after = bead.clone();
     after.pipeline.driver_last = Some(Box::new(envelope));
     let output = RunRecorded {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         recorded: true,
         status: status.clone(),
     };
@@ -220,7 +220,7 @@ mod tests {
     fn dispatched() -> Bead {
         let mut b = Bead::new("sp-t".into(), "t".into(), String::new(), "then");
         b.pipeline.step = "implement".into();
-        b.pipeline.attempts.insert("implement".into(), 2);
+        b.pipeline.attempts.insert("implement", 2);
         b.pipeline.lease = Some(Box::new(Lease {
             holder: "h".into(),
             since: "then".into(),

@@ -104,18 +104,20 @@ pub fn plan(
     require_open(parent)?;
     require_lease_free_for(parent, who.holder)?;
     let Some(split) = &parent.pipeline.split else {
-        return Err(Refusal::NotSplit { bead: id.clone() });
+        return Err(Refusal::NotSplit {
+            bead: id.to_string(),
+        });
     };
     if input.split_step != Some(parent.pipeline.step.as_str()) {
         return Err(Refusal::NotASplitStep {
-            bead: id.clone(),
-            step: parent.pipeline.step.clone(),
+            bead: id.to_string(),
+            step: parent.pipeline.step.to_string(),
             split_step: input.split_step.map(str::to_string),
         });
     }
     if split.children != input.read {
         return Err(Refusal::SplitMeanwhile {
-            bead: id.clone(),
+            bead: id.to_string(),
             child: split.children.last().cloned().unwrap_or_default(),
         });
     }
@@ -163,7 +165,7 @@ pub fn plan(
         beads,
         reason: Some(reason),
         output: Resplit {
-            bead: id.clone(),
+            bead: id.to_string(),
             children,
             superseded,
             kept,
@@ -198,7 +200,7 @@ fn replaced(
     } = &mut out;
     for child in before.iter().filter_map(|c| fresh.get(c)) {
         if child.is_done() {
-            kept.push(child.id.clone());
+            kept.push(child.id.to_string());
             continue;
         }
         if child.is_closed() {
@@ -206,14 +208,14 @@ fn replaced(
         }
         if let Some(lease) = &child.pipeline.lease {
             return Err(Refusal::ForeignLease {
-                bead: child.id.clone(),
+                bead: child.id.to_string(),
                 holder: lease.holder.clone(),
                 since: lease.since.clone(),
             });
         }
         let reason = format!("superseded by the re-split of {} at seq {seq}", parent.id);
         beads.push(ended(child, &reason, true, now));
-        superseded.push(child.id.clone());
+        superseded.push(child.id.to_string());
     }
     Ok(out)
 }

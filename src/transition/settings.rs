@@ -117,7 +117,7 @@ fn escalated_in_tree(ctx: &Ctx, id: &str) -> Result<Vec<String>> {
     Ok(all
         .iter()
         .filter(|b| b.id != root_id && in_tree(&b.id) && is_escalated(b))
-        .map(|b| b.id.clone())
+        .map(|b| b.id.to_string())
         .collect())
 }
 
@@ -140,7 +140,7 @@ pub fn plan_config(
     let mut rechecked = Vec::new();
     if is_escalated(&root) {
         root.pipeline.last_check = None;
-        rechecked.push(root.id.clone());
+        rechecked.push(root.id.to_string());
     }
     let root_id = root.id.clone();
     let mut beads = vec![root];
@@ -150,11 +150,11 @@ pub fn plan_config(
         }
         let mut b = b.clone();
         b.pipeline.last_check = None;
-        rechecked.push(b.id.clone());
+        rechecked.push(b.id.to_string());
         beads.push(b);
     }
     let output = Configured {
-        root: root_id,
+        root: root_id.to_string(),
         suite_cmd: args.suite_cmd.clone(),
         test_paths: args.test_paths.clone(),
         rechecked,
@@ -191,7 +191,7 @@ pub fn plan_autonomy(
     let mut after = bead.clone();
     after.pipeline.autonomy = Some(level);
     let output = AutonomySet {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         autonomy: level,
     };
     let reason = format!("autonomy {}", level.as_str());
@@ -216,7 +216,7 @@ pub fn set_target(
     ctx.apply(Verb::SetTarget, "set-target", &reads, |fresh, who| {
         let lineage = Lineage::new(&fresh.ancestors, defaults(&config, &None));
         let args = TargetSet {
-            bead: fresh.subject.id.clone(),
+            bead: fresh.subject.id.to_string(),
             target: target.to_string(),
             delivery,
         };
@@ -235,7 +235,7 @@ pub fn plan_target(
     let (level, source) = lineage.autonomy(bead);
     if level == Autonomy::Deep && is_mainline(&args.target) {
         return Err(Refusal::DeepOnMainline {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             supplied_by: source.label(),
             target: args.target,
         });
@@ -281,11 +281,11 @@ pub fn plan_route(
     require_open(bead)?;
     require_not_foreign(bead, who.holder)?;
     let mut after = bead.clone();
-    after.pipeline.route = to.to_string();
+    after.pipeline.route = to.into();
     after.pipeline.kind = manifest.route_kind(to).unwrap_or(bead.pipeline.kind);
     after.enter_step(&step, next_seq(bead), now);
     let output = Routed {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         route: to.to_string(),
         step: step.clone(),
     };

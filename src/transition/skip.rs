@@ -68,12 +68,12 @@ pub fn plan_skip(
     require_not_foreign(bead, who.holder)?;
     if let Some(dl) = &bead.pipeline.dead_letter {
         return Err(Refusal::Parked {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             reason: dl.reason.clone(),
         });
     }
     let refuse_required = || Refusal::RequiredStep {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         step: input.step.to_string(),
     };
     if !manifest
@@ -88,7 +88,7 @@ pub fn plan_skip(
         .is_some_and(|g| g.state == GateState::Pending)
     {
         return Err(Refusal::GatePending {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             step: input.step.to_string(),
         });
     }
@@ -107,7 +107,7 @@ pub fn plan_skip(
     after.pipeline.guidance = None;
     let next = declared(&mut after, manifest, seq, now);
     let output = Skipped {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         step: input.step.to_string(),
         skipped: true,
         status: "not-applicable",

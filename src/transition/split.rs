@@ -164,19 +164,21 @@ pub fn plan(
     require_open(parent)?;
     require_lease_free_for(parent, who.holder)?;
     if parent.pipeline.kind == Kind::Leaf {
-        return Err(Refusal::LeafSplit { bead: id.clone() });
+        return Err(Refusal::LeafSplit {
+            bead: id.to_string(),
+        });
     }
     if let Some(split) = &parent.pipeline.split {
         return Err(Refusal::AlreadySplit {
-            bead: id.clone(),
+            bead: id.to_string(),
             children: split.children.clone(),
             seq: split.seq,
         });
     }
     if input.split_step != Some(parent.pipeline.step.as_str()) {
         return Err(Refusal::NotASplitStep {
-            bead: id.clone(),
-            step: parent.pipeline.step.clone(),
+            bead: id.to_string(),
+            step: parent.pipeline.step.to_string(),
             split_step: input.split_step.map(str::to_string),
         });
     }
@@ -196,7 +198,7 @@ pub fn plan(
             now,
         ));
     }
-    let children: Vec<String> = beads.iter().map(|b| b.id.clone()).collect();
+    let children: Vec<String> = beads.iter().map(|b| b.id.to_string()).collect();
     let mut after = parent.clone();
     after.pipeline.split = Some(Box::new(SplitRecord {
         children: children.clone(),
@@ -207,7 +209,7 @@ pub fn plan(
         beads,
         reason: Some(format!("split into {} children", children.len())),
         output: SplitDone {
-            bead: id.clone(),
+            bead: id.to_string(),
             children,
         },
     })
@@ -231,7 +233,7 @@ pub(super) fn child(
         .depends_on
         .iter()
         .map(|d| Dependency {
-            depends_on_id: ids::child_id(&parent.id, offset + d + 1),
+            depends_on_id: ids::child_id(&parent.id, offset + d + 1).into(),
             dep_type: "blocks".into(),
             extra: Default::default(),
         })
@@ -241,9 +243,9 @@ pub(super) fn child(
     p.kind = Kind::Leaf;
     p.route = Kind::Leaf.route().into();
     p.scenarios = spec.scenarios.clone();
-    p.files = spec.files.clone();
+    p.files = spec.files.iter().map(|f| f.as_str().into()).collect();
     p.provenance = Some(Box::new(Provenance {
-        split_by: parent.id.clone(),
+        split_by: parent.id.to_string(),
         seq,
         index,
     }));

@@ -106,7 +106,7 @@ pub fn plan(
         return campaign(manifest, scan, bead, args, target, now);
     }
     let node = NewNode {
-        title: bead.title.clone(),
+        title: bead.title.to_string(),
         description: bead.description.clone(),
         ..NewNode::default()
     };
@@ -117,13 +117,13 @@ pub fn plan(
     let seq = next_seq(&after);
     let p = &mut after.pipeline;
     p.kind = place.kind;
-    p.route = place.route.clone();
+    p.route = place.route.clone().into();
     p.tier = place.tier;
     p.tier_rule = place.tier_rule.clone().map(Box::new);
     p.target = Some(target.to_string());
     after.enter_step(&entry, seq, now);
     let started = Started {
-        id: bead.id.clone(),
+        id: bead.id.to_string(),
         kind: place.kind,
         route: place.route.clone(),
         step: entry,
@@ -141,14 +141,14 @@ pub fn plan(
 fn startable(bead: &Bead) -> Result<(), Refusal> {
     if bead.is_node() {
         return Err(Refusal::AlreadyStarted {
-            bead: bead.id.clone(),
-            route: bead.pipeline.route.clone(),
-            step: bead.pipeline.step.clone(),
+            bead: bead.id.to_string(),
+            route: bead.pipeline.route.to_string(),
+            step: bead.pipeline.step.to_string(),
         });
     }
     if bead.is_closed() {
         return Err(Refusal::Closed {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
         });
     }
     Ok(())
@@ -180,9 +180,9 @@ fn children_of<'a>(scan: &'a Scan, epic: &Bead, args: &StartArgs) -> Result<Vec<
     }
     if let Some(node) = children.iter().find(|c| c.is_node()) {
         return Err(Refusal::AlreadyStarted {
-            bead: node.id.clone(),
-            route: node.pipeline.route.clone(),
-            step: node.pipeline.step.clone(),
+            bead: node.id.to_string(),
+            route: node.pipeline.route.to_string(),
+            step: node.pipeline.step.to_string(),
         }
         .into());
     }
@@ -246,16 +246,20 @@ fn campaign(
         .iter()
         .enumerate()
         .map(|(i, child)| {
-            let owned = args.scenarios.get(&child.id).cloned().unwrap_or_default();
+            let owned = args
+                .scenarios
+                .get(child.id.as_str())
+                .cloned()
+                .unwrap_or_default();
             let provenance = Provenance {
-                split_by: epic.id.clone(),
+                split_by: epic.id.to_string(),
                 seq,
                 index: i + 1,
             };
             adopt(child, provenance, owned, &leaf_entry, now)
         })
         .collect();
-    let adopted: Vec<String> = beads.iter().map(|b| b.id.clone()).collect();
+    let adopted: Vec<String> = beads.iter().map(|b| b.id.to_string()).collect();
     let mut owned: Vec<String> = args.scenarios.values().flatten().cloned().collect();
     owned.sort();
     owned.dedup();
@@ -279,7 +283,7 @@ fn campaign(
         ));
     }
     let started = Started {
-        id: epic.id.clone(),
+        id: epic.id.to_string(),
         kind: Kind::Root,
         route: route.into(),
         step: split_step,

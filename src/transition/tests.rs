@@ -365,7 +365,7 @@ fn a_loop_steps_claim_counts_this_visits_iterations_under_max_turns() {
         max_turns,
     };
     // Two iterations used on an earlier visit, then the node entered the step again.
-    b.pipeline.attempts.insert("implement".into(), 2);
+    b.pipeline.attempts.insert("implement", 2);
     b.enter_step("implement", 3, NOW);
     let change = plan_claim(&args(None), &b, NOW).unwrap();
     assert_eq!(
@@ -373,7 +373,7 @@ fn a_loop_steps_claim_counts_this_visits_iterations_under_max_turns() {
         Some(3),
         "numbered over the node's life"
     );
-    b.pipeline.attempts.insert("implement".into(), 4);
+    b.pipeline.attempts.insert("implement", 4);
     assert_eq!(
         plan_claim(&args(None), &b, NOW).unwrap_err().kind(),
         "attempts-exhausted"
@@ -400,9 +400,7 @@ fn claims_count_attempts_and_refuse_parked_or_exhausted_steps() {
     assert_eq!(after.pipeline.last_dispatch.unwrap().seq, 4);
     assert_eq!(change.output.wrote.unwrap().attempt, Some(1));
 
-    b.pipeline
-        .attempts
-        .insert("implement".into(), step.max_attempts);
+    b.pipeline.attempts.insert("implement", step.max_attempts);
     let r = plan_claim(&dispatch, &b, NOW).unwrap_err();
     assert_eq!(r.kind(), "attempts-exhausted");
     b.pipeline.dead_letter = Some(Box::new(DeadLetter {

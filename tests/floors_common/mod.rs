@@ -153,7 +153,7 @@ pub fn split(parent: &mut Bead, claims: &[&[&str]]) -> Vec<Bead> {
         let mut c = bead(&format!("{}.{}", parent.id, i + 1), "generate-spec");
         c.parent = Some(parent.id.clone());
         c.pipeline.provenance = Some(Box::new(splice::model::bead::Provenance {
-            split_by: parent.id.clone(),
+            split_by: parent.id.to_string(),
             seq: 1,
             index: i + 1,
         }));
@@ -161,7 +161,7 @@ pub fn split(parent: &mut Bead, claims: &[&[&str]]) -> Vec<Bead> {
         children.push(c);
     }
     parent.pipeline.split = Some(Box::new(SplitRecord {
-        children: children.iter().map(|c| c.id.clone()).collect(),
+        children: children.iter().map(|c| c.id.to_string()).collect(),
         seq: 1,
     }));
     children

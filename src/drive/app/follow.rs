@@ -265,7 +265,7 @@ mod tests {
         let runs = Path::new("/s/runs");
         assert_eq!(dispatch_log(runs, &bead), None, "no claim");
         bead.pipeline.step = "implement".into();
-        bead.pipeline.attempts.insert("implement".into(), 2);
+        bead.pipeline.attempts.insert("implement", 2);
         bead.pipeline.lease = Some(Box::new(Lease {
             holder: "run:host:42:20260101T000000Z-42-0".into(),
             since: String::new(),

@@ -211,7 +211,7 @@ impl Model {
         let low = its.iter().filter_map(|i| i.score).min().unwrap_or(0).min(0);
         Some(Detail {
             id: id.into(),
-            title: bead.title.clone(),
+            title: bead.title.to_string(),
             next,
             fields,
             scores: its

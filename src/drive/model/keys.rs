@@ -264,7 +264,7 @@ impl Model {
                     && reason.contains("unset on the campaign root") =>
             {
                 let bead = self.bead(&id).ok_or("its bead file cannot be read")?;
-                Ok(self.root_of(bead).id.clone())
+                Ok(self.root_of(bead).id.to_string())
             }
             _ => Err(format!("{id} did not escalate for a missing suite command")),
         }

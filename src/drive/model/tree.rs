@@ -129,7 +129,7 @@ pub(crate) fn same_shape(rows: &[Row], snap: &Snapshot) -> bool {
             Some(i) => snap
                 .beads
                 .get(i)
-                .is_some_and(|b| b.id == r.id && b.parent == r.parent_id),
+                .is_some_and(|b| b.id == r.id && b.parent.as_deref() == r.parent_id.as_deref()),
             None => snap.unreadable.iter().any(|u| u.id == r.id),
         })
 }
@@ -173,9 +173,11 @@ impl Model {
         TreeLine {
             depth: row.depth,
             id: row.id.clone(),
-            title: bead.map_or_else(|| "(unreadable)".into(), |b| b.title.clone()),
+            title: bead
+                .map_or_else(|| "(unreadable)".into(), |b| b.title.clone())
+                .to_string(),
             kind: bead.map_or("unknown", |b| b.pipeline.kind.as_str()),
-            step: bead.map_or_else(String::new, |b| b.pipeline.step.clone()),
+            step: bead.map_or_else(String::new, |b| b.pipeline.step.to_string()),
             status,
             reason: self.next_of(id).text,
             fold: row.has_children.then(|| self.collapsed.contains(&row.id)),

@@ -74,7 +74,7 @@ pub fn measure_and_record(ran: &Ran) -> Result<Iterated> {
         .last_dispatch
         .as_ref()
         .filter(|d| d.step == ran.step.name)
-        .map_or_else(|| bead.updated_at.clone(), |d| d.at.clone());
+        .map_or_else(|| bead.updated_at.clone(), |d| d.at.clone().into());
     let confidence = confidence(&bead, ran);
     let iteration = u32::try_from(bead.iterations_since_entry().count())
         .unwrap_or(u32::MAX)
@@ -109,7 +109,7 @@ pub fn measure_and_record(ran: &Ran) -> Result<Iterated> {
     let args = IterateArgs {
         step: ran.step.name.clone(),
         attempt: ran.attempt,
-        started_at,
+        started_at: started_at.to_string(),
         state: m.state,
         context: m.context,
         snapshot,

@@ -6,9 +6,11 @@
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use crate::model::Text;
+
 /// Step name → count, sorted by name, one entry per name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Counts(Vec<(String, u32)>);
+pub struct Counts(Vec<(Text, u32)>);
 
 impl Counts {
     pub fn new() -> Counts {
@@ -32,7 +34,8 @@ impl Counts {
     }
 
     /// Set `key`'s count; the count it had, if any.
-    pub fn insert(&mut self, key: String, value: u32) -> Option<u32> {
+    pub fn insert(&mut self, key: impl Into<Text>, value: u32) -> Option<u32> {
+        let key = key.into();
         match self.find(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
             Err(i) => {
@@ -55,7 +58,7 @@ impl Counts {
     }
 
     /// (step, count) in step order.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &u32)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&Text, &u32)> {
         self.0.iter().map(|(k, v)| (k, v))
     }
 
@@ -64,8 +67,8 @@ impl Counts {
     }
 }
 
-impl FromIterator<(String, u32)> for Counts {
-    fn from_iter<I: IntoIterator<Item = (String, u32)>>(iter: I) -> Counts {
+impl<K: Into<Text>> FromIterator<(K, u32)> for Counts {
+    fn from_iter<I: IntoIterator<Item = (K, u32)>>(iter: I) -> Counts {
         let mut counts = Counts::new();
         for (k, v) in iter {
             counts.insert(k, v);
@@ -87,7 +90,7 @@ impl Serialize for Counts {
 impl<'de> Deserialize<'de> for Counts {
     /// As a map reads it: a key given twice keeps its last count.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Counts, D::Error> {
-        let map = std::collections::BTreeMap::<String, u32>::deserialize(deserializer)?;
+        let map = std::collections::BTreeMap::<Text, u32>::deserialize(deserializer)?;
         Ok(Counts(map.into_iter().collect()))
     }
 }
@@ -109,12 +112,12 @@ mod tests {
         );
         let mut c = counts.clone();
         assert_eq!(c.get("implement"), Some(&1));
-        assert_eq!(c.insert("implement".into(), 5), Some(1));
-        assert_eq!(c.insert("deliver".into(), 1), None);
+        assert_eq!(c.insert("implement", 5), Some(1));
+        assert_eq!(c.insert("deliver", 1), None);
         *c.get_mut("review").unwrap() += 1;
         assert_eq!(c.remove("generate-spec"), Some(3));
         assert!(!c.contains_key("generate-spec"));
-        let keys: Vec<&String> = c.iter().map(|(k, _)| k).collect();
+        let keys: Vec<&Text> = c.iter().map(|(k, _)| k).collect();
         assert_eq!(keys, ["deliver", "implement", "review"]);
         assert_eq!(c.values().sum::<u32>(), 9);
         let twice: Counts = serde_json::from_str(r#"{"a":1,"a":2}"#).unwrap();

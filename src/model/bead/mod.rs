@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::model::Text;
+
 use super::manifest::Autonomy;
 use super::tier::{Tier, TierRule};
 use super::usage::Usage;
@@ -186,14 +188,14 @@ impl DeliveryMethod {
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Dependency {
-    pub depends_on_id: String,
+    pub depends_on_id: Text,
     #[serde(rename = "type", default = "blocks")]
-    pub dep_type: String,
+    pub dep_type: Text,
     #[serde(flatten)]
     pub extra: Extra,
 }
 
-fn blocks() -> String {
+fn blocks() -> Text {
     "blocks".into()
 }
 
@@ -203,8 +205,8 @@ pub struct Pipeline {
     /// Incremented by the writer on every transition of this bead.
     pub seq: u64,
     pub kind: Kind,
-    pub route: String,
-    pub step: String,
+    pub route: Text,
+    pub step: Text,
     /// The `seq` at which the node entered `step`; "since entry" means a seq above this.
     #[serde(default)]
     pub entered: u64,
@@ -227,7 +229,7 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scenarios: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<String>,
+    pub files: Vec<Text>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease: Option<Box<Lease>>,
     #[serde(default, skip_serializing_if = "Counts::is_empty")]
@@ -315,8 +317,8 @@ pub struct Bead {
     /// The file's shape ([`BEAD_SCHEMA`]); 0 when the file predates the field.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub schema_version: u32,
-    pub id: String,
-    pub title: String,
+    pub id: Text,
+    pub title: Text,
     #[serde(default)]
     pub description: String,
     #[serde(default)]
@@ -324,19 +326,19 @@ pub struct Bead {
     #[serde(default = "default_priority")]
     pub priority: i64,
     #[serde(default = "default_issue_type")]
-    pub issue_type: String,
+    pub issue_type: Text,
     #[serde(default)]
-    pub labels: Vec<String>,
+    pub labels: Vec<Text>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent: Option<String>,
+    pub parent: Option<Text>,
     #[serde(default)]
     pub dependencies: Vec<Dependency>,
     #[serde(default)]
-    pub created_at: String,
+    pub created_at: Text,
     #[serde(default)]
-    pub updated_at: String,
+    pub updated_at: Text,
     #[serde(default)]
-    pub closed_at: Option<String>,
+    pub closed_at: Option<Text>,
     #[serde(default)]
     pub close_reason: Option<String>,
     #[serde(default)]
@@ -355,7 +357,7 @@ fn default_priority() -> i64 {
     2
 }
 
-fn default_issue_type() -> String {
+fn default_issue_type() -> Text {
     "task".into()
 }
 
@@ -366,8 +368,8 @@ impl Bead {
     pub fn new(id: String, title: String, description: String, now: &str) -> Bead {
         Bead {
             schema_version: BEAD_SCHEMA,
-            id,
-            title,
+            id: id.into(),
+            title: title.into(),
             description,
             status: Status::Open,
             priority: default_priority(),
@@ -375,8 +377,8 @@ impl Bead {
             labels: Vec::new(),
             parent: None,
             dependencies: Vec::new(),
-            created_at: now.to_string(),
-            updated_at: now.to_string(),
+            created_at: now.into(),
+            updated_at: now.into(),
             closed_at: None,
             close_reason: None,
             metadata: Extra::new(),
@@ -400,7 +402,7 @@ impl Bead {
     pub fn bump(&mut self, now: &str) -> u64 {
         self.schema_version = BEAD_SCHEMA;
         self.pipeline.seq = self.pipeline.seq.saturating_add(1);
-        self.updated_at = now.to_string();
+        self.updated_at = now.into();
         self.pipeline.seq
     }
 
@@ -408,12 +410,12 @@ impl Bead {
     /// longer count). `seq` must be the seq of the transition doing it.
     pub fn enter_step(&mut self, step: &str, seq: u64, now: &str) {
         let before = self.attempts_on(step);
-        self.pipeline.step = step.to_string();
+        self.pipeline.step = step.into();
         self.pipeline.entered = seq;
         self.pipeline.history.push(StepEntry {
-            step: step.to_string(),
+            step: step.into(),
             seq,
-            at: now.to_string(),
+            at: now.into(),
             head: None,
             attempts_before: (before > 0).then_some(before),
         });
@@ -422,7 +424,7 @@ impl Bead {
     /// Close the bead (the last step of its route passed).
     pub fn close(&mut self, reason: &str, now: &str) {
         self.status = Status::Closed;
-        self.closed_at = Some(now.to_string());
+        self.closed_at = Some(now.into());
         self.close_reason = Some(reason.to_string());
         self.pipeline.lease = None;
     }

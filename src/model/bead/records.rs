@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::model::Text;
+
 use crate::model::manifest::Autonomy;
 use crate::model::usage::Usage;
 
@@ -223,9 +225,9 @@ pub struct SplitRecord {
 /// When the node entered a step.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct StepEntry {
-    pub step: String,
+    pub step: Text,
     pub seq: u64,
-    pub at: String,
+    pub at: Text,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head: Option<String>,
     /// The attempts the step had used on earlier visits when the node entered it again (a loop

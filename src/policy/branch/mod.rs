@@ -68,7 +68,7 @@ impl StepResult {
             .as_deref()
             .filter(|c| c.step == *step);
         let fields = check.map(evidence_fields).unwrap_or_default();
-        let response = bead.pipeline.responses.get(step);
+        let response = bead.pipeline.responses.get(step.as_str());
         let text = match firing {
             Firing::Refused => fields
                 .get("text")
@@ -394,7 +394,7 @@ fn variable(name: &str, bead: &Bead, result: &StepResult) -> Option<String> {
     let found = match name {
         "result.text" => result.text.clone(),
         "result.verdict" => result.fields.get("verdict").map(plain),
-        "bead.id" => Some(bead.id.clone()),
+        "bead.id" => Some(bead.id.to_string()),
         _ => {
             let step = name.strip_prefix("step.")?.strip_suffix(".response")?;
             bead.pipeline.responses.get(step).map(|r| r.text.clone())

@@ -15,7 +15,7 @@ use crate::store::atomic;
 
 /// An entry of the cache: a bead file's name, its stamp, and where its JSON is in the file.
 pub(super) struct Entry {
-    pub id: String,
+    pub id: crate::model::Text,
     pub stamp: Stamp,
     pub at: u64,
     pub len: usize,
@@ -85,6 +85,7 @@ pub(super) fn load(path: &Path) -> Option<Loaded> {
         return None;
     }
     drop(reader);
+    entries.shrink_to_fit();
     Some(Loaded {
         file,
         mark,
@@ -97,7 +98,7 @@ pub(super) fn load(path: &Path) -> Option<Loaded> {
 fn entry(line: &[u8], at: u64) -> Option<Entry> {
     let mut parts = line.splitn(6, |b| *b == b'\t');
     let mut word = || std::str::from_utf8(parts.next()?).ok();
-    let id = word()?.to_string();
+    let id = word()?.into();
     let stamp = Stamp {
         size: word()?.parse().ok()?,
         mtime_ns: word()?.parse().ok()?,

@@ -41,7 +41,7 @@ mod load;
 mod temp;
 mod text;
 
-use super::{Scan, Store, Unread, ids, journal, parse_bead};
+use super::{Named, Scan, Store, Unread, ids, journal, parse_bead};
 use crate::error::{Error, Result};
 use crate::model::Bead;
 use load::Loaded;
@@ -111,82 +111,125 @@ struct Mark {
 /// piece and dropped once they are parsed.
 const WINDOW: usize = 4096;
 
-/// A readable bead's compact JSON for a new cache: the old cache's entry, or a file's bytes.
+/// Where a new cache takes a readable bead's compact JSON from: the old cache's entry, or the
+/// bytes read from its file (an index into [`Reading::read`]).
+#[derive(Clone, Copy)]
 enum Json {
+    Cached(usize),
+    Read(usize),
+}
+
+/// A readable bead of a new cache: its file (an index into the names) and where its JSON is.
+/// Small on purpose: one is kept per bead while the beads are read.
+#[derive(Clone, Copy)]
+struct Fresh {
+    named: usize,
+    json: Json,
+}
+
+/// A file to read: its name, its path, and its cache entry's stamp, JSON and index when its
+/// stamp holds.
+type Work<'n, 'b> = (&'n Named, PathBuf, Option<(Stamp, &'b [u8], usize)>);
+
+/// What reading one file gave: the bead (or why not), the stamp of the file opened, and its
+/// JSON for a new cache (`None` when unreadable).
+type Outcome = (Result<Bead>, Option<Stamp>, Option<Found>);
+
+/// A bead's JSON as [`read_entry`] found it: its cache entry's index, or the file's bytes made
+/// compact.
+enum Found {
     Cached(usize),
     Read(Vec<u8>),
 }
 
-/// A file to read: its name and path, and its cache entry's stamp, JSON and index when its
-/// stamp holds.
-type Work<'n, 'b> = (&'n (String, PathBuf), Option<(Stamp, &'b [u8], usize)>);
-
 /// A read through the cache so far.
-struct Reading<'n> {
+struct Reading {
     scan: Scan,
-    /// What a new cache would hold: each readable bead's stamp and JSON, in id order.
-    fresh: Vec<(&'n str, Stamp, Json)>,
+    /// What a new cache would hold: each readable bead in id order.
+    fresh: Vec<Fresh>,
+    /// The stamp and compact JSON of each readable bead read from its file.
+    read: Vec<(Stamp, Vec<u8>)>,
     from_files: usize,
     /// Readable files read from disk and old enough to be cached with their stamp: what a new
     /// cache would save the next read (an unreadable file is read every time anyway).
     changed: usize,
 }
 
-impl<'n> Reading<'n> {
-    /// Read one window of files: the cached JSON of its hits in one piece (a hit whose piece
-    /// cannot be read is read from its file), each bead into the scan as it is parsed.
+impl Reading {
+    /// Read one window of files, the names from `first` on: the cached JSON of its hits in one
+    /// piece (a hit whose piece cannot be read is read from its file), each bead into the scan
+    /// as it is parsed.
     fn window(
         &mut self,
-        named: &'n [(String, PathBuf)],
-        hits: &[Option<usize>],
+        (dir, first, named): (&Path, usize, &[Named]),
+        hits: &[Option<u32>],
         loaded: Option<&Loaded>,
         racy: &impl Fn(&Stamp) -> bool,
     ) {
-        let mut cached = hits.iter().flatten();
-        let span = match (loaded, cached.next(), cached.last()) {
-            (Some(l), Some(&a), last) => l.span(a, *last.unwrap_or(&a)).map(|s| (l, s)),
+        let hit = |h: &Option<u32>| h.map(|i| i as usize);
+        let mut cached = hits.iter().filter_map(hit);
+        let span = match (loaded, cached.next(), cached.next_back()) {
+            (Some(l), Some(a), last) => l.span(a, last.unwrap_or(a)).map(|s| (l, s)),
             _ => None,
         };
-        let work: Vec<Work<'n, '_>> = named
+        let work: Vec<Work<'_, '_>> = named
             .iter()
             .zip(hits)
-            .map(|(file, hit)| {
-                let json = hit.zip(span.as_ref()).map(|(i, (l, (base, bytes)))| {
+            .map(|(file, h)| {
+                let json = hit(h).zip(span.as_ref()).map(|(i, (l, (base, bytes)))| {
                     let e = &l.entries[i];
                     let from = (e.at - base) as usize;
                     (e.stamp, &bytes[from..from + e.len], i)
                 });
-                (file, json)
+                (file, file.path(dir), json)
             })
             .collect();
         let Reading {
             scan,
             fresh,
+            read: reads,
             from_files,
             changed,
         } = self;
+        let mut k = first;
         // Streamed: each bead goes into the scan as it is parsed, never through a second list.
-        super::par_each(&work, read_entry, |(file, _), (read, stamp, json)| {
-            let (id, path): &'n (String, PathBuf) = file;
-            let from_file = !matches!(json, Some(Json::Cached(_)));
+        super::par_each(&work, read_entry, |(file, path, _), (read, stamp, json)| {
+            let from_file = !matches!(json, Some(Found::Cached(_)));
             *from_files += usize::from(from_file);
             match read {
                 Ok(bead) => {
+                    let json = match json {
+                        Some(Found::Cached(i)) => Some(Json::Cached(i)),
+                        Some(Found::Read(bytes)) => {
+                            let stamp = stamp.filter(|s| !racy(s)).unwrap_or(NEVER);
+                            *changed += usize::from(stamp != NEVER);
+                            reads.push((stamp, bytes));
+                            Some(Json::Read(reads.len() - 1))
+                        }
+                        None => None,
+                    };
                     if let Some(json) = json {
-                        let stamp = stamp.filter(|s| !racy(s)).unwrap_or(NEVER);
-                        *changed += usize::from(from_file && stamp != NEVER);
-                        fresh.push((id, stamp, json));
+                        fresh.push(Fresh { named: k, json });
                     }
                     scan.beads.push(bead);
                 }
                 Err(error) => scan.unreadable.push(Unread {
-                    id: id.clone(),
+                    id: file.id.to_string(),
                     path: path.clone(),
                     error,
                 }),
             }
+            k += 1;
         });
     }
+}
+
+/// What a new cache holds: each readable bead in id order, with the names and bytes read it
+/// points into.
+struct New<'a> {
+    named: &'a [Named],
+    fresh: &'a [Fresh],
+    read: &'a [(Stamp, Vec<u8>)],
 }
 
 /// What a rebuild wrote.
@@ -242,12 +285,7 @@ impl Store {
         let started = now_ns();
         let mark = self.journal_mark()?;
         let named = self.bead_names()?;
-        let stats = super::par_map(&named, |(id, path)| {
-            ids::is_valid(id)
-                .then(|| fs::symlink_metadata(path).ok())
-                .flatten()
-                .map(|m| Stamp::of(&m))
-        });
+        let dir = self.beads_dir();
         let loaded = if use_cache {
             load::load(&self.cache_path())
         } else {
@@ -256,39 +294,57 @@ impl Store {
         let (loaded, touched, tail) = self.usable(loaded, mark);
         let racy = |s: &Stamp| s.mtime_ns.saturating_add(RACY_NS) > started;
         // Each file: its cache entry when its stamp still holds, else `None` (read the file).
-        // Both are in id order: one walk, no search.
+        // First each file's entry of the same id (both are in id order: one walk, no search),
+        // then a stat of those files only: a file with no entry is read anyway.
         let entries = loaded.as_ref().map_or(&[][..], |l| &l.entries[..]);
         let mut next = 0;
-        let hits: Vec<Option<usize>> = named
+        let mut candidates: Vec<(&Named, u32)> = Vec::new();
+        let mut hits: Vec<Option<u32>> = named
             .iter()
-            .zip(&stats)
-            .map(|((id, _), stat)| {
+            .map(|file| {
+                let id = &file.id;
                 while entries.get(next).is_some_and(|e| e.id < *id) {
                     next += 1;
                 }
                 let i = next;
                 let e = entries.get(i).filter(|e| e.id == *id)?;
-                let holds = Some(e.stamp) == *stat && !touched.contains(id) && !racy(&e.stamp);
-                holds.then_some(i)
+                let maybe = ids::is_valid(id) && !touched.contains(id.as_str()) && !racy(&e.stamp);
+                let i = u32::try_from(i).ok().filter(|_| maybe)?;
+                candidates.push((file, i));
+                Some(i)
             })
             .collect();
+        let holds = super::par_map(&candidates, |&(file, i)| {
+            let stat = fs::symlink_metadata(file.path(&dir)).ok();
+            stat.is_some_and(|m| Stamp::of(&m) == entries[i as usize].stamp)
+        });
+        drop(candidates);
+        let mut held = holds.into_iter();
+        for hit in hits.iter_mut().filter(|h| h.is_some()) {
+            if held.next() != Some(true) {
+                *hit = None;
+            }
+        }
         let mut reading = Reading {
             scan: Scan {
                 beads: Vec::with_capacity(named.len()),
                 unreadable: Vec::new(),
             },
             fresh: Vec::with_capacity(named.len()),
+            read: Vec::new(),
             from_files: 0,
             changed: 0,
         };
         // A window at a time: only its cached JSON is in memory, never the whole cache's.
         for at in (0..named.len()).step_by(WINDOW) {
             let end = (at + WINDOW).min(named.len());
-            reading.window(&named[at..end], &hits[at..end], loaded.as_ref(), &racy);
+            let files = (dir.as_path(), at, &named[at..end]);
+            reading.window(files, &hits[at..end], loaded.as_ref(), &racy);
         }
         let Reading {
             scan,
             fresh,
+            read,
             from_files,
             changed,
         } = reading;
@@ -298,7 +354,12 @@ impl Store {
             || changed * 100 >= named.len().max(1)
             || (changed > 0 && named.len() < 1000)
             || tail > TAIL_REWRITE_BYTES;
-        let written = stale.then(|| self.write_cache(mark, &fresh, loaded.as_ref()));
+        let new = New {
+            named: &named,
+            fresh: &fresh,
+            read: &read,
+        };
+        let written = stale.then(|| self.write_cache(mark, &new, loaded.as_ref()));
         Ok(Through {
             scan,
             from_files,
@@ -345,7 +406,7 @@ impl Store {
             .flat_map(|r| {
                 r.beads
                     .iter()
-                    .map(|b| b.id.clone())
+                    .map(|b| b.id.to_string())
                     .chain(r.changes.iter().map(|c| c.bead.clone()))
             })
             .collect();
@@ -353,12 +414,7 @@ impl Store {
     }
 
     /// Write the cache: a temporary file in `cache/`, renamed over the old one.
-    fn write_cache(
-        &self,
-        mark: Mark,
-        beads: &[(&str, Stamp, Json)],
-        old: Option<&Loaded>,
-    ) -> Result<Rebuilt> {
+    fn write_cache(&self, mark: Mark, new: &New<'_>, old: Option<&Loaded>) -> Result<Rebuilt> {
         let dir = self.cache_dir();
         // `cache/` must be a directory of splice's own: a link there (committed by someone
         // hostile, or planted) is never followed, so the cache is never written elsewhere.
@@ -382,7 +438,7 @@ impl Store {
                 .and_then(|mut f| f.write_all(b"*\n"))
                 .map_err(|e| Error::io(&ignore, e))?;
         }
-        let body = body(beads, old).map_err(|e| Error::io(self.cache_path(), e))?;
+        let body = body(new, old).map_err(|e| Error::io(self.cache_path(), e))?;
         let header = format!(
             "{MAGIC} {FORMAT} {} {} {} {} {}\n",
             mark.generation,
@@ -407,7 +463,7 @@ impl Store {
             return Err(Error::io(&temp, e));
         }
         Ok(Rebuilt {
-            beads: beads.len(),
+            beads: new.fresh.len(),
             bytes: (header.len() + body.len()) as u64,
         })
     }
@@ -425,11 +481,11 @@ fn create_new(path: &Path) -> std::io::Result<fs::File> {
 
 /// One bead: parsed from its cached JSON when it has a hit (its file read when that does not
 /// parse), else from its file.
-fn read_entry((file, hit): &Work<'_, '_>) -> (Result<Bead>, Option<Stamp>, Option<Json>) {
-    let (id, path) = file;
+fn read_entry((file, path, hit): &Work<'_, '_>) -> Outcome {
+    let id = &file.id;
     match hit {
         Some((stamp, json, i)) => match parse_bead(path, id, json) {
-            Ok(bead) => (Ok(super::held(bead)), Some(*stamp), Some(Json::Cached(*i))),
+            Ok(bead) => (Ok(super::held(bead)), Some(*stamp), Some(Found::Cached(*i))),
             Err(_) => read_stamped(id, path),
         },
         None => read_stamped(id, path),
@@ -438,7 +494,7 @@ fn read_entry((file, hit): &Work<'_, '_>) -> (Result<Bead>, Option<Stamp>, Optio
 
 /// Read one bead file as [`Store::scan`] does (the same checks, the same errors), with the
 /// stamp of the file it opened and its JSON made compact.
-fn read_stamped(id: &str, path: &Path) -> (Result<Bead>, Option<Stamp>, Option<Json>) {
+fn read_stamped(id: &str, path: &Path) -> Outcome {
     let mut file = match super::open_named(id, path) {
         Ok(f) => f,
         Err(e) => return (Err(e), None, None),
@@ -452,7 +508,7 @@ fn read_stamped(id: &str, path: &Path) -> (Result<Bead>, Option<Stamp>, Option<J
         Ok(bead) => (
             Ok(super::held(bead)),
             stamp,
-            Some(Json::Read(compact(&bytes))),
+            Some(Found::Read(compact(&bytes))),
         ),
         Err(e) => (Err(e), None, None),
     }

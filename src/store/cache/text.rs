@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::{Json, Loaded, Stamp};
+use super::{Json, Loaded, New};
 
 /// JSON text without the whitespace between tokens (never inside a string). The result holds
 /// no newline: a valid JSON string holds none raw.
@@ -91,27 +91,30 @@ impl Sum {
 }
 
 /// The cache's body: a line per bead, its JSON from the old cache or from its file.
-pub(super) fn body(
-    beads: &[(&str, Stamp, Json)],
-    old: Option<&Loaded>,
-) -> std::io::Result<Vec<u8>> {
+pub(super) fn body(new: &New<'_>, old: Option<&Loaded>) -> std::io::Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
     let size = |json: &Json| match (json, old) {
-        (Json::Read(bytes), _) => bytes.len(),
+        (Json::Read(j), _) => new.read[*j].1.len(),
         (Json::Cached(i), Some(l)) => l.entries[*i].len,
         (Json::Cached(_), None) => 0,
     };
-    let mut body = Vec::with_capacity(beads.iter().map(|b| size(&b.2) + 64).sum());
-    for (id, s, json) in beads {
+    let mut body = Vec::with_capacity(new.fresh.iter().map(|f| size(&f.json) + 64).sum());
+    for f in new.fresh {
+        let id = &new.named[f.named].id;
+        let s = match (f.json, old) {
+            (Json::Read(j), _) => new.read[j].0,
+            (Json::Cached(i), Some(l)) => l.entries[i].stamp,
+            (Json::Cached(_), None) => return Err(std::io::ErrorKind::NotFound.into()),
+        };
         let _ = write!(
             body,
             "{id}\t{}\t{}\t{}\t{}\t",
             s.size, s.mtime_ns, s.ctime_ns, s.ino
         );
-        match (json, old) {
-            (Json::Read(bytes), _) => body.extend_from_slice(bytes),
+        match (f.json, old) {
+            (Json::Read(j), _) => body.extend_from_slice(&new.read[j].1),
             (Json::Cached(i), Some(l)) => {
-                let (e, at) = (&l.entries[*i], body.len());
+                let (e, at) = (&l.entries[i], body.len());
                 body.resize(at + e.len, 0);
                 l.file.read_exact_at(&mut body[at..], e.at)?;
             }

@@ -51,14 +51,14 @@ pub fn plan_record(bead: &Bead, holder: &str, job: &str) -> Result<Change<JobCla
         (Some(l), Some(d)) if l.holder == holder && d.holder == holder => (l, d),
         _ => {
             return Err(Refusal::NotClaimedBy {
-                bead: bead.id.clone(),
+                bead: bead.id.to_string(),
                 holder: holder.to_string(),
             });
         }
     };
     if let Some(other) = lease.job.as_deref().filter(|j| *j != job) {
         return Err(Refusal::NotTheJob {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             why: format!("its claim is job {other}'s already, not job {job}'s"),
         });
     }
@@ -67,7 +67,7 @@ pub fn plan_record(bead: &Bead, holder: &str, job: &str) -> Result<Change<JobCla
         l.job = Some(job.to_string());
     }
     let output = JobClaim {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         job: job.to_string(),
         holder: holder.to_string(),
         step: dispatch.step.clone(),
@@ -114,7 +114,7 @@ pub fn plan_adopt(
 ) -> Result<Change<JobClaim>, Refusal> {
     let refuse = |why: String| {
         Err(Refusal::NotTheJob {
-            bead: bead.id.clone(),
+            bead: bead.id.to_string(),
             why,
         })
     };
@@ -167,7 +167,7 @@ pub fn plan_adopt(
         d.holder = holder.to_string();
     }
     let output = JobClaim {
-        bead: bead.id.clone(),
+        bead: bead.id.to_string(),
         job: proof.job.to_string(),
         holder: holder.to_string(),
         step: dispatch.step.clone(),

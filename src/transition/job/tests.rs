@@ -8,7 +8,7 @@ fn claimed(holder: &str, job: Option<&str>) -> Bead {
     let mut b = Bead::new("sp-a.1".into(), "t".into(), String::new(), "then");
     b.pipeline.step = "implement".into();
     b.pipeline.seq = 9;
-    b.pipeline.attempts.insert("implement".into(), 2);
+    b.pipeline.attempts.insert("implement", 2);
     b.pipeline.lease = Some(Box::new(Lease {
         holder: holder.into(),
         since: "then".into(),

@@ -7,7 +7,7 @@ const AT: &str = "2026-01-01T00:00:00Z";
 
 fn plain(id: &str, parent: Option<&str>) -> Bead {
     let mut b = Bead::new(id.into(), format!("title {id}"), String::new(), AT);
-    b.parent = parent.map(str::to_string);
+    b.parent = parent.map(Into::into);
     b.pipeline.seq = 1;
     b
 }

@@ -96,8 +96,8 @@ fn a_node_at_every_step(m: Manifest) -> Snapshot {
         for variant in 0..4 {
             let mut b = Bead::new(format!("sp-{i}-{variant}"), "t".into(), String::new(), NOW);
             b.pipeline.kind = Kind::for_route(route).unwrap_or(Kind::Leaf);
-            b.pipeline.route = route.clone();
-            b.pipeline.step = step.clone();
+            b.pipeline.route = route.clone().into();
+            b.pipeline.step = step.clone().into();
             b.pipeline.seq = 3;
             b.pipeline.entered = 1;
             match variant {
