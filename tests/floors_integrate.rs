@@ -25,7 +25,7 @@ fn campaign() -> (Repo, Bead) {
     repo.git(&["checkout", "-q", "main"]);
     let mut r = root("sp-root", "integrate", &["S1", "S2"]);
     r.pipeline.target = Some("campaign".into());
-    r.pipeline.test_paths = vec!["tests".into()];
+    r.pipeline.test_paths = vec!["tests".into()].into();
     r.pipeline.suite_cmd = Some("test -f tests/add.rs && echo suite ok".into());
     repo.put(&r);
     (repo, r)
@@ -99,7 +99,7 @@ fn a_compound_node_covers_its_own_ids_with_the_roots_config() {
     let mut c = bead("sp-root.1", "integrate");
     c.parent = Some("sp-root".into());
     c.pipeline.kind = Kind::Compound;
-    c.pipeline.scenarios = vec!["S2".into()];
+    c.pipeline.scenarios = vec!["S2".into()].into();
     let o = coverage(&repo, &c, &r);
     assert_verdict(&o, "pass");
     assert_eq!(

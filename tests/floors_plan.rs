@@ -106,7 +106,7 @@ fn spec_passes_and_records_files_and_verdict() {
     );
     // A node that owns scenarios keeps them, whatever its spec names.
     let mut owner = bead("sp-a", "generate-spec");
-    owner.pipeline.scenarios = vec!["S7".into()];
+    owner.pipeline.scenarios = vec!["S7".into()].into();
     let o = repo.check(
         json!({"kind": "spec", "path": "specs/{{bead.id}}.md"}),
         &owner,
@@ -189,7 +189,7 @@ fn children_conserved_pass_and_refusals() {
 
     // A child loses a claim and gains a foreign one.
     let mut c2 = children[1].clone();
-    c2.pipeline.scenarios = vec!["S9".into()];
+    c2.pipeline.scenarios = vec!["S9".into()].into();
     repo.put(&c2);
     let o = check(&r);
     assert_verdict(&o, "refuse");

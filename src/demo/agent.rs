@@ -303,7 +303,7 @@ fn generic_plan(job: &Job) -> Plan {
         autonomy: String::new(),
         target: String::new(),
         suite_cmd: String::new(),
-        test_paths: root.pipeline.test_paths.clone(),
+        test_paths: root.pipeline.test_paths.to_vec(),
         scenarios: ids
             .iter()
             .map(|id| Scenario {
@@ -316,7 +316,7 @@ fn generic_plan(job: &Job) -> Plan {
         children: vec![Child {
             title: root.title.to_string(),
             description: root.description.clone(),
-            scenarios: ids,
+            scenarios: ids.to_vec(),
             files: Vec::new(),
             depends_on: Vec::new(),
         }],

@@ -107,7 +107,7 @@ impl PromptVars {
             bead_title: bead.title.to_string(),
             bead_description: bead.description.clone(),
             root_id: root_id.to_string(),
-            scenarios: p.scenarios.clone(),
+            scenarios: p.scenarios.to_vec(),
             defines_scenarios: false,
             files: p.files.iter().map(|f| f.to_string()).collect(),
             parent: parent.map(|b| (b.title.to_string(), b.description.clone())),
@@ -246,7 +246,7 @@ mod tests {
             "t",
         );
         b.pipeline.step = "implement".into();
-        b.pipeline.scenarios = vec!["S1".into(), "S2".into()];
+        b.pipeline.scenarios = vec!["S1".into(), "S2".into()].into();
         b.pipeline.files = vec!["src/add.rs".into()];
         b
     }

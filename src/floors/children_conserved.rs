@@ -78,7 +78,7 @@ fn provenance(
                         by.unwrap_or("none")
                     ));
                 }
-                claims.push((id.clone(), child.pipeline.scenarios.clone()));
+                claims.push((id.clone(), child.pipeline.scenarios.to_vec()));
             }
         }
     }

@@ -282,7 +282,7 @@ fn ledger(spec: &FloorSpec, ctx: &Ctx) -> Result<Ledger, Box<Outcome>> {
         let test_paths = if test_paths.is_empty() {
             vec![".".to_string()]
         } else {
-            test_paths
+            test_paths.to_vec()
         };
         return Ok(Ledger {
             root: ctx.workdir.clone(),
@@ -308,7 +308,7 @@ fn ledger(spec: &FloorSpec, ctx: &Ctx) -> Result<Ledger, Box<Outcome>> {
     Ok(Ledger {
         root: checkout.path.clone(),
         name: checkout.target.clone(),
-        test_paths,
+        test_paths: test_paths.to_vec(),
         evidence: json!({ "read_in": checkout.path, "target": checkout.target, "tip": checkout.tip }),
     })
 }

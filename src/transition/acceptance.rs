@@ -84,7 +84,7 @@ pub fn plan(
         false => format!("acceptance facts {}", ids.join(", ")),
     };
     let mut after = bead.clone();
-    after.pipeline.acceptance = facts.clone();
+    after.pipeline.acceptance = facts.clone().into();
     let output = AcceptanceSet {
         bead: bead.id.to_string(),
         acceptance: facts,

@@ -402,14 +402,14 @@ fn apply_effect(bead: &mut Bead, root: &mut Option<Bead>, lineage: &Lineage, eff
     match effect {
         Effect::SetScenarios(ids) => {
             if bead.pipeline.kind == Kind::Root || bead.parent.is_none() {
-                bead.pipeline.scenarios = ids.clone();
+                bead.pipeline.scenarios = ids.clone().into();
             } else if let Some(campaign) = lineage.ancestors.last() {
                 let root = root.get_or_insert_with(|| campaign.clone());
-                root.pipeline.scenarios = ids.clone();
+                root.pipeline.scenarios = ids.clone().into();
             }
         }
         Effect::DefineScenarios(ids) if bead.pipeline.scenarios.is_empty() => {
-            bead.pipeline.scenarios = ids.clone();
+            bead.pipeline.scenarios = ids.clone().into();
         }
         Effect::DefineScenarios(_) => {}
         Effect::SetVerdict(v) => bead.pipeline.verdict = Some(*v),

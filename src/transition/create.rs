@@ -253,7 +253,7 @@ pub fn plan(node: &NewNode, input: &CreateInput, now: &str) -> Change<Created> {
     let place = input.placement;
     p.kind = place.kind;
     p.route = place.route.clone().into();
-    p.scenarios = node.scenarios.clone();
+    p.scenarios = node.scenarios.clone().into();
     p.autonomy = node.autonomy;
     p.target = input.target.map(str::to_string);
     p.delivery = node.delivery;

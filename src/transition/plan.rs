@@ -269,7 +269,7 @@ fn finish(
             Some(Err(e)) => return Err(Error::Invalid(e.to_string())),
             None => None,
         };
-        child.pipeline.acceptance = task.acceptance.clone();
+        child.pipeline.acceptance = task.acceptance.clone().into();
         // The agents read the checks where every prompt quotes the task: its description.
         if !task.acceptance.is_empty() {
             child

@@ -135,7 +135,7 @@ pub fn plan_config(
         root.pipeline.suite_cmd = Some(cmd.clone());
     }
     if let Some(paths) = &args.test_paths {
-        root.pipeline.test_paths = paths.clone();
+        root.pipeline.test_paths = paths.clone().into();
     }
     let mut rechecked = Vec::new();
     if is_escalated(&root) {

@@ -242,7 +242,7 @@ pub(super) fn child(
     let p = &mut child.pipeline;
     p.kind = Kind::Leaf;
     p.route = Kind::Leaf.route().into();
-    p.scenarios = spec.scenarios.clone();
+    p.scenarios = spec.scenarios.clone().into();
     p.files = spec.files.iter().map(|f| f.as_str().into()).collect();
     p.provenance = Some(Box::new(Provenance {
         split_by: parent.id.to_string(),

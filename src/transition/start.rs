@@ -213,7 +213,7 @@ fn adopt(
     let p = &mut c.pipeline;
     p.kind = Kind::Leaf;
     p.route = Kind::Leaf.route().into();
-    p.scenarios = scenarios;
+    p.scenarios = scenarios.into();
     p.provenance = Some(Box::new(provenance));
     c.enter_step(entry, seq, now);
     c
@@ -268,7 +268,7 @@ fn campaign(
     p.kind = Kind::Root;
     p.route = route.into();
     p.target = Some(target.to_string());
-    p.scenarios = owned.clone();
+    p.scenarios = owned.clone().into();
     p.split = Some(Box::new(SplitRecord {
         children: adopted.clone(),
         seq,

@@ -187,7 +187,7 @@ mod tests {
             restored: 1,
             snapshot: "refs/splice/snapshots/sp-1/1".into(),
         };
-        bead.pipeline.trajectory = vec![entry(1, 12, None), entry(2, 4, Some(rolled))];
+        bead.pipeline.trajectory = vec![entry(1, 12, None), entry(2, 4, Some(rolled))].into();
         let (md, data) = context(&bead, 5).unwrap();
         assert!(md.contains("iteration 3 of at most 5 on work"), "{md}");
         assert!(md.contains("1: 12, 2: 4"), "{md}");

@@ -86,7 +86,7 @@ pub fn measure_and_record(ran: &Ran) -> Result<Iterated> {
         bead_id: ran.bead.to_string(),
         tests: tests_stages(ran.spec, ran.step),
         acceptance: if has_command_stage(ran.spec) {
-            bead.pipeline.acceptance.clone()
+            bead.pipeline.acceptance.to_vec()
         } else {
             Vec::new()
         },

@@ -19,9 +19,11 @@ mod records;
 
 mod counts;
 mod extra;
+mod few;
 
 pub use counts::Counts;
 pub use extra::Extra;
+pub use few::Few;
 pub use records::{
     Acceptance, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState,
     Lease, PlanApproval, Proposal, Provenance, Routing, SplitRecord, StepEntry, StepResponse,
@@ -226,8 +228,8 @@ pub struct Pipeline {
     pub target: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<DeliveryMethod>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scenarios: Vec<String>,
+    #[serde(default, skip_serializing_if = "Few::is_empty")]
+    pub scenarios: Few<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<Text>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -236,8 +238,8 @@ pub struct Pipeline {
     pub attempts: Counts,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_dispatch: Option<Box<Dispatch>>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub exits: Vec<ExitRecord>,
+    #[serde(default, skip_serializing_if = "Few::is_empty")]
+    pub exits: Few<ExitRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<Box<Proposal>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -254,8 +256,8 @@ pub struct Pipeline {
     pub guidance: Option<String>,
     /// A loop step's iterations, each measured and judged (`docs/monitor.md`; at most
     /// [`MAX_TRAJECTORY`](crate::model::trajectory::MAX_TRAJECTORY), the oldest go first).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub trajectory: Vec<crate::model::trajectory::Iteration>,
+    #[serde(default, skip_serializing_if = "Few::is_empty")]
+    pub trajectory: Few<crate::model::trajectory::Iteration>,
     /// The node's one escalation to `[agent] escalation_command`, when it escalated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<Box<crate::model::trajectory::Escalation>>,
@@ -277,13 +279,13 @@ pub struct Pipeline {
     pub history: Vec<StepEntry>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite_cmd: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub test_paths: Vec<String>,
+    #[serde(default, skip_serializing_if = "Few::is_empty")]
+    pub test_paths: Few<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver_last: Option<Box<Value>>,
     /// The acceptance checks a saved plan gave this task (`docs/plan.md`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub acceptance: Vec<Acceptance>,
+    #[serde(default, skip_serializing_if = "Few::is_empty")]
+    pub acceptance: Few<Acceptance>,
     /// On a plan's campaign root: the person's approval of the plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<Box<PlanApproval>>,
@@ -296,8 +298,8 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<Box<crate::model::bd::Imported>>,
     /// Every result branch that fired on this node, oldest first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub routing: Vec<Routing>,
+    #[serde(default, skip_serializing_if = "Few::is_empty")]
+    pub routing: Few<Routing>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -251,13 +251,14 @@ fn a_node_switched_sixteen_times_parks_instead() {
         seq: 1,
         at: "t".into(),
     };
-    b.pipeline.routing = vec![moved; MAX_SWITCHES - 1];
+    b.pipeline.routing = vec![moved; MAX_SWITCHES - 1].into();
     let m = manifest(format!("[{{\"when\":\"any\",\"match\":{{\"always\":true}},{GO}}}]").as_str());
     assert!(matches!(
         fire(&m, &b, Firing::Refused, &text("x")).unwrap().effect,
         Effect::Goto { .. }
     ));
-    b.pipeline.routing.push(b.pipeline.routing[0].clone());
+    let first = b.pipeline.routing[0].clone();
+    b.pipeline.routing.push(first);
     let Effect::Park(why) = fire(&m, &b, Firing::Refused, &text("x")).unwrap().effect else {
         panic!("parks");
     };
