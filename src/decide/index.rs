@@ -53,6 +53,9 @@ impl Hasher for FxHasher {
 
 pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
+/// A set with [`FxHasher`].
+pub(crate) type FxSet<K> = std::collections::HashSet<K, BuildHasherDefault<FxHasher>>;
+
 pub(crate) struct Index<'a> {
     pub snapshot: &'a Snapshot,
     /// One node per id, sorted by id; rules and outcomes use positions in this list. Plain
@@ -71,7 +74,7 @@ pub(crate) struct Index<'a> {
     /// Parent id → its children that have a worktree, sorted.
     worktree_children: FxMap<&'a str, Vec<&'a str>>,
     /// The ids of the snapshot's `worktrees`.
-    worktrees: std::collections::HashSet<&'a str, BuildHasherDefault<FxHasher>>,
+    worktrees: FxSet<&'a str>,
     /// Answers asked once per parent and shared by its children (siblings ask the same).
     released: RefCell<FxMap<&'a str, bool>>,
     inherited_target: RefCell<FxMap<&'a str, Option<&'a str>>>,

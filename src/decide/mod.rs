@@ -83,6 +83,8 @@
 //! rule 1: every other node that had an action rests `held` {by: the status}.
 
 mod index;
+/// The short-key maps `decide` uses, for the readers that look up as many ids (`status`).
+pub(crate) use index::{FxMap, FxSet};
 mod looping;
 mod rules;
 mod serialize;

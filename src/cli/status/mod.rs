@@ -5,12 +5,12 @@
 //! object with `--json`; either is written row by row as the rows are made.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
-use crate::decide::decide;
+use crate::decide::{FxMap, FxSet, decide};
 use crate::driver::{prompts, snapshot};
 use crate::error::{Error, Result};
 use crate::model::bead::Lease;
@@ -214,8 +214,9 @@ fn rows<'a>(
     decision: &'a Decision,
     floors_dir: impl Fn(&str) -> String + 'a,
 ) -> impl Iterator<Item = Row<'a>> + 'a {
-    // `None`: a file that could not be read.
-    let mut by_id: BTreeMap<&str, Option<&Bead>> = snap
+    // `None`: a file that could not be read. Ids in order (a bead's id wins over an unreadable
+    // file's of the same id), each once.
+    let mut by_id: Vec<(&str, Option<&Bead>)> = snap
         .unreadable
         .iter()
         .map(|u| (u.id.as_str(), None))
@@ -227,19 +228,28 @@ fn rows<'a>(
             .filter(|b| b.is_node())
             .map(|b| (b.id.as_str(), Some(b))),
     );
-    let actions: HashMap<&str, &Action> = decision.actions.iter().map(|a| (a.bead(), a)).collect();
+    by_id.sort_by(|a, b| a.0.cmp(b.0).then_with(|| b.1.is_some().cmp(&a.1.is_some())));
+    by_id.dedup_by(|later, earlier| later.0 == earlier.0);
+    let found: FxMap<&str, Option<&Bead>> = by_id.iter().copied().collect();
+    let nodes: FxMap<&str, &crate::model::NodeDecision> = decision
+        .nodes
+        .iter()
+        .map(|(id, n)| (id.as_str(), n))
+        .collect();
+    let actions: FxMap<&str, &Action> = decision.actions.iter().map(|a| (a.bead(), a)).collect();
     // Every bead and the scope's ancestors, for lineage walks (the first copy of an id).
-    let mut lookup: HashMap<&str, &Bead> = HashMap::with_capacity(snap.beads.len());
+    let mut lookup: FxMap<&str, &Bead> = FxMap::default();
+    lookup.reserve(snap.beads.len());
     for b in snap.beads.iter().chain(&snap.ancestors) {
         lookup.entry(b.id.as_str()).or_insert(b);
     }
-    tree_order(&by_id)
+    tree_order(&by_id, &found)
         .into_iter()
         .filter_map(move |(id, depth)| {
             let action = actions.get(id).copied();
-            let rest = decision.nodes.get(id).and_then(|n| n.rest.as_ref());
+            let rest = nodes.get(id).and_then(|n| n.rest.as_ref());
             let reason = reason(action, rest);
-            let &Some(b) = by_id.get(id)? else {
+            let &Some(b) = found.get(id)? else {
                 return Some(unreadable_row(id, depth, rest, reason));
             };
             let p = &b.pipeline;
@@ -277,14 +287,17 @@ fn rows<'a>(
         })
 }
 
-/// Every id of `by_id` with its depth, depth first, children by id; nodes caught in a parent
-/// cycle come last.
-fn tree_order<'a>(by_id: &BTreeMap<&'a str, Option<&'a Bead>>) -> Vec<(&'a str, usize)> {
-    let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+/// Every id of `by_id` (in id order, each once; `found` looks them up) with its depth, depth
+/// first, children by id; nodes caught in a parent cycle come last.
+fn tree_order<'a>(
+    by_id: &[(&'a str, Option<&'a Bead>)],
+    found: &FxMap<&'a str, Option<&'a Bead>>,
+) -> Vec<(&'a str, usize)> {
+    let mut children: FxMap<&str, Vec<&str>> = FxMap::default();
     let mut tops = Vec::new();
-    for (&id, b) in by_id {
+    for &(id, b) in by_id {
         let parent = b.and_then(|b| b.parent.as_deref());
-        match parent.filter(|p| by_id.contains_key(p)) {
+        match parent.filter(|p| found.contains_key(p)) {
             Some(p) => children.entry(p).or_default().push(id),
             None => tops.push(id),
         }
@@ -296,7 +309,7 @@ fn tree_order<'a>(by_id: &BTreeMap<&'a str, Option<&'a Bead>>) -> Vec<(&'a str, 
         kids.sort_by(natural);
     }
     let mut order: Vec<(&str, usize)> = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen: FxSet<&str> = FxSet::default();
     let mut stack: Vec<(&str, usize)> = tops.iter().rev().map(|&id| (id, 0)).collect();
     let mut walk = |stack: &mut Vec<(&'a str, usize)>, order: &mut Vec<(&'a str, usize)>| {
         while let Some((id, depth)) = stack.pop() {
@@ -310,7 +323,7 @@ fn tree_order<'a>(by_id: &BTreeMap<&'a str, Option<&'a Bead>>) -> Vec<(&'a str, 
         }
     };
     walk(&mut stack, &mut order);
-    for &id in by_id.keys() {
+    for &(id, _) in by_id {
         stack.push((id, 0));
         walk(&mut stack, &mut order);
     }

@@ -87,6 +87,36 @@ const NEVER: Stamp = Stamp {
 };
 
 impl Stamp {
+    /// The stamp of the file `name` in the open directory `dir`, its link not followed: a
+    /// `fstatat` from the directory, so the kernel walks one name, not the whole path (the stat
+    /// of every file was a seventh of `status` at 100,000 beads).
+    fn at(dir: &fs::File, name: &str) -> Option<Stamp> {
+        use std::os::fd::AsRawFd;
+        let name = std::ffi::CString::new(name).ok()?;
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: `name` is a NUL-terminated string and `st` a buffer of the size `fstatat`
+        // writes; `dir` stays open for the call.
+        let rc = unsafe {
+            libc::fstatat(
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                st.as_mut_ptr(),
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if rc != 0 {
+            return None;
+        }
+        // SAFETY: `fstatat` succeeded, so it filled `st`.
+        let st = unsafe { st.assume_init() };
+        Some(Stamp {
+            size: u64::try_from(st.st_size).ok()?,
+            mtime_ns: nanos(st.st_mtime, st.st_mtime_nsec),
+            ctime_ns: nanos(st.st_ctime, st.st_ctime_nsec),
+            ino: st.st_ino,
+        })
+    }
+
     fn of(meta: &fs::Metadata) -> Stamp {
         Stamp {
             size: meta.size(),
@@ -314,9 +344,17 @@ impl Store {
                 Some(i)
             })
             .collect();
+        let opened = (!candidates.is_empty())
+            .then(|| fs::File::open(&dir).ok())
+            .flatten();
         let holds = super::par_map(&candidates, |&(file, i)| {
-            let stat = fs::symlink_metadata(file.path(&dir)).ok();
-            stat.is_some_and(|m| Stamp::of(&m) == entries[i as usize].stamp)
+            let stamp = match (&opened, file.is_plain()) {
+                (Some(d), true) => Stamp::at(d, &format!("{}.json", file.id)),
+                _ => fs::symlink_metadata(file.path(&dir))
+                    .ok()
+                    .map(|m| Stamp::of(&m)),
+            };
+            stamp == Some(entries[i as usize].stamp)
         });
         drop(candidates);
         let mut held = holds.into_iter();
