@@ -13,9 +13,9 @@ use super::text::Sum;
 use super::{FORMAT, MAGIC, Mark, Stamp};
 use crate::store::atomic;
 
-/// An entry of the cache: a bead file's name, its stamp, and where its JSON is in the file.
+/// An entry of the cache: a bead file's stamp and where its JSON is in the file (its name is
+/// in [`Loaded::ids`], beside).
 pub(super) struct Entry {
-    pub id: crate::model::Text,
     pub stamp: Stamp,
     pub at: u64,
     pub len: usize,
@@ -27,9 +27,17 @@ pub(super) struct Loaded {
     pub mark: Mark,
     /// In id order.
     pub entries: Vec<Entry>,
+    /// Each entry's file name, in the same order: dropped once the files are matched to the
+    /// entries ([`Loaded::take_ids`]), so a read does not hold them while it parses.
+    pub ids: Vec<crate::model::Text>,
 }
 
 impl Loaded {
+    /// The entries' names, taken out.
+    pub fn take_ids(&mut self) -> Vec<crate::model::Text> {
+        std::mem::take(&mut self.ids)
+    }
+
     /// The bytes from the start of entry `first` to the end of entry `last` (`None` when the
     /// file cannot be read).
     pub fn span(&self, first: usize, last: usize) -> Option<(u64, Vec<u8>)> {
@@ -64,6 +72,7 @@ pub(super) fn load(path: &Path) -> Option<Loaded> {
     let mut at = start;
     let mut hash = Sum::new(len);
     let mut entries: Vec<Entry> = Vec::new();
+    let mut ids: Vec<crate::model::Text> = Vec::new();
     loop {
         line.clear();
         let n = reader.read_until(b'\n', &mut line).ok()?;
@@ -73,11 +82,12 @@ pub(super) fn load(path: &Path) -> Option<Loaded> {
         hash.update(&line);
         let text = line.strip_suffix(b"\n").unwrap_or(&line);
         if !text.is_empty() {
-            let entry = entry(text, at)?;
-            if entries.last().is_some_and(|last| last.id >= entry.id) {
+            let (id, entry) = entry(text, at)?;
+            if ids.last().is_some_and(|last| *last >= id) {
                 return None;
             }
             entries.push(entry);
+            ids.push(id);
         }
         at += n as u64;
     }
@@ -86,19 +96,21 @@ pub(super) fn load(path: &Path) -> Option<Loaded> {
     }
     drop(reader);
     entries.shrink_to_fit();
+    ids.shrink_to_fit();
     Some(Loaded {
         file,
         mark,
         entries,
+        ids,
     })
 }
 
 /// One line of the body, which starts at `at` in the file: `id`, the stamp's four numbers and
 /// the JSON, tab-separated.
-fn entry(line: &[u8], at: u64) -> Option<Entry> {
+fn entry(line: &[u8], at: u64) -> Option<(crate::model::Text, Entry)> {
     let mut parts = line.splitn(6, |b| *b == b'\t');
     let mut word = || std::str::from_utf8(parts.next()?).ok();
-    let id = word()?.into();
+    let id: crate::model::Text = word()?.into();
     let stamp = Stamp {
         size: word()?.parse().ok()?,
         mtime_ns: word()?.parse().ok()?,
@@ -107,10 +119,12 @@ fn entry(line: &[u8], at: u64) -> Option<Entry> {
     };
     let json = parts.next()?;
     let prefix = line.len() - json.len();
-    Some(Entry {
+    Some((
         id,
-        stamp,
-        at: at + prefix as u64,
-        len: json.len(),
-    })
+        Entry {
+            stamp,
+            at: at + prefix as u64,
+            len: json.len(),
+        },
+    ))
 }

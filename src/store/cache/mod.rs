@@ -139,21 +139,21 @@ struct Mark {
 
 /// How many files a read takes at a time from the cache: its JSON for them is read in one
 /// piece and dropped once they are parsed.
-const WINDOW: usize = 4096;
+const WINDOW: usize = 2048;
 
 /// Where a new cache takes a readable bead's compact JSON from: the old cache's entry, or the
 /// bytes read from its file (an index into [`Reading::read`]).
 #[derive(Clone, Copy)]
 enum Json {
-    Cached(usize),
-    Read(usize),
+    Cached(u32),
+    Read(u32),
 }
 
 /// A readable bead of a new cache: its file (an index into the names) and where its JSON is.
-/// Small on purpose: one is kept per bead while the beads are read.
+/// Small on purpose (12 bytes): one is kept per bead while the beads are read.
 #[derive(Clone, Copy)]
 struct Fresh {
-    named: usize,
+    named: u32,
     json: Json,
 }
 
@@ -229,17 +229,20 @@ impl Reading {
             match read {
                 Ok(bead) => {
                     let json = match json {
-                        Some(Found::Cached(i)) => Some(Json::Cached(i)),
+                        Some(Found::Cached(i)) => Some(Json::Cached(i as u32)),
                         Some(Found::Read(bytes)) => {
                             let stamp = stamp.filter(|s| !racy(s)).unwrap_or(NEVER);
                             *changed += usize::from(stamp != NEVER);
                             reads.push((stamp, bytes));
-                            Some(Json::Read(reads.len() - 1))
+                            Some(Json::Read((reads.len() - 1) as u32))
                         }
                         None => None,
                     };
                     if let Some(json) = json {
-                        fresh.push(Fresh { named: k, json });
+                        fresh.push(Fresh {
+                            named: k as u32,
+                            json,
+                        });
                     }
                     scan.beads.push(bead);
                 }
@@ -321,11 +324,12 @@ impl Store {
         } else {
             None
         };
-        let (loaded, touched, tail) = self.usable(loaded, mark);
+        let (mut loaded, touched, tail) = self.usable(loaded, mark);
         let racy = |s: &Stamp| s.mtime_ns.saturating_add(RACY_NS) > started;
         // Each file: its cache entry when its stamp still holds, else `None` (read the file).
         // First each file's entry of the same id (both are in id order: one walk, no search),
         // then a stat of those files only: a file with no entry is read anyway.
+        let names = loaded.as_mut().map(Loaded::take_ids).unwrap_or_default();
         let entries = loaded.as_ref().map_or(&[][..], |l| &l.entries[..]);
         let mut next = 0;
         let mut candidates: Vec<(&Named, u32)> = Vec::new();
@@ -333,11 +337,11 @@ impl Store {
             .iter()
             .map(|file| {
                 let id = &file.id;
-                while entries.get(next).is_some_and(|e| e.id < *id) {
+                while names.get(next).is_some_and(|n| n < id) {
                     next += 1;
                 }
                 let i = next;
-                let e = entries.get(i).filter(|e| e.id == *id)?;
+                let e = entries.get(i).filter(|_| names[i] == *id)?;
                 let maybe = ids::is_valid(id) && !touched.contains(id.as_str()) && !racy(&e.stamp);
                 let i = u32::try_from(i).ok().filter(|_| maybe)?;
                 candidates.push((file, i));
@@ -356,7 +360,7 @@ impl Store {
             };
             stamp == Some(entries[i as usize].stamp)
         });
-        drop(candidates);
+        drop((candidates, names));
         let mut held = holds.into_iter();
         for hit in hits.iter_mut().filter(|h| h.is_some()) {
             if held.next() != Some(true) {
@@ -397,7 +401,9 @@ impl Store {
             fresh: &fresh,
             read: &read,
         };
-        let written = stale.then(|| self.write_cache(mark, &new, loaded.as_ref()));
+        // A new cache counts its beads in 32 bits: a store of more files is read without one.
+        let fits = u32::try_from(named.len()).is_ok();
+        let written = (stale && fits).then(|| self.write_cache(mark, &new, loaded.as_ref()));
         Ok(Through {
             scan,
             from_files,

@@ -94,16 +94,16 @@ impl Sum {
 pub(super) fn body(new: &New<'_>, old: Option<&Loaded>) -> std::io::Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
     let size = |json: &Json| match (json, old) {
-        (Json::Read(j), _) => new.read[*j].1.len(),
-        (Json::Cached(i), Some(l)) => l.entries[*i].len,
+        (Json::Read(j), _) => new.read[*j as usize].1.len(),
+        (Json::Cached(i), Some(l)) => l.entries[*i as usize].len,
         (Json::Cached(_), None) => 0,
     };
     let mut body = Vec::with_capacity(new.fresh.iter().map(|f| size(&f.json) + 64).sum());
     for f in new.fresh {
-        let id = &new.named[f.named].id;
+        let id = &new.named[f.named as usize].id;
         let s = match (f.json, old) {
-            (Json::Read(j), _) => new.read[j].0,
-            (Json::Cached(i), Some(l)) => l.entries[i].stamp,
+            (Json::Read(j), _) => new.read[j as usize].0,
+            (Json::Cached(i), Some(l)) => l.entries[i as usize].stamp,
             (Json::Cached(_), None) => return Err(std::io::ErrorKind::NotFound.into()),
         };
         let _ = write!(
@@ -112,9 +112,9 @@ pub(super) fn body(new: &New<'_>, old: Option<&Loaded>) -> std::io::Result<Vec<u
             s.size, s.mtime_ns, s.ctime_ns, s.ino
         );
         match (f.json, old) {
-            (Json::Read(j), _) => body.extend_from_slice(&new.read[j].1),
+            (Json::Read(j), _) => body.extend_from_slice(&new.read[j as usize].1),
             (Json::Cached(i), Some(l)) => {
-                let (e, at) = (&l.entries[i], body.len());
+                let (e, at) = (&l.entries[i as usize], body.len());
                 body.resize(at + e.len, 0);
                 l.file.read_exact_at(&mut body[at..], e.at)?;
             }
