@@ -28,7 +28,7 @@ fn with_feature() -> (Repo, String) {
 fn leaf(reviewed: Option<&str>) -> Bead {
     let mut b = bead("sp-a", "deliver");
     b.pipeline.target = Some("main".into());
-    b.pipeline.reviewed_sha = reviewed.map(str::to_string);
+    b.pipeline.reviewed_sha = reviewed.map(Into::into);
     b
 }
 

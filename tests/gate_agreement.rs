@@ -90,7 +90,7 @@ fn gated_places(m: &Manifest) -> Vec<(String, String)> {
 fn bead(id: &str, (autonomy, target): &Own) -> Bead {
     let mut b = Bead::new(id.into(), id.into(), String::new(), NOW);
     b.pipeline.autonomy = *autonomy;
-    b.pipeline.target = target.clone();
+    b.pipeline.target = target.as_deref().map(Into::into);
     b
 }
 

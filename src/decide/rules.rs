@@ -187,8 +187,8 @@ fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome
     // 12: a PR waits for its merge.
     let pr_url = p
         .pr_url
-        .as_ref()
-        .or_else(|| proposal.and_then(|pr| pr.pr_url.as_ref()));
+        .as_deref()
+        .or_else(|| proposal.and_then(|pr| pr.pr_url.as_deref()));
     if pr_url.is_some()
         && let Some(c) = check
         && c.verdict == Verdict::Refuse
@@ -201,7 +201,7 @@ fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome
             }));
         }
         return Some(Outcome::Rest(Rest::AwaitingMerge {
-            pr_url: pr_url.cloned(),
+            pr_url: pr_url.map(str::to_string),
         }));
     }
     None

@@ -96,8 +96,9 @@ pub fn run(
     let lineage = store.read_ancestors(&bead)?;
     let target = p
         .target
-        .clone()
-        .or_else(|| lineage.iter().find_map(|b| b.pipeline.target.clone()));
+        .as_deref()
+        .or_else(|| lineage.iter().find_map(|b| b.pipeline.target.as_deref()))
+        .map(str::to_string);
     let delivery = p
         .delivery
         .or_else(|| lineage.iter().find_map(|b| b.pipeline.delivery))
@@ -113,8 +114,8 @@ pub fn run(
         step: p.step.to_string(),
         target,
         delivery,
-        reviewed_sha: p.reviewed_sha.clone(),
-        pr_url: p.pr_url.clone(),
+        reviewed_sha: p.reviewed_sha.as_deref().map(str::to_string),
+        pr_url: p.pr_url.as_deref().map(str::to_string),
         children: p
             .split
             .as_ref()

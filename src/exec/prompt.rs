@@ -98,7 +98,7 @@ impl PromptVars {
                 evidence: refusal
                     .filter(|c| !c.evidence.is_null())
                     .map(|c| compact(&c.evidence)),
-                guidance: p.guidance.clone(),
+                guidance: p.guidance.as_deref().map(str::to_string),
                 last_exit: bead.exit_since_entry().and_then(describe_exit),
             }
         });
@@ -321,7 +321,7 @@ mod tests {
     fn fields_and_whole_prompt_are_capped() {
         let mut b = bead();
         b.description = "é".repeat(10_000);
-        b.pipeline.guidance = Some("g".repeat(100_000));
+        b.pipeline.guidance = Some("g".repeat(100_000).into());
         let vars = PromptVars::for_dispatch(&b, None, "sp-1", 3, "");
         let out = render("{{bead.description}}", &vars).unwrap();
         assert!(out.len() <= DESCRIPTION_CAP && out.contains("bytes cut"));

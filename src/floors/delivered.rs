@@ -90,7 +90,7 @@ impl Floor for Delivered {
         let pr_url = ctx
             .proposal
             .and_then(|p| p.pr_url.clone())
-            .or_else(|| ctx.bead.pipeline.pr_url.clone());
+            .or_else(|| ctx.bead.pipeline.pr_url.as_deref().map(str::to_string));
         let evidence = json!({ "target": target, "reviewed_sha": reviewed, "pr_url": pr_url });
         let outcome = prove(ctx, &target, &reviewed, pr_url.as_deref(), evidence);
         // A proven delivery records the PR it went through.

@@ -55,7 +55,7 @@ impl Floor for Suite {
                 );
             }
         };
-        let argv = vec!["sh".to_string(), "-c".to_string(), cmd.clone()];
+        let argv = vec!["sh".to_string(), "-c".to_string(), cmd.to_string()];
         let timeout = timeout_for(spec, ctx.step.timeout_s);
         let ran = match run_command(
             &ctx.floor_argv(&argv, timeout),

@@ -284,5 +284,5 @@ fn a_bead_holds_its_rare_records_boxed() {
     // not have costs a pointer.
     let size = std::mem::size_of::<Bead>();
     eprintln!("size_of::<Bead>() = {size}");
-    assert!(size <= 800, "size_of::<Bead>() = {size}");
+    assert!(size <= 760, "size_of::<Bead>() = {size}");
 }

@@ -373,7 +373,7 @@ fn refused(
         Applied::Declared => backs.first()?.0.clone(),
     };
     guidance.extend(backs.iter().map(|(_, g)| g.to_string()));
-    bead.pipeline.guidance = (!guidance.is_empty()).then(|| guidance.join("\n\n"));
+    bead.pipeline.guidance = (!guidance.is_empty()).then(|| guidance.join("\n\n").into());
     bead.enter_step(&back, seq, now);
     Some(back)
 }
@@ -416,8 +416,8 @@ fn apply_effect(bead: &mut Bead, root: &mut Option<Bead>, lineage: &Lineage, eff
         Effect::SetFiles(files) => {
             bead.pipeline.files = files.iter().map(|f| f.as_str().into()).collect()
         }
-        Effect::SetReviewedSha(sha) => bead.pipeline.reviewed_sha = Some(sha.clone()),
-        Effect::SetPrUrl(url) => bead.pipeline.pr_url = Some(url.clone()),
+        Effect::SetReviewedSha(sha) => bead.pipeline.reviewed_sha = Some(sha.clone().into()),
+        Effect::SetPrUrl(url) => bead.pipeline.pr_url = Some(url.clone().into()),
         Effect::SendBack { .. } => {}
     }
 }

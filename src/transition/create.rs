@@ -255,7 +255,7 @@ pub fn plan(node: &NewNode, input: &CreateInput, now: &str) -> Change<Created> {
     p.route = place.route.clone().into();
     p.scenarios = node.scenarios.clone().into();
     p.autonomy = node.autonomy;
-    p.target = input.target.map(str::to_string);
+    p.target = input.target.map(Into::into);
     p.delivery = node.delivery;
     p.tier = place.tier;
     p.tier_rule = place.tier_rule.clone().map(Box::new);
@@ -268,7 +268,7 @@ pub fn plan(node: &NewNode, input: &CreateInput, now: &str) -> Change<Created> {
         id: bead.id.to_string(),
         kind: place.kind,
         step: bead.pipeline.step.to_string(),
-        target: bead.pipeline.target.clone(),
+        target: bead.pipeline.target.as_deref().map(str::to_string),
         tier: place.tier,
         tier_rule: place.tier_rule.clone(),
         not_applicable: place.not_applicable.clone(),

@@ -169,7 +169,7 @@ pub fn plan_reject(
         awaiting_merge: false,
         at: now.to_string(),
     }));
-    after.pipeline.guidance = Some(reason.to_string());
+    after.pipeline.guidance = Some(reason.into());
     let output = Rejected {
         bead: bead.id.to_string(),
         step: step.to_string(),

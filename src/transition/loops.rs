@@ -295,7 +295,7 @@ pub fn plan_effect(
         }));
     }
     if let Effect::Guided { text, .. } = &effect {
-        after.pipeline.guidance = Some(text.clone());
+        after.pipeline.guidance = Some(text.clone().into());
     }
     let p = &mut after.pipeline;
     let (step, entered) = (p.step.clone(), p.entered);

@@ -288,7 +288,7 @@ pub fn advance(bead: &mut Bead, manifest: &Manifest, seq: u64, now: &str) -> Opt
         Applied::Declared => declared(bead, manifest, seq, now),
         Applied::Decided(next) => next,
         Applied::Goto { step, guidance } => {
-            bead.pipeline.guidance = guidance;
+            bead.pipeline.guidance = guidance.map(Into::into);
             bead.enter_step(&step, seq, now);
             Some(step)
         }

@@ -132,7 +132,7 @@ pub fn plan_config(
     who.admit(Verb::SetConfig)?;
     let mut root = fresh.ancestors.last().unwrap_or(&fresh.subject).clone();
     if let Some(cmd) = &args.suite_cmd {
-        root.pipeline.suite_cmd = Some(cmd.clone());
+        root.pipeline.suite_cmd = Some(cmd.clone().into());
     }
     if let Some(paths) = &args.test_paths {
         root.pipeline.test_paths = paths.clone().into();
@@ -241,7 +241,7 @@ pub fn plan_target(
         });
     }
     let mut after = bead.clone();
-    after.pipeline.target = Some(args.target.clone());
+    after.pipeline.target = Some(args.target.clone().into());
     if args.delivery.is_some() {
         after.pipeline.delivery = args.delivery;
     }

@@ -120,7 +120,7 @@ pub fn plan(
     p.route = place.route.clone().into();
     p.tier = place.tier;
     p.tier_rule = place.tier_rule.clone().map(Box::new);
-    p.target = Some(target.to_string());
+    p.target = Some(target.into());
     after.enter_step(&entry, seq, now);
     let started = Started {
         id: bead.id.to_string(),
@@ -267,7 +267,7 @@ fn campaign(
     let p = &mut after.pipeline;
     p.kind = Kind::Root;
     p.route = route.into();
-    p.target = Some(target.to_string());
+    p.target = Some(target.into());
     p.scenarios = owned.clone().into();
     p.split = Some(Box::new(SplitRecord {
         children: adopted.clone(),

@@ -225,7 +225,7 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autonomy: Option<Autonomy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
+    pub target: Option<Box<str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<DeliveryMethod>,
     #[serde(default, skip_serializing_if = "Few::is_empty")]
@@ -253,7 +253,7 @@ pub struct Pipeline {
     pub cancelled: Option<Box<Cancelled>>,
     /// Revision guidance for the next dispatch: a review's text or a person's rejection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub guidance: Option<String>,
+    pub guidance: Option<Box<str>>,
     /// A loop step's iterations, each measured and judged (`docs/monitor.md`; at most
     /// [`MAX_TRAJECTORY`](crate::model::trajectory::MAX_TRAJECTORY), the oldest go first).
     #[serde(default, skip_serializing_if = "Few::is_empty")]
@@ -265,9 +265,9 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<Usage>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reviewed_sha: Option<String>,
+    pub reviewed_sha: Option<Box<str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pr_url: Option<String>,
+    pub pr_url: Option<Box<str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Box<Provenance>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -278,7 +278,7 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<StepEntry>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub suite_cmd: Option<String>,
+    pub suite_cmd: Option<Box<str>>,
     #[serde(default, skip_serializing_if = "Few::is_empty")]
     pub test_paths: Few<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -342,7 +342,7 @@ pub struct Bead {
     #[serde(default)]
     pub closed_at: Option<Text>,
     #[serde(default)]
-    pub close_reason: Option<String>,
+    pub close_reason: Option<Box<str>>,
     #[serde(default)]
     pub metadata: Extra,
     #[serde(default)]
@@ -427,7 +427,7 @@ impl Bead {
     pub fn close(&mut self, reason: &str, now: &str) {
         self.status = Status::Closed;
         self.closed_at = Some(now.into());
-        self.close_reason = Some(reason.to_string());
+        self.close_reason = Some(reason.into());
         self.pipeline.lease = None;
     }
 
