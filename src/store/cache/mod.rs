@@ -7,8 +7,9 @@
 //! `.splice/.gitignore` predates the cache still ignores it), and deleting it costs one full
 //! read. It is stamped with its format ([`FORMAT`]), the journal's (generation, live segment
 //! length, last record id) it reflects, and for each bead file its (size, mtime in nanoseconds,
-//! inode). A read stats every file (a directory read and one `lstat` each, no open, no parse)
-//! and takes a bead from the cache only when its stat equals the stamp, the journal names no
+//! inode). A read lists the directory, stats each file the cache has an entry for (an
+//! `fstatat` from the open directory, the link not followed; no open, no parse; a file with no
+//! entry is read anyway) and takes a bead from the cache only when its stat equals the stamp, the journal names no
 //! change to it since, and its mtime is older than [`RACY_NS`] before the read began (an edit in
 //! the same timestamp tick as the cache's own read could otherwise keep its stamp). Every other
 //! file is read as [`Store::scan`] reads it (so the result is the same `Scan`, errors included);
