@@ -83,6 +83,11 @@
 //! before); at 10,000 `status --json` 0.07–0.08 s wall (0.11–0.14 s before). `status` looks ids
 //! up in Fx maps and a sorted list, and the cache's stats go through `fstatat` from the open
 //! directory.
+//!
+//! Writing the cache no longer builds its ~100 MB body in memory: the lines are streamed into the
+//! temporary file and the header written last. At 100,000 a read that rebuilds the cache (no
+//! cache file) peaked at 382 and now 280; `splice cache rebuild` 279. The file is byte for byte
+//! the one written before.
 
 use std::path::Path;
 use std::process::{Command, Stdio};

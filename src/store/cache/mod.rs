@@ -23,7 +23,8 @@
 //!
 //! The body is never held whole: a read checks and indexes it in one streamed pass
 //! (`load.rs`), then takes the cached JSON of [`WINDOW`] files at a time from the open file and
-//! drops it once they are parsed; a rewrite copies the entries it keeps from the old file.
+//! drops it once they are parsed; a rewrite copies the entries it keeps from the old file, line by
+//! line into the temporary file (the header, whose checksum is 16 hex digits, is written last).
 //!
 //! The cache is written as a temporary file and renamed over the old one, so a concurrent
 //! reader sees the old cache or the new one, never half of one. A temporary file a crash left
@@ -46,7 +47,9 @@ use super::{Named, Scan, Store, Unread, ids, journal, parse_bead};
 use crate::error::{Error, Result};
 use crate::model::Bead;
 use load::Loaded;
-use text::{body, checksum, compact};
+#[cfg(test)]
+use text::checksum;
+use text::{body_len, compact, write_body};
 
 /// The cache's format: a cache written by another format is not read.
 pub const FORMAT: u32 = 1;
@@ -483,25 +486,37 @@ impl Store {
                 .and_then(|mut f| f.write_all(b"*\n"))
                 .map_err(|e| Error::io(&ignore, e))?;
         }
-        let body = body(new, old).map_err(|e| Error::io(self.cache_path(), e))?;
-        let header = format!(
-            "{MAGIC} {FORMAT} {} {} {} {} {}\n",
-            mark.generation,
-            mark.offset,
-            mark.id,
-            body.len(),
-            checksum(&body)
-        );
+        let path = self.cache_path();
+        let len = body_len(new, old).map_err(|e| Error::io(&path, e))?;
+        // The checksum is 16 hex digits whatever it is: the header's length is known before the
+        // body is written after it, streamed, and the header is written last.
+        let header = |sum: &str| {
+            format!(
+                "{MAGIC} {FORMAT} {} {} {} {len} {sum}\n",
+                mark.generation, mark.offset, mark.id
+            )
+        };
+        let header_len = header(&"0".repeat(16)).len() as u64;
         // Unique to this process and this write: two threads of one process may both write.
         static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = WRITES.fetch_add(1, Ordering::Relaxed);
         let temp = temp::path(&dir, n);
         temp::clean_stale(&dir, std::time::SystemTime::now());
         let write = || -> std::io::Result<()> {
+            use std::io::{Seek, SeekFrom};
+            use std::os::unix::fs::FileExt;
             let mut file = create_new(&temp)?;
-            file.write_all(header.as_bytes())?;
-            file.write_all(&body)?;
-            fs::rename(&temp, self.cache_path())
+            file.seek(SeekFrom::Start(header_len))?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, &file);
+            let sum = write_body(new, old, len, &mut out)?;
+            out.flush()?;
+            drop(out);
+            let header = header(&sum);
+            if header.len() as u64 != header_len {
+                return Err(std::io::ErrorKind::InvalidData.into());
+            }
+            file.write_all_at(header.as_bytes(), 0)?;
+            fs::rename(&temp, &path)
         };
         if let Err(e) = write() {
             let _ = fs::remove_file(&temp);
@@ -509,7 +524,7 @@ impl Store {
         }
         Ok(Rebuilt {
             beads: new.fresh.len(),
-            bytes: (header.len() + body.len()) as u64,
+            bytes: header_len + len,
         })
     }
 }

@@ -176,3 +176,37 @@ fn a_read_over_several_windows_of_the_cache_equals_the_files() {
     same(&after.scan, &store.scan().unwrap());
     assert_eq!(after.scan.beads.len(), ids.len() - 1);
 }
+
+#[test]
+fn a_rewrite_from_the_old_cache_writes_what_a_rebuild_from_the_files_writes() {
+    // The body is streamed: entries copied from the old cache's file, changed beads from their
+    // files, the header written last. Byte for byte what reading every file writes.
+    let (_dir, store) = aged_store(&["sp-a", "sp-b", "sp-c", "sp-d"]);
+    store.read_through(true).unwrap();
+    let mut bead: Bead =
+        serde_json::from_slice(&fs::read(store.bead_path("sp-c")).unwrap()).unwrap();
+    bead.title = "changed by hand, a longer title than before".into();
+    fs::write(store.bead_path("sp-c"), bead.to_file_bytes()).unwrap();
+    touch(
+        &store.bead_path("sp-c"),
+        std::time::SystemTime::now() - std::time::Duration::from_secs(60),
+    );
+    fs::remove_file(store.bead_path("sp-a")).unwrap();
+    let rewrite = store.read_through(true).unwrap();
+    assert_eq!(rewrite.from_files, 1, "only the changed file was read");
+    let written = rewrite
+        .written
+        .expect("a change under 1,000 beads rewrites")
+        .unwrap();
+    assert_eq!(written.beads, 3);
+    let from_old = fs::read(store.cache_path()).unwrap();
+    assert_eq!(from_old.len() as u64, written.bytes);
+    let rebuilt = store.rebuild_cache().unwrap();
+    assert_eq!(fs::read(store.cache_path()).unwrap(), from_old);
+    assert_eq!(rebuilt.bytes, written.bytes);
+    let text = String::from_utf8(from_old).unwrap();
+    assert!(text.contains("changed by hand") && !text.contains("\"sp-a\""));
+    let warm = store.read_through(true).unwrap();
+    assert_eq!(warm.from_files, 0, "the rewritten cache is used");
+    same(&warm.scan, &store.scan().unwrap());
+}

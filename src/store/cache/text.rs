@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::{Json, Loaded, New};
+use super::{Json, Loaded, New, Stamp};
 
 /// JSON text without the whitespace between tokens (never inside a string). The result holds
 /// no newline: a valid JSON string holds none raw.
@@ -30,6 +30,7 @@ pub(super) fn compact(json: &[u8]) -> Vec<u8> {
 
 /// A 64-bit checksum of the cache's body (not cryptographic: it catches a torn or damaged
 /// file), as 16 hex digits.
+#[cfg(test)]
 pub(super) fn checksum(bytes: &[u8]) -> String {
     let mut sum = Sum::new(bytes.len() as u64);
     sum.update(bytes);
@@ -90,37 +91,94 @@ impl Sum {
     }
 }
 
-/// The cache's body: a line per bead, its JSON from the old cache or from its file.
-pub(super) fn body(new: &New<'_>, old: Option<&Loaded>) -> std::io::Result<Vec<u8>> {
-    use std::os::unix::fs::FileExt;
-    let size = |json: &Json| match (json, old) {
-        (Json::Read(j), _) => new.read[*j as usize].1.len(),
-        (Json::Cached(i), Some(l)) => l.entries[*i as usize].len,
-        (Json::Cached(_), None) => 0,
-    };
-    let mut body = Vec::with_capacity(new.fresh.iter().map(|f| size(&f.json) + 64).sum());
-    for f in new.fresh {
-        let id = &new.named[f.named as usize].id;
-        let s = match (f.json, old) {
-            (Json::Read(j), _) => new.read[j as usize].0,
-            (Json::Cached(i), Some(l)) => l.entries[i as usize].stamp,
-            (Json::Cached(_), None) => return Err(std::io::ErrorKind::NotFound.into()),
-        };
-        let _ = write!(
-            body,
-            "{id}\t{}\t{}\t{}\t{}\t",
-            s.size, s.mtime_ns, s.ctime_ns, s.ino
-        );
+/// A line's start: the bead's id and its stamp's four numbers, tab-separated, then a tab.
+fn prefix(out: &mut Vec<u8>, id: &str, s: &Stamp) {
+    out.clear();
+    let _ = write!(
+        out,
+        "{id}\t{}\t{}\t{}\t{}\t",
+        s.size, s.mtime_ns, s.ctime_ns, s.ino
+    );
+}
+
+/// Each line of the cache's body in order, a bead's line given as its start and where its JSON
+/// is: the old cache's entry or the bytes read from its file.
+fn lines<'a>(
+    new: &'a New<'a>,
+    old: Option<&'a Loaded>,
+) -> impl Iterator<Item = std::io::Result<(&'a str, Stamp, Source<'a>)>> + 'a {
+    new.fresh.iter().map(move |f| {
+        let id = new.named[f.named as usize].id.as_str();
         match (f.json, old) {
-            (Json::Read(j), _) => body.extend_from_slice(&new.read[j as usize].1),
-            (Json::Cached(i), Some(l)) => {
-                let (e, at) = (&l.entries[i as usize], body.len());
-                body.resize(at + e.len, 0);
-                l.file.read_exact_at(&mut body[at..], e.at)?;
+            (Json::Read(j), _) => {
+                let (stamp, bytes) = &new.read[j as usize];
+                Ok((id, *stamp, Source::Bytes(bytes)))
             }
-            (Json::Cached(_), None) => return Err(std::io::ErrorKind::NotFound.into()),
+            (Json::Cached(i), Some(l)) => {
+                let e = &l.entries[i as usize];
+                Ok((id, e.stamp, Source::Old(l, e.at, e.len)))
+            }
+            (Json::Cached(_), None) => Err(std::io::ErrorKind::NotFound.into()),
         }
-        body.push(b'\n');
+    })
+}
+
+/// Where a line's JSON is.
+enum Source<'a> {
+    Bytes(&'a [u8]),
+    /// In the old cache's file: its offset and length.
+    Old(&'a Loaded, u64, usize),
+}
+
+/// The cache's body's length: a line per bead, without reading any bead's JSON.
+pub(super) fn body_len(new: &New<'_>, old: Option<&Loaded>) -> std::io::Result<u64> {
+    let mut start = Vec::with_capacity(128);
+    let mut len = 0u64;
+    for line in lines(new, old) {
+        let (id, stamp, json) = line?;
+        prefix(&mut start, id, &stamp);
+        let json_len = match json {
+            Source::Bytes(b) => b.len(),
+            Source::Old(_, _, n) => n,
+        };
+        len += (start.len() + json_len + 1) as u64;
     }
-    Ok(body)
+    Ok(len)
+}
+
+/// Write the cache's body to `out`, a line per bead, its JSON from the old cache or from its
+/// file, and return its checksum. Streamed: the body is never held whole (at 100,000 beads it
+/// is ~100 MB).
+pub(super) fn write_body(
+    new: &New<'_>,
+    old: Option<&Loaded>,
+    len: u64,
+    out: &mut impl Write,
+) -> std::io::Result<String> {
+    use std::os::unix::fs::FileExt;
+    let mut sum = Sum::new(len);
+    let mut start = Vec::with_capacity(128);
+    let mut json = Vec::new();
+    let mut written = 0u64;
+    for line in lines(new, old) {
+        let (id, stamp, source) = line?;
+        prefix(&mut start, id, &stamp);
+        let bytes = match source {
+            Source::Bytes(b) => b,
+            Source::Old(l, at, n) => {
+                json.resize(n, 0);
+                l.file.read_exact_at(&mut json, at)?;
+                &json[..]
+            }
+        };
+        for piece in [&start[..], bytes, b"\n"] {
+            sum.update(piece);
+            out.write_all(piece)?;
+            written += piece.len() as u64;
+        }
+    }
+    if written != len {
+        return Err(std::io::ErrorKind::InvalidData.into());
+    }
+    Ok(sum.finish())
 }
