@@ -73,14 +73,14 @@
 //! | the cache read keeps no path per file, stats only the files it has an entry for, and one 12-byte record per bead for a rewrite | 177 | 193 | 243 |
 //! | lists most beads leave empty are `Few` (a pointer while empty; `size_of::<Bead>()` 880 → 784) | 168 | 183 | 236 |
 //! | the entries' names dropped once matched; a 2,048-bead window | — | 177 | — |
-//! | rare texts are `Option<Box<str>>` (`size_of::<Bead>()` 784 → 736) | 162 | 171 | — |
+//! | rare texts are `Option<Box<str>>` (`size_of::<Bead>()` 784 → 736) | 162 | 171 | 231 |
 //!
 //! So the peak is 1.49× the bytes on disk without the cache and 1.57× with it (1.39× and
 //! 1.47× above the empty store's 10,720 KiB): the goal is met by the beads read and held, and
 //! missed by the whole warm process by 4.5%. The output's md5 is the same throughout. CPU at
 //! 100,000, warm: `snapshot` 0.45–0.47 + 0.30–0.32 s (0.52–0.55 + 0.42–0.46 s before),
-//! `status --json` 0.66–0.72 + 0.35–0.40 s, 0.83–0.85 s wall (0.90 + 0.45–0.48 s, 1.0–1.1 s
-//! before); at 10,000 `status --json` 0.07–0.08 s wall (0.11–0.14 s before). `status` looks ids
+//! `status --json` 0.66–0.72 + 0.35–0.40 s, 0.83–0.85 s wall (0.88–0.93 + 0.51–0.58 s,
+//! 1.10–1.18 s before); at 10,000 `status --json` 0.07–0.08 s wall (0.11–0.14 s before). `status` looks ids
 //! up in Fx maps and a sorted list, and the cache's stats go through `fstatat` from the open
 //! directory.
 //!
