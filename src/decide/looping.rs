@@ -69,7 +69,7 @@ fn judged<'a>(
     decision: &MonitorDecision,
     latest: &Iteration,
 ) -> Option<Outcome<'a>> {
-    let (id, step) = (bead.id.clone(), bead.pipeline.step.clone());
+    let (id, step) = (bead.id.to_string(), bead.pipeline.step.to_string());
     let iteration = latest.state.iteration;
     let action = match decision {
         MonitorDecision::Success { .. } => {
@@ -77,16 +77,13 @@ fn judged<'a>(
             let refused = bead
                 .check_since_entry()
                 .is_some_and(|c| c.seq > latest.seq && c.verdict == Verdict::Refuse);
-            (!refused).then_some(Action::Check {
-                bead: id.to_string(),
-                step: step.to_string(),
-            })?
+            (!refused).then_some(Action::Check { bead: id, step })?
         }
         MonitorDecision::StopIterationLimit { .. } | MonitorDecision::StopBudget { .. } => {
             let reason = stop_reason(&step, decision);
             Action::Park {
-                bead: id.to_string(),
-                step: step.to_string(),
+                bead: id,
+                step,
                 reason,
             }
         }
@@ -94,23 +91,23 @@ fn judged<'a>(
         _ if latest.effect.is_some() => return None,
         MonitorDecision::EscalateOscillation { .. } | MonitorDecision::EscalateRepeated { .. } => {
             Action::Escalate {
-                bead: id.to_string(),
-                step: step.to_string(),
+                bead: id,
+                step,
                 iteration,
                 rule: decision.name().to_string(),
             }
         }
         MonitorDecision::Rollback { restore, .. } => Action::Rollback {
-            bead: id.to_string(),
-            step: step.to_string(),
+            bead: id,
+            step,
             iteration,
             restore: restore.iteration,
         },
         MonitorDecision::StepBack { last_three } => {
             let scores: Vec<String> = last_three.iter().map(|s| s.score.to_string()).collect();
             Action::StepBack {
-                bead: id.to_string(),
-                step: step.to_string(),
+                bead: id,
+                step,
                 iteration,
                 reason: format!("the last three scores ({}) did not rise", scores.join(", ")),
             }
@@ -138,11 +135,11 @@ fn ask<'a>(
     to: u32,
     c: &[crate::policy::monitor::Confident],
 ) -> Outcome<'a> {
-    let step = bead.pipeline.step.clone();
+    let step = bead.pipeline.step.to_string();
     if ix.snapshot.limits.no_person {
         return Outcome::Act(Action::Park {
             bead: bead.id.to_string(),
-            step: step.to_string(),
+            step,
             reason: format!(
                 "the pass monitor asked a person (the agent's confidence fell over iterations \
                  {from}–{to}) and this run has none (`splice exec`)"
@@ -153,7 +150,7 @@ fn ask<'a>(
     let c: Vec<String> = c.iter().map(|c| format!("{}", c.confidence)).collect();
     Outcome::Rest(Rest::AwaitingHuman {
         gate: None,
-        step: step.to_string(),
+        step,
         autonomy: level,
         autonomy_source: source.label(),
         relaxes: None,

@@ -133,14 +133,8 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
             contenders.push(c);
         }
         outcomes.push(outcome);
-        let step = bead.pipeline.step.clone();
-        nodes.push((
-            bead.id.to_string(),
-            NodeDecision {
-                step: step.to_string(),
-                rest: None,
-            },
-        ));
+        let step = bead.pipeline.step.to_string();
+        nodes.push((bead.id.to_string(), NodeDecision { step, rest: None }));
     }
 
     // Serialization among siblings, then the jobs limit.

@@ -120,7 +120,7 @@ fn settled<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<Outcome<'a>> {
 /// Rules 8 and 9: a person's gate, or children still at work.
 fn waiting<'a>(ix: &Index<'a>, bead: &'a Bead, step: Option<&'a Step>) -> Option<Outcome<'a>> {
     let p = &bead.pipeline;
-    let here = || p.step.clone();
+    let here = || p.step.to_string();
     // 8: gate pending on S.
     if let Some(gate) = bead.gate_on_step()
         && gate.state == GateState::Pending
@@ -133,8 +133,8 @@ fn waiting<'a>(ix: &Index<'a>, bead: &'a Bead, step: Option<&'a Step>) -> Option
             None => step.map(|s| gate::relaxes(s, bead, level, target)),
         };
         return Some(Outcome::Rest(Rest::AwaitingHuman {
-            gate: Some(here().to_string()),
-            step: here().to_string(),
+            gate: Some(here()),
+            step: here(),
             autonomy: level,
             autonomy_source: source.label(),
             relaxes,
@@ -162,7 +162,7 @@ fn waiting<'a>(ix: &Index<'a>, bead: &'a Bead, step: Option<&'a Step>) -> Option
 /// Rules 10–12: evidence to check, a check that could not check, a PR awaiting its merge.
 fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome<'a>> {
     let p = &bead.pipeline;
-    let here = || p.step.clone();
+    let here = || p.step.to_string();
     let proposal = bead.proposal_since_entry();
     let check = bead.check_since_entry();
 
@@ -171,7 +171,7 @@ fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome
     if newer_proposal || (!step.floors.is_empty() && check.is_none()) {
         return Some(Outcome::Act(Action::Check {
             bead: bead.id.to_string(),
-            step: here().to_string(),
+            step: here(),
         }));
     }
 
@@ -197,7 +197,7 @@ fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome
         if c.run.as_deref() != Some(ix.snapshot.run.as_str()) {
             return Some(Outcome::Act(Action::Check {
                 bead: bead.id.to_string(),
-                step: here().to_string(),
+                step: here(),
             }));
         }
         return Some(Outcome::Rest(Rest::AwaitingMerge {
@@ -239,14 +239,14 @@ pub(crate) fn dispatch_or_park<'a>(
     measured: u32,
 ) -> Outcome<'a> {
     let p = &bead.pipeline;
-    let here = || p.step.clone();
+    let here = || p.step.to_string();
     // 12a: an optional step whose command this run cannot find is not applicable.
     if step.optional
         && let Some(reason) = ix.snapshot.unavailable.get(p.step.as_str())
     {
         return Outcome::Act(Action::Skip {
             bead: bead.id.to_string(),
-            step: here().to_string(),
+            step: here(),
             reason: reason.clone(),
         });
     }
@@ -264,7 +264,7 @@ pub(crate) fn dispatch_or_park<'a>(
         };
         return Outcome::Act(Action::Park {
             bead: bead.id.to_string(),
-            step: here().to_string(),
+            step: here(),
             reason: format!(
                 "{what} exhausted on {}: {used} of {limit}{}",
                 p.step,

@@ -18,17 +18,15 @@ use super::usage::Usage;
 mod records;
 
 mod counts;
-mod extra;
-mod few;
+mod sparse;
 
 pub use counts::Counts;
-pub use extra::Extra;
-pub use few::Few;
 pub use records::{
     Acceptance, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState,
     Lease, PlanApproval, Proposal, Provenance, Routing, SplitRecord, StepEntry, StepResponse,
     Verdict,
 };
+pub use sparse::{Extra, Few, Sparse};
 
 /// The bead file shape this build writes. A file without `schema_version` is of the shape before
 /// it was recorded (read as is, rewritten in this shape); a newer one is refused.
