@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::snapshot::Unreadable;
-use crate::model::{Bead, Snapshot, Step};
+use crate::model::{Bead, Snapshot, Step, Text};
 use crate::policy::lineage::{self, Defaults};
 use crate::policy::route;
 
@@ -62,7 +62,16 @@ pub(crate) struct Index<'a> {
     /// beads (no route: [`Bead::is_node`]) are not here: they get no decision, though nodes may
     /// depend on them and [`Index::bead`] finds them.
     pub beads: Vec<&'a Bead>,
-    by_id: FxMap<&'a str, &'a Bead>,
+    /// Every bead by id. The keys are copies, short ones inline, so a lookup compares its id
+    /// with text in the table instead of in a bead somewhere in a snapshot that has outgrown
+    /// the cache.
+    by_id: FxMap<Text, &'a Bead>,
+    /// Rule 9's answers for every split, found in one merge with the sorted beads rather than
+    /// a lookup per child: whether each child is closed, the splits' children one after
+    /// another in `beads` order ...
+    child_closed: Vec<bool>,
+    /// ... where each node's (as `beads`) start, and one more entry for the end.
+    split_start: Vec<usize>,
     /// The scope root's ancestors outside the snapshot, for lineage walks only.
     context: FxMap<&'a str, &'a Bead>,
     /// Bead files that could not be read, one per id, sorted by id; none whose id a bead has.
@@ -73,8 +82,8 @@ pub(crate) struct Index<'a> {
     steps: FxMap<&'a str, &'a Step>,
     /// Parent id → its children that have a worktree, sorted.
     worktree_children: FxMap<&'a str, Vec<&'a str>>,
-    /// The ids of the snapshot's `worktrees`.
-    worktrees: FxSet<&'a str>,
+    /// The ids of the snapshot's `worktrees` (copies, as `by_id`'s keys are).
+    worktrees: FxSet<Text>,
     /// Answers asked once per parent and shared by its children (siblings ask the same).
     released: RefCell<FxMap<&'a str, bool>>,
     inherited_target: RefCell<FxMap<&'a str, Option<&'a str>>>,
@@ -91,28 +100,28 @@ type Recent<'a> = ([Option<(&'a str, &'a Bead)>; RECENT], usize);
 impl<'a> Index<'a> {
     pub fn build(snapshot: &'a Snapshot) -> Index<'a> {
         // Sorted with each id's first 16 bytes beside its bead, so most comparisons read
-        // neither the ids' heap text nor the beads' structs (at 100,000 beads every pointer
-        // followed is a cache miss). Stable: a snapshot in id order is one linear pass.
-        let mut keyed: Vec<(u128, &str, &Bead)> = snapshot
+        // neither the ids' text nor the beads' structs (at 100,000 beads every pointer followed
+        // is a cache miss). Stable: a snapshot in id order is one linear pass.
+        let mut keyed: Vec<Keyed> = snapshot
             .beads
             .iter()
-            .map(|b| (id_prefix(&b.id), b.id.as_str(), b))
+            .map(|bead| Keyed {
+                key: Key::of(&bead.id),
+                bead,
+            })
             .collect();
-        keyed.sort_by(|a, b| {
-            (a.0.cmp(&b.0))
-                .then_with(|| a.1.cmp(b.1))
-                .then_with(|| preference(a.2, b.2))
-        });
+        keyed.sort_by(|a, b| (a.key.cmp(&b.key)).then_with(|| preference(a.bead, b.bead)));
         // A hand-made snapshot may repeat an id: keep one copy, chosen by content, not position.
-        keyed.dedup_by(|later, earlier| later.1 == earlier.1);
+        keyed.dedup_by(|later, earlier| later.key == earlier.key);
 
         let mut by_id = FxMap::default();
         by_id.reserve(keyed.len());
-        by_id.extend(keyed.iter().map(|&(_, id, b)| (id, b)));
+        by_id.extend(keyed.iter().map(|k| (k.bead.id.clone(), k.bead)));
         let beads: Vec<&Bead> = keyed
-            .into_iter()
-            .filter_map(|(_, _, b)| b.is_node().then_some(b))
+            .iter()
+            .filter_map(|k| k.bead.is_node().then_some(k.bead))
             .collect();
+        let (split_start, child_closed) = children_closed(&beads, &keyed);
         let steps = snapshot
             .manifest
             .steps
@@ -135,7 +144,7 @@ impl<'a> Index<'a> {
             children.sort_unstable();
             children.dedup();
         }
-        let worktrees = snapshot.worktrees.iter().map(String::as_str).collect();
+        let worktrees = snapshot.worktrees.iter().map(Text::from).collect();
 
         let context = snapshot
             .ancestors
@@ -155,6 +164,8 @@ impl<'a> Index<'a> {
             snapshot,
             beads,
             by_id,
+            child_closed,
+            split_start,
             context,
             unreadable,
             unreadable_ids,
@@ -214,9 +225,9 @@ impl<'a> Index<'a> {
         if let Some(&(_, found)) = recent.0.iter().flatten().find(|(k, _)| *k == id) {
             return Some(found);
         }
-        let (&key, &found) = self.by_id.get_key_value(id)?;
+        let found = *self.by_id.get(id)?;
         let slot = recent.1;
-        recent.0[slot] = Some((key, found));
+        recent.0[slot] = Some((found.id.as_str(), found));
         recent.1 = (slot + 1) % RECENT;
         Some(found)
     }
@@ -256,19 +267,106 @@ impl<'a> Index<'a> {
             .is_none_or(|p| self.by_id.get(p).is_none_or(|b| !b.is_node()))
     }
 
-    /// Is the bead `id` closed? A bead absent from the snapshot counts as open.
-    pub fn is_closed(&self, id: &str) -> bool {
-        self.bead(id).is_some_and(Bead::is_closed)
+    /// The children that the split of node `at` (a position in `beads`) sanctioned and that
+    /// are open, in the split's order. A child absent from the snapshot counts as open.
+    pub fn open_children(&self, at: usize) -> impl Iterator<Item = &'a str> + '_ {
+        let children = self.beads[at]
+            .pipeline
+            .split
+            .as_deref()
+            .map_or(&[][..], |s| &s.children[..]);
+        let closed = &self.child_closed[self.split_start[at]..self.split_start[at + 1]];
+        children
+            .iter()
+            .zip(closed)
+            .filter(|(_, closed)| !**closed)
+            .map(|(child, _)| child.as_str())
     }
 }
 
-/// The first 16 bytes of `id`, zero-padded, as a number: two ids whose numbers differ compare as
-/// their numbers do (an id holds no NUL byte before its end; equal numbers compare the whole ids).
-fn id_prefix(id: &str) -> u128 {
-    let mut bytes = [0u8; 16];
-    let n = id.len().min(16);
-    bytes[..n].copy_from_slice(&id.as_bytes()[..n]);
-    u128::from_be_bytes(bytes)
+/// A bead with its sort key.
+struct Keyed<'a> {
+    key: Key<'a>,
+    bead: &'a Bead,
+}
+
+/// An id, with its first 16 bytes as a number beside it (zero-padded): two ids whose numbers
+/// differ compare as their numbers do, and ids of up to 16 bytes compare without reading their
+/// text. Ordered exactly as the ids are: two prefixes differ first where one id has a byte and
+/// the other either a smaller byte or none (padding).
+#[derive(Clone, Copy)]
+struct Key<'a> {
+    prefix: u128,
+    id: &'a str,
+}
+
+impl<'a> Key<'a> {
+    fn of(id: &'a str) -> Key<'a> {
+        let mut bytes = [0u8; 16];
+        let n = id.len().min(16);
+        bytes[..n].copy_from_slice(&id.as_bytes()[..n]);
+        Key {
+            prefix: u128::from_be_bytes(bytes),
+            id,
+        }
+    }
+}
+
+impl Ord for Key<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.prefix.cmp(&other.prefix).then_with(|| {
+            if self.id.len() <= 16 && other.id.len() <= 16 {
+                // Equal prefixes hold all of both: the shorter is a prefix of the longer.
+                self.id.len().cmp(&other.id.len())
+            } else {
+                self.id.cmp(other.id)
+            }
+        })
+    }
+}
+
+impl PartialEq for Key<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Key<'_> {}
+
+impl PartialOrd for Key<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Whether each child of each node's split is closed (absent: open), the splits one after
+/// another in `nodes` order, and where each node's start (one more entry for the end). One
+/// sort of the children's ids and one merge with `keyed` (sorted, one per id).
+fn children_closed(nodes: &[&Bead], keyed: &[Keyed]) -> (Vec<usize>, Vec<bool>) {
+    let mut start = Vec::with_capacity(nodes.len() + 1);
+    let mut asked: Vec<(Key, usize)> = Vec::new();
+    for bead in nodes {
+        start.push(asked.len());
+        if let Some(split) = &bead.pipeline.split {
+            asked.extend(split.children.iter().map(|c| (Key::of(c), 0)));
+        }
+    }
+    start.push(asked.len());
+    for (slot, a) in asked.iter_mut().enumerate() {
+        a.1 = slot;
+    }
+    let mut closed = vec![false; asked.len()];
+    asked.sort_unstable();
+    let mut beads = keyed.iter().peekable();
+    for (key, slot) in asked {
+        while beads.next_if(|b| b.key < key).is_some() {}
+        if let Some(b) = beads.peek()
+            && b.key == key
+        {
+            closed[slot] = b.bead.is_closed();
+        }
+    }
+    (start, closed)
 }
 
 /// Among copies of one id, the one to keep sorts first: highest `seq`, then by content.
@@ -284,18 +382,21 @@ fn preference(a: &Bead, b: &Bead) -> std::cmp::Ordering {
 
 #[cfg(test)]
 mod tests {
-    use super::id_prefix;
+    use super::Key;
 
-    /// Ordering by (prefix, id) is ordering by id, whatever the lengths.
+    /// Keys compare exactly as their ids do, whatever the lengths, NUL bytes included.
     #[test]
-    fn the_prefix_key_orders_as_the_ids_do() {
-        let mut ids = vec![
+    fn keys_compare_as_the_ids_do() {
+        let ids = [
             "sp-x",
             "sp-x.1",
             "sp-x.10",
             "sp-x.1.2",
             "sp-x.1.10",
             "a",
+            "a\u{0}",
+            "a\u{0}\u{0}",
+            "a\u{0}b",
             "",
             "sp-root.1234567890.1",
             "sp-root.1234567890.0",
@@ -303,10 +404,14 @@ mod tests {
             "sp-x\u{0}",
             "zz",
             "sp-root.12345678",
+            "sp-root.12345678\u{0}",
+            "sp-root.12345678a",
         ];
-        let mut by_key = ids.clone();
-        by_key.sort_by(|a, b| id_prefix(a).cmp(&id_prefix(b)).then_with(|| a.cmp(b)));
-        ids.sort();
-        assert_eq!(by_key, ids);
+        for a in ids {
+            for b in ids {
+                assert_eq!(Key::of(a).cmp(&Key::of(b)), a.cmp(b), "{a:?} vs {b:?}");
+                assert_eq!(Key::of(a) == Key::of(b), a == b, "{a:?} vs {b:?}");
+            }
+        }
     }
 }

@@ -150,9 +150,9 @@ fn ask<'a>(
     let c: Vec<String> = c.iter().map(|c| format!("{}", c.confidence)).collect();
     Outcome::Rest(Rest::AwaitingHuman {
         gate: None,
-        step,
+        step: step.into(),
         autonomy: level,
-        autonomy_source: source.label(),
+        autonomy_source: source.label().into(),
         relaxes: None,
         question: Some(format!(
             "the agent's confidence fell over iterations {from}–{to} ({}): continue with \

@@ -91,7 +91,7 @@ mod serialize;
 
 use std::collections::BTreeMap;
 
-use crate::model::{Action, Decision, NodeDecision, Rest, RunStatus, Snapshot};
+use crate::model::{Action, Decision, NodeDecision, Rest, RunStatus, Snapshot, Text};
 
 pub use serialize::scopes_overlap;
 
@@ -120,21 +120,24 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     let ix = Index::build(snapshot);
 
     // The sixteen per-node rules, in id order; outcomes are indexed like `ix.beads`. Each
-    // node's entry of the output (its owned id and step) is made here, while the bead is in
+    // node's entry of the output (its id and step) is made here, while the bead is in
     // cache, and leases and dispatches are noted for serialization so it need not scan every
     // node again.
     let n = ix.beads.len();
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(n);
-    let mut nodes: Vec<(String, NodeDecision)> = Vec::with_capacity(n + ix.unreadable.len());
+    let mut nodes: Vec<(Text, NodeDecision)> = Vec::with_capacity(n + ix.unreadable.len());
     let mut contenders = Vec::new();
     for (at, bead) in ix.beads.iter().enumerate() {
-        let outcome = rules::node_outcome(&ix, bead);
+        let outcome = rules::node_outcome(&ix, at);
         if let Some(c) = Contender::of(at, bead, &outcome) {
             contenders.push(c);
         }
         outcomes.push(outcome);
-        let step = bead.pipeline.step.to_string();
-        nodes.push((bead.id.to_string(), NodeDecision { step, rest: None }));
+        let node = NodeDecision {
+            step: bead.pipeline.step.clone(),
+            rest: None,
+        };
+        nodes.push((bead.id.clone(), node));
     }
 
     // Serialization among siblings, then the jobs limit.
@@ -169,8 +172,8 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
             }
             Outcome::Dispatch { attempt, target } if stands(status, false) => {
                 let action = Action::Dispatch {
-                    bead: id.clone(),
-                    step: node.step.clone(),
+                    bead: id.to_string(),
+                    step: node.step.to_string(),
                     attempt,
                     target: target.to_string(),
                 };
@@ -183,7 +186,7 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     }
     nodes.extend(unreadable_nodes(&ix));
     // Already in id order (bar unreadable ones), so this builds the map in one pass.
-    let nodes: BTreeMap<String, NodeDecision> = nodes.into_iter().collect();
+    let nodes: BTreeMap<Text, NodeDecision> = nodes.into_iter().collect();
     // Pushed in id order: a stable sort on priority alone gives (priority, id) order.
     actions.sort_by_key(|a| a.0);
     let actions: Vec<Action> = actions.into_iter().map(|(_, a)| a).collect();
@@ -204,14 +207,14 @@ fn another_pass(snapshot: &Snapshot) -> bool {
 }
 
 /// Bead files that could not be read: a node each (step unknown), escalated with the reason.
-fn unreadable_nodes<'a>(ix: &'a Index) -> impl Iterator<Item = (String, NodeDecision)> + 'a {
+fn unreadable_nodes<'a>(ix: &'a Index) -> impl Iterator<Item = (Text, NodeDecision)> + 'a {
     ix.unreadable.iter().map(|u| {
         let rest = Rest::Escalated { reason: u.reason() };
         let node = NodeDecision {
-            step: String::new(),
+            step: String::new().into(),
             rest: Some(rest),
         };
-        (u.id.clone(), node)
+        (Text::from(u.id.as_str()), node)
     })
 }
 

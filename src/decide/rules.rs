@@ -3,7 +3,7 @@
 use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
 
 use crate::model::bead::{ExitKind, GateState, Verdict};
-use crate::model::{Action, Autonomy, Bead, Rest, Role, Step};
+use crate::model::{Action, Autonomy, Bead, Rest, Role, Step, Text};
 use crate::policy::lineage::{self, Source};
 use crate::policy::{deps, gate, route};
 
@@ -23,12 +23,14 @@ pub(crate) enum Outcome<'a> {
 }
 
 /// The first rule of the table that applies to `bead`, in four groups in the table's order.
-pub(crate) fn node_outcome<'a>(ix: &Index<'a>, bead: &'a Bead) -> Outcome<'a> {
+/// `at` is its position in `ix.beads`.
+pub(crate) fn node_outcome<'a>(ix: &Index<'a>, at: usize) -> Outcome<'a> {
+    let bead = ix.beads[at];
     if let Some(settled) = settled(ix, bead) {
         return settled;
     }
     let step = ix.step(&bead.pipeline.step);
-    if let Some(waiting) = waiting(ix, bead, step) {
+    if let Some(waiting) = waiting(ix, at, step) {
         return waiting;
     }
     let Some(step) = step else {
@@ -68,21 +70,21 @@ fn settled<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<Outcome<'a>> {
     if let Some(lease) = &p.lease {
         if lease.holder != ix.snapshot.holder {
             return Some(Outcome::Rest(Rest::Running {
-                holder: lease.holder.clone(),
-                since: lease.since.clone(),
+                holder: lease.holder.as_str().into(),
+                since: lease.since.as_str().into(),
                 options: vec!["wait".into(), "clear-claim".into()],
             }));
         }
         return Some(Outcome::Rest(Rest::InFlight {
-            holder: lease.holder.clone(),
-            since: lease.since.clone(),
+            holder: lease.holder.as_str().into(),
+            since: lease.since.as_str().into(),
         }));
     }
 
     // 5: dead-lettered.
     if let Some(dl) = &p.dead_letter {
         return Some(Outcome::Rest(Rest::Parked {
-            step: dl.step.clone(),
+            step: dl.step.as_str().into(),
             reason: dl.reason.clone(),
         }));
     }
@@ -110,17 +112,17 @@ fn settled<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<Outcome<'a>> {
         && !ix.releases_children(parent)
     {
         return Some(Outcome::Rest(Rest::WaitingParent {
-            parent: parent.id.to_string(),
-            parent_step: parent.pipeline.step.to_string(),
+            parent: parent.id.clone(),
+            parent_step: parent.pipeline.step.clone(),
         }));
     }
     None
 }
 
 /// Rules 8 and 9: a person's gate, or children still at work.
-fn waiting<'a>(ix: &Index<'a>, bead: &'a Bead, step: Option<&'a Step>) -> Option<Outcome<'a>> {
+fn waiting<'a>(ix: &Index<'a>, at: usize, step: Option<&'a Step>) -> Option<Outcome<'a>> {
+    let bead = ix.beads[at];
     let p = &bead.pipeline;
-    let here = || p.step.to_string();
     // 8: gate pending on S.
     if let Some(gate) = bead.gate_on_step()
         && gate.state == GateState::Pending
@@ -133,25 +135,18 @@ fn waiting<'a>(ix: &Index<'a>, bead: &'a Bead, step: Option<&'a Step>) -> Option
             None => step.map(|s| gate::relaxes(s, bead, level, target)),
         };
         return Some(Outcome::Rest(Rest::AwaitingHuman {
-            gate: Some(here()),
-            step: here(),
+            gate: Some(p.step.clone()),
+            step: p.step.clone(),
             autonomy: level,
-            autonomy_source: source.label(),
+            autonomy_source: source.label().into(),
             relaxes,
             question: None,
         }));
     }
 
     // 9: delegating while sanctioned children are open.
-    if step.is_some_and(|s| s.has_role(Role::Delegate))
-        && let Some(split) = &p.split
-    {
-        let open: Vec<String> = split
-            .children
-            .iter()
-            .filter(|c| !ix.is_closed(c))
-            .cloned()
-            .collect();
+    if step.is_some_and(|s| s.has_role(Role::Delegate)) {
+        let open: Vec<Text> = ix.open_children(at).map(Text::from).collect();
         if !open.is_empty() {
             return Some(Outcome::Rest(Rest::WaitingChildren { children: open }));
         }
@@ -220,9 +215,9 @@ fn work<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Outcome<'a> {
     let (level, source) = resolve_autonomy(ix, bead);
     Outcome::Rest(Rest::AwaitingHuman {
         gate: None,
-        step: p.step.to_string(),
+        step: p.step.clone(),
         autonomy: level,
-        autonomy_source: source.label(),
+        autonomy_source: source.label().into(),
         relaxes: None,
         question: None,
     })
@@ -274,7 +269,7 @@ pub(crate) fn dispatch_or_park<'a>(
     }
     if let Some(until) = backoff_until(ix, bead, attempts, measured) {
         return Outcome::Rest(Rest::Backoff {
-            until,
+            until: until.into(),
             attempt: attempts.saturating_add(1),
         });
     }

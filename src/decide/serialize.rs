@@ -4,14 +4,17 @@
 //! claimed them: first the leased siblings, then each dispatch that stands, in (priority, id)
 //! order. A path overlaps a claim when one is a directory prefix of (or equal to) the other, which
 //! a sorted map answers in O(depth + log n) per path.
+//!
+//! Groups never see each other's claims, so they are taken one at a time, each map built and
+//! dropped while it is in the cache; the jobs limit then orders what stands across groups.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use crate::model::{Bead, Rest};
+use crate::model::{Bead, Rest, Text};
 
-use super::index::{FxMap, Index};
+use super::index::Index;
 use super::rules::Outcome;
 
 /// Claimed paths of one sibling group: normalized path → claiming node.
@@ -22,8 +25,9 @@ pub(crate) struct Contender<'a> {
     at: usize,
     priority: i64,
     id: &'a str,
-    parent: Option<&'a str>,
-    files: &'a [crate::model::Text],
+    /// A copy (inline when short): contenders are sorted by it.
+    parent: Option<Text>,
+    files: &'a [Text],
     role: Role,
 }
 
@@ -47,7 +51,7 @@ impl<'a> Contender<'a> {
             at,
             priority: bead.priority,
             id: &bead.id,
-            parent: bead.parent.as_deref(),
+            parent: bead.parent.clone(),
             files: &bead.pipeline.files,
             role,
         })
@@ -57,54 +61,58 @@ impl<'a> Contender<'a> {
 /// `contenders` come in id order; `outcomes` is indexed like `ix.beads`.
 pub(crate) fn serialize_dispatches<'a>(
     ix: &Index<'a>,
-    contenders: Vec<Contender<'a>>,
+    mut contenders: Vec<Contender<'a>>,
     outcomes: &mut [Outcome<'a>],
 ) {
-    let mut groups: FxMap<Option<&str>, Claims<'a>> = FxMap::default();
     let in_flight = contenders
         .iter()
         .filter(|c| c.role == Role::InFlight)
         .count();
 
-    // Leased siblings claim their files first, in id order.
-    let (mut dispatches, leased): (Vec<_>, Vec<_>) = contenders
-        .into_iter()
-        .partition(|c| c.role == Role::Dispatch);
-    for c in leased.iter().filter(|c| !c.files.is_empty()) {
-        let claims = groups.entry(c.parent).or_default();
+    // By sibling group; in each, the leased first in id order, then the dispatches in
+    // (priority, id) order. Stable, from id order: siblings' ids mostly sit together already.
+    contenders.sort_by(|a, b| {
+        let order = |c: &Contender| match c.role {
+            Role::Dispatch => (true, c.priority),
+            _ => (false, 0),
+        };
+        a.parent
+            .cmp(&b.parent)
+            .then_with(|| order(a).cmp(&order(b)))
+    });
+
+    // Leased siblings claim their files; then a dispatch that overlaps a claim rests
+    // `serialized`, and one that stands claims its files.
+    let mut standing: Vec<(i64, usize)> = Vec::new();
+    let mut claims = Claims::new();
+    let mut scratch = String::new();
+    for (i, c) in contenders.iter().enumerate() {
+        if i > 0 && contenders[i - 1].parent != c.parent {
+            claims.clear();
+        }
+        if c.role == Role::Dispatch {
+            let behind = c
+                .files
+                .iter()
+                .find_map(|p| overlapping(&claims, &normalize(p), &mut scratch));
+            if let Some(behind) = behind {
+                outcomes[c.at] = Outcome::Rest(Rest::Serialized {
+                    behind: behind.to_string().into(),
+                });
+                continue;
+            }
+            standing.push((c.priority, c.at));
+        }
         for path in c.files {
             claims.entry(normalize(path)).or_insert(c.id);
         }
     }
-    // Collected in id order: a stable sort on priority alone gives (priority, id) order.
-    dispatches.sort_by_key(|c| c.priority);
 
-    // Dispatches in (priority, id) order: an overlap rests `serialized`, else it claims its files.
-    let mut standing: Vec<usize> = Vec::with_capacity(dispatches.len());
-    let mut scratch = String::new();
-    for c in &dispatches {
-        if !c.files.is_empty() {
-            let claims = groups.entry(c.parent).or_default();
-            let behind = c
-                .files
-                .iter()
-                .find_map(|p| overlapping(claims, &normalize(p), &mut scratch));
-            if let Some(behind) = behind {
-                outcomes[c.at] = Outcome::Rest(Rest::Serialized {
-                    behind: behind.to_string(),
-                });
-                continue;
-            }
-            for path in c.files {
-                claims.entry(normalize(path)).or_insert(c.id);
-            }
-        }
-        standing.push(c.at);
-    }
-
-    // The jobs limit: in-flight dispatches take their slots first.
+    // The jobs limit, over the standing dispatches in (priority, id) order (positions are id
+    // order): in-flight dispatches take their slots first.
+    standing.sort_unstable();
     let slots = (ix.snapshot.limits.jobs as usize).saturating_sub(in_flight);
-    for &at in standing.iter().skip(slots) {
+    for &(_, at) in standing.iter().skip(slots) {
         outcomes[at] = Outcome::Rest(Rest::Queued);
     }
 }

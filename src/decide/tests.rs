@@ -277,3 +277,51 @@ fn a_store_of_only_plain_beads_is_idle_not_done() {
     assert!(d.nodes.is_empty() && d.actions.is_empty());
     assert_eq!(d.status, RunStatus::Idle);
 }
+
+/// Rule 9 lists the open children its split sanctioned in the split's order, repeats
+/// included: absent ones count as open, a closed plain bead as closed, and ids that share
+/// their first 16 bytes are told apart.
+#[test]
+fn waiting_children_are_the_split_s_open_ones_in_its_order() {
+    let mut parent = bead("sp-c", "delegate");
+    parent.pipeline.route = "compound".into();
+    let children = [
+        "sp-c.9",
+        "sp-c.10",
+        "sp-c.absent",
+        "sp-c.9",
+        "sp-c.plain",
+        "sp-c.123456789abc.closed",
+        "sp-c.123456789abc.open",
+    ];
+    parent.pipeline.split = Some(Box::new(crate::model::bead::SplitRecord {
+        children: children.iter().map(|c| c.to_string()).collect(),
+        seq: 4,
+    }));
+    let child = |id: &str, closed: bool| {
+        let mut b = bead(id, "implement");
+        b.parent = Some("sp-c".into());
+        if closed {
+            b.status = Status::Closed;
+        }
+        b
+    };
+    let mut plain = Bead::new("sp-c.plain".into(), "p".into(), String::new(), AT);
+    plain.status = Status::Closed;
+    let beads = vec![
+        child("sp-c.123456789abc.open", false),
+        child("sp-c.10", true),
+        plain,
+        child("sp-c.9", false),
+        child("sp-c.123456789abc.closed", true),
+        parent,
+    ];
+    let d = decide(&snap(beads));
+    let Some(Rest::WaitingChildren { children }) = rest_of(&d, "sp-c") else {
+        panic!("{:?}", rest_of(&d, "sp-c"));
+    };
+    assert_eq!(
+        children,
+        &["sp-c.9", "sp-c.absent", "sp-c.9", "sp-c.123456789abc.open"]
+    );
+}

@@ -42,7 +42,7 @@ pub const NAMED: usize = 3;
 
 /// `ids` for one line: all of them up to [`NAMED`], else the first [`NAMED`] and how many more
 /// (`a, b, c and 197 more`).
-pub fn some_of(ids: &[String]) -> String {
+pub fn some_of<S: std::borrow::Borrow<str>>(ids: &[S]) -> String {
     if ids.len() <= NAMED {
         return ids.join(", ");
     }

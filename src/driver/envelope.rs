@@ -54,9 +54,9 @@ pub fn build(
             rest,
         });
         nodes.insert(
-            id.clone(),
+            id.to_string(),
             NodeReport {
-                step: node.step.clone(),
+                step: node.step.to_string(),
                 rest,
                 looping: loops.get(id.as_str()).cloned(),
             },

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::Text;
 use super::manifest::Autonomy;
 
 /// How the run stands after this decision, the first that applies in this order.
@@ -150,27 +151,27 @@ impl Action {
 pub enum Rest {
     /// Another holder has a claim; it never expires, so a person may wait or clear it.
     Running {
-        holder: String,
-        since: String,
-        options: Vec<String>,
+        holder: Text,
+        since: Text,
+        options: Vec<Text>,
     },
     /// This runner's own dispatch is in flight.
-    InFlight { holder: String, since: String },
+    InFlight { holder: Text, since: Text },
     /// Dead-lettered on `step`.
-    Parked { step: String, reason: String },
+    Parked { step: Text, reason: String },
     /// Open `blocks` dependencies.
-    Blocked { by: Vec<String> },
+    Blocked { by: Vec<Text> },
     /// The parent has not reached its delegate step.
-    WaitingParent { parent: String, parent_step: String },
+    WaitingParent { parent: Text, parent_step: Text },
     /// A person must act: approve a pending gate, or do a step that has no command.
     AwaitingHuman {
         /// The step whose gate is pending (absent when the step simply has no command).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        gate: Option<String>,
-        step: String,
+        gate: Option<Text>,
+        step: Text,
         autonomy: Autonomy,
         /// The node that supplied the level, `config`, or `default`.
-        autonomy_source: String,
+        autonomy_source: Text,
         /// Would the resolved level relax this gate (planning gates and verdict-less specs never)?
         #[serde(default, skip_serializing_if = "Option::is_none")]
         relaxes: Option<bool>,
@@ -180,18 +181,18 @@ pub enum Rest {
         question: Option<String>,
     },
     /// Delegating: sanctioned children still open.
-    WaitingChildren { children: Vec<String> },
+    WaitingChildren { children: Vec<Text> },
     /// The last check could not check.
     Escalated { reason: String },
     /// Waiting before the step's next attempt: `attempt` is dispatched at `until` (RFC 3339).
-    Backoff { until: String, attempt: u32 },
+    Backoff { until: Text, attempt: u32 },
     /// A PR is open and this run already checked it.
     AwaitingMerge {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pr_url: Option<String>,
     },
     /// Its declared files overlap a sibling's dispatch or claim.
-    Serialized { behind: String },
+    Serialized { behind: Text },
     /// Past the jobs limit.
     Queued,
     /// Closed, nothing to do.
@@ -224,7 +225,7 @@ impl Rest {
 /// One node's outcome: an action (listed in `Decision::actions`, `rest` null) or a rest.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct NodeDecision {
-    pub step: String,
+    pub step: Text,
     pub rest: Option<Rest>,
 }
 
@@ -246,7 +247,7 @@ pub struct Decision {
     /// In (priority, id) order.
     pub actions: Vec<Action>,
     /// Every node in the snapshot, by id.
-    pub nodes: BTreeMap<String, NodeDecision>,
+    pub nodes: BTreeMap<Text, NodeDecision>,
     /// The earliest `until` of the nodes resting `backoff`: a run with nothing else to do waits
     /// until then, and decides again.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -6,15 +6,15 @@
 //! `splice cancel` (cancelled work does not unblock what waits on it). Other dependency types
 //! (`parent-child`, `related`, `discovered-from`, …) never block.
 
-use crate::model::Bead;
+use crate::model::{Bead, Text};
 
 /// The ids blocking `bead`, sorted and without repeats; empty when it may go. `find` looks a
 /// bead up by id among those the caller can see.
-pub fn blocked_by<'a>(bead: &Bead, find: impl Fn(&str) -> Option<&'a Bead>) -> Vec<String> {
-    let mut by: Vec<String> = bead
+pub fn blocked_by<'a>(bead: &Bead, find: impl Fn(&str) -> Option<&'a Bead>) -> Vec<Text> {
+    let mut by: Vec<Text> = bead
         .blockers()
         .filter(|id| !find(id).is_some_and(Bead::is_done))
-        .map(str::to_string)
+        .map(Text::from)
         .collect();
     by.sort_unstable();
     by.dedup();

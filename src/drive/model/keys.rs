@@ -220,7 +220,7 @@ impl Model {
     fn gate(&self) -> Result<(String, String), String> {
         let id = self.selected_id()?;
         match self.rest(&id) {
-            Some(Rest::AwaitingHuman { gate: Some(g), .. }) => Ok((id, g.clone())),
+            Some(Rest::AwaitingHuman { gate: Some(g), .. }) => Ok((id, g.to_string())),
             _ => Err(format!("{id} has no pending gate")),
         }
     }
