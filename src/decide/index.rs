@@ -62,10 +62,8 @@ pub(crate) struct Index<'a> {
     /// beads (no route: [`Bead::is_node`]) are not here: they get no decision, though nodes may
     /// depend on them and [`Index::bead`] finds them.
     pub beads: Vec<&'a Bead>,
-    /// Every bead by id. The keys are copies, short ones inline, so a lookup compares its id
-    /// with text in the table instead of in a bead somewhere in a snapshot that has outgrown
-    /// the cache.
-    by_id: FxMap<Text, &'a Bead>,
+    /// Every bead, sorted by id, one per id: [`Index::bead`] searches it.
+    by_id: Vec<Keyed<'a>>,
     /// Rule 9's answers for every split, found in one merge with the sorted beads rather than
     /// a lookup per child: whether each child is closed, the splits' children one after
     /// another in `beads` order ...
@@ -82,7 +80,8 @@ pub(crate) struct Index<'a> {
     steps: FxMap<&'a str, &'a Step>,
     /// Parent id → its children that have a worktree, sorted.
     worktree_children: FxMap<&'a str, Vec<&'a str>>,
-    /// The ids of the snapshot's `worktrees` (copies, as `by_id`'s keys are).
+    /// The ids of the snapshot's `worktrees`: copies, short ones inline, so a lookup compares
+    /// text in the table rather than in the snapshot's strings.
     worktrees: FxSet<Text>,
     /// Answers asked once per parent and shared by its children (siblings ask the same).
     released: RefCell<FxMap<&'a str, bool>>,
@@ -114,9 +113,6 @@ impl<'a> Index<'a> {
         // A hand-made snapshot may repeat an id: keep one copy, chosen by content, not position.
         keyed.dedup_by(|later, earlier| later.key == earlier.key);
 
-        let mut by_id = FxMap::default();
-        by_id.reserve(keyed.len());
-        by_id.extend(keyed.iter().map(|k| (k.bead.id.clone(), k.bead)));
         let beads: Vec<&Bead> = keyed
             .iter()
             .filter_map(|k| k.bead.is_node().then_some(k.bead))
@@ -131,7 +127,7 @@ impl<'a> Index<'a> {
 
         let mut worktree_children: FxMap<&str, Vec<&str>> = FxMap::default();
         for id in &snapshot.worktrees {
-            if let Some(child) = by_id.get(id.as_str())
+            if let Some(child) = find(&keyed, id)
                 && let Some(parent) = child.parent.as_deref()
             {
                 worktree_children
@@ -155,7 +151,7 @@ impl<'a> Index<'a> {
         let mut unreadable: Vec<&Unreadable> = snapshot
             .unreadable
             .iter()
-            .filter(|u| !by_id.contains_key(u.id.as_str()))
+            .filter(|u| find(&keyed, &u.id).is_none())
             .collect();
         unreadable.sort_by(|a, b| (&a.id, &a.file, &a.error).cmp(&(&b.id, &b.file, &b.error)));
         unreadable.dedup_by(|later, earlier| later.id == earlier.id);
@@ -163,7 +159,7 @@ impl<'a> Index<'a> {
         Index {
             snapshot,
             beads,
-            by_id,
+            by_id: keyed,
             child_closed,
             split_start,
             context,
@@ -219,13 +215,13 @@ impl<'a> Index<'a> {
     }
 
     /// The bead `id`. Siblings sit together in id order and ask for the same parent, so the
-    /// last few answers are kept: a hit reads no table that has outgrown the cache.
+    /// last few answers are kept: a hit searches nothing.
     pub fn bead(&self, id: &str) -> Option<&'a Bead> {
         let mut recent = self.recent.borrow_mut();
         if let Some(&(_, found)) = recent.0.iter().flatten().find(|(k, _)| *k == id) {
             return Some(found);
         }
-        let found = *self.by_id.get(id)?;
+        let found = find(&self.by_id, id)?;
         let slot = recent.1;
         recent.0[slot] = Some((found.id.as_str(), found));
         recent.1 = (slot + 1) % RECENT;
@@ -264,7 +260,7 @@ impl<'a> Index<'a> {
     pub fn is_top_level(&self, bead: &Bead) -> bool {
         bead.parent
             .as_deref()
-            .is_none_or(|p| self.by_id.get(p).is_none_or(|b| !b.is_node()))
+            .is_none_or(|p| self.bead(p).is_none_or(|b| !b.is_node()))
     }
 
     /// The children that the split of node `at` (a position in `beads`) sanctioned and that
@@ -282,6 +278,13 @@ impl<'a> Index<'a> {
             .filter(|(_, closed)| !**closed)
             .map(|(child, _)| child.as_str())
     }
+}
+
+/// The bead `id` in `keyed` (sorted by id, one per id).
+fn find<'a>(keyed: &[Keyed<'a>], id: &str) -> Option<&'a Bead> {
+    let key = Key::of(id);
+    let at = keyed.binary_search_by(|k| k.key.cmp(&key)).ok()?;
+    Some(keyed[at].bead)
 }
 
 /// A bead with its sort key.
