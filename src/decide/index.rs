@@ -63,7 +63,7 @@ pub(crate) struct Index<'a> {
     /// depend on them and [`Index::bead`] finds them.
     pub beads: Vec<&'a Bead>,
     /// Every bead, sorted by id, one per id: [`Index::bead`] searches it.
-    by_id: Vec<Keyed<'a>>,
+    sorted: Vec<Keyed<'a>>,
     /// Rule 9's answers for every split, found in one merge with the sorted beads rather than
     /// a lookup per child: whether each child is closed, the splits' children one after
     /// another in `beads` order ...
@@ -159,7 +159,7 @@ impl<'a> Index<'a> {
         Index {
             snapshot,
             beads,
-            by_id: keyed,
+            sorted: keyed,
             child_closed,
             split_start,
             context,
@@ -221,7 +221,7 @@ impl<'a> Index<'a> {
         if let Some(&(_, found)) = recent.0.iter().flatten().find(|(k, _)| *k == id) {
             return Some(found);
         }
-        let found = find(&self.by_id, id)?;
+        let found = find(&self.sorted, id)?;
         let slot = recent.1;
         recent.0[slot] = Some((found.id.as_str(), found));
         recent.1 = (slot + 1) % RECENT;
