@@ -211,7 +211,7 @@ fn unreadable_nodes<'a>(ix: &'a Index) -> impl Iterator<Item = (Text, NodeDecisi
     ix.unreadable.iter().map(|u| {
         let rest = Rest::Escalated { reason: u.reason() };
         let node = NodeDecision {
-            step: String::new().into(),
+            step: Text::default(),
             rest: Some(rest),
         };
         (Text::from(u.id.as_str()), node)

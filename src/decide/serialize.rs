@@ -97,7 +97,7 @@ pub(crate) fn serialize_dispatches<'a>(
                 .find_map(|p| overlapping(&claims, &normalize(p), &mut scratch));
             if let Some(behind) = behind {
                 outcomes[c.at] = Outcome::Rest(Rest::Serialized {
-                    behind: behind.to_string().into(),
+                    behind: Text::from(behind),
                 });
                 continue;
             }
