@@ -347,17 +347,17 @@ impl PartialOrd for Key<'_> {
 /// sort of the children's ids and one merge with `keyed` (sorted, one per id).
 fn children_closed(nodes: &[&Bead], keyed: &[Keyed]) -> (Vec<usize>, Vec<bool>) {
     let mut start = Vec::with_capacity(nodes.len() + 1);
+    // Each child's id and its slot in the answer.
     let mut asked: Vec<(Key, usize)> = Vec::new();
     for bead in nodes {
-        start.push(asked.len());
+        let first = asked.len();
+        start.push(first);
         if let Some(split) = &bead.pipeline.split {
-            asked.extend(split.children.iter().map(|c| (Key::of(c), 0)));
+            let children = split.children.iter().enumerate();
+            asked.extend(children.map(|(i, c)| (Key::of(c), first + i)));
         }
     }
     start.push(asked.len());
-    for (slot, a) in asked.iter_mut().enumerate() {
-        a.1 = slot;
-    }
     let mut closed = vec![false; asked.len()];
     asked.sort_unstable();
     let mut beads = keyed.iter().peekable();

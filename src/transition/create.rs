@@ -252,7 +252,7 @@ pub fn plan(node: &NewNode, input: &CreateInput, now: &str) -> Change<Created> {
     let p = &mut bead.pipeline;
     let place = input.placement;
     p.kind = place.kind;
-    p.route = place.route.clone().into();
+    p.route = place.route.as_str().into();
     p.scenarios = node.scenarios.clone().into();
     p.autonomy = node.autonomy;
     p.target = input.target.map(Into::into);

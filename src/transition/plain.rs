@@ -134,7 +134,7 @@ pub fn plan(new: &NewPlain, id: &str, now: &str) -> Change<String> {
         now,
     );
     bead.priority = new.priority;
-    bead.issue_type = new.issue_type.clone().into();
+    bead.issue_type = new.issue_type.as_str().into();
     bead.labels = new.labels.iter().map(|l| l.as_str().into()).collect();
     bead.parent = new.parent.as_deref().map(Into::into);
     let reason = format!("{VERB}: {}", new.title);

@@ -117,7 +117,7 @@ pub fn plan(
     let seq = next_seq(&after);
     let p = &mut after.pipeline;
     p.kind = place.kind;
-    p.route = place.route.clone().into();
+    p.route = place.route.as_str().into();
     p.tier = place.tier;
     p.tier_rule = place.tier_rule.clone().map(Box::new);
     p.target = Some(target.into());

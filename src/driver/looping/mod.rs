@@ -74,7 +74,7 @@ pub fn measure_and_record(ran: &Ran) -> Result<Iterated> {
         .last_dispatch
         .as_ref()
         .filter(|d| d.step == ran.step.name)
-        .map_or_else(|| bead.updated_at.clone(), |d| d.at.clone().into());
+        .map_or_else(|| bead.updated_at.clone(), |d| d.at.as_str().into());
     let confidence = confidence(&bead, ran);
     let iteration = u32::try_from(bead.iterations_since_entry().count())
         .unwrap_or(u32::MAX)

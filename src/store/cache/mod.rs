@@ -9,11 +9,11 @@
 //! length, last record id) it reflects, and for each bead file its (size, mtime in nanoseconds,
 //! inode). A read lists the directory, stats each file the cache has an entry for (an
 //! `fstatat` from the open directory, the link not followed; no open, no parse; a file with no
-//! entry is read anyway) and takes a bead from the cache only when its stat equals the stamp, the journal names no
-//! change to it since, and its mtime is older than [`RACY_NS`] before the read began (an edit in
-//! the same timestamp tick as the cache's own read could otherwise keep its stamp). Every other
-//! file is read as [`Store::scan`] reads it (so the result is the same `Scan`, errors included);
-//! files gone are dropped. A cache that is missing, torn, corrupt (its checksum), of another
+//! entry is read anyway) and takes a bead from the cache only when its stat equals the stamp,
+//! the journal names no change to it since, and its mtime is older than [`RACY_NS`] before the
+//! read began (an edit in the same timestamp tick as the cache's own read could otherwise keep
+//! its stamp). Every other file is read as [`Store::scan`] reads it (so the result is the same
+//! `Scan`, errors included); files gone are dropped. A cache that is missing, torn, corrupt (its checksum), of another
 //! format, or from another journal generation (the segment was closed) or a journal cut back is
 //! not used at all: the read falls back to the files and rebuilds it.
 //!
@@ -339,7 +339,6 @@ impl Store {
         let names = loaded.as_mut().map(Loaded::take_ids).unwrap_or_default();
         let entries = loaded.as_ref().map_or(&[][..], |l| &l.entries[..]);
         let mut next = 0;
-        let mut candidates: Vec<(&Named, u32)> = Vec::new();
         let mut hits: Vec<Option<u32>> = named
             .iter()
             .map(|file| {
@@ -350,28 +349,28 @@ impl Store {
                 let i = next;
                 let e = entries.get(i).filter(|_| names[i] == *id)?;
                 let maybe = ids::is_valid(id) && !touched.contains(id.as_str()) && !racy(&e.stamp);
-                let i = u32::try_from(i).ok().filter(|_| maybe)?;
-                candidates.push((file, i));
-                Some(i)
+                u32::try_from(i).ok().filter(|_| maybe)
             })
             .collect();
+        drop(names);
+        // The files with a candidate entry, by position; a hit stands when its stat matches.
+        let candidates: Vec<usize> = (0..hits.len()).filter(|&k| hits[k].is_some()).collect();
         let opened = (!candidates.is_empty())
             .then(|| fs::File::open(&dir).ok())
             .flatten();
-        let holds = super::par_map(&candidates, |&(file, i)| {
+        let holds = super::par_map(&candidates, |&k| {
+            let file = &named[k];
             let stamp = match (&opened, file.is_plain()) {
                 (Some(d), true) => Stamp::at(d, &file.id),
                 _ => fs::symlink_metadata(file.path(&dir))
                     .ok()
                     .map(|m| Stamp::of(&m)),
             };
-            stamp == Some(entries[i as usize].stamp)
+            hits[k].is_some_and(|i| stamp == Some(entries[i as usize].stamp))
         });
-        drop((candidates, names));
-        let mut held = holds.into_iter();
-        for hit in hits.iter_mut().filter(|h| h.is_some()) {
-            if held.next() != Some(true) {
-                *hit = None;
+        for (k, holds) in candidates.into_iter().zip(holds) {
+            if !holds {
+                hits[k] = None;
             }
         }
         let mut reading = Reading {
