@@ -166,7 +166,7 @@ fn a_damaged_cache_is_not_used_and_is_rebuilt() {
     let damages: Vec<(&str, Vec<u8>)> = vec![
         ("truncated", good[..good.len() / 2].to_vec()),
         ("empty", Vec::new()),
-        ("a body byte flipped", {
+        ("an index byte flipped", {
             let mut b = good.clone();
             let at = b.len() - 10;
             b[at] ^= 0x20;
@@ -176,7 +176,7 @@ fn a_damaged_cache_is_not_used_and_is_rebuilt() {
             "another format",
             String::from_utf8(good.clone())
                 .unwrap()
-                .replacen("splice-cache 1 ", "splice-cache 999 ", 1)
+                .replacen("splice-cache 2 ", "splice-cache 999 ", 1)
                 .into_bytes(),
         ),
         ("garbage", b"not a cache\n\x00\x01".to_vec()),
@@ -187,13 +187,41 @@ fn a_damaged_cache_is_not_used_and_is_rebuilt() {
         assert!(snap.contains("\"wave\""), "{how}: {snap}");
         let rebuilt = std::fs::read(cache_file(&r)).unwrap();
         assert!(
-            rebuilt.starts_with(b"splice-cache 1 "),
+            rebuilt.starts_with(b"splice-cache 2 "),
             "{how}: the cache was rebuilt"
         );
     }
     std::fs::remove_file(cache_file(&r)).unwrap();
     agree(&r, "cache deleted");
     assert!(cache_file(&r).is_file(), "a deleted cache is rebuilt");
+}
+
+#[test]
+fn a_bead_whose_cached_json_is_damaged_is_read_from_its_file() {
+    let (r, ids) = store();
+    let good = std::fs::read(cache_file(&r)).unwrap();
+    // The title of one bead, inside its JSON in the body: still valid JSON and a valid bead
+    // once changed, so only its checksum can tell.
+    let text = String::from_utf8(good.clone()).unwrap();
+    let title = text
+        .find("\"title\":\"two")
+        .expect("the task's title is cached")
+        + 10;
+    let mut damaged = good;
+    damaged[title] = b'T';
+    std::fs::write(cache_file(&r), &damaged).unwrap();
+    let snap = agree(&r, "a bead's cached JSON damaged");
+    assert!(snap.contains("\"title\":\"two"), "{snap}");
+    assert!(
+        !snap.contains("Two"),
+        "the damaged JSON was never used: {snap}"
+    );
+    let rewritten = std::fs::read(cache_file(&r)).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&rewritten).contains("Two"),
+        "a small store's cache is rewritten from the file: {}",
+        ids[2]
+    );
 }
 
 #[test]

@@ -1,11 +1,11 @@
-//! Reading the cache: its header, then its body checked (length, checksum) and indexed in one
-//! streamed pass. The body is not held: a read takes the beads' JSON from the file again, a
-//! window at a time, as it parses them ([`Store::scan_cached`](super::Store::scan_cached)).
+//! Reading the cache: its header, then its index (each bead's id, stamp, and where its JSON is,
+//! with the JSON's checksum), checked whole (length, checksum). The body is not read here: a
+//! read takes the beads' JSON from the file a window at a time as it parses them, and checks
+//! each bead's JSON against its checksum first ([`Store::scan_cached`](super::Store::scan_cached)).
 //! The file is only ever replaced by rename, never written in place, so the open file keeps the
 //! bytes that were checked.
 
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -13,15 +13,16 @@ use super::text::Sum;
 use super::{FORMAT, MAGIC, Mark, Stamp};
 use crate::store::atomic;
 
-/// An entry of the cache: a bead file's stamp and where its JSON is in the file (its name is
-/// in [`Loaded::ids`], beside).
+/// An entry of the cache: a bead file's stamp, where its JSON is in the file, and the JSON's
+/// checksum (its name is in [`Loaded::ids`], beside).
 pub(super) struct Entry {
     pub stamp: Stamp,
     pub at: u64,
     pub len: usize,
+    pub sum: u64,
 }
 
-/// An open cache whose body checked out.
+/// An open cache whose index checked out.
 pub(super) struct Loaded {
     pub file: fs::File,
     pub mark: Mark,
@@ -48,55 +49,68 @@ impl Loaded {
     }
 }
 
-/// The cache at `path`, when it is whole and of this format.
+/// The cache at `path`, when its header and index are whole and of this format.
 pub(super) fn load(path: &Path) -> Option<Loaded> {
     let file = atomic::open_read(path).ok()?;
-    let mut reader = BufReader::with_capacity(1 << 16, &file);
-    let mut line = Vec::with_capacity(4096);
-    reader.read_until(b'\n', &mut line).ok()?;
-    let header = std::str::from_utf8(line.strip_suffix(b"\n")?).ok()?;
+    // The header is one short line: its first 256 bytes hold it.
+    let mut head = vec![0; 256];
+    let n = file.read_at(&mut head, 0).ok()?;
+    let header_len = head[..n].iter().position(|&b| b == b'\n')? + 1;
+    let header = std::str::from_utf8(&head[..header_len - 1]).ok()?;
     let words: Vec<&str> = header.split(' ').collect();
-    let [magic, format, generation, offset, id, len, sum] = words[..] else {
+    let [
+        magic,
+        format,
+        generation,
+        offset,
+        id,
+        body_len,
+        index_len,
+        sum,
+    ] = words[..]
+    else {
         return None;
     };
     if magic != MAGIC || format.parse::<u32>().ok()? != FORMAT {
         return None;
     }
-    let (len, sum) = (len.parse::<u64>().ok()?, sum.to_string());
     let mark = Mark {
         generation: generation.parse().ok()?,
         offset: offset.parse().ok()?,
         id: id.parse().ok()?,
     };
-    let start = line.len() as u64;
-    let mut at = start;
-    let mut hash = Sum::new(len);
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut ids: Vec<crate::model::Text> = Vec::new();
-    loop {
-        line.clear();
-        let n = reader.read_until(b'\n', &mut line).ok()?;
-        if n == 0 {
-            break;
-        }
-        hash.update(&line);
-        let text = line.strip_suffix(b"\n").unwrap_or(&line);
-        if !text.is_empty() {
-            let (id, entry) = entry(text, at)?;
-            if ids.last().is_some_and(|last| *last >= id) {
-                return None;
-            }
-            entries.push(entry);
-            ids.push(id);
-        }
-        at += n as u64;
-    }
-    if at - start != len || hash.finish() != sum {
+    let (body_len, index_len) = (
+        body_len.parse::<u64>().ok()?,
+        index_len.parse::<u64>().ok()?,
+    );
+    let start = header_len as u64;
+    let index_at = start.checked_add(body_len)?;
+    if file.metadata().ok()?.len() != index_at.checked_add(index_len)? {
         return None;
     }
-    drop(reader);
-    entries.shrink_to_fit();
-    ids.shrink_to_fit();
+    let mut index = vec![0; usize::try_from(index_len).ok()?];
+    file.read_exact_at(&mut index, index_at).ok()?;
+    let mut hash = Sum::new(index_len);
+    hash.update(&index);
+    if hash.finish() != sum {
+        return None;
+    }
+    let count = index.iter().filter(|&&b| b == b'\n').count();
+    let mut entries: Vec<Entry> = Vec::with_capacity(count);
+    let mut ids: Vec<crate::model::Text> = Vec::with_capacity(count);
+    let mut at = start;
+    for line in index.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let (id, entry) = entry(line, at)?;
+        if ids.last().is_some_and(|last| *last >= id) {
+            return None;
+        }
+        at = at.checked_add(entry.len as u64 + 1)?;
+        entries.push(entry);
+        ids.push(id);
+    }
+    if at != index_at {
+        return None;
+    }
     Some(Loaded {
         file,
         mark,
@@ -105,11 +119,12 @@ pub(super) fn load(path: &Path) -> Option<Loaded> {
     })
 }
 
-/// One line of the body, which starts at `at` in the file: `id`, the stamp's four numbers and
-/// the JSON, tab-separated.
+/// One line of the index, for the JSON that starts at `at` in the file: `id`, the stamp's four
+/// numbers, the JSON's length and its checksum (16 hex digits), tab-separated.
 fn entry(line: &[u8], at: u64) -> Option<(crate::model::Text, Entry)> {
-    let mut parts = line.splitn(6, |b| *b == b'\t');
-    let mut word = || std::str::from_utf8(parts.next()?).ok();
+    let text = std::str::from_utf8(line).ok()?;
+    let mut parts = text.split('\t');
+    let mut word = || parts.next();
     let id: crate::model::Text = word()?.into();
     let stamp = Stamp {
         size: word()?.parse().ok()?,
@@ -117,14 +132,19 @@ fn entry(line: &[u8], at: u64) -> Option<(crate::model::Text, Entry)> {
         ctime_ns: word()?.parse().ok()?,
         ino: word()?.parse().ok()?,
     };
-    let json = parts.next()?;
-    let prefix = line.len() - json.len();
+    let len = word()?.parse().ok()?;
+    let sum = word().filter(|s| s.len() == 16)?;
+    let sum = u64::from_str_radix(sum, 16).ok()?;
+    if word().is_some() {
+        return None;
+    }
     Some((
         id,
         Entry {
             stamp,
-            at: at + prefix as u64,
-            len: json.len(),
+            at,
+            len,
+            sum,
         },
     ))
 }

@@ -13,23 +13,26 @@
 //! the journal names no change to it since, and its mtime is older than [`RACY_NS`] before the
 //! read began (an edit in the same timestamp tick as the cache's own read could otherwise keep
 //! its stamp). Every other file is read as [`Store::scan`] reads it (so the result is the same
-//! `Scan`, errors included); files gone are dropped. A cache that is missing, torn, corrupt (its checksum), of another
-//! format, or from another journal generation (the segment was closed) or a journal cut back is
-//! not used at all: the read falls back to the files and rebuilds it.
+//! `Scan`, errors included); files gone are dropped. A cache that is missing, torn (its length),
+//! corrupt (its index's checksum), of another format, or from another journal generation (the
+//! segment was closed) or a journal cut back is not used at all: the read falls back to the
+//! files and rebuilds it. A bead whose cached JSON fails its own checksum is read from its file.
 //!
 //! The limit: a file changed in place that keeps its size, its inode and an mtime equal to the
 //! stamped one (a tool that restores mtimes, or a clock set back) is not seen;
 //! `splice cache rebuild` and `--no-cache` exist for that.
 //!
-//! The body is never held whole: a read checks and indexes it in one streamed pass
-//! (`load.rs`), then takes the cached JSON of [`WINDOW`] files at a time from the open file and
-//! drops it once they are parsed; a rewrite copies the entries it keeps from the old file, line by
-//! line into the temporary file (the header, whose checksum is 16 hex digits, is written last).
+//! The body (the beads' JSON, a line each) is never held whole, nor read twice: a read loads
+//! the index that follows it (`load.rs`: each bead's name, stamp, length and checksum), then
+//! takes the cached JSON of [`WINDOW`] files at a time from the open file, checks each bead's
+//! against its checksum as it parses it, and drops it once they are parsed; a rewrite copies
+//! the entries it keeps from the old file (each checked again) into the temporary file, then
+//! writes the index (the header, whose checksum is 16 hex digits, is written last).
 //!
 //! The cache is written as a temporary file and renamed over the old one, so a concurrent
 //! reader sees the old cache or the new one, never half of one. A temporary file a crash left
 //! behind (older than a minute, its writer no longer running) is removed by the next write. It
-//! is not synced: after a crash a torn cache fails its checksum. A failure to write it (a
+//! is not synced: after a crash a torn cache fails its length or its checksums. A failure to write it (a
 //! read-only file system) is not an error: the read has its answer already.
 
 use std::collections::HashSet;
@@ -49,10 +52,10 @@ use crate::model::Bead;
 use load::Loaded;
 #[cfg(test)]
 use text::checksum;
-use text::{body_len, compact, write_body};
+use text::{compact, entry_sum, lengths, write_body_and_index};
 
 /// The cache's format: a cache written by another format is not read.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// The first word of the cache's header.
 const MAGIC: &str = "splice-cache";
@@ -166,7 +169,7 @@ struct Fresh {
 
 /// A file to read: its name, its path, and its cache entry's stamp, JSON and index when its
 /// stamp holds.
-type Work<'n, 'b> = (&'n Named, PathBuf, Option<(Stamp, &'b [u8], usize)>);
+type Work<'n, 'b> = (&'n Named, PathBuf, Option<(Stamp, &'b [u8], usize, u64)>);
 
 /// What reading one file gave: the bead (or why not), the stamp of the file opened, and its
 /// JSON for a new cache (`None` when unreadable).
@@ -216,7 +219,7 @@ impl Reading {
                 let json = hit(h).zip(span.as_ref()).map(|(i, (l, (base, bytes)))| {
                     let e = &l.entries[i];
                     let from = (e.at - base) as usize;
-                    (e.stamp, &bytes[from..from + e.len], i)
+                    (e.stamp, &bytes[from..from + e.len], i, e.sum)
                 });
                 (file, file.path(dir), json)
             })
@@ -489,12 +492,12 @@ impl Store {
                 .map_err(|e| Error::io(&ignore, e))?;
         }
         let path = self.cache_path();
-        let len = body_len(new, old).map_err(|e| Error::io(&path, e))?;
+        let (body_len, index_len) = lengths(new, old).map_err(|e| Error::io(&path, e))?;
         // The checksum is 16 hex digits whatever it is: the header's length is known before the
-        // body is written after it, streamed, and the header is written last.
+        // body and the index are written after it, streamed, and the header is written last.
         let header = |sum: &str| {
             format!(
-                "{MAGIC} {FORMAT} {} {} {} {len} {sum}\n",
+                "{MAGIC} {FORMAT} {} {} {} {body_len} {index_len} {sum}\n",
                 mark.generation, mark.offset, mark.id
             )
         };
@@ -510,7 +513,7 @@ impl Store {
             let mut file = create_new(&temp)?;
             file.seek(SeekFrom::Start(header_len))?;
             let mut out = std::io::BufWriter::with_capacity(1 << 16, &file);
-            let sum = write_body(new, old, len, &mut out)?;
+            let sum = write_body_and_index(new, old, (body_len, index_len), &mut out)?;
             out.flush()?;
             drop(out);
             let header = header(&sum);
@@ -526,7 +529,7 @@ impl Store {
         }
         Ok(Rebuilt {
             beads: new.fresh.len(),
-            bytes: header_len + len,
+            bytes: header_len + body_len + index_len,
         })
     }
 }
@@ -541,16 +544,18 @@ fn create_new(path: &Path) -> std::io::Result<fs::File> {
         .open(path)
 }
 
-/// One bead: parsed from its cached JSON when it has a hit (its file read when that does not
-/// parse), else from its file.
+/// One bead: parsed from its cached JSON when it has a hit whose JSON matches its checksum
+/// (its file read when it does not, or does not parse), else from its file.
 fn read_entry((file, path, hit): &Work<'_, '_>) -> Outcome {
     let id = &file.id;
     match hit {
-        Some((stamp, json, i)) => match parse_bead(path, id, json) {
-            Ok(bead) => (Ok(super::held(bead)), Some(*stamp), Some(Found::Cached(*i))),
-            Err(_) => read_stamped(id, path),
-        },
-        None => read_stamped(id, path),
+        Some((stamp, json, i, sum)) if entry_sum(json) == *sum => {
+            match parse_bead(path, id, json) {
+                Ok(bead) => (Ok(super::held(bead)), Some(*stamp), Some(Found::Cached(*i))),
+                Err(_) => read_stamped(id, path),
+            }
+        }
+        _ => read_stamped(id, path),
     }
 }
 

@@ -1,7 +1,8 @@
-//! The cache's text: bead JSON made compact, the body, and its checksum.
+//! The cache's text: bead JSON made compact, the body and the index, and their checksums.
 
 use std::io::Write;
 
+use super::load::Entry;
 use super::{Json, Loaded, New, Stamp};
 
 /// JSON text without the whitespace between tokens (never inside a string). The result holds
@@ -28,8 +29,8 @@ pub(super) fn compact(json: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A 64-bit checksum of the cache's body (not cryptographic: it catches a torn or damaged
-/// file), as 16 hex digits.
+/// A 64-bit checksum of the cache's index, or of one bead's JSON (not cryptographic: it catches
+/// a torn or damaged file), as 16 hex digits.
 #[cfg(test)]
 pub(super) fn checksum(bytes: &[u8]) -> String {
     let mut sum = Sum::new(bytes.len() as u64);
@@ -37,7 +38,7 @@ pub(super) fn checksum(bytes: &[u8]) -> String {
     sum.finish()
 }
 
-/// [`checksum`] over a body fed in pieces (its length known first).
+/// [`checksum`] over bytes fed in pieces (their length known first).
 pub(super) struct Sum {
     h: u64,
     pending: [u8; 8],
@@ -83,27 +84,40 @@ impl Sum {
     }
 
     pub fn finish(&self) -> String {
+        format!("{:016x}", self.value())
+    }
+
+    pub fn value(&self) -> u64 {
         let mut h = self.h;
         for &b in &self.pending[..self.filled] {
             h = (h ^ u64::from(b)).wrapping_mul(PRIME);
         }
-        format!("{h:016x}")
+        h
     }
 }
 
-/// A line's start: the bead's id and its stamp's four numbers, tab-separated, then a tab.
-fn prefix(out: &mut Vec<u8>, id: &str, s: &Stamp) {
+/// The checksum of one bead's JSON, kept in its index line: a read checks it before it parses
+/// the JSON, so a damaged entry is read from its file instead.
+pub(super) fn entry_sum(json: &[u8]) -> u64 {
+    let mut sum = Sum::new(json.len() as u64);
+    sum.update(json);
+    sum.value()
+}
+
+/// One line of the index: the bead's id, its stamp's four numbers, its JSON's length and the
+/// JSON's checksum, tab-separated.
+fn index_line(out: &mut Vec<u8>, id: &str, s: &Stamp, len: usize, sum: u64) {
     out.clear();
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "{id}\t{}\t{}\t{}\t{}\t",
+        "{id}\t{}\t{}\t{}\t{}\t{len}\t{sum:016x}",
         s.size, s.mtime_ns, s.ctime_ns, s.ino
     );
 }
 
-/// Each line of the cache's body in order, a bead's line given as its start and where its JSON
-/// is: the old cache's entry or the bytes read from its file.
-fn lines<'a>(
+/// Each bead of the new cache in order: its id, its stamp, and where its JSON is (the old
+/// cache's entry or the bytes read from its file).
+fn beads<'a>(
     new: &'a New<'a>,
     old: Option<&'a Loaded>,
 ) -> impl Iterator<Item = std::io::Result<(&'a str, Stamp, Source<'a>)>> + 'a {
@@ -116,69 +130,85 @@ fn lines<'a>(
             }
             (Json::Cached(i), Some(l)) => {
                 let e = &l.entries[i as usize];
-                Ok((id, e.stamp, Source::Old(l, e.at, e.len)))
+                Ok((id, e.stamp, Source::Old(l, e)))
             }
             (Json::Cached(_), None) => Err(std::io::ErrorKind::NotFound.into()),
         }
     })
 }
 
-/// Where a line's JSON is.
+/// Where a bead's JSON is.
 enum Source<'a> {
     Bytes(&'a [u8]),
-    /// In the old cache's file: its offset and length.
-    Old(&'a Loaded, u64, usize),
+    /// In the old cache's file.
+    Old(&'a Loaded, &'a Entry),
 }
 
-/// The cache's body's length: a line per bead, without reading any bead's JSON.
-pub(super) fn body_len(new: &New<'_>, old: Option<&Loaded>) -> std::io::Result<u64> {
-    let mut start = Vec::with_capacity(128);
-    let mut len = 0u64;
-    for line in lines(new, old) {
-        let (id, stamp, json) = line?;
-        prefix(&mut start, id, &stamp);
-        let json_len = match json {
+impl Source<'_> {
+    fn len(&self) -> usize {
+        match self {
             Source::Bytes(b) => b.len(),
-            Source::Old(_, _, n) => n,
-        };
-        len += (start.len() + json_len + 1) as u64;
+            Source::Old(_, e) => e.len,
+        }
     }
-    Ok(len)
 }
 
-/// Write the cache's body to `out`, a line per bead, its JSON from the old cache or from its
-/// file, and return its checksum. Streamed: the body is never held whole (at 100,000 beads it
-/// is ~100 MB).
-pub(super) fn write_body(
+/// The lengths of the cache's body (a line of JSON per bead) and of its index (a line per
+/// bead), without reading any bead's JSON: the header, written last, has its place before them.
+pub(super) fn lengths(new: &New<'_>, old: Option<&Loaded>) -> std::io::Result<(u64, u64)> {
+    let mut line = Vec::with_capacity(128);
+    let (mut body, mut index) = (0u64, 0u64);
+    for bead in beads(new, old) {
+        let (id, stamp, json) = bead?;
+        index_line(&mut line, id, &stamp, json.len(), 0);
+        body += json.len() as u64 + 1;
+        index += line.len() as u64;
+    }
+    Ok((body, index))
+}
+
+/// Write the cache's body and then its index to `out`, and return the index's checksum.
+/// Streamed: the body is never held whole (at 100,000 beads it is ~100 MB). JSON copied from
+/// the old cache must still match its checksum, so a damaged entry is never stamped anew.
+pub(super) fn write_body_and_index(
     new: &New<'_>,
     old: Option<&Loaded>,
-    len: u64,
+    (body_len, index_len): (u64, u64),
     out: &mut impl Write,
 ) -> std::io::Result<String> {
     use std::os::unix::fs::FileExt;
-    let mut sum = Sum::new(len);
-    let mut start = Vec::with_capacity(128);
+    let mut sums = Vec::with_capacity(new.fresh.len());
     let mut json = Vec::new();
     let mut written = 0u64;
-    for line in lines(new, old) {
-        let (id, stamp, source) = line?;
-        prefix(&mut start, id, &stamp);
+    for bead in beads(new, old) {
+        let (_, _, source) = bead?;
         let bytes = match source {
             Source::Bytes(b) => b,
-            Source::Old(l, at, n) => {
-                json.resize(n, 0);
-                l.file.read_exact_at(&mut json, at)?;
+            Source::Old(l, e) => {
+                json.resize(e.len, 0);
+                l.file.read_exact_at(&mut json, e.at)?;
+                if entry_sum(&json) != e.sum {
+                    return Err(std::io::ErrorKind::InvalidData.into());
+                }
                 &json[..]
             }
         };
-        for piece in [&start[..], bytes, b"\n"] {
-            sum.update(piece);
-            out.write_all(piece)?;
-            written += piece.len() as u64;
-        }
+        sums.push(entry_sum(bytes));
+        out.write_all(bytes)?;
+        out.write_all(b"\n")?;
+        written += bytes.len() as u64 + 1;
     }
-    if written != len {
+    let mut index = Sum::new(index_len);
+    let mut line = Vec::with_capacity(128);
+    for (bead, sum) in beads(new, old).zip(sums) {
+        let (id, stamp, source) = bead?;
+        index_line(&mut line, id, &stamp, source.len(), sum);
+        index.update(&line);
+        out.write_all(&line)?;
+        written += line.len() as u64;
+    }
+    if written != body_len + index_len {
         return Err(std::io::ErrorKind::InvalidData.into());
     }
-    Ok(sum.finish())
+    Ok(index.finish())
 }
