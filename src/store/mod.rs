@@ -413,7 +413,9 @@ fn read_text(path: &Path) -> Result<Option<String>> {
 /// never reach it.
 pub(crate) fn parse_bead(path: &Path, id: &str, bytes: &[u8]) -> Result<Bead> {
     // The fast parse first; only a failure pays for tracking the field path for the message.
-    if let Ok(bead) = serde_json::from_slice::<Bead>(bytes) {
+    // The text is checked as UTF-8 once, not string by string.
+    let fast = std::str::from_utf8(bytes).map(serde_json::from_str::<Bead>);
+    if let Ok(Ok(bead)) = fast {
         if bead.id != id {
             return Err(Error::bad_file(
                 path,
