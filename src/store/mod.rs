@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::model::bead::BEAD_SCHEMA;
 use crate::model::{Bead, Config, Manifest};
 
-pub(crate) use par::{par_each, par_map};
+pub(crate) use par::{par_blocks, par_each, par_map};
 pub use recover::Pending;
 pub use segments::JournalSize;
 pub use shell::{Change, Fresh, Reads, Repair, Transition};

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 /// How many items a thread takes at a time in [`par_each`]: results live only a few blocks long.
-const BLOCK: usize = 256;
+pub(super) const BLOCK: usize = 256;
 
 fn threads_for(items: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -27,11 +27,25 @@ pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync)
 pub(crate) fn par_each<T: Sync, R: Send>(
     items: &[T],
     f: impl Fn(&T) -> R + Sync,
+    sink: impl FnMut(&T, R),
+) {
+    par_blocks(items, |part| part.iter().map(&f).collect(), sink);
+}
+
+/// [`par_each`] with `f` given a block of items at a time (at most [`BLOCK`]), returning one
+/// result per item: work a block shares (one read for all its items) is done once.
+pub(crate) fn par_blocks<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(&[T]) -> Vec<R> + Sync,
     mut sink: impl FnMut(&T, R),
 ) {
     let threads = threads_for(items.len());
     if threads == 1 {
-        items.iter().for_each(|item| sink(item, f(item)));
+        for part in items.chunks(BLOCK) {
+            let results = f(part);
+            assert_eq!(results.len(), part.len(), "one result per item");
+            part.iter().zip(results).for_each(|(item, r)| sink(item, r));
+        }
         return;
     }
     let next = AtomicUsize::new(0);
@@ -48,7 +62,9 @@ pub(crate) fn par_each<T: Sync, R: Send>(
                         break;
                     }
                     let part = &items[start..(start + BLOCK).min(items.len())];
-                    if tx.send((block, part.iter().map(f).collect())).is_err() {
+                    let results = f(part);
+                    assert_eq!(results.len(), part.len(), "one result per item");
+                    if tx.send((block, results)).is_err() {
                         break;
                     }
                 }
@@ -83,6 +99,18 @@ mod tests {
             par_each(&items, |i| i * 3, |item, r| seen.push((*item, r)));
             assert_eq!(seen, items.iter().map(|i| (*i, i * 3)).collect::<Vec<_>>());
             assert_eq!(par_map(&items, |i| i + 1), (1..=n).collect::<Vec<_>>());
+            let mut blocks = Vec::new();
+            par_blocks(
+                &items,
+                |part| vec![part.len(); part.len()],
+                |item, r| blocks.push((*item, r)),
+            );
+            let sizes = items.iter().map(|&i| (i, BLOCK.min(n - i / BLOCK * BLOCK)));
+            assert_eq!(
+                blocks,
+                sizes.collect::<Vec<_>>(),
+                "blocks of BLOCK, the last the rest"
+            );
         }
     }
 }

@@ -24,8 +24,9 @@
 //!
 //! The body (the beads' JSON, a line each) is never held whole, nor read twice: a read loads
 //! the index that follows it (`load.rs`: each bead's name, stamp, length and checksum), then
-//! takes the cached JSON of [`WINDOW`] files at a time from the open file, checks each bead's
-//! against its checksum as it parses it, and drops it once they are parsed; a rewrite copies
+//! takes the cached JSON of a block of files at a time from the open file (on the reading
+//! threads, [`super::par_blocks`]), checks each bead's against its checksum as it parses it,
+//! and drops it once they are parsed; a rewrite copies
 //! the entries it keeps from the old file (each checked again) into the temporary file, then
 //! writes the index (the header, whose checksum is 16 hex digits, is written last).
 //!
@@ -147,10 +148,6 @@ struct Mark {
     id: u64,
 }
 
-/// How many files a read takes at a time from the cache: its JSON for them is read in one
-/// piece and dropped once they are parsed.
-const WINDOW: usize = 2048;
-
 /// Where a new cache takes a readable bead's compact JSON from: the old cache's entry, or the
 /// bytes read from its file (an index into [`Reading::read`]).
 #[derive(Clone, Copy)]
@@ -167,10 +164,6 @@ struct Fresh {
     json: Json,
 }
 
-/// A file to read: its name, its path, and its cache entry's stamp, JSON and index when its
-/// stamp holds.
-type Work<'n, 'b> = (&'n Named, PathBuf, Option<(Stamp, &'b [u8], usize, u64)>);
-
 /// What reading one file gave: the bead (or why not), the stamp of the file opened, and its
 /// JSON for a new cache (`None` when unreadable).
 type Outcome = (Result<Bead>, Option<Stamp>, Option<Found>);
@@ -178,7 +171,7 @@ type Outcome = (Result<Bead>, Option<Stamp>, Option<Found>);
 /// A bead's JSON as [`read_entry`] found it: its cache entry's index, or the file's bytes made
 /// compact.
 enum Found {
-    Cached(usize),
+    Cached(u32),
     Read(Vec<u8>),
 }
 
@@ -196,34 +189,16 @@ struct Reading {
 }
 
 impl Reading {
-    /// Read one window of files, the names from `first` on: the cached JSON of its hits in one
-    /// piece (a hit whose piece cannot be read is read from its file), each bead into the scan
-    /// as it is parsed.
-    fn window(
+    /// Read every file, `hits` its cache entry when its stamp holds: on a few threads, a block
+    /// of files at a time (the cached JSON of a block's hits read in one piece, then parsed),
+    /// each bead into the scan in order as its block is done.
+    fn read(
         &mut self,
-        (dir, first, named): (&Path, usize, &[Named]),
-        hits: &[Option<u32>],
+        dir: &Path,
+        work: &[(&Named, Option<u32>)],
         loaded: Option<&Loaded>,
         racy: &impl Fn(&Stamp) -> bool,
     ) {
-        let hit = |h: &Option<u32>| h.map(|i| i as usize);
-        let mut cached = hits.iter().filter_map(hit);
-        let span = match (loaded, cached.next(), cached.next_back()) {
-            (Some(l), Some(a), last) => l.span(a, last.unwrap_or(a)).map(|s| (l, s)),
-            _ => None,
-        };
-        let work: Vec<Work<'_, '_>> = named
-            .iter()
-            .zip(hits)
-            .map(|(file, h)| {
-                let json = hit(h).zip(span.as_ref()).map(|(i, (l, (base, bytes)))| {
-                    let e = &l.entries[i];
-                    let from = (e.at - base) as usize;
-                    (e.stamp, &bytes[from..from + e.len], i, e.sum)
-                });
-                (file, file.path(dir), json)
-            })
-            .collect();
         let Reading {
             scan,
             fresh,
@@ -231,15 +206,16 @@ impl Reading {
             from_files,
             changed,
         } = self;
-        let mut k = first;
+        let mut k = 0u32;
+        let read = |part: &[(&Named, Option<u32>)]| read_block(dir, part, loaded);
         // Streamed: each bead goes into the scan as it is parsed, never through a second list.
-        super::par_each(&work, read_entry, |(file, path, _), (read, stamp, json)| {
+        super::par_blocks(work, read, |(file, _), (read, stamp, json)| {
             let from_file = !matches!(json, Some(Found::Cached(_)));
             *from_files += usize::from(from_file);
             match read {
                 Ok(bead) => {
                     let json = match json {
-                        Some(Found::Cached(i)) => Some(Json::Cached(i as u32)),
+                        Some(Found::Cached(i)) => Some(Json::Cached(i)),
                         Some(Found::Read(bytes)) => {
                             let stamp = stamp.filter(|s| !racy(s)).unwrap_or(NEVER);
                             *changed += usize::from(stamp != NEVER);
@@ -249,16 +225,13 @@ impl Reading {
                         None => None,
                     };
                     if let Some(json) = json {
-                        fresh.push(Fresh {
-                            named: k as u32,
-                            json,
-                        });
+                        fresh.push(Fresh { named: k, json });
                     }
                     scan.beads.push(bead);
                 }
                 Err(error) => scan.unreadable.push(Unread {
                     id: file.id.to_string(),
-                    path: path.clone(),
+                    path: file.path(dir),
                     error,
                 }),
             }
@@ -386,12 +359,9 @@ impl Store {
             from_files: 0,
             changed: 0,
         };
-        // A window at a time: only its cached JSON is in memory, never the whole cache's.
-        for at in (0..named.len()).step_by(WINDOW) {
-            let end = (at + WINDOW).min(named.len());
-            let files = (dir.as_path(), at, &named[at..end]);
-            reading.window(files, &hits[at..end], loaded.as_ref(), &racy);
-        }
+        let work: Vec<(&Named, Option<u32>)> = named.iter().zip(hits).collect();
+        reading.read(&dir, &work, loaded.as_ref(), &racy);
+        drop(work);
         let Reading {
             scan,
             fresh,
@@ -544,19 +514,43 @@ fn create_new(path: &Path) -> std::io::Result<fs::File> {
         .open(path)
 }
 
+/// A block of files, each with its cache entry when its stamp holds: the entries' JSON read in
+/// one piece (a hit whose piece cannot be read is read from its file), then each bead parsed.
+/// Only the blocks in flight hold cached JSON, never the whole cache's.
+fn read_block(dir: &Path, part: &[(&Named, Option<u32>)], loaded: Option<&Loaded>) -> Vec<Outcome> {
+    let mut hits = part.iter().filter_map(|(_, h)| h.map(|i| i as usize));
+    let span = match (loaded, hits.next(), hits.next_back()) {
+        (Some(l), Some(a), last) => l.span(a, last.unwrap_or(a)).map(|s| (l, s)),
+        _ => None,
+    };
+    part.iter()
+        .map(|&(file, hit)| {
+            let cached = hit.zip(span.as_ref()).map(|(i, (l, (base, bytes)))| {
+                let e = &l.entries[i as usize];
+                let from = (e.at - base) as usize;
+                (i, e, &bytes[from..from + e.len])
+            });
+            read_entry(dir, file, cached)
+        })
+        .collect()
+}
+
 /// One bead: parsed from its cached JSON when it has a hit whose JSON matches its checksum
 /// (its file read when it does not, or does not parse), else from its file.
-fn read_entry((file, path, hit): &Work<'_, '_>) -> Outcome {
+fn read_entry(dir: &Path, file: &Named, cached: Option<(u32, &load::Entry, &[u8])>) -> Outcome {
     let id = &file.id;
-    match hit {
-        Some((stamp, json, i, sum)) if entry_sum(json) == *sum => {
-            match parse_bead(path, id, json) {
-                Ok(bead) => (Ok(super::held(bead)), Some(*stamp), Some(Found::Cached(*i))),
-                Err(_) => read_stamped(id, path),
-            }
+    if let Some((i, entry, json)) = cached.filter(|(_, e, json)| entry_sum(json) == e.sum) {
+        // A cached bead that does not parse is read from its file, which gives the error: the
+        // path is only for that message.
+        if let Ok(bead) = parse_bead(Path::new(""), id, json) {
+            return (
+                Ok(super::held(bead)),
+                Some(entry.stamp),
+                Some(Found::Cached(i)),
+            );
         }
-        _ => read_stamped(id, path),
     }
+    read_stamped(id, &file.path(dir))
 }
 
 /// Read one bead file as [`Store::scan`] does (the same checks, the same errors), with the

@@ -153,24 +153,29 @@ fn the_checksum_fed_in_pieces_is_the_checksum_of_the_whole() {
 }
 
 #[test]
-fn a_read_over_several_windows_of_the_cache_equals_the_files() {
-    let names: Vec<String> = (0..WINDOW + 300).map(|i| format!("sp-w.{i}")).collect();
+fn a_read_over_several_blocks_of_the_cache_equals_the_files() {
+    // Blocks read on several threads, each its cached JSON in one piece.
+    const LAST: usize = 8 * crate::store::par::BLOCK;
+    let names: Vec<String> = (0..LAST + 300).map(|i| format!("sp-w.{i}")).collect();
     let ids: Vec<&str> = names.iter().map(String::as_str).collect();
     let (_dir, store) = aged_store(&ids);
     assert_eq!(store.read_through(true).unwrap().from_files, ids.len());
     let warm = store.read_through(true).unwrap();
     assert_eq!(warm.from_files, 0);
     same(&warm.scan, &store.scan().unwrap());
-    // One file changed in the last window, one gone in the first: each read as the files are.
-    let changed = store.bead_path(&names[WINDOW + 10]);
-    let mut bead = store.read_bead(&names[WINDOW + 10]).unwrap();
+    // One file changed in the last block, one gone in the first (the files are read in id
+    // order): each read as the files are.
+    let mut in_order = names.clone();
+    in_order.sort();
+    let changed = store.bead_path(&in_order[LAST + 10]);
+    let mut bead = store.read_bead(&in_order[LAST + 10]).unwrap();
     bead.title = "changed".into();
     fs::write(&changed, bead.to_file_bytes()).unwrap();
     touch(
         &changed,
         std::time::SystemTime::now() - std::time::Duration::from_secs(60),
     );
-    fs::remove_file(store.bead_path(&names[5])).unwrap();
+    fs::remove_file(store.bead_path(&in_order[5])).unwrap();
     let after = store.read_through(true).unwrap();
     assert_eq!(after.from_files, 1);
     same(&after.scan, &store.scan().unwrap());
