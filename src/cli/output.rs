@@ -108,3 +108,125 @@ pub fn printable(text: &str) -> String {
         })
         .collect()
 }
+
+/// serde_json's pretty output (two spaces a level), byte for byte, with each line's start (the
+/// newline and the indent) written in one piece: `PrettyFormatter` writes the indent a level at
+/// a time, a write each, and at 100,000 rows `status --json` makes millions of them.
+#[derive(Default)]
+pub struct Pretty {
+    level: usize,
+    has_value: bool,
+}
+
+impl Pretty {
+    fn line<W: ?Sized + std::io::Write>(&self, w: &mut W, comma: bool) -> std::io::Result<()> {
+        const SPACES: &[u8; 66] =
+            b",\n                                                                ";
+        let want = 2 * self.level;
+        let start = usize::from(!comma);
+        if want <= SPACES.len() - 2 {
+            w.write_all(&SPACES[start..2 + want])
+        } else {
+            w.write_all(&SPACES[start..2])?;
+            (0..self.level).try_for_each(|_| w.write_all(b"  "))
+        }
+    }
+}
+
+impl serde_json::ser::Formatter for Pretty {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            self.line(w, false)?;
+        }
+        w.write_all(b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.line(w, !first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            self.line(w, false)?;
+        }
+        w.write_all(b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.line(w, !first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pretty;
+    use serde::Serialize;
+
+    fn pretty(value: &serde_json::Value) -> String {
+        let mut out = Vec::new();
+        let mut json = serde_json::Serializer::with_formatter(&mut out, Pretty::default());
+        value.serialize(&mut json).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn pretty_writes_what_serde_json_s_pretty_printer_writes() {
+        // Empty and nested containers, and nesting deeper than the spaces written in one piece.
+        let mut deep = serde_json::json!("bottom");
+        for i in 0..40 {
+            deep = if i % 2 == 0 {
+                serde_json::json!([deep, 1, {}])
+            } else {
+                serde_json::json!({"k": deep, "e": [], "s": "a \"q\"\n"})
+            };
+        }
+        let values = [
+            serde_json::json!({}),
+            serde_json::json!([]),
+            serde_json::json!({"a": [1, {"b": null, "c": [[]]}], "d": {"e": "f"}}),
+            deep,
+        ];
+        for value in values {
+            assert_eq!(
+                pretty(&value),
+                serde_json::to_string_pretty(&value).unwrap()
+            );
+        }
+    }
+}

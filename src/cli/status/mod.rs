@@ -173,7 +173,10 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
             scope: args.scope.as_deref(),
             nodes: Stream(RefCell::new(Some(rows))),
         };
-        serde_json::to_writer_pretty(&mut out, &report)
+        let mut json =
+            serde_json::Serializer::with_formatter(&mut out, super::output::Pretty::default());
+        report
+            .serialize(&mut json)
             .map_err(std::io::Error::from)
             .and_then(|()| out.write_all(b"\n"))
     } else {
