@@ -84,7 +84,7 @@
 
 mod index;
 /// The short-key maps `decide` uses, for the readers that look up as many ids (`status`).
-pub(crate) use index::{FxMap, FxSet};
+pub(crate) use index::FxMap;
 mod looping;
 mod rules;
 mod serialize;

@@ -10,7 +10,7 @@ use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
-use crate::decide::{FxMap, FxSet, decide};
+use crate::decide::{FxMap, decide};
 use crate::driver::{prompts, snapshot};
 use crate::error::{Error, Result};
 use crate::model::bead::Lease;
@@ -209,9 +209,18 @@ fn worktree_ids(dir: &std::path::Path) -> HashSet<String> {
         .collect()
 }
 
-/// The tree in depth-first order, children by id; nodes caught in a parent cycle come last. A
-/// bead file that could not be read is a node too (its children below it), with its reason.
-/// Each row is made when the iterator reaches it.
+/// A node of the tree, in id order: its id, its bead (`None`: a file that could not be read) and
+/// its decision.
+#[derive(Clone, Copy)]
+struct Slot<'a> {
+    id: &'a str,
+    bead: Option<&'a Bead>,
+    node: Option<&'a crate::model::NodeDecision>,
+}
+
+/// The tree in depth-first order, children in natural order; nodes caught in a parent cycle
+/// come last. A bead file that could not be read is a node too (its children below it), with
+/// its reason. Each row is made when the iterator reaches it.
 fn rows<'a>(
     snap: &'a Snapshot,
     decision: &'a Decision,
@@ -233,11 +242,15 @@ fn rows<'a>(
     );
     by_id.sort_by(|a, b| a.0.cmp(b.0).then_with(|| b.1.is_some().cmp(&a.1.is_some())));
     by_id.dedup_by(|later, earlier| later.0 == earlier.0);
-    let found: FxMap<&str, Option<&Bead>> = by_id.iter().copied().collect();
-    let nodes: FxMap<&str, &crate::model::NodeDecision> = decision
-        .nodes
-        .iter()
-        .map(|(id, n)| (id.as_str(), n))
+    // Each id's decision: the decision's nodes are in id order too, so one merge, no lookups.
+    let mut nodes = decision.nodes.iter().peekable();
+    let slots: Vec<Slot<'a>> = by_id
+        .into_iter()
+        .map(|(id, bead)| {
+            while nodes.next_if(|(n, _)| n.as_str() < id).is_some() {}
+            let node = nodes.next_if(|(n, _)| n.as_str() == id).map(|(_, n)| n);
+            Slot { id, bead, node }
+        })
         .collect();
     let actions: FxMap<&str, &Action> = decision.actions.iter().map(|a| (a.bead(), a)).collect();
     // Every bead and the scope's ancestors, for lineage walks (the first copy of an id).
@@ -246,91 +259,123 @@ fn rows<'a>(
     for b in snap.beads.iter().chain(&snap.ancestors) {
         lookup.entry(b.id.as_str()).or_insert(b);
     }
-    tree_order(&by_id, &found)
-        .into_iter()
-        .filter_map(move |(id, depth)| {
-            let action = actions.get(id).copied();
-            let rest = nodes.get(id).and_then(|n| n.rest.as_ref());
-            let reason = reason(action, rest);
-            let &Some(b) = found.get(id)? else {
-                return Some(unreadable_row(id, depth, rest, reason));
-            };
-            let p = &b.pipeline;
-            let dir = floors_dir(id);
-            let node = Node {
-                id,
-                review: review_path(snap, b, |id| lookup.get(id).copied())
-                    .map(|r| if dir == "." { r } else { format!("{dir}/{r}") }),
-                max_attempts: snap.manifest.step(&p.step).map(|s| s.max_attempts),
-            };
-            let next = match (action, rest) {
-                (Some(a), _) => advice::for_action(&node, a),
-                (None, Some(r)) => advice::for_rest(&node, r),
-                (None, None) => Next::default(),
-            };
-            Some(Row {
-                id,
-                parent: b.parent.as_deref(),
-                depth,
-                title: &b.title,
-                kind: p.kind.as_str(),
-                status: b.status.as_str(),
-                cancelled: b.is_cancelled(),
-                step: &p.step,
-                lease: p.lease.as_deref(),
-                attempts: b.attempts_on(&p.step),
-                max_attempts: snap.manifest.step(&p.step).map(|s| s.max_attempts),
-                looping: loop_row(b, snap.manifest.step(&p.step)),
-                floors_dir: dir,
-                action,
-                rest: rest.map(RowRest),
-                reason,
-                next,
-            })
-        })
+    tree_order(&slots).into_iter().map(move |(at, depth)| {
+        let Slot { id, bead, node } = slots[at];
+        let action = actions.get(id).copied();
+        let rest = node.and_then(|n| n.rest.as_ref());
+        let reason = reason(action, rest);
+        let Some(b) = bead else {
+            return unreadable_row(id, depth, rest, reason);
+        };
+        let p = &b.pipeline;
+        let step = snap.manifest.step(&p.step);
+        let dir = floors_dir(id);
+        let node = Node {
+            id,
+            review: review_path(step, b, |id| lookup.get(id).copied())
+                .map(|r| if dir == "." { r } else { format!("{dir}/{r}") }),
+            max_attempts: step.map(|s| s.max_attempts),
+        };
+        let next = match (action, rest) {
+            (Some(a), _) => advice::for_action(&node, a),
+            (None, Some(r)) => advice::for_rest(&node, r),
+            (None, None) => Next::default(),
+        };
+        Row {
+            id,
+            parent: b.parent.as_deref(),
+            depth,
+            title: &b.title,
+            kind: p.kind.as_str(),
+            status: b.status.as_str(),
+            cancelled: b.is_cancelled(),
+            step: &p.step,
+            lease: p.lease.as_deref(),
+            attempts: b.attempts_on(&p.step),
+            max_attempts: step.map(|s| s.max_attempts),
+            looping: loop_row(b, step),
+            floors_dir: dir,
+            action,
+            rest: rest.map(RowRest),
+            reason,
+            next,
+        }
+    })
 }
 
-/// Every id of `by_id` (in id order, each once; `found` looks them up) with its depth, depth
-/// first, children by id; nodes caught in a parent cycle come last.
-fn tree_order<'a>(
-    by_id: &[(&'a str, Option<&'a Bead>)],
-    found: &FxMap<&'a str, Option<&'a Bead>>,
-) -> Vec<(&'a str, usize)> {
-    let mut children: FxMap<&str, Vec<&str>> = FxMap::default();
+/// Each slot's position (`slots` in id order, each id once) with its depth, depth first,
+/// children in natural order; nodes caught in a parent cycle come last.
+fn tree_order(slots: &[Slot<'_>]) -> Vec<(usize, usize)> {
+    let position = |id: &str| slots.binary_search_by(|s| s.id.cmp(id)).ok();
+    let parents: Vec<Option<usize>> = slots
+        .iter()
+        .map(|s| s.bead.and_then(|b| b.parent.as_deref()).and_then(position))
+        .collect();
+    // Each parent's children, together: `kids[start[p]..start[p + 1]]`.
+    let mut start = vec![0; slots.len() + 1];
+    for &p in parents.iter().flatten() {
+        start[p + 1] += 1;
+    }
+    for p in 0..slots.len() {
+        start[p + 1] += start[p];
+    }
+    let mut fill = start.clone();
+    let mut kids = vec![0; start[slots.len()]];
     let mut tops = Vec::new();
-    for &(id, b) in by_id {
-        let parent = b.and_then(|b| b.parent.as_deref());
-        match parent.filter(|p| found.contains_key(p)) {
-            Some(p) => children.entry(p).or_default().push(id),
-            None => tops.push(id),
+    for (at, parent) in parents.iter().enumerate() {
+        match *parent {
+            Some(p) => {
+                kids[fill[p]] = at;
+                fill[p] += 1;
+            }
+            None => tops.push(at),
         }
     }
-    // Natural order, as a person reads ids: `sp-x.1.2` before `sp-x.1.10`.
-    let natural = |a: &&str, b: &&str| crate::model::id::natural_cmp(a, b);
+    // Natural order, as a person reads ids: `sp-x.1.2` before `sp-x.1.10`. A child named its
+    // parent's id, a dot and a number (no leading zero) compares with such a sibling by the
+    // number, which is what the natural order says, without reading either id.
+    let number: Vec<Option<u64>> = slots
+        .iter()
+        .zip(&parents)
+        .map(|(s, p)| child_number(s.id, slots[(*p)?].id))
+        .collect();
+    let natural = |a: &usize, b: &usize| match (number[*a], number[*b]) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => crate::model::id::natural_cmp(slots[*a].id, slots[*b].id),
+    };
     tops.sort_by(natural);
-    for kids in children.values_mut() {
-        kids.sort_by(natural);
+    for p in 0..slots.len() {
+        kids[start[p]..start[p + 1]].sort_by(natural);
     }
-    let mut order: Vec<(&str, usize)> = Vec::new();
-    let mut seen: FxSet<&str> = FxSet::default();
-    let mut stack: Vec<(&str, usize)> = tops.iter().rev().map(|&id| (id, 0)).collect();
-    let mut walk = |stack: &mut Vec<(&'a str, usize)>, order: &mut Vec<(&'a str, usize)>| {
-        while let Some((id, depth)) = stack.pop() {
-            if !seen.insert(id) {
+    let mut order = Vec::with_capacity(slots.len());
+    let mut seen = vec![false; slots.len()];
+    let mut stack: Vec<(usize, usize)> = tops.iter().rev().map(|&at| (at, 0)).collect();
+    let mut walk = |stack: &mut Vec<(usize, usize)>, order: &mut Vec<(usize, usize)>| {
+        while let Some((at, depth)) = stack.pop() {
+            if std::mem::replace(&mut seen[at], true) {
                 continue;
             }
-            order.push((id, depth));
-            for &c in children.get(id).into_iter().flatten().rev() {
+            order.push((at, depth));
+            for &c in kids[start[at]..start[at + 1]].iter().rev() {
                 stack.push((c, depth + 1));
             }
         }
     };
     walk(&mut stack, &mut order);
-    for &(id, _) in by_id {
-        stack.push((id, 0));
+    for at in 0..slots.len() {
+        stack.push((at, 0));
         walk(&mut stack, &mut order);
     }
     order
+}
+
+/// `N` when `id` is `parent`, a dot and the number `N` written without a leading zero.
+fn child_number(id: &str, parent: &str) -> Option<u64> {
+    let digits = id.strip_prefix(parent)?.strip_prefix('.')?;
+    let plain = digits.bytes().all(|c| c.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
+        && (1..=19).contains(&digits.len());
+    plain.then(|| digits.parse().ok()).flatten()
 }
 
 /// The status of a row whose bead file could not be read.
@@ -447,15 +492,75 @@ pub(crate) fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
     }
 }
 
-/// The artifact a person reads at `bead`'s gate: its step's artifact, rendered, if it is a file.
-/// `find` looks a bead up by id (the snapshot's, or the scope's ancestors).
+/// The artifact a person reads at `bead`'s gate: its step's artifact (`step`, the manifest's
+/// step it is at), rendered, if it is a file. `find` looks a bead up by id (the snapshot's, or
+/// the scope's ancestors).
 fn review_path<'a>(
-    snap: &Snapshot,
+    step: Option<&crate::model::Step>,
     bead: &'a Bead,
     find: impl Fn(&str) -> Option<&'a Bead>,
 ) -> Option<String> {
-    let step = snap.manifest.step(&bead.pipeline.step)?;
+    let step = step?;
     let root = lineage::chain(bead, find).last().unwrap_or(bead);
     let path = prompts::artifact_for(step, &bead.id, &root.id).ok()?;
     path.contains('/').then_some(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn children_come_in_natural_order_whether_numbered_or_not_and_cycles_last() {
+        let kids = [
+            "sp-p.10",
+            "sp-p.2",
+            "sp-p.02",
+            "sp-p.2a",
+            "sp-p.x",
+            "sp-p.1.5",
+            "sp-p.0",
+            "sp-p.99999999999999999999",
+            "sp-p.18446744073709551615",
+            "sp-pq.3",
+            "sp-p.9",
+        ];
+        let bead = |id: &str, parent: Option<&str>| {
+            let mut b = Bead::new(
+                id.into(),
+                String::new(),
+                String::new(),
+                "2026-01-01T00:00:00Z",
+            );
+            b.parent = parent.map(Into::into);
+            b
+        };
+        let mut beads: Vec<Bead> = kids.iter().map(|k| bead(k, Some("sp-p"))).collect();
+        beads.push(bead("sp-p", None));
+        // A cycle: each the other's parent, reached from no top.
+        beads.push(bead("sp-c1", Some("sp-c2")));
+        beads.push(bead("sp-c2", Some("sp-c1")));
+        beads.sort_by(|a, b| a.id.cmp(&b.id));
+        let slots: Vec<Slot<'_>> = beads
+            .iter()
+            .map(|b| Slot {
+                id: &b.id,
+                bead: Some(b),
+                node: None,
+            })
+            .collect();
+        let order: Vec<(&str, usize)> = tree_order(&slots)
+            .into_iter()
+            .map(|(at, depth)| (slots[at].id, depth))
+            .collect();
+        let mut natural = kids.to_vec();
+        natural.sort_by(|a, b| crate::model::id::natural_cmp(a, b));
+        let mut want = vec![("sp-p", 0)];
+        want.extend(natural.iter().map(|k| (*k, 1)));
+        want.extend([("sp-c1", 0), ("sp-c2", 1)]);
+        assert_eq!(order, want);
+        assert_eq!(child_number("sp-p.7", "sp-p"), Some(7));
+        assert_eq!(child_number("sp-p.07", "sp-p"), None);
+        assert_eq!(child_number("sp-pq.7", "sp-p"), None);
+    }
 }
