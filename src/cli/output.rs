@@ -119,6 +119,15 @@ pub struct Pretty {
 }
 
 impl Pretty {
+    /// For a value `level` levels in (an element of an array that is a field of the top
+    /// object: 2), written on its own.
+    pub fn at_level(level: usize) -> Pretty {
+        Pretty {
+            level,
+            has_value: false,
+        }
+    }
+
     fn line<W: ?Sized + std::io::Write>(&self, w: &mut W, comma: bool) -> std::io::Result<()> {
         const SPACES: &[u8; 66] =
             b",\n                                                                ";
