@@ -2,7 +2,8 @@
 //! read, its reason from `decide`, and what a person can do next, with the exact command.
 //!
 //! Text for a person by default (coloured on a terminal unless `NO_COLOR` is set), one JSON
-//! object with `--json`; either is written row by row as the rows are made.
+//! object with `--json`; either is written row by row as the rows are made (JSON rows on a few
+//! threads, written in order).
 
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
