@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::model::bead::BEAD_SCHEMA;
 use crate::model::{Bead, Config, Manifest};
 
-pub(crate) use par::{par_blocks, par_each, par_map};
+pub(crate) use par::{Bound, par_blocks, par_each, par_map};
 pub use recover::Pending;
 pub use segments::JournalSize;
 pub use shell::{Change, Fresh, Reads, Repair, Transition};
@@ -334,6 +334,7 @@ impl Store {
         // Streamed: each bead goes into the scan as it is parsed, never through a second list.
         par_each(
             &named,
+            Bound::Io,
             |n| read_file(&n.id, &n.path(&dir)),
             |n, read| match read {
                 Ok(bead) => scan.beads.push(bead),

@@ -8,15 +8,34 @@ use std::sync::mpsc;
 /// How many items a thread takes at a time in [`par_each`]: results live only a few blocks long.
 pub(super) const BLOCK: usize = 256;
 
-fn threads_for(items: usize) -> usize {
+/// What a parallel job spends its time on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// System calls (opening, reading, statting files): twice as many threads as cores keep
+    /// both cores busy.
+    Io,
+    /// The CPU (parsing, serializing): a thread a core; more would only hold more memory, each
+    /// thread allocating in an arena of its own.
+    Cpu,
+}
+
+fn threads_for(items: usize, bound: Bound) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cores * 2).min(items / 256 + 1).max(1)
+    let threads = match bound {
+        Bound::Io => cores * 2,
+        Bound::Cpu => cores,
+    };
+    threads.min(items / BLOCK + 1).max(1)
 }
 
 /// `f` over `items` on a few threads, in order.
-pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(crate) fn par_map<T: Sync, R: Send>(
+    items: &[T],
+    bound: Bound,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     let mut out = Vec::with_capacity(items.len());
-    par_each(items, f, |_, r| out.push(r));
+    par_each(items, bound, f, |_, r| out.push(r));
     out
 }
 
@@ -26,20 +45,22 @@ pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync)
 /// holds a second copy of everything.
 pub(crate) fn par_each<T: Sync, R: Send>(
     items: &[T],
+    bound: Bound,
     f: impl Fn(&T) -> R + Sync,
     sink: impl FnMut(&T, R),
 ) {
-    par_blocks(items, |part| part.iter().map(&f).collect(), sink);
+    par_blocks(items, bound, |part| part.iter().map(&f).collect(), sink);
 }
 
 /// [`par_each`] with `f` given a block of items at a time (at most [`BLOCK`]), returning one
 /// result per item: work a block shares (one read for all its items) is done once.
 pub(crate) fn par_blocks<T: Sync, R: Send>(
     items: &[T],
+    bound: Bound,
     f: impl Fn(&[T]) -> Vec<R> + Sync,
     mut sink: impl FnMut(&T, R),
 ) {
-    let threads = threads_for(items.len());
+    let threads = threads_for(items.len(), bound);
     if threads == 1 {
         for part in items.chunks(BLOCK) {
             let results = f(part);
@@ -96,12 +117,19 @@ mod tests {
         for n in [0, 1, 255, 256, 257, 5_000, 20_011] {
             let items: Vec<usize> = (0..n).collect();
             let mut seen = Vec::new();
-            par_each(&items, |i| i * 3, |item, r| seen.push((*item, r)));
+            par_each(
+                &items,
+                Bound::Io,
+                |i| i * 3,
+                |item, r| seen.push((*item, r)),
+            );
             assert_eq!(seen, items.iter().map(|i| (*i, i * 3)).collect::<Vec<_>>());
-            assert_eq!(par_map(&items, |i| i + 1), (1..=n).collect::<Vec<_>>());
+            let mapped = par_map(&items, Bound::Cpu, |i| i + 1);
+            assert_eq!(mapped, (1..=n).collect::<Vec<_>>());
             let mut blocks = Vec::new();
             par_blocks(
                 &items,
+                Bound::Cpu,
                 |part| vec![part.len(); part.len()],
                 |item, r| blocks.push((*item, r)),
             );

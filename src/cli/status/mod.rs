@@ -152,7 +152,9 @@ fn write_json(
         Ok(bytes)
     };
     let mut written: std::io::Result<usize> = Ok(0);
-    crate::store::par_each(&rows.order, row, |_, bytes| {
+    // Rows are CPU work: a thread a core.
+    let cpu = crate::store::Bound::Cpu;
+    crate::store::par_each(&rows.order, cpu, row, |_, bytes| {
         if let Ok(n) = &mut written {
             let put = bytes.and_then(|bytes| {
                 out.write_all(if *n == 0 { b"\n    " } else { b",\n    " })?;

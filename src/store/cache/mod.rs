@@ -208,8 +208,15 @@ impl Reading {
         } = self;
         let mut k = 0u32;
         let read = |part: &[(&Named, Option<u32>)]| read_block(dir, part, loaded);
+        // Mostly hits, the work is parsing (CPU); mostly files to read, system calls.
+        let hits = work.iter().filter(|(_, h)| h.is_some()).count();
+        let bound = if hits * 2 > work.len() {
+            super::Bound::Cpu
+        } else {
+            super::Bound::Io
+        };
         // Streamed: each bead goes into the scan as it is parsed, never through a second list.
-        super::par_blocks(work, read, |(file, _), (read, stamp, json)| {
+        super::par_blocks(work, bound, read, |(file, _), (read, stamp, json)| {
             let from_file = !matches!(json, Some(Found::Cached(_)));
             *from_files += usize::from(from_file);
             match read {
@@ -334,7 +341,7 @@ impl Store {
         let opened = (!candidates.is_empty())
             .then(|| fs::File::open(&dir).ok())
             .flatten();
-        let holds = super::par_map(&candidates, |&k| {
+        let holds = super::par_map(&candidates, super::Bound::Io, |&k| {
             let file = &named[k];
             let stamp = match (&opened, file.is_plain()) {
                 (Some(d), true) => Stamp::at(d, &file.id),
