@@ -88,6 +88,25 @@
 //! temporary file and the header written last. At 100,000 a read that rebuilds the cache (no
 //! cache file) peaked at 382 and now 280; `splice cache rebuild` 279. The file is byte for byte
 //! the one written before.
+//!
+//! Fifth session (`b7f870b` → `fb14220`): cache format 2 (the index after the body, a checksum
+//! per bead, so a read never passes over the body to check it), the read done in blocks on the
+//! reading threads, `parse_bead` parsing a `str`, and `status --json` rows made and serialized
+//! on a thread a core. Criterion at 10,000 (run one after the other, same sitting):
+//! `scan_cached` 45.8 → 35.4 ms, `scan_files` 67.6 → 56.9 ms, `process/snapshot` 79.2 → 70.3
+//! ms, `process/status_json` 90.9 → 87.1 ms. Whole processes over `benches/snapshot_files.py`'s
+//! stores, the two binaries alternated on copies of one store (`/work/wp3.py`, medians; the
+//! machine was noisy, so the minimums are given too):
+//!
+//! | | before | after |
+//! |---|---|---|
+//! | `status --json` at 10,000 (41 runs each) | 92.9 ms (min 79.4) | 74.8 ms (min 63.5) |
+//! | `status --json` at 100,000 (11 runs each) | 1,026 ms (min 875) | 749 ms (min 625) |
+//! | `snapshot` at 10,000 (41 runs each) | 80.4 ms (min 62.5) | 62.2 ms (min 51.1) |
+//! | `snapshot` at 100,000 (9 runs each) | 634 ms (min 574) | 525 ms (min 492) |
+//!
+//! Peak RSS is unchanged: `status --json` at 100,000 224,344 → 223,396 KiB, `snapshot` 171,844
+//! → 171,644 KiB (`/usr/bin/time`, medians of 5).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
