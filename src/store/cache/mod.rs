@@ -26,15 +26,15 @@
 //! the index that follows it (`load.rs`: each bead's name, stamp, length and checksum), then
 //! takes the cached JSON of a block of files at a time from the open file (on the reading
 //! threads, [`super::par_blocks`]), checks each bead's against its checksum as it parses it,
-//! and drops it once they are parsed; a rewrite copies
-//! the entries it keeps from the old file (each checked again) into the temporary file, then
-//! writes the index (the header, whose checksum is 16 hex digits, is written last).
+//! and drops it once they are parsed; a rewrite copies the entries it keeps from the old file
+//! (each checked again) into the temporary file, then writes the index (the header, whose
+//! checksum is 16 hex digits, is written last).
 //!
 //! The cache is written as a temporary file and renamed over the old one, so a concurrent
 //! reader sees the old cache or the new one, never half of one. A temporary file a crash left
 //! behind (older than a minute, its writer no longer running) is removed by the next write. It
-//! is not synced: after a crash a torn cache fails its length or its checksums. A failure to write it (a
-//! read-only file system) is not an error: the read has its answer already.
+//! is not synced: after a crash a torn cache fails its length or its checksums. A failure to
+//! write it (a read-only file system) is not an error: the read has its answer already.
 
 use std::collections::HashSet;
 use std::fs;
@@ -189,9 +189,9 @@ struct Reading {
 }
 
 impl Reading {
-    /// Read every file, `hits` its cache entry when its stamp holds: on a few threads, a block
-    /// of files at a time (the cached JSON of a block's hits read in one piece, then parsed),
-    /// each bead into the scan in order as its block is done.
+    /// Read every file of `work`, each with its cache entry when its stamp holds: on a few
+    /// threads, a block of files at a time (the cached JSON of a block's hits read in one
+    /// piece, then parsed), each bead into the scan in order as its block is done.
     fn read(
         &mut self,
         dir: &Path,
