@@ -104,7 +104,10 @@ pub(super) fn load(path: &Path) -> Option<Loaded> {
         if ids.last().is_some_and(|last| *last >= id) {
             return None;
         }
-        at = at.checked_add(entry.len as u64 + 1)?;
+        // Every number here is the file's word, checksum or not: no sum may overflow.
+        at = at
+            .checked_add(u64::try_from(entry.len).ok()?)?
+            .checked_add(1)?;
         entries.push(entry);
         ids.push(id);
     }

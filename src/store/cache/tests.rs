@@ -215,3 +215,35 @@ fn a_rewrite_from_the_old_cache_writes_what_a_rebuild_from_the_files_writes() {
     assert_eq!(warm.from_files, 0, "the rewritten cache is used");
     same(&warm.scan, &store.scan().unwrap());
 }
+
+#[test]
+fn an_index_naming_a_length_past_any_file_is_refused_not_trusted() {
+    // The index's checksum is no secret: a hostile cache can carry a valid one. A length whose
+    // end overflows must make the cache unusable, never panic.
+    let (_dir, store) = aged_store(&["sp-a", "sp-b"]);
+    store.rebuild_cache().unwrap();
+    let text = String::from_utf8(fs::read(store.cache_path()).unwrap()).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    let words: Vec<&str> = header.split(' ').collect();
+    let body_len: usize = words[5].parse().unwrap();
+    let (body, index) = rest.split_at(body_len);
+    for len in [u64::MAX.to_string(), (u64::MAX - 1).to_string()] {
+        let mut lines: Vec<String> = index.lines().map(str::to_string).collect();
+        let mut fields: Vec<&str> = lines[0].split('\t').collect();
+        fields[5] = &len;
+        lines[0] = fields.join("\t");
+        let index = lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+        let mut head = words.clone();
+        let (index_len, sum) = (index.len().to_string(), checksum(index.as_bytes()));
+        head[6] = &index_len;
+        head[7] = &sum;
+        fs::write(
+            store.cache_path(),
+            format!("{}\n{body}{index}", head.join(" ")),
+        )
+        .unwrap();
+        let read = store.read_through(true).unwrap();
+        assert_eq!(read.from_files, 2, "length {len}: the cache is not used");
+        same(&read.scan, &store.scan().unwrap());
+    }
+}
