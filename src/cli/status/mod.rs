@@ -256,8 +256,11 @@ struct Rows<'a, F> {
     snap: &'a Snapshot,
     slots: Vec<Slot<'a>>,
     actions: FxMap<&'a str, &'a Action>,
-    /// Every bead and the scope's ancestors, for lineage walks (the first copy of an id).
-    lookup: FxMap<&'a str, &'a Bead>,
+    /// Each slot's position by id: the tree's parents, and lineage walks.
+    position: FxMap<&'a str, usize>,
+    /// The beads that are no slot (plain beads) and the scope's ancestors, for lineage walks
+    /// (the first copy of an id).
+    others: FxMap<&'a str, &'a Bead>,
     floors_dir: F,
     /// Each row's slot and depth, in the order shown.
     order: Vec<(usize, usize)>,
@@ -294,20 +297,29 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
             })
             .collect();
         let actions = decision.actions.iter().map(|a| (a.bead(), a)).collect();
-        let mut lookup: FxMap<&str, &Bead> = FxMap::default();
-        lookup.reserve(snap.beads.len());
-        for b in snap.beads.iter().chain(&snap.ancestors) {
-            lookup.entry(b.id.as_str()).or_insert(b);
+        let position = positions(&slots);
+        let mut others: FxMap<&str, &Bead> = FxMap::default();
+        let plain = snap.beads.iter().filter(|b| !b.is_node());
+        for b in plain.chain(&snap.ancestors) {
+            others.entry(b.id.as_str()).or_insert(b);
         }
-        let order = tree_order(&slots);
+        let order = tree_order(&slots, &position);
         Rows {
             snap,
             slots,
             actions,
-            lookup,
+            position,
+            others,
             floors_dir,
             order,
         }
+    }
+
+    /// The bead `id`, as the snapshot's beads then the scope's ancestors hold it (the first
+    /// copy): a slot's, else a plain bead's or an ancestor's.
+    fn bead(&self, id: &str) -> Option<&'a Bead> {
+        let slot = self.position.get(id).and_then(|&at| self.slots[at].bead);
+        slot.or_else(|| self.others.get(id).copied())
     }
 
     /// Every row, in order, each made as the iterator reaches it.
@@ -330,7 +342,7 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
         let dir = (self.floors_dir)(id);
         let node = Node {
             id,
-            review: review_path(step, b, |id| self.lookup.get(id).copied())
+            review: review_path(step, b, |id| self.bead(id))
                 .map(|r| if dir == "." { r } else { format!("{dir}/{r}") }),
             max_attempts: step.map(|s| s.max_attempts),
         };
@@ -361,11 +373,15 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
     }
 }
 
+/// Each slot's position by its id.
+fn positions<'a>(slots: &[Slot<'a>]) -> FxMap<&'a str, usize> {
+    slots.iter().enumerate().map(|(at, s)| (s.id, at)).collect()
+}
+
 /// Each slot's position (`slots` in id order, each id once) with its depth, depth first,
 /// children in natural order; nodes caught in a parent cycle come last.
-fn tree_order(slots: &[Slot<'_>]) -> Vec<(usize, usize)> {
+fn tree_order(slots: &[Slot<'_>], position: &FxMap<&str, usize>) -> Vec<(usize, usize)> {
     // Each slot's parent's position (`None`: a top).
-    let position: FxMap<&str, usize> = slots.iter().enumerate().map(|(at, s)| (s.id, at)).collect();
     let parents: Vec<Option<usize>> = slots
         .iter()
         .map(|s| s.bead.and_then(|b| b.parent.as_deref()))
@@ -609,7 +625,7 @@ mod tests {
                 node: None,
             })
             .collect();
-        let order: Vec<(&str, usize)> = tree_order(&slots)
+        let order: Vec<(&str, usize)> = tree_order(&slots, &positions(&slots))
             .into_iter()
             .map(|(at, depth)| (slots[at].id, depth))
             .collect();
@@ -622,5 +638,38 @@ mod tests {
         assert_eq!(child_number("sp-p.7", "sp-p"), Some(7));
         assert_eq!(child_number("sp-p.07", "sp-p"), None);
         assert_eq!(child_number("sp-pq.7", "sp-p"), None);
+    }
+
+    #[test]
+    fn a_review_path_names_the_root_found_through_plain_beads_and_scope_ancestors() {
+        const AT: &str = "2025-01-01T00:00:00Z";
+        let node = |id: &str, parent: Option<&str>| {
+            let mut b = Bead::new(id.into(), id.into(), String::new(), AT);
+            b.parent = parent.map(Into::into);
+            b.pipeline.route = "leaf".into();
+            b.pipeline.step = "implement".into();
+            b
+        };
+        let mut plain = node("sp-p", Some("sp-r"));
+        plain.pipeline.route = Default::default();
+        let beads = vec![
+            node("sp-r", None),
+            plain,
+            node("sp-r.1", Some("sp-p")),
+            node("sp-s", Some("sp-a")),
+        ];
+        let mut manifest = crate::model::Manifest::default_manifest();
+        let implement = manifest.steps.iter_mut().find(|s| s.name == "implement");
+        implement.unwrap().artifact = Some("notes/{{root.id}}/{{bead.id}}.md".into());
+        let mut snap = Snapshot::new(manifest, beads, AT, "me", "run");
+        snap.ancestors = vec![node("sp-a", None)];
+        let decision = decide(&snap);
+        let rows = Rows::new(&snap, &decision, |_: &str| ".".to_string());
+        let step = snap.manifest.step("implement");
+        let review = |id: &str| review_path(step, rows.bead(id).unwrap(), |id| rows.bead(id));
+        assert_eq!(review("sp-r.1").as_deref(), Some("notes/sp-r/sp-r.1.md"));
+        assert_eq!(review("sp-s").as_deref(), Some("notes/sp-a/sp-s.md"));
+        assert!(rows.bead("sp-p").is_some_and(|b| !b.is_node()));
+        assert!(rows.bead("sp-x").is_none());
     }
 }
