@@ -1,6 +1,7 @@
 //! Lookups built once per decision, so no rule scans every node per node.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -64,6 +65,11 @@ pub(crate) struct Index<'a> {
     pub beads: Vec<&'a Bead>,
     /// Every bead, sorted by id, one per id: [`Index::bead`] searches it.
     sorted: Vec<Keyed<'a>>,
+    /// Where each node of `beads` sits in `sorted`.
+    positions: Vec<u32>,
+    /// Where in `sorted` the node being decided sits ([`Index::visit`]): a search starts there,
+    /// since a node's parent, siblings and children sit near it in id order.
+    near: Cell<usize>,
     /// Rule 9's answers for every split, found in one merge with the sorted beads rather than
     /// a lookup per child: whether each child is closed, the splits' children one after
     /// another in `beads` order ...
@@ -113,10 +119,10 @@ impl<'a> Index<'a> {
         // A hand-made snapshot may repeat an id: keep one copy, chosen by content, not position.
         keyed.dedup_by(|later, earlier| later.key == earlier.key);
 
-        let beads: Vec<&Bead> = keyed
-            .iter()
-            .filter_map(|k| k.bead.is_node().then_some(k.bead))
-            .collect();
+        let (positions, beads): (Vec<u32>, Vec<&Bead>) = (0u32..)
+            .zip(&keyed)
+            .filter_map(|(at, k)| k.bead.is_node().then_some((at, k.bead)))
+            .unzip();
         let (split_start, child_closed) = children_closed(&beads, &keyed);
         let steps = snapshot
             .manifest
@@ -126,10 +132,14 @@ impl<'a> Index<'a> {
             .collect();
 
         let mut worktree_children: FxMap<&str, Vec<&str>> = FxMap::default();
+        let mut near = 0;
         for id in &snapshot.worktrees {
-            if let Some(child) = find(&keyed, id)
-                && let Some(parent) = child.parent.as_deref()
-            {
+            // Listed in id order: each search starts where the last one ended.
+            let Some((at, child)) = find_near(&keyed, id, near) else {
+                continue;
+            };
+            near = at;
+            if let Some(parent) = child.parent.as_deref() {
                 worktree_children
                     .entry(parent)
                     .or_default()
@@ -160,6 +170,8 @@ impl<'a> Index<'a> {
             snapshot,
             beads,
             sorted: keyed,
+            positions,
+            near: Cell::new(0),
             child_closed,
             split_start,
             context,
@@ -214,6 +226,11 @@ impl<'a> Index<'a> {
         self.unreadable_ids.get(parent).copied()
     }
 
+    /// Searches for the node at `at` (a position in `beads`) start where it sits.
+    pub fn visit(&self, at: usize) {
+        self.near.set(self.positions[at] as usize);
+    }
+
     /// The bead `id`. Siblings sit together in id order and ask for the same parent, so the
     /// last few answers are kept: a hit searches nothing.
     pub fn bead(&self, id: &str) -> Option<&'a Bead> {
@@ -221,7 +238,7 @@ impl<'a> Index<'a> {
         if let Some(&(_, found)) = recent.0.iter().flatten().find(|(k, _)| *k == id) {
             return Some(found);
         }
-        let found = find(&self.sorted, id)?;
+        let (_, found) = find_near(&self.sorted, id, self.near.get())?;
         let slot = recent.1;
         recent.0[slot] = Some((found.id.as_str(), found));
         recent.1 = (slot + 1) % RECENT;
@@ -285,6 +302,45 @@ fn find<'a>(keyed: &[Keyed<'a>], id: &str) -> Option<&'a Bead> {
     let key = Key::of(id);
     let at = keyed.binary_search_by(|k| k.key.cmp(&key)).ok()?;
     Some(keyed[at].bead)
+}
+
+/// The bead `id` in `keyed` (sorted by id, one per id) and its position there, searched outward
+/// from position `near`: a few steps when it sits close by, never more than about twice a
+/// binary search's.
+fn find_near<'a>(keyed: &[Keyed<'a>], id: &str, near: usize) -> Option<(usize, &'a Bead)> {
+    let key = Key::of(id);
+    let here = near.min(keyed.len().checked_sub(1)?);
+    // The range it must be in, found by doubling the step away from `here`.
+    let (lo, hi) = match keyed[here].key.cmp(&key) {
+        Ordering::Equal => return Some((here, keyed[here].bead)),
+        Ordering::Less => {
+            let (mut lo, mut step) = (here + 1, 1);
+            loop {
+                let probe = here.saturating_add(step);
+                if probe >= keyed.len() {
+                    break (lo, keyed.len());
+                }
+                if keyed[probe].key >= key {
+                    break (lo, probe + 1);
+                }
+                (lo, step) = (probe + 1, step * 2);
+            }
+        }
+        Ordering::Greater => {
+            let (mut hi, mut step) = (here, 1);
+            loop {
+                let Some(probe) = here.checked_sub(step) else {
+                    break (0, hi);
+                };
+                if keyed[probe].key <= key {
+                    break (probe, hi);
+                }
+                (hi, step) = (probe, step * 2);
+            }
+        }
+    };
+    let at = lo + keyed[lo..hi].binary_search_by(|k| k.key.cmp(&key)).ok()?;
+    Some((at, keyed[at].bead))
 }
 
 /// A bead with its sort key.
@@ -385,7 +441,39 @@ fn preference(a: &Bead, b: &Bead) -> std::cmp::Ordering {
 
 #[cfg(test)]
 mod tests {
-    use super::Key;
+    use super::{Key, Keyed, find, find_near};
+    use crate::model::Bead;
+
+    /// A search from any position finds what a binary search finds, where it is, for ids
+    /// present (first, last, near, far) and absent (before all, between, after all).
+    #[test]
+    fn a_search_from_anywhere_finds_what_a_binary_search_finds() {
+        let mut ids: Vec<String> = (0..300).map(|i| format!("sp-{}", i * 7)).collect();
+        ids.sort();
+        let beads: Vec<Bead> = ids
+            .iter()
+            .map(|id| Bead::new(id.as_str().into(), "t".into(), String::new(), "now"))
+            .collect();
+        let keyed: Vec<Keyed> = beads
+            .iter()
+            .map(|bead| Keyed {
+                key: Key::of(&bead.id),
+                bead,
+            })
+            .collect();
+        let mut asked: Vec<String> = ids.clone();
+        asked.extend(["", "a", "sp-", "sp-10", "sp-2099", "sp-99", "zz"].map(String::from));
+        for id in &asked {
+            let found = find(&keyed, id).map(|b| b.id.as_str());
+            let at = ids.iter().position(|i| i == id);
+            for near in [0, 1, 2, 149, 150, 298, 299, 300, usize::MAX] {
+                let got = find_near(&keyed, id, near);
+                assert_eq!(got.map(|(_, b)| b.id.as_str()), found, "{id:?} from {near}");
+                assert_eq!(got.map(|(i, _)| i), at, "{id:?} from {near}");
+            }
+        }
+        assert!(find_near(&[], "sp-1", 0).is_none());
+    }
 
     /// Keys compare exactly as their ids do, whatever the lengths, NUL bytes included.
     #[test]

@@ -128,6 +128,7 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     let mut nodes: Vec<(Text, NodeDecision)> = Vec::with_capacity(n + ix.unreadable.len());
     let mut contenders = Vec::new();
     for (at, bead) in ix.beads.iter().enumerate() {
+        ix.visit(at);
         let outcome = rules::node_outcome(&ix, at);
         if let Some(c) = Contender::of(at, bead, &outcome) {
             contenders.push(c);
