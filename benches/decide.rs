@@ -19,8 +19,8 @@
 //! pass meets them. The one part that did grow with n was looking a bead up (a dependency, a
 //! worktree) by binary search over all 100k; a search now starts where the node being decided
 //! sits in id order and widens from there (`index::find_near`). Medians of 5 alternated runs
-//! of the two builds, per node at 1k / 100k: warm 0.411 / 1.136 µs (2.74×) before, 0.400 /
-//! 0.954 µs (2.41×) after; cold 0.563 / 1.105 µs (1.96×) before, 0.624 / 0.951 µs (1.54×) after.
+//! of the two builds, per node at 1k / 100k: warm 0.412 / 1.136 µs (2.76×) before, 0.400 /
+//! 0.954 µs (2.39×) after; cold 0.563 / 1.105 µs (1.96×) before, 0.624 / 0.959 µs (1.54×) after.
 //! What is left is the beads' own memory: a compact per-node view, made while each bead is hot
 //! (at parse), would let the rules read one dense line per node instead of a 736-byte bead.
 
