@@ -70,9 +70,8 @@ pub(crate) struct Index<'a> {
     /// Where in `sorted` the node being decided sits ([`Index::visit`]): a search starts there,
     /// since a node's parent, siblings and children sit near it in id order.
     near: Cell<usize>,
-    /// Rule 9's answers for every split, found in one merge with the sorted beads rather than
-    /// a lookup per child: whether each child is closed, the splits' children one after
-    /// another in `beads` order ...
+    /// Rule 9's answers for every split, found once: whether each child is closed, the
+    /// splits' children one after another in `beads` order ...
     child_closed: Vec<bool>,
     /// ... where each node's (as `beads`) start, and one more entry for the end.
     split_start: Vec<usize>,
@@ -123,7 +122,7 @@ impl<'a> Index<'a> {
             .zip(&keyed)
             .filter_map(|(at, k)| k.bead.is_node().then_some((at, k.bead)))
             .unzip();
-        let (split_start, child_closed) = children_closed(&beads, &keyed);
+        let (split_start, child_closed) = children_closed(&beads, &positions, &keyed);
         let steps = snapshot
             .manifest
             .steps
@@ -399,32 +398,27 @@ impl PartialOrd for Key<'_> {
 }
 
 /// Whether each child of each node's split is closed (absent: open), the splits one after
-/// another in `nodes` order, and where each node's start (one more entry for the end). One
-/// sort of the children's ids and one merge with `keyed` (sorted, one per id).
-fn children_closed(nodes: &[&Bead], keyed: &[Keyed]) -> (Vec<usize>, Vec<bool>) {
+/// another in `nodes` order, and where each node's start (one more entry for the end). Each
+/// child is searched for from where the last one was found, the first from its parent
+/// (`positions`: each node's place in `keyed`): a split's children sit near it and each other.
+fn children_closed(nodes: &[&Bead], positions: &[u32], keyed: &[Keyed]) -> (Vec<usize>, Vec<bool>) {
     let mut start = Vec::with_capacity(nodes.len() + 1);
-    // Each child's id and its slot in the answer.
-    let mut asked: Vec<(Key, usize)> = Vec::new();
-    for bead in nodes {
-        let first = asked.len();
-        start.push(first);
-        if let Some(split) = &bead.pipeline.split {
-            let children = split.children.iter().enumerate();
-            asked.extend(children.map(|(i, c)| (Key::of(c), first + i)));
-        }
+    let mut closed = Vec::new();
+    for (bead, &at) in nodes.iter().zip(positions) {
+        start.push(closed.len());
+        let Some(split) = &bead.pipeline.split else {
+            continue;
+        };
+        let mut near = at as usize;
+        closed.extend(split.children.iter().map(|child| {
+            let found = find_near(keyed, child, near);
+            if let Some((at, _)) = found {
+                near = at;
+            }
+            found.is_some_and(|(_, b)| b.is_closed())
+        }));
     }
-    start.push(asked.len());
-    let mut closed = vec![false; asked.len()];
-    asked.sort_unstable();
-    let mut beads = keyed.iter().peekable();
-    for (key, slot) in asked {
-        while beads.next_if(|b| b.key < key).is_some() {}
-        if let Some(b) = beads.peek()
-            && b.key == key
-        {
-            closed[slot] = b.bead.is_closed();
-        }
-    }
+    start.push(closed.len());
     (start, closed)
 }
 
