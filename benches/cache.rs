@@ -74,6 +74,7 @@
 //! | lists most beads leave empty are `Few` (a pointer while empty; `size_of::<Bead>()` 880 → 784) | 168 | 183 | 236 |
 //! | the entries' names dropped once matched; a 2,048-bead window | — | 177 | — |
 //! | rare texts are `Option<Box<str>>` (`size_of::<Bead>()` 784 → 736) | 162 | 171 | 231 |
+//! | the cache read holds no stamps while it parses and no list of (file, hit) pairs; rare texts, a step entry's `head` and an unknown status are a one-word `ThinText`, `responses` is `Sparse` (`size_of::<Bead>()` 736 → 664) | 153 | 157 | 214 |
 //!
 //! So the peak is 1.49× the bytes on disk without the cache and 1.57× with it (1.39× and
 //! 1.47× above the empty store's 10,720 KiB): the goal is met by the beads read and held, and
@@ -83,6 +84,17 @@
 //! 1.10–1.18 s before); at 10,000 `status --json` 0.07–0.08 s wall (0.11–0.14 s before). `status` looks ids
 //! up in Fx maps and a sorted list, and the cache's stats go through `fstatat` from the open
 //! directory.
+//!
+//! The last row (same method; the branch before it measured in the same sitting at 164, 172 and
+//! 226): the cache read drops its entries' stamps once the files are statted, as it did their
+//! names (an entry is 24 bytes; a rewrite that copies old entries reads their stamps again from
+//! the index, its checksum checked again), gives the reading threads the names and the hits side by
+//! side instead of a list of pairs, and keeps the list of files without spare room (a `Named`
+//! 40 → 32 bytes); the six rare texts of a bead, a step entry's `head` and an unknown `Status`
+//! are a `ThinText` (one word where `Option<Box<str>>` is two), and `pipeline.responses` is
+//! `Sparse`. A warm `snapshot` at 100,000 now peaks at 156,984 KiB (median of 5), 1.43× the
+//! bytes on disk, under the goal's 164,131 KiB; `--no-cache` 153,072 KiB. The outputs' md5s
+//! (`snapshot`, `status --json`, at 10,000 and 100,000) are unchanged.
 //!
 //! Writing the cache no longer builds its ~100 MB body in memory: the lines are streamed into the
 //! temporary file and the header written last. At 100,000 a read that rebuilds the cache (no

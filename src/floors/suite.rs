@@ -44,7 +44,7 @@ impl Floor for Suite {
                 json!({ "unset": unset }),
             );
         }
-        let cmd = root.suite_cmd.clone().unwrap_or_default();
+        let cmd = root.suite_cmd.as_deref().unwrap_or_default().to_string();
         let checkout = match ctx.target_checkout() {
             Ok(c) => c,
             Err(reason) => {

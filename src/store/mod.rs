@@ -57,8 +57,10 @@ pub struct Unread {
 /// is needed, not kept: at 100,000 files a path each was 11 MB of a read (issue 16).
 pub(crate) struct Named {
     pub id: crate::model::Text,
-    /// The file's path when its name is not UTF-8 (the id, made from it, lost bytes).
-    odd: Option<Box<Path>>,
+    /// The file's path when its name is not UTF-8 (the id, made from it, lost bytes). Boxed
+    /// twice so that it costs one word: one `Named` is held per file while every bead is read.
+    #[allow(clippy::box_collection)]
+    odd: Option<Box<PathBuf>>,
 }
 
 impl Named {
@@ -314,11 +316,13 @@ impl Store {
                 .filter(|_| !name.starts_with('.'))
             {
                 // A name that is not UTF-8 keeps its own path: its id lost bytes.
-                let odd = os_name.to_str().is_none().then(|| entry.path().into());
+                let odd = os_name.to_str().is_none().then(|| Box::new(entry.path()));
                 named.push(Named { id: id.into(), odd });
             }
         }
         named.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        // Grown by doubling: up to half of it spare, held while every bead is read.
+        named.shrink_to_fit();
         Ok(named)
     }
 

@@ -49,21 +49,22 @@ pub(crate) fn par_each<T: Sync, R: Send>(
     f: impl Fn(&T) -> R + Sync,
     sink: impl FnMut(&T, R),
 ) {
-    par_blocks(items, bound, |part| part.iter().map(&f).collect(), sink);
+    par_blocks(items, bound, |_, part| part.iter().map(&f).collect(), sink);
 }
 
-/// [`par_each`] with `f` given a block of items at a time (at most [`BLOCK`]), returning one
-/// result per item: work a block shares (one read for all its items) is done once.
+/// [`par_each`] with `f` given a block of items at a time (at most [`BLOCK`]) and the block's
+/// first item's position in `items` (to find what a caller keeps beside the items), returning
+/// one result per item: work a block shares (one read for all its items) is done once.
 pub(crate) fn par_blocks<T: Sync, R: Send>(
     items: &[T],
     bound: Bound,
-    f: impl Fn(&[T]) -> Vec<R> + Sync,
+    f: impl Fn(usize, &[T]) -> Vec<R> + Sync,
     mut sink: impl FnMut(&T, R),
 ) {
     let threads = threads_for(items.len(), bound);
     if threads == 1 {
-        for part in items.chunks(BLOCK) {
-            let results = f(part);
+        for (block, part) in items.chunks(BLOCK).enumerate() {
+            let results = f(block * BLOCK, part);
             assert_eq!(results.len(), part.len(), "one result per item");
             part.iter().zip(results).for_each(|(item, r)| sink(item, r));
         }
@@ -83,7 +84,7 @@ pub(crate) fn par_blocks<T: Sync, R: Send>(
                         break;
                     }
                     let part = &items[start..(start + BLOCK).min(items.len())];
-                    let results = f(part);
+                    let results = f(start, part);
                     assert_eq!(results.len(), part.len(), "one result per item");
                     if tx.send((block, results)).is_err() {
                         break;
@@ -130,14 +131,17 @@ mod tests {
             par_blocks(
                 &items,
                 Bound::Cpu,
-                |part| vec![part.len(); part.len()],
+                |start, part| vec![(start, part.len()); part.len()],
                 |item, r| blocks.push((*item, r)),
             );
-            let sizes = items.iter().map(|&i| (i, BLOCK.min(n - i / BLOCK * BLOCK)));
+            let sizes = items.iter().map(|&i| {
+                let start = i / BLOCK * BLOCK;
+                (i, (start, BLOCK.min(n - start)))
+            });
             assert_eq!(
                 blocks,
                 sizes.collect::<Vec<_>>(),
-                "blocks of BLOCK, the last the rest"
+                "blocks of BLOCK at their positions, the last the rest"
             );
         }
     }

@@ -217,13 +217,13 @@ fn record_base(bead: &mut Bead, sha: &str, now: &str) {
         .rev()
         .find(|e| e.step == step && e.seq == entered)
     {
-        Some(entry) if entry.head.is_none() => entry.head = Some(sha.to_string()),
+        Some(entry) if entry.head.is_none() => entry.head = Some(sha.into()),
         Some(_) => {}
         None => p.history.push(StepEntry {
             step,
             seq: entered,
             at: now.into(),
-            head: Some(sha.to_string()),
+            head: Some(sha.into()),
             attempts_before: None,
         }),
     }

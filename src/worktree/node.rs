@@ -259,14 +259,14 @@ pub fn prepare_for_attempt(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::bead::StepEntry;
+    use crate::model::bead::{StepEntry, ThinText};
 
     fn entry(step: &str, seq: u64, head: Option<&str>) -> StepEntry {
         StepEntry {
             step: step.into(),
             seq,
             at: "t".into(),
-            head: head.map(String::from),
+            head: head.map(ThinText::from),
             attempts_before: None,
         }
     }

@@ -19,6 +19,7 @@ mod records;
 
 mod counts;
 mod sparse;
+mod thin;
 
 pub use counts::Counts;
 pub use records::{
@@ -27,6 +28,7 @@ pub use records::{
     Verdict,
 };
 pub use sparse::{Extra, Few, Sparse};
+pub use thin::ThinText;
 
 /// The bead file shape this build writes. A file without `schema_version` is of the shape before
 /// it was recorded (read as is, rewritten in this shape); a newer one is refused.
@@ -47,8 +49,9 @@ pub enum Status {
     Pinned,
     Closed,
     Tombstone,
-    /// A status this build does not know, as the file spells it.
-    Other(String),
+    /// A status this build does not know, as the file spells it (a thin text: it keeps
+    /// `Status` one word wide in every bead).
+    Other(ThinText),
 }
 
 impl Status {
@@ -70,7 +73,7 @@ impl Status {
             .iter()
             .find(|s| s.as_str() == word)
             .cloned()
-            .unwrap_or_else(|| Status::Other(word.to_string()))
+            .unwrap_or_else(|| Status::Other(word.into()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -223,7 +226,7 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autonomy: Option<Autonomy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<Box<str>>,
+    pub target: Option<ThinText>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<DeliveryMethod>,
     #[serde(default, skip_serializing_if = "Few::is_empty")]
@@ -251,7 +254,7 @@ pub struct Pipeline {
     pub cancelled: Option<Box<Cancelled>>,
     /// Revision guidance for the next dispatch: a review's text or a person's rejection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub guidance: Option<Box<str>>,
+    pub guidance: Option<ThinText>,
     /// A loop step's iterations, each measured and judged (`docs/monitor.md`; at most
     /// [`MAX_TRAJECTORY`](crate::model::trajectory::MAX_TRAJECTORY), the oldest go first).
     #[serde(default, skip_serializing_if = "Few::is_empty")]
@@ -263,9 +266,9 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<Usage>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reviewed_sha: Option<Box<str>>,
+    pub reviewed_sha: Option<ThinText>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pr_url: Option<Box<str>>,
+    pub pr_url: Option<ThinText>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Box<Provenance>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -276,7 +279,7 @@ pub struct Pipeline {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<StepEntry>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub suite_cmd: Option<Box<str>>,
+    pub suite_cmd: Option<ThinText>,
     #[serde(default, skip_serializing_if = "Few::is_empty")]
     pub test_paths: Few<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -289,8 +292,8 @@ pub struct Pipeline {
     pub plan: Option<Box<PlanApproval>>,
     /// Step name → the final response of its latest dispatch, bounded and redacted, for result
     /// branches (`{{ step.<name>.response }}`, `contains`, `matches`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub responses: BTreeMap<String, StepResponse>,
+    #[serde(default, skip_serializing_if = "Sparse::is_empty")]
+    pub responses: Sparse<BTreeMap<String, StepResponse>>,
     /// On a bead imported from bd: what its export needs to give the record back
     /// (`docs/bd-interop.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -340,7 +343,7 @@ pub struct Bead {
     #[serde(default)]
     pub closed_at: Option<Text>,
     #[serde(default)]
-    pub close_reason: Option<Box<str>>,
+    pub close_reason: Option<ThinText>,
     #[serde(default)]
     pub metadata: Extra,
     #[serde(default)]

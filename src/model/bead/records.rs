@@ -229,7 +229,7 @@ pub struct StepEntry {
     pub seq: u64,
     pub at: Text,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub head: Option<String>,
+    pub head: Option<super::ThinText>,
     /// The attempts the step had used on earlier visits when the node entered it again (a loop
     /// step's iterations count from its entry); absent when none.
     #[serde(default, skip_serializing_if = "Option::is_none")]

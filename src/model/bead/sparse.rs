@@ -5,7 +5,9 @@
 //! - [`Extra`]: the fields of a bead this version does not know, kept and written back.
 //! - [`Few`]: a list most beads leave empty (exits, a loop's trajectory, acceptance checks,
 //!   routing records…).
+//! - a `BTreeMap` most beads leave empty (a node's step responses): 24 bytes inline.
 
+use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::OnceLock;
 
@@ -34,6 +36,16 @@ pub trait Container: Default + 'static {
 impl<T: 'static> Container for Vec<T> {
     fn none() -> &'static Vec<T> {
         const { &Vec::new() }
+    }
+
+    fn holds_nothing(&self) -> bool {
+        self.is_empty()
+    }
+}
+
+impl<K: 'static, V: 'static> Container for BTreeMap<K, V> {
+    fn none() -> &'static BTreeMap<K, V> {
+        const { &BTreeMap::new() }
     }
 
     fn holds_nothing(&self) -> bool {

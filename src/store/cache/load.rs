@@ -4,8 +4,13 @@
 //! each bead's JSON against its checksum first ([`Store::scan_cached`](super::Store::scan_cached)).
 //! The file is only ever replaced by rename, never written in place, so the open file keeps the
 //! bytes that were checked.
+//!
+//! The entries' stamps are kept apart ([`Loaded::stamps`]): a read needs them only to stat the
+//! files, and drops them before it parses; a new cache that copies old entries reads them again
+//! from the index ([`Loaded::stamps_again`]).
 
 use std::fs;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -13,10 +18,10 @@ use super::text::Sum;
 use super::{FORMAT, MAGIC, Mark, Stamp};
 use crate::store::atomic;
 
-/// An entry of the cache: a bead file's stamp, where its JSON is in the file, and the JSON's
-/// checksum (its name is in [`Loaded::ids`], beside).
+/// An entry of the cache: where a bead's JSON is in the file, and the JSON's checksum (its name
+/// is in [`Loaded::ids`] and its file's stamp in [`Loaded::stamps`], beside). 24 bytes: one is
+/// held per bead while every bead is parsed.
 pub(super) struct Entry {
-    pub stamp: Stamp,
     pub at: u64,
     pub len: usize,
     pub sum: u64,
@@ -31,12 +36,41 @@ pub(super) struct Loaded {
     /// Each entry's file name, in the same order: dropped once the files are matched to the
     /// entries ([`Loaded::take_ids`]), so a read does not hold them while it parses.
     pub ids: Vec<crate::model::Text>,
+    /// Each entry's stamp, in the same order: dropped once the files are statted
+    /// ([`Loaded::take_stamps`]), for the same reason.
+    pub stamps: Vec<Stamp>,
+    /// Where the index is, its length and its checksum: to read the stamps again.
+    index: (u64, u64, String),
 }
 
 impl Loaded {
     /// The entries' names, taken out.
     pub fn take_ids(&mut self) -> Vec<crate::model::Text> {
         std::mem::take(&mut self.ids)
+    }
+
+    /// The entries' stamps, taken out.
+    pub fn take_stamps(&mut self) -> Vec<Stamp> {
+        std::mem::take(&mut self.stamps)
+    }
+
+    /// The entries' stamps read again from the index, streamed (`None` when the index no
+    /// longer reads as it did: it must pass its checksum again and hold as many entries).
+    pub fn stamps_again(&self) -> Option<Vec<Stamp>> {
+        let (index_at, index_len, ref sum) = self.index;
+        let mut file = &self.file;
+        file.seek(SeekFrom::Start(index_at)).ok()?;
+        let mut lines = BufReader::with_capacity(1 << 16, file.take(index_len));
+        let mut hash = Sum::new(index_len);
+        let mut stamps = Vec::with_capacity(self.entries.len());
+        let mut line = Vec::with_capacity(128);
+        while lines.read_until(b'\n', &mut line).ok()? > 0 {
+            hash.update(&line);
+            let (_, stamp, _) = entry(line.strip_suffix(b"\n")?, 0)?;
+            stamps.push(stamp);
+            line.clear();
+        }
+        (hash.finish() == *sum && stamps.len() == self.entries.len()).then_some(stamps)
     }
 
     /// The bytes from the start of entry `first` to the end of entry `last` (`None` when the
@@ -98,9 +132,10 @@ pub(super) fn load(path: &Path) -> Option<Loaded> {
     let count = index.iter().filter(|&&b| b == b'\n').count();
     let mut entries: Vec<Entry> = Vec::with_capacity(count);
     let mut ids: Vec<crate::model::Text> = Vec::with_capacity(count);
+    let mut stamps: Vec<Stamp> = Vec::with_capacity(count);
     let mut at = start;
     for line in index.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let (id, entry) = entry(line, at)?;
+        let (id, stamp, entry) = entry(line, at)?;
         if ids.last().is_some_and(|last| *last >= id) {
             return None;
         }
@@ -110,6 +145,7 @@ pub(super) fn load(path: &Path) -> Option<Loaded> {
             .checked_add(1)?;
         entries.push(entry);
         ids.push(id);
+        stamps.push(stamp);
     }
     if at != index_at {
         return None;
@@ -119,12 +155,14 @@ pub(super) fn load(path: &Path) -> Option<Loaded> {
         mark,
         entries,
         ids,
+        stamps,
+        index: (index_at, index_len, sum.to_string()),
     })
 }
 
 /// One line of the index, for the JSON that starts at `at` in the file: `id`, the stamp's four
 /// numbers, the JSON's length and its checksum (16 hex digits), tab-separated.
-fn entry(line: &[u8], at: u64) -> Option<(crate::model::Text, Entry)> {
+fn entry(line: &[u8], at: u64) -> Option<(crate::model::Text, Stamp, Entry)> {
     let text = std::str::from_utf8(line).ok()?;
     let mut parts = text.split('\t');
     let mut word = || parts.next();
@@ -141,13 +179,5 @@ fn entry(line: &[u8], at: u64) -> Option<(crate::model::Text, Entry)> {
     if word().is_some() {
         return None;
     }
-    Some((
-        id,
-        Entry {
-            stamp,
-            at,
-            len,
-            sum,
-        },
-    ))
+    Some((id, stamp, Entry { at, len, sum }))
 }

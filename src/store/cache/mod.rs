@@ -23,7 +23,9 @@
 //! `splice cache rebuild` and `--no-cache` exist for that.
 //!
 //! The body (the beads' JSON, a line each) is never held whole, nor read twice: a read loads
-//! the index that follows it (`load.rs`: each bead's name, stamp, length and checksum), then
+//! the index that follows it (`load.rs`: each bead's name, stamp, length and checksum; the
+//! names and stamps are dropped once the files are statted, and a rewrite that copies old
+//! entries reads their stamps again from the index), then
 //! takes the cached JSON of a block of files at a time from the open file (on the reading
 //! threads, [`super::par_blocks`]), checks each bead's against its checksum as it parses it,
 //! and drops it once they are parsed; a rewrite copies the entries it keeps from the old file
@@ -164,15 +166,15 @@ struct Fresh {
     json: Json,
 }
 
-/// What reading one file gave: the bead (or why not), the stamp of the file opened, and its
-/// JSON for a new cache (`None` when unreadable).
-type Outcome = (Result<Bead>, Option<Stamp>, Option<Found>);
+/// What reading one file gave: the bead (or why not), and where its JSON for a new cache is
+/// (`None` when unreadable).
+type Outcome = (Result<Bead>, Option<Found>);
 
 /// A bead's JSON as [`read_entry`] found it: its cache entry's index, or the file's bytes made
-/// compact.
+/// compact with the stamp of the file opened.
 enum Found {
     Cached(u32),
-    Read(Vec<u8>),
+    Read(Option<Stamp>, Vec<u8>),
 }
 
 /// A read through the cache so far.
@@ -189,13 +191,13 @@ struct Reading {
 }
 
 impl Reading {
-    /// Read every file of `work`, each with its cache entry when its stamp holds: on a few
-    /// threads, a block of files at a time (the cached JSON of a block's hits read in one
-    /// piece, then parsed), each bead into the scan in order as its block is done.
+    /// Read every file of `named`, each with its cache entry (`hits`, beside) when its stamp
+    /// holds: on a few threads, a block of files at a time (the cached JSON of a block's hits
+    /// read in one piece, then parsed), each bead into the scan in order as its block is done.
     fn read(
         &mut self,
         dir: &Path,
-        work: &[(&Named, Option<u32>)],
+        (named, hits): (&[Named], &[Option<u32>]),
         loaded: Option<&Loaded>,
         racy: &impl Fn(&Stamp) -> bool,
     ) {
@@ -207,23 +209,25 @@ impl Reading {
             changed,
         } = self;
         let mut k = 0u32;
-        let read = |part: &[(&Named, Option<u32>)]| read_block(dir, part, loaded);
+        let read = |start: usize, part: &[Named]| {
+            read_block(dir, part, &hits[start..start + part.len()], loaded)
+        };
         // Mostly hits, the work is parsing (CPU); mostly files to read, system calls.
-        let hits = work.iter().filter(|(_, h)| h.is_some()).count();
-        let bound = if hits * 2 > work.len() {
+        let count = hits.iter().filter(|h| h.is_some()).count();
+        let bound = if count * 2 > hits.len() {
             super::Bound::Cpu
         } else {
             super::Bound::Io
         };
         // Streamed: each bead goes into the scan as it is parsed, never through a second list.
-        super::par_blocks(work, bound, read, |(file, _), (read, stamp, json)| {
+        super::par_blocks(named, bound, read, |file, (read, json)| {
             let from_file = !matches!(json, Some(Found::Cached(_)));
             *from_files += usize::from(from_file);
             match read {
                 Ok(bead) => {
                     let json = match json {
                         Some(Found::Cached(i)) => Some(Json::Cached(i)),
-                        Some(Found::Read(bytes)) => {
+                        Some(Found::Read(stamp, bytes)) => {
                             let stamp = stamp.filter(|s| !racy(s)).unwrap_or(NEVER);
                             *changed += usize::from(stamp != NEVER);
                             reads.push((stamp, bytes));
@@ -253,6 +257,9 @@ struct New<'a> {
     named: &'a [Named],
     fresh: &'a [Fresh],
     read: &'a [(Stamp, Vec<u8>)],
+    /// The old cache's stamps, by entry ([`Loaded::stamps_again`]): a bead taken from it keeps
+    /// its stamp.
+    old_stamps: &'a [Stamp],
 }
 
 /// What a rebuild wrote.
@@ -316,46 +323,11 @@ impl Store {
         };
         let (mut loaded, touched, tail) = self.usable(loaded, mark);
         let racy = |s: &Stamp| s.mtime_ns.saturating_add(RACY_NS) > started;
-        // Each file: its cache entry when its stamp still holds, else `None` (read the file).
-        // First each file's entry of the same id (both are in id order: one walk, no search),
-        // then a stat of those files only: a file with no entry is read anyway.
-        let names = loaded.as_mut().map(Loaded::take_ids).unwrap_or_default();
-        let entries = loaded.as_ref().map_or(&[][..], |l| &l.entries[..]);
-        let mut next = 0;
-        let mut hits: Vec<Option<u32>> = named
-            .iter()
-            .map(|file| {
-                let id = &file.id;
-                while names.get(next).is_some_and(|n| n < id) {
-                    next += 1;
-                }
-                let i = next;
-                let e = entries.get(i).filter(|_| names[i] == *id)?;
-                let maybe = ids::is_valid(id) && !touched.contains(id.as_str()) && !racy(&e.stamp);
-                u32::try_from(i).ok().filter(|_| maybe)
-            })
-            .collect();
-        drop(names);
-        // The files with a candidate entry, by position; a hit stands when its stat matches.
-        let candidates: Vec<usize> = (0..hits.len()).filter(|&k| hits[k].is_some()).collect();
-        let opened = (!candidates.is_empty())
-            .then(|| fs::File::open(&dir).ok())
-            .flatten();
-        let holds = super::par_map(&candidates, super::Bound::Io, |&k| {
-            let file = &named[k];
-            let stamp = match (&opened, file.is_plain()) {
-                (Some(d), true) => Stamp::at(d, &file.id),
-                _ => fs::symlink_metadata(file.path(&dir))
-                    .ok()
-                    .map(|m| Stamp::of(&m)),
-            };
-            hits[k].is_some_and(|i| stamp == Some(entries[i as usize].stamp))
-        });
-        for (k, holds) in candidates.into_iter().zip(holds) {
-            if !holds {
-                hits[k] = None;
-            }
-        }
+        let hits = match loaded.as_mut() {
+            Some(l) => hits(&dir, &named, l, &touched, &racy),
+            None => vec![None; named.len()],
+        };
+        drop(touched);
         let mut reading = Reading {
             scan: Scan {
                 beads: Vec::with_capacity(named.len()),
@@ -366,9 +338,8 @@ impl Store {
             from_files: 0,
             changed: 0,
         };
-        let work: Vec<(&Named, Option<u32>)> = named.iter().zip(hits).collect();
-        reading.read(&dir, &work, loaded.as_ref(), &racy);
-        drop(work);
+        reading.read(&dir, (&named, &hits), loaded.as_ref(), &racy);
+        drop(hits);
         let Reading {
             scan,
             fresh,
@@ -382,14 +353,19 @@ impl Store {
             || changed * 100 >= named.len().max(1)
             || (changed > 0 && named.len() < 1000)
             || tail > TAIL_REWRITE_BYTES;
-        let new = New {
-            named: &named,
-            fresh: &fresh,
-            read: &read,
-        };
         // A new cache counts its beads in 32 bits: a store of more files is read without one.
         let fits = u32::try_from(named.len()).is_ok();
-        let written = (stale && fits).then(|| self.write_cache(mark, &new, loaded.as_ref()));
+        let written = (stale && fits).then(|| {
+            // Without them, a bead taken from the old cache cannot be written: the write fails.
+            let old_stamps = loaded.as_ref().and_then(Loaded::stamps_again);
+            let new = New {
+                named: &named,
+                fresh: &fresh,
+                read: &read,
+                old_stamps: old_stamps.as_deref().unwrap_or_default(),
+            };
+            self.write_cache(mark, &new, loaded.as_ref())
+        });
         Ok(Through {
             scan,
             from_files,
@@ -521,17 +497,74 @@ fn create_new(path: &Path) -> std::io::Result<fs::File> {
         .open(path)
 }
 
-/// A block of files, each with its cache entry when its stamp holds: the entries' JSON read in
-/// one piece (a hit whose piece cannot be read is read from its file), then each bead parsed.
-/// Only the blocks in flight hold cached JSON, never the whole cache's.
-fn read_block(dir: &Path, part: &[(&Named, Option<u32>)], loaded: Option<&Loaded>) -> Vec<Outcome> {
-    let mut hits = part.iter().filter_map(|(_, h)| h.map(|i| i as usize));
-    let span = match (loaded, hits.next(), hits.next_back()) {
+/// Each file's cache entry when its stamp still holds, else `None` (read the file). First each
+/// file's entry of the same id (both are in id order: one walk, no search), then a stat of
+/// those files only: a file with no entry is read anyway. The entries' names and stamps are
+/// dropped here: the parse that follows does not need them.
+fn hits(
+    dir: &Path,
+    named: &[Named],
+    loaded: &mut Loaded,
+    touched: &HashSet<String>,
+    racy: &impl Fn(&Stamp) -> bool,
+) -> Vec<Option<u32>> {
+    let names = loaded.take_ids();
+    let stamps = loaded.take_stamps();
+    let mut next = 0;
+    let mut hits: Vec<Option<u32>> = named
+        .iter()
+        .map(|file| {
+            let id = &file.id;
+            while names.get(next).is_some_and(|n| n < id) {
+                next += 1;
+            }
+            let i = next;
+            let stamp = stamps.get(i).filter(|_| names[i] == *id)?;
+            let maybe = ids::is_valid(id) && !touched.contains(id.as_str()) && !racy(stamp);
+            u32::try_from(i).ok().filter(|_| maybe)
+        })
+        .collect();
+    drop(names);
+    // The files with a candidate entry, by position; a hit stands when its stat matches.
+    let candidates: Vec<usize> = (0..hits.len()).filter(|&k| hits[k].is_some()).collect();
+    let opened = (!candidates.is_empty())
+        .then(|| fs::File::open(dir).ok())
+        .flatten();
+    let holds = super::par_map(&candidates, super::Bound::Io, |&k| {
+        let file = &named[k];
+        let stamp = match (&opened, file.is_plain()) {
+            (Some(d), true) => Stamp::at(d, &file.id),
+            _ => fs::symlink_metadata(file.path(dir))
+                .ok()
+                .map(|m| Stamp::of(&m)),
+        };
+        hits[k].is_some_and(|i| stamp == Some(stamps[i as usize]))
+    });
+    for (k, holds) in candidates.into_iter().zip(holds) {
+        if !holds {
+            hits[k] = None;
+        }
+    }
+    hits
+}
+
+/// A block of files, each with its cache entry (`hits`, beside) when its stamp holds: the
+/// entries' JSON read in one piece (a hit whose piece cannot be read is read from its file),
+/// then each bead parsed. Only the blocks in flight hold cached JSON, never the whole cache's.
+fn read_block(
+    dir: &Path,
+    part: &[Named],
+    hits: &[Option<u32>],
+    loaded: Option<&Loaded>,
+) -> Vec<Outcome> {
+    let mut each = hits.iter().filter_map(|h| h.map(|i| i as usize));
+    let span = match (loaded, each.next(), each.next_back()) {
         (Some(l), Some(a), last) => l.span(a, last.unwrap_or(a)).map(|s| (l, s)),
         _ => None,
     };
     part.iter()
-        .map(|&(file, hit)| {
+        .zip(hits)
+        .map(|(file, &hit)| {
             let cached = hit.zip(span.as_ref()).map(|(i, (l, (base, bytes)))| {
                 let e = &l.entries[i as usize];
                 let from = (e.at - base) as usize;
@@ -546,15 +579,11 @@ fn read_block(dir: &Path, part: &[(&Named, Option<u32>)], loaded: Option<&Loaded
 /// (its file read when it does not, or does not parse), else from its file.
 fn read_entry(dir: &Path, file: &Named, cached: Option<(u32, &load::Entry, &[u8])>) -> Outcome {
     let id = &file.id;
-    if let Some((i, entry, json)) = cached.filter(|(_, e, json)| entry_sum(json) == e.sum) {
+    if let Some((i, _, json)) = cached.filter(|(_, e, json)| entry_sum(json) == e.sum) {
         // A cached bead that does not parse is read from its file, which gives the error: the
         // path is only for that message.
         if let Ok(bead) = parse_bead(Path::new(""), id, json) {
-            return (
-                Ok(super::held(bead)),
-                Some(entry.stamp),
-                Some(Found::Cached(i)),
-            );
+            return (Ok(super::held(bead)), Some(Found::Cached(i)));
         }
     }
     read_stamped(id, &file.path(dir))
@@ -565,20 +594,19 @@ fn read_entry(dir: &Path, file: &Named, cached: Option<(u32, &load::Entry, &[u8]
 fn read_stamped(id: &str, path: &Path) -> Outcome {
     let mut file = match super::open_named(id, path) {
         Ok(f) => f,
-        Err(e) => return (Err(e), None, None),
+        Err(e) => return (Err(e), None),
     };
     let stamp = file.metadata().ok().map(|m| Stamp::of(&m));
     let mut bytes = Vec::with_capacity(4096);
     if let Err(e) = file.read_to_end(&mut bytes) {
-        return (Err(Error::io(path, e)), None, None);
+        return (Err(Error::io(path, e)), None);
     }
     match parse_bead(path, id, &bytes) {
         Ok(bead) => (
             Ok(super::held(bead)),
-            stamp,
-            Some(Found::Read(compact(&bytes))),
+            Some(Found::Read(stamp, compact(&bytes))),
         ),
-        Err(e) => (Err(e), None, None),
+        Err(e) => (Err(e), None),
     }
 }
 

@@ -247,3 +247,27 @@ fn an_index_naming_a_length_past_any_file_is_refused_not_trusted() {
         same(&read.scan, &store.scan().unwrap());
     }
 }
+
+#[test]
+fn the_stamps_read_again_are_the_stamps_loaded_and_a_changed_index_gives_none() {
+    // A read drops the stamps before it parses; a rewrite reads them again from the index,
+    // which must still pass its checksum.
+    let (_dir, store) = aged_store(&["sp-a", "sp-b", "sp-c"]);
+    store.rebuild_cache().unwrap();
+    let mut loaded = load::load(&store.cache_path()).unwrap();
+    let stamps = loaded.take_stamps();
+    assert_eq!(stamps.len(), 3);
+    assert!(loaded.stamps.is_empty(), "taken out");
+    assert_eq!(loaded.stamps_again(), Some(stamps));
+    // Changed in place under the open file (splice never does: it renames a new one over it).
+    use std::os::unix::fs::FileExt;
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .open(store.cache_path())
+        .unwrap();
+    let text = fs::read(store.cache_path()).unwrap();
+    let last = text.len() - 2; // the last digit of the last entry's checksum
+    let other = if text[last] == b'0' { b"1" } else { b"0" };
+    file.write_all_at(other, last as u64).unwrap();
+    assert_eq!(loaded.stamps_again(), None);
+}

@@ -130,7 +130,9 @@ fn beads<'a>(
             }
             (Json::Cached(i), Some(l)) => {
                 let e = &l.entries[i as usize];
-                Ok((id, e.stamp, Source::Old(l, e)))
+                let stamp = new.old_stamps.get(i as usize);
+                let stamp = stamp.ok_or(std::io::ErrorKind::NotFound)?;
+                Ok((id, *stamp, Source::Old(l, e)))
             }
             (Json::Cached(_), None) => Err(std::io::ErrorKind::NotFound.into()),
         }
