@@ -1,6 +1,8 @@
 //! The cache's own checks: that a warm cache is used, and what makes a bead read from its file.
 
+use super::text::compact;
 use super::*;
+use crate::model::Bead;
 use crate::store::journal::{Record, StepChange};
 
 fn aged_store(ids: &[&str]) -> (tempfile::TempDir, Store) {
