@@ -16,9 +16,9 @@
 //! rules' time on the first load of each bead's lines (its status, lease, dead letter, parent):
 //! misses to memory, not work that grows. So the per-node line is now given twice, the second
 //! with the caches emptied before each decision (a 64 MiB write), as a runner's one decision a
-//! pass meets them. The one part that did grow with n was looking a bead up (a dependency, a
+//! pass meets them. A part that did grow with n was looking a bead up (a dependency, a
 //! worktree) by binary search over all 100k; a search now starts where the node being decided
-//! sits in id order and widens from there (`index::find_near`). Medians of 5 alternated runs
+//! sits in id order and widens from there (`index::find_near`); so is each child of a split. Medians of 5 alternated runs
 //! of the two builds, per node at 1k / 100k: warm 0.412 / 1.136 µs (2.76×) before, 0.400 /
 //! 0.954 µs (2.39×) after; cold 0.563 / 1.105 µs (1.96×) before, 0.624 / 0.959 µs (1.54×) after.
 //! What is left is the beads' own memory: a compact per-node view, made while each bead is hot

@@ -190,7 +190,7 @@ fn untype(deps: &mut Value, untyped: &[String]) {
 }
 
 /// A bead made in splice as bd writes an issue: empty and null fields left out, the parent a
-/// `parent-child` dependency, each dependency naming its issue.
+/// `parent-child` dependency, each dependency naming its issue and when it was made.
 fn native(bead: &Bead, mut fields: Map<String, Value>) -> Map<String, Value> {
     fields.retain(|_, v| match v {
         Value::Null => false,
@@ -220,6 +220,10 @@ fn native(bead: &Bead, mut fields: Map<String, Value>) -> Map<String, Value> {
                 if let Ok(Value::Object(rest)) = serde_json::to_value(&d) {
                     m.extend(rest);
                 }
+                // bd writes when each was made (br refuses one without): the bead's own
+                // creation, when the link was made with it, unless it says otherwise.
+                m.entry("created_at")
+                    .or_insert_with(|| Value::String(bead.created_at.to_string()));
                 Value::Object(m)
             })
             .collect();
@@ -269,6 +273,55 @@ mod tests {
         let back = to_record(&bead, false);
         let original: Value = serde_json::from_str(line).unwrap();
         assert_eq!(Value::Object(back), original);
+    }
+
+    /// bd writes each dependency with the time it was made, and br refuses a record whose
+    /// dependency has none: a bead made in splice gives its own creation time, the time its
+    /// split made its parent link. One that has a time keeps it.
+    #[test]
+    fn a_native_bead_s_dependencies_carry_a_creation_time_as_bd_writes_them() {
+        let mut bead = Bead::new(
+            "sp-a.1".into(),
+            "T".into(),
+            String::new(),
+            "2025-03-04T05:06:07Z",
+        );
+        bead.parent = Some("sp-a".into());
+        let dep = |on: &str, at: Option<&str>| {
+            let mut extra = Extra::new();
+            if let Some(at) = at {
+                extra.insert("created_at".into(), at.into());
+            }
+            Dependency {
+                depends_on_id: on.into(),
+                dep_type: "blocks".into(),
+                extra,
+            }
+        };
+        bead.dependencies = vec![dep("sp-b", None), dep("sp-c", Some("2025-05-05T00:00:00Z"))];
+        let record = to_record(&bead, false);
+        let deps: Vec<(&str, &str, &str, &str)> = record["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                let field = |k: &str| d[k].as_str().unwrap_or("(none)");
+                (
+                    field("issue_id"),
+                    field("depends_on_id"),
+                    field("type"),
+                    field("created_at"),
+                )
+            })
+            .collect();
+        assert_eq!(
+            deps,
+            [
+                ("sp-a.1", "sp-b", "blocks", "2025-03-04T05:06:07Z"),
+                ("sp-a.1", "sp-c", "blocks", "2025-05-05T00:00:00Z"),
+                ("sp-a.1", "sp-a", "parent-child", "2025-03-04T05:06:07Z"),
+            ]
+        );
     }
 
     #[test]
