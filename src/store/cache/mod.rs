@@ -214,13 +214,16 @@ impl Store {
     fn read_through(&self, use_cache: bool) -> Result<Through> {
         let started = now_ns();
         let mark = self.journal_mark()?;
-        let named = self.bead_names()?;
+        // The cache's index is loaded on a thread of its own while the directory is listed:
+        // neither needs the other.
+        let path = self.cache_path();
+        let (named, loaded) = std::thread::scope(|s| {
+            let loading = use_cache.then(|| s.spawn(|| load::load(&path)));
+            let named = self.bead_names();
+            (named, loading.and_then(|l| l.join().ok().flatten()))
+        });
+        let named = named?;
         let dir = self.beads_dir();
-        let loaded = if use_cache {
-            load::load(&self.cache_path())
-        } else {
-            None
-        };
         let (mut loaded, touched, tail) = self.usable(loaded, mark);
         let racy = |s: &Stamp| s.mtime_ns.saturating_add(RACY_NS) > started;
         let hits = match loaded.as_mut() {
