@@ -10,19 +10,21 @@
 //! with the sorted beads, a bead found by binary search instead of a hash table built per
 //! decision, serialization one sibling group at a time, and the decision's short texts inline.
 //!
-//! Fifth session: why it still grows. Criterion decides one snapshot again and again, so a 1k
+//! Sixth session: why it still grows. Criterion decides one snapshot again and again, so a 1k
 //! snapshot (~1.5 MB with its strings) stays in the caches between decisions, a 10k one in the
 //! 32 MiB last level, and a 100k one (~150 MB) in none. `perf annotate` at 100k puts most of the
 //! rules' time on the first load of each bead's lines (its status, lease, dead letter, parent):
 //! misses to memory, not work that grows. So the per-node line is now given twice, the second
 //! with the caches emptied before each decision (a 64 MiB write), as a runner's one decision a
 //! pass meets them. A part that did grow with n was looking a bead up (a dependency, a
-//! worktree) by binary search over all 100k; a search now starts where the node being decided
-//! sits in id order and widens from there (`index::find_near`); so is each child of a split. Medians of 5 alternated runs
-//! of the two builds, per node at 1k / 100k: warm 0.412 / 1.136 µs (2.76×) before, 0.400 /
-//! 0.954 µs (2.39×) after; cold 0.563 / 1.105 µs (1.96×) before, 0.624 / 0.959 µs (1.54×) after.
-//! What is left is the beads' own memory: a compact per-node view, made while each bead is hot
-//! (at parse), would let the rules read one dense line per node instead of a 736-byte bead.
+//! worktree, a split's child) by binary search over all 100k (or, for the children, one sort
+//! of every child id); a search now starts where the node being decided (or the last child
+//! found) sits in id order and widens from there (`index::find_near`). Per node at 1k / 100k,
+//! medians of 7 alternated runs of the two builds (`504d67f` and this one, which also has the
+//! session's smaller `Bead`): warm 0.415 / 1.080 µs (2.60×) before, 0.387 / 0.955 µs (2.47×)
+//! after; cold 0.650 / 1.066 µs (1.64×) before, 0.555 / 0.945 µs (1.70×) after. What is left
+//! is the beads' own memory: a compact per-node view, made while each bead is hot (at parse),
+//! would let the rules read one dense line per node instead of a 664-byte bead.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
