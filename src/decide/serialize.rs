@@ -14,7 +14,7 @@ use std::ops::Bound;
 
 use crate::model::{Bead, Rest, Text};
 
-use super::index::Index;
+use super::index::{FxMap, Index};
 use super::rules::Outcome;
 
 /// Claimed paths of one sibling group: normalized path → claiming node.
@@ -25,8 +25,9 @@ pub(crate) struct Contender<'a> {
     at: usize,
     priority: i64,
     id: &'a str,
-    /// A copy (inline when short): contenders are sorted by it.
-    parent: Option<Text>,
+    parent: Option<&'a str>,
+    /// Its sibling group's number ([`number_groups`]): contenders are sorted by it.
+    group: usize,
     files: &'a [Text],
     role: Role,
 }
@@ -51,7 +52,8 @@ impl<'a> Contender<'a> {
             at,
             priority: bead.priority,
             id: &bead.id,
-            parent: bead.parent.clone(),
+            parent: bead.parent.as_deref(),
+            group: 0,
             files: &bead.pipeline.files,
             role,
         })
@@ -71,14 +73,10 @@ pub(crate) fn serialize_dispatches<'a>(
 
     // By sibling group; in each, the leased first in id order, then the dispatches in
     // (priority, id) order. Stable, from id order: siblings' ids mostly sit together already.
-    contenders.sort_by(|a, b| {
-        let order = |c: &Contender| match c.role {
-            Role::Dispatch => (true, c.priority),
-            _ => (false, 0),
-        };
-        a.parent
-            .cmp(&b.parent)
-            .then_with(|| order(a).cmp(&order(b)))
+    number_groups(&mut contenders);
+    contenders.sort_by_key(|c| match c.role {
+        Role::Dispatch => (c.group, true, c.priority),
+        _ => (c.group, false, 0),
     });
 
     // Leased siblings claim their files; then a dispatch that overlaps a claim rests
@@ -87,7 +85,7 @@ pub(crate) fn serialize_dispatches<'a>(
     let mut claims = Claims::new();
     let mut scratch = String::new();
     for (i, c) in contenders.iter().enumerate() {
-        if i > 0 && contenders[i - 1].parent != c.parent {
+        if i > 0 && contenders[i - 1].group != c.group {
             claims.clear();
         }
         if c.role == Role::Dispatch {
@@ -114,6 +112,26 @@ pub(crate) fn serialize_dispatches<'a>(
     let slots = (ix.snapshot.limits.jobs as usize).saturating_sub(in_flight);
     for &(_, at) in standing.iter().skip(slots) {
         outcomes[at] = Outcome::Rest(Rest::Queued);
+    }
+}
+
+/// Number the contenders' sibling groups (the same parent, or none) in the order they first
+/// come. Groups never see each other's claims, and what stands is ordered afterwards by
+/// (priority, id), so the groups' own order does not matter: a number sorts faster than the
+/// parent's text. Siblings mostly come one after another, so most take the last one's number.
+fn number_groups(contenders: &mut [Contender]) {
+    let mut numbers: FxMap<Option<&str>, usize> = FxMap::default();
+    let mut last = None;
+    for c in contenders {
+        c.group = match last {
+            Some((parent, group)) if parent == c.parent => group,
+            _ => {
+                let next = numbers.len();
+                let group = *numbers.entry(c.parent).or_insert(next);
+                last = Some((c.parent, group));
+                group
+            }
+        };
     }
 }
 

@@ -325,3 +325,37 @@ fn waiting_children_are_the_split_s_open_ones_in_its_order() {
         &["sp-c.9", "sp-c.absent", "sp-c.9", "sp-c.123456789abc.open"]
     );
 }
+
+/// Siblings serialize whatever sits between them in id order: `sp-p.2`, a child of another
+/// parent, comes between `sp-p.1` and `sp-p.3`, and all three declare the same file.
+#[test]
+fn siblings_apart_in_id_order_still_serialize_and_only_with_each_other() {
+    let node = |id: &str, parent: &str| {
+        let mut b = bead(id, "implement");
+        b.parent = Some(parent.into());
+        b.pipeline.files = vec!["src/x.rs".into()];
+        b
+    };
+    let mut s = snap(vec![
+        node("sp-p.3", "sp-p"),
+        node("sp-p.2", "sp-q"),
+        node("sp-p.1", "sp-p"),
+    ]);
+    s.limits.jobs = 8;
+    let d = decide(&s);
+    let dispatched: Vec<&str> = d
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Dispatch { bead, .. } => Some(bead.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(dispatched, ["sp-p.1", "sp-p.2"]);
+    assert_eq!(
+        rest_of(&d, "sp-p.3"),
+        Some(&Rest::Serialized {
+            behind: "sp-p.1".into()
+        })
+    );
+}
