@@ -22,6 +22,9 @@ use super::Global;
 use crate::driver::advice::{self, Next, Node};
 
 mod human;
+mod tree;
+
+use tree::{positions, tree_order};
 
 /// Show the tree with each node's step and the reason it acts or rests.
 #[derive(clap::Args, Debug)]
@@ -373,87 +376,6 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
     }
 }
 
-/// Each slot's position by its id.
-fn positions<'a>(slots: &[Slot<'a>]) -> FxMap<&'a str, usize> {
-    slots.iter().enumerate().map(|(at, s)| (s.id, at)).collect()
-}
-
-/// Each slot's position (`slots` in id order, each id once) with its depth, depth first,
-/// children in natural order; nodes caught in a parent cycle come last.
-fn tree_order(slots: &[Slot<'_>], position: &FxMap<&str, usize>) -> Vec<(usize, usize)> {
-    // Each slot's parent's position (`None`: a top).
-    let parents: Vec<Option<usize>> = slots
-        .iter()
-        .map(|s| s.bead.and_then(|b| b.parent.as_deref()))
-        .map(|p| p.and_then(|p| position.get(p).copied()))
-        .collect();
-    // Each parent's children, together: `kids[start[p]..start[p + 1]]`.
-    let mut start = vec![0; slots.len() + 1];
-    for &p in parents.iter().flatten() {
-        start[p + 1] += 1;
-    }
-    for p in 0..slots.len() {
-        start[p + 1] += start[p];
-    }
-    let mut fill = start.clone();
-    let mut kids = vec![0; start[slots.len()]];
-    let mut tops = Vec::new();
-    for (at, parent) in parents.iter().enumerate() {
-        match *parent {
-            Some(p) => {
-                kids[fill[p]] = at;
-                fill[p] += 1;
-            }
-            None => tops.push(at),
-        }
-    }
-    // Natural order, as a person reads ids: `sp-x.1.2` before `sp-x.1.10`. A child named its
-    // parent's id, a dot and a number (no leading zero) compares with such a sibling by the
-    // number, which is what the natural order says, without reading either id.
-    let number: Vec<Option<u64>> = slots
-        .iter()
-        .zip(&parents)
-        .map(|(s, p)| child_number(s.id, slots[(*p)?].id))
-        .collect();
-    let natural = |a: &usize, b: &usize| match (number[*a], number[*b]) {
-        (Some(x), Some(y)) => x.cmp(&y),
-        _ => crate::model::id::natural_cmp(slots[*a].id, slots[*b].id),
-    };
-    tops.sort_by(natural);
-    for p in 0..slots.len() {
-        kids[start[p]..start[p + 1]].sort_by(natural);
-    }
-    let mut order = Vec::with_capacity(slots.len());
-    let mut seen = vec![false; slots.len()];
-    let mut stack: Vec<(usize, usize)> = tops.iter().rev().map(|&at| (at, 0)).collect();
-    let mut walk = |stack: &mut Vec<(usize, usize)>, order: &mut Vec<(usize, usize)>| {
-        while let Some((at, depth)) = stack.pop() {
-            if std::mem::replace(&mut seen[at], true) {
-                continue;
-            }
-            order.push((at, depth));
-            for &c in kids[start[at]..start[at + 1]].iter().rev() {
-                stack.push((c, depth + 1));
-            }
-        }
-    };
-    walk(&mut stack, &mut order);
-    for at in 0..slots.len() {
-        stack.push((at, 0));
-        walk(&mut stack, &mut order);
-    }
-    order
-}
-
-/// `N` when `id` is `parent`, a dot and the number `N` written without a leading zero.
-fn child_number(id: &str, parent: &str) -> Option<u64> {
-    let digits = id.strip_prefix(parent)?.strip_prefix('.')?;
-    let plain = digits.bytes().all(|c| c.is_ascii_digit())
-        && (digits == "0" || !digits.starts_with('0'))
-        && (1..=19).contains(&digits.len());
-    plain.then(|| digits.parse().ok()).flatten()
-}
-
 /// The status of a row whose bead file could not be read.
 const UNREADABLE: &str = "unreadable";
 
@@ -585,60 +507,6 @@ fn review_path<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn children_come_in_natural_order_whether_numbered_or_not_and_cycles_last() {
-        let kids = [
-            "sp-p.10",
-            "sp-p.2",
-            "sp-p.02",
-            "sp-p.2a",
-            "sp-p.x",
-            "sp-p.1.5",
-            "sp-p.0",
-            "sp-p.99999999999999999999",
-            "sp-p.18446744073709551615",
-            "sp-pq.3",
-            "sp-p.9",
-        ];
-        let bead = |id: &str, parent: Option<&str>| {
-            let mut b = Bead::new(
-                id.into(),
-                String::new(),
-                String::new(),
-                "2026-01-01T00:00:00Z",
-            );
-            b.parent = parent.map(Into::into);
-            b
-        };
-        let mut beads: Vec<Bead> = kids.iter().map(|k| bead(k, Some("sp-p"))).collect();
-        beads.push(bead("sp-p", None));
-        // A cycle: each the other's parent, reached from no top.
-        beads.push(bead("sp-c1", Some("sp-c2")));
-        beads.push(bead("sp-c2", Some("sp-c1")));
-        beads.sort_by(|a, b| a.id.cmp(&b.id));
-        let slots: Vec<Slot<'_>> = beads
-            .iter()
-            .map(|b| Slot {
-                id: &b.id,
-                bead: Some(b),
-                node: None,
-            })
-            .collect();
-        let order: Vec<(&str, usize)> = tree_order(&slots, &positions(&slots))
-            .into_iter()
-            .map(|(at, depth)| (slots[at].id, depth))
-            .collect();
-        let mut natural = kids.to_vec();
-        natural.sort_by(|a, b| crate::model::id::natural_cmp(a, b));
-        let mut want = vec![("sp-p", 0)];
-        want.extend(natural.iter().map(|k| (*k, 1)));
-        want.extend([("sp-c1", 0), ("sp-c2", 1)]);
-        assert_eq!(order, want);
-        assert_eq!(child_number("sp-p.7", "sp-p"), Some(7));
-        assert_eq!(child_number("sp-p.07", "sp-p"), None);
-        assert_eq!(child_number("sp-pq.7", "sp-p"), None);
-    }
 
     #[test]
     fn a_review_path_names_the_root_found_through_plain_beads_and_scope_ancestors() {
