@@ -7,6 +7,7 @@
 
 mod act;
 mod follow;
+mod input;
 mod state;
 
 use std::path::Path;
@@ -21,6 +22,7 @@ use super::model::{Command, Model, Msg};
 use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::transition::Who;
+use input::{Input, Tty};
 
 /// How often the app looks at keys, the journal and the run.
 const TICK: Duration = Duration::from_millis(100);
@@ -43,45 +45,6 @@ fn catch_signals() {
     }
 }
 
-/// The terminal's input, as `poll(2)` on standard input sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Tty {
-    /// Keys to read.
-    Readable,
-    /// Nothing within the wait.
-    Quiet,
-    /// Hung up or closed: nobody is at the terminal any more.
-    Gone,
-    /// Standard input is not the terminal (crossterm reads `/dev/tty` then): ask crossterm.
-    Unknown,
-}
-
-/// Wait up to `wait` for the terminal on standard input.
-fn tty_wait(wait: Duration) -> Tty {
-    // SAFETY: isatty and poll on fd 0 with one pollfd that lives on this stack frame.
-    if unsafe { libc::isatty(0) } != 1 {
-        return Tty::Unknown;
-    }
-    let mut fd = libc::pollfd {
-        fd: 0,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = libc::c_int::try_from(wait.as_millis()).unwrap_or(libc::c_int::MAX);
-    let n = unsafe { libc::poll(&mut fd, 1, ms) };
-    if n < 0 {
-        // Interrupted by a signal: the caller looks at its flags and comes back.
-        return Tty::Quiet;
-    }
-    if fd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
-        Tty::Gone
-    } else if fd.revents & libc::POLLIN != 0 {
-        Tty::Readable
-    } else {
-        Tty::Quiet
-    }
-}
-
 /// What `splice drive` was asked.
 pub struct Opts {
     pub scope: Option<String>,
@@ -101,6 +64,7 @@ pub fn drive(store: &Store, opts: Opts) -> Result<()> {
         follow_run: follow::RunFollower::new(store.runs_dir(), store.dir()),
         follow_log: follow::LogFollower::default(),
         background: act::Background::new(),
+        input: Input::open(),
         fault: None,
         state,
         opts,
@@ -168,6 +132,8 @@ struct App {
     follow_run: follow::RunFollower,
     follow_log: follow::LogFollower,
     background: act::Background,
+    /// The terminal the keys come from, watched for keys and for a hang-up.
+    input: Input,
     /// The last fault reading the state, told once.
     fault: Option<String>,
 }
@@ -192,9 +158,9 @@ impl App {
         if SIGNALLED.load(Ordering::SeqCst) {
             return Ok(Flow::Quit);
         }
-        // Wait on the terminal ourselves first: crossterm's reader spins on a terminal that has
-        // hung up (an ssh connection dropped, a tmux server killed), so it is never asked then.
-        match tty_wait(wait) {
+        // Wait on the terminal ourselves first ([`input`]): crossterm's reader spins on a
+        // terminal that has hung up, so it is never asked then.
+        match self.input.wait(wait) {
             Tty::Gone => return Ok(Flow::Quit),
             Tty::Quiet => return Ok(Flow::Go),
             Tty::Readable => wait = Duration::ZERO,
