@@ -28,6 +28,22 @@
 //! small campaigns and a larger ratio (2.66× → 2.99×), which measures the caches. What is left
 //! is the beads' own memory: a compact per-node view, made while each bead is hot (at parse),
 //! would let the rules read one dense line per node instead of a 664-byte bead.
+//!
+//! Seventh session: that last guess was wrong. A third line now times [`touch`], one pass
+//! reading every field the first rules read of each bead and building nothing: 0.011 µs per
+//! node at 1k, ~0.06 at 100k, so the beads' own layout costs at most ~0.05 of the ~0.5 µs a
+//! node gains from 1k to 100k. Timing decide's parts (by hand, not committed), per node at 1k /
+//! 100k: the index 0.05 / 0.20, the rules 0.13 / 0.30, serialization 0.09 / 0.22, the actions
+//! 0.02 / 0.03, the output map 0.04 / 0.05. What grows is each part's own walk over data that
+//! no longer fits in the caches, one pass after another. The snapshot here was also not one a
+//! read gives: its beads and `worktrees` are now in id order, as `Store::scan` and the
+//! snapshot's contract give them (the criterion group `unsorted` keeps the other case). Then:
+//! a split's children are ids kept inline (`Vec<Text>`, they were `String`s, each a pointer to
+//! follow, the index's pass over every child 0.082 → 0.038 µs per node at 100k); whether a bead
+//! is closed or a node is read in the index's first pass, and a checkout is a flag per position
+//! instead of a set of copied ids; sibling groups are numbered while each bead is at hand.
+//! Medians of 5 alternated runs (on a busy machine): warm 1k 0.386 → 0.344 µs, 100k 0.988 →
+//! 0.785 µs (ratio 2.49 → 2.28); cold 1k 0.533 → 0.568, 100k 0.918 → 0.764 (1.72 → 1.36).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -130,12 +146,12 @@ fn campaign(n: usize) -> Snapshot {
                 }),
                 _ => {}
             }
-            children.push(lid);
+            children.push(lid.into());
             beads.push(leaf);
             made += 1;
         }
         compound.pipeline.split = Some(Box::new(SplitRecord { children, seq: 4 }));
-        root_children.push(cid);
+        root_children.push(cid.into());
         beads.push(compound);
         made += 1;
         if made >= n {
@@ -147,6 +163,10 @@ fn campaign(n: usize) -> Snapshot {
         seq: 4,
     }));
     beads.push(root);
+    // In id order, as every read of the store gives them (`Store::scan`), and the worktrees
+    // sorted, as `Snapshot::worktrees` promises.
+    beads.sort_by(|a, b| a.id.cmp(&b.id));
+    worktrees.sort();
     Snapshot {
         scope: Some("sp-root".into()),
         // As read in a repository with `main` checked out: every dispatch has a target.
@@ -177,11 +197,13 @@ fn per_node() {
     let mut lines = [
         String::from("decide per node, caches warm (median):"),
         String::from("decide per node, caches cold (median):"),
+        String::from("touch per node, caches warm (median): "),
     ];
-    let mut first = [None, None];
+    let mut first = [None, None, None];
     for n in [1_000usize, 10_000, 100_000] {
         let snap = campaign(n);
         for (cold, line) in lines.iter_mut().enumerate() {
+            let touch_only = cold == 2;
             let runs = if cold == 1 {
                 (200_000 / n).clamp(9, 41)
             } else {
@@ -193,7 +215,11 @@ fn per_node() {
                         evict(&mut evictor);
                     }
                     let start = std::time::Instant::now();
-                    drop(std::hint::black_box(decide(std::hint::black_box(&snap))));
+                    if touch_only {
+                        std::hint::black_box(touch(std::hint::black_box(&snap)));
+                    } else {
+                        drop(std::hint::black_box(decide(std::hint::black_box(&snap))));
+                    }
                     start.elapsed().as_secs_f64() * 1e6 / snap.beads.len() as f64
                 })
                 .collect();
@@ -203,7 +229,32 @@ fn per_node() {
             line.push_str(&format!("  {n}: {median:.3} µs ({:.2}x)", median / base));
         }
     }
-    println!("{}\n{}", lines[0], lines[1]);
+    println!("{}\n{}\n{}", lines[0], lines[1], lines[2]);
+}
+
+/// The least any decision reads: one pass over the beads in id order, reading the fields the
+/// first rules read of every node (its id, status, step, lease, dead letter, dependencies,
+/// parent, gate, split, check and attempts) and building nothing. Its growth from 1k to 100k is
+/// what the beads' layout costs whatever `decide` does with them.
+fn touch(snap: &Snapshot) -> usize {
+    let mut sum = 0usize;
+    for b in &snap.beads {
+        let p = &b.pipeline;
+        sum += b.id.len() + p.step.len() + usize::from(b.is_closed());
+        sum += p.lease.as_ref().map_or(0, |l| l.holder.len());
+        sum += p.dead_letter.as_ref().map_or(0, |d| d.reason.len());
+        sum += b
+            .dependencies
+            .iter()
+            .map(|d| d.depends_on_id.len())
+            .sum::<usize>();
+        sum += b.parent.as_deref().map_or(0, str::len);
+        sum += b.gate_on_step().map_or(0, |g| g.seq as usize);
+        sum += p.split.as_ref().map_or(0, |s| s.children.len());
+        sum += b.check_since_entry().map_or(0, |c| c.reason.len());
+        sum += b.attempts_on(&p.step) as usize + p.files.len();
+    }
+    sum
 }
 
 /// Write one byte in every cache line of `buf`, so what was cached before is gone.
