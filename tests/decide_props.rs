@@ -250,13 +250,13 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
                     .map(|(i, s)| build_bead(i, s, n))
                     .collect();
                 // Delegating nodes sanction their children.
-                let mut children: HashMap<String, Vec<String>> = HashMap::new();
+                let mut children: HashMap<String, Vec<splice::model::Text>> = HashMap::new();
                 for b in &beads {
                     if let Some(p) = &b.parent {
                         children
                             .entry(p.to_string())
                             .or_default()
-                            .push(b.id.to_string());
+                            .push(b.id.clone());
                     }
                 }
                 for b in &mut beads {

@@ -50,12 +50,12 @@ pub fn campaign(
         let mut children = Vec::new();
         for l in 0..leaves.min(n - beads.len() - 2) {
             let b = leaf(&cid, l);
-            children.push(b.id.to_string());
+            children.push(b.id.clone());
             beads.push(b);
         }
         compound.pipeline.split = Some(Box::new(SplitRecord { children, seq: 4 }));
         beads.push(compound);
-        compounds.push(cid);
+        compounds.push(cid.as_str().into());
         c += 1;
     }
     root.pipeline.split = Some(Box::new(SplitRecord {

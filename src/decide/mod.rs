@@ -97,7 +97,7 @@ pub use serialize::scopes_overlap;
 
 use index::Index;
 use rules::Outcome;
-use serialize::Contender;
+use serialize::{Contender, Groups};
 
 /// Passes in a row whose actions all came to nothing before the run is `stalled`.
 pub const STALL_PASSES: u64 = 3;
@@ -127,10 +127,11 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(n);
     let mut nodes: Vec<(Text, NodeDecision)> = Vec::with_capacity(n + ix.unreadable.len());
     let mut contenders = Vec::new();
+    let mut groups = Groups::default();
     for (at, bead) in ix.beads.iter().enumerate() {
         ix.visit(at);
         let outcome = rules::node_outcome(&ix, at);
-        if let Some(c) = Contender::of(at, bead, &outcome) {
+        if let Some(c) = Contender::of(at, bead, &outcome, &mut groups) {
             contenders.push(c);
         }
         outcomes.push(outcome);

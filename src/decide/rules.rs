@@ -26,7 +26,7 @@ pub(crate) enum Outcome<'a> {
 /// `at` is its position in `ix.beads`.
 pub(crate) fn node_outcome<'a>(ix: &Index<'a>, at: usize) -> Outcome<'a> {
     let bead = ix.beads[at];
-    if let Some(settled) = settled(ix, bead) {
+    if let Some(settled) = settled(ix, at, bead) {
         return settled;
     }
     let step = ix.step(&bead.pipeline.step);
@@ -48,13 +48,13 @@ pub(crate) fn node_outcome<'a>(ix: &Index<'a>, at: usize) -> Outcome<'a> {
 }
 
 /// Rules 1–7 (and, between 6 and 7, a lineage that breaks off at an unreadable file): what
-/// settles the node whatever its step.
-fn settled<'a>(ix: &Index<'a>, bead: &'a Bead) -> Option<Outcome<'a>> {
+/// settles the node whatever its step. `at` is its position in `ix.beads`.
+fn settled<'a>(ix: &Index<'a>, at: usize, bead: &'a Bead) -> Option<Outcome<'a>> {
     let p = &bead.pipeline;
     // 1, 2: closed.
     if bead.is_closed() {
         let children = ix.worktree_children(&bead.id);
-        let own = ix.has_worktree(&bead.id) && route::finished(&ix.snapshot.manifest, bead);
+        let own = ix.has_worktree(at) && route::finished(&ix.snapshot.manifest, bead);
         if !children.is_empty() || own {
             let children = children.iter().map(|c| c.to_string()).collect();
             return Some(Outcome::Act(Action::CleanupFanout {

@@ -25,8 +25,7 @@ pub(crate) struct Contender<'a> {
     at: usize,
     priority: i64,
     id: &'a str,
-    parent: Option<&'a str>,
-    /// Its sibling group's number ([`number_groups`]): contenders are sorted by it.
+    /// Its sibling group's number ([`Groups`]): contenders are sorted by it.
     group: usize,
     files: &'a [Text],
     role: Role,
@@ -40,8 +39,14 @@ enum Role {
 }
 
 impl<'a> Contender<'a> {
-    /// `bead` (at position `at` in id order) as a contender, given its rule outcome.
-    pub fn of(at: usize, bead: &'a Bead, outcome: &Outcome<'a>) -> Option<Contender<'a>> {
+    /// `bead` (at position `at` in id order) as a contender, given its rule outcome; its
+    /// group numbered by `groups` while the bead is at hand.
+    pub fn of(
+        at: usize,
+        bead: &'a Bead,
+        outcome: &Outcome<'a>,
+        groups: &mut Groups<'a>,
+    ) -> Option<Contender<'a>> {
         let role = match outcome {
             Outcome::Rest(Rest::InFlight { .. }) => Role::InFlight,
             Outcome::Rest(Rest::Running { .. }) => Role::RunningElsewhere,
@@ -52,8 +57,7 @@ impl<'a> Contender<'a> {
             at,
             priority: bead.priority,
             id: &bead.id,
-            parent: bead.parent.as_deref(),
-            group: 0,
+            group: groups.number(bead.parent.as_deref()),
             files: &bead.pipeline.files,
             role,
         })
@@ -73,7 +77,6 @@ pub(crate) fn serialize_dispatches<'a>(
 
     // By sibling group; in each, the leased first in id order, then the dispatches in
     // (priority, id) order. Stable, from id order: siblings' ids mostly sit together already.
-    number_groups(&mut contenders);
     contenders.sort_by_key(|c| match c.role {
         Role::Dispatch => (c.group, true, c.priority),
         _ => (c.group, false, 0),
@@ -115,23 +118,27 @@ pub(crate) fn serialize_dispatches<'a>(
     }
 }
 
-/// Number the contenders' sibling groups (the same parent, or none) in the order they first
+/// The contenders' sibling groups (the same parent, or none), numbered in the order they first
 /// come. Groups never see each other's claims, and what stands is ordered afterwards by
 /// (priority, id), so the groups' own order does not matter: a number sorts faster than the
 /// parent's text. Siblings mostly come one after another, so most take the last one's number.
-fn number_groups(contenders: &mut [Contender]) {
-    let mut numbers: FxMap<Option<&str>, usize> = FxMap::default();
-    let mut last = None;
-    for c in contenders {
-        c.group = match last {
-            Some((parent, group)) if parent == c.parent => group,
+#[derive(Default)]
+pub(crate) struct Groups<'a> {
+    numbers: FxMap<Option<&'a str>, usize>,
+    last: Option<(Option<&'a str>, usize)>,
+}
+
+impl<'a> Groups<'a> {
+    fn number(&mut self, parent: Option<&'a str>) -> usize {
+        match self.last {
+            Some((last, group)) if last == parent => group,
             _ => {
-                let next = numbers.len();
-                let group = *numbers.entry(c.parent).or_insert(next);
-                last = Some((c.parent, group));
+                let next = self.numbers.len();
+                let group = *self.numbers.entry(parent).or_insert(next);
+                self.last = Some((parent, group));
                 group
             }
-        };
+        }
     }
 }
 

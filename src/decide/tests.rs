@@ -1,7 +1,7 @@
 //! Edges of the table, beside it: rule order, terminal states, odd snapshots.
 
 use crate::model::bead::{DeadLetter, Lease};
-use crate::model::{Action, Bead, Manifest, Rest, RunStatus, Snapshot, Status};
+use crate::model::{Action, Bead, Manifest, Rest, RunStatus, Snapshot, Status, Text};
 
 use super::decide;
 
@@ -295,7 +295,7 @@ fn waiting_children_are_the_split_s_open_ones_in_its_order() {
         "sp-c.123456789abc.open",
     ];
     parent.pipeline.split = Some(Box::new(crate::model::bead::SplitRecord {
-        children: children.iter().map(|c| c.to_string()).collect(),
+        children: children.iter().map(|c| Text::from(c.to_string())).collect(),
         seq: 4,
     }));
     let child = |id: &str, closed: bool| {

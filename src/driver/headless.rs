@@ -119,7 +119,7 @@ pub fn run(
         children: p
             .split
             .as_ref()
-            .map(|s| s.children.clone())
+            .map(|s| s.children.iter().map(|c| c.to_string()).collect())
             .unwrap_or_default(),
         run: summary.run.clone(),
         passes: summary.passes,

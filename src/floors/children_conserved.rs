@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::json;
 
 use super::{Ctx, Floor, Outcome};
-use crate::model::Bead;
 use crate::model::manifest::{FloorKind, FloorSpec};
+use crate::model::{Bead, Text};
 
 pub struct ChildrenConserved;
 
@@ -52,13 +52,13 @@ pub fn conservation(
 /// scenario claims.
 fn provenance(
     node: &str,
-    children: &[String],
+    children: &[Text],
     all: &[Bead],
 ) -> (Vec<String>, Vec<(String, Vec<String>)>) {
     let mut problems = Vec::new();
     let mut claims = Vec::new();
     for id in children {
-        match all.iter().find(|b| b.id == id) {
+        match all.iter().find(|b| b.id == *id) {
             None => problems.push(format!("sanctioned child {id} does not exist")),
             Some(child) => {
                 if child.is_cancelled() {
@@ -78,7 +78,7 @@ fn provenance(
                         by.unwrap_or("none")
                     ));
                 }
-                claims.push((id.clone(), child.pipeline.scenarios.to_vec()));
+                claims.push((id.to_string(), child.pipeline.scenarios.to_vec()));
             }
         }
     }
@@ -88,8 +88,8 @@ fn provenance(
 /// Children of `node` (by provenance or parent) that its split did not sanction. A cancelled
 /// one is not a stray, nor is a bd tombstone (a deleted issue: `splice start --campaign` adopts
 /// none).
-fn strays<'a>(node: &str, children: &[String], all: &'a [Bead]) -> Vec<&'a str> {
-    let listed: BTreeSet<&str> = children.iter().map(String::as_str).collect();
+fn strays<'a>(node: &str, children: &[Text], all: &'a [Bead]) -> Vec<&'a str> {
+    let listed: BTreeSet<&str> = children.iter().map(Text::as_str).collect();
     all.iter()
         .filter(|b| !listed.contains(b.id.as_str()) && b.id != node && !b.is_cancelled())
         .filter(|b| b.status != crate::model::Status::Tombstone)
@@ -184,7 +184,10 @@ mod tests {
             child("bd-e.2", Status::Tombstone),
             child("bd-e.3", Status::Open),
         ];
-        assert_eq!(strays("bd-e", &v(&["bd-e.1"]), &all), ["bd-e.3"]);
+        assert_eq!(
+            strays("bd-e", &[crate::model::Text::from("bd-e.1")], &all),
+            ["bd-e.3"]
+        );
     }
 
     fn v(ids: &[&str]) -> Vec<String> {

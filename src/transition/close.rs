@@ -199,7 +199,7 @@ fn require_children_read(fresh: &Fresh) -> Result<(), Refusal> {
         if let Some(child) = children.into_iter().find(|c| !read(c)) {
             return Err(Refusal::SplitMeanwhile {
                 bead: bead.id.to_string(),
-                child: child.clone(),
+                child: child.to_string(),
             });
         }
     }

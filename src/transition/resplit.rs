@@ -16,8 +16,8 @@ use super::{
     Caller, Ctx, Refusal, Verb, close::ended, next_seq, require_lease_free_for, require_open,
 };
 use crate::error::Result;
-use crate::model::Bead;
 use crate::model::bead::SplitRecord;
+use crate::model::{Bead, Text};
 use crate::store::{Change, Fresh, Reads, ids};
 
 /// A re-split: the children it created and what became of the ones before.
@@ -52,7 +52,7 @@ pub fn resplit(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<Resplit> {
         .map(|i| ids::child_id(id, offset + i))
         .collect();
     let reads = Reads::subject(id)
-        .with_others(before.clone())
+        .with_others(before.iter().map(|c| c.to_string()).collect())
         .probing(new_ids);
     ctx.apply(Verb::Resplit, "resplit", &reads, |fresh, who| {
         let input = ResplitInput {
@@ -66,11 +66,11 @@ pub fn resplit(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<Resplit> {
 }
 
 /// The highest child number among `children` of `parent` (`<parent>.N`), else their count.
-pub fn numbered_after(parent: &str, children: &[String]) -> usize {
+pub fn numbered_after(parent: &str, children: &[impl AsRef<str>]) -> usize {
     let prefix = format!("{parent}.");
     children
         .iter()
-        .filter_map(|c| c.strip_prefix(&prefix)?.parse::<usize>().ok())
+        .filter_map(|c| c.as_ref().strip_prefix(&prefix)?.parse::<usize>().ok())
         .chain(std::iter::once(children.len()))
         .max()
         .unwrap_or(0)
@@ -86,7 +86,7 @@ pub struct ResplitInput<'a> {
     /// The manifest's step with role `split`.
     pub split_step: Option<&'a str>,
     /// The children of the split it replaces, as read before the lock (`fresh.others`).
-    pub read: &'a [String],
+    pub read: &'a [Text],
 }
 
 /// Re-split `fresh.subject`; `fresh.others` are the children of the split it replaces and
@@ -118,7 +118,11 @@ pub fn plan(
     if split.children != input.read {
         return Err(Refusal::SplitMeanwhile {
             bead: id.to_string(),
-            child: split.children.last().cloned().unwrap_or_default(),
+            child: split
+                .children
+                .last()
+                .map(|c| c.to_string())
+                .unwrap_or_default(),
         });
     }
     let seq = next_seq(parent);
@@ -147,7 +151,7 @@ pub fn plan(
     }
     let mut after = parent.clone();
     after.pipeline.split = Some(Box::new(SplitRecord {
-        children: kept.iter().chain(&children).cloned().collect(),
+        children: kept.iter().chain(&children).map(Text::from).collect(),
         seq,
     }));
     after.pipeline.last_check = None;
@@ -187,7 +191,7 @@ struct Replaced {
 /// done kept. A claimed child is refused.
 fn replaced(
     parent: &Bead,
-    before: &[String],
+    before: &[Text],
     fresh: &Fresh,
     seq: u64,
     now: &str,
@@ -230,6 +234,6 @@ mod tests {
         assert_eq!(numbered_after("sp-a", &ids(&["sp-a.1", "sp-a.2"])), 2);
         assert_eq!(numbered_after("sp-a", &ids(&["sp-a.3", "sp-a.7"])), 7);
         assert_eq!(numbered_after("sp-a", &ids(&["odd", "other"])), 2);
-        assert_eq!(numbered_after("sp-a", &[]), 0);
+        assert_eq!(numbered_after("sp-a", &[] as &[String]), 0);
     }
 }

@@ -13,7 +13,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::model::bead::{Dependency, Kind, Provenance, SplitRecord};
-use crate::model::{Bead, Manifest, Role};
+use crate::model::{Bead, Manifest, Role, Text};
 use crate::store::{Change, Reads, ids};
 
 /// One child in the `--children` file (and, inline, in a proposal file's `split` line).
@@ -171,7 +171,7 @@ pub fn plan(
     if let Some(split) = &parent.pipeline.split {
         return Err(Refusal::AlreadySplit {
             bead: id.to_string(),
-            children: split.children.clone(),
+            children: split.children.iter().map(|c| c.to_string()).collect(),
             seq: split.seq,
         });
     }
@@ -201,7 +201,7 @@ pub fn plan(
     let children: Vec<String> = beads.iter().map(|b| b.id.to_string()).collect();
     let mut after = parent.clone();
     after.pipeline.split = Some(Box::new(SplitRecord {
-        children: children.clone(),
+        children: children.iter().map(Text::from).collect(),
         seq,
     }));
     beads.push(after);

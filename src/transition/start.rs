@@ -22,7 +22,7 @@ use super::{Ctx, Refusal, Verb, next_seq};
 use crate::error::{Error, Result};
 use crate::model::bead::{Kind, Provenance, SplitRecord};
 use crate::model::tier::{Tier, TierRule};
-use crate::model::{Bead, Manifest, Role};
+use crate::model::{Bead, Manifest, Role, Text};
 use crate::store::{Change, Scan};
 
 /// What `start` is asked.
@@ -270,7 +270,7 @@ fn campaign(
     p.target = Some(target.into());
     p.scenarios = owned.clone().into();
     p.split = Some(Box::new(SplitRecord {
-        children: adopted.clone(),
+        children: adopted.iter().map(Text::from).collect(),
         seq,
     }));
     after.enter_step(&split_step, seq, now);

@@ -161,7 +161,7 @@ pub fn split(parent: &mut Bead, claims: &[&[&str]]) -> Vec<Bead> {
         children.push(c);
     }
     parent.pipeline.split = Some(Box::new(SplitRecord {
-        children: children.iter().map(|c| c.id.to_string()).collect(),
+        children: children.iter().map(|c| c.id.clone()).collect(),
         seq: 1,
     }));
     children
