@@ -202,16 +202,16 @@ fn per_node() {
     let mut first = [None, None, None];
     for n in [1_000usize, 10_000, 100_000] {
         let snap = campaign(n);
-        for (cold, line) in lines.iter_mut().enumerate() {
-            let touch_only = cold == 2;
-            let runs = if cold == 1 {
+        for (kind, line) in lines.iter_mut().enumerate() {
+            let (cold, touch_only) = (kind == 1, kind == 2);
+            let runs = if cold {
                 (200_000 / n).clamp(9, 41)
             } else {
                 (2_000_000 / n).clamp(5, 200)
             };
             let mut times: Vec<f64> = (0..runs)
                 .map(|_| {
-                    if cold == 1 {
+                    if cold {
                         evict(&mut evictor);
                     }
                     let start = std::time::Instant::now();
@@ -225,7 +225,7 @@ fn per_node() {
                 .collect();
             times.sort_by(f64::total_cmp);
             let median = times[times.len() / 2];
-            let base = *first[cold].get_or_insert(median);
+            let base = *first[kind].get_or_insert(median);
             line.push_str(&format!("  {n}: {median:.3} µs ({:.2}x)", median / base));
         }
     }
