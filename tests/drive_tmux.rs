@@ -369,7 +369,7 @@ fn claimed(dir: &Path) -> Vec<String> {
 fn cockpits_in(dir: &Path) -> Vec<u32> {
     let bin = env!("CARGO_BIN_EXE_splice");
     let want = std::fs::canonicalize(dir).unwrap();
-    std::fs::read_dir("/proc")
+    let found: Vec<(u32, Option<u32>)> = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
@@ -381,7 +381,29 @@ fn cockpits_in(dir: &Path) -> Vec<u32> {
                 && args.get(1) == Some(&&b"drive"[..])
                 && cwd.as_deref() == Some(want.as_path())
         })
+        .map(|pid| (pid, parent_of(pid)))
+        .collect();
+    // A process the cockpit forked (git, an agent) looks like the cockpit until it execs.
+    found
+        .iter()
+        .filter(|(_, parent)| !found.iter().any(|(pid, _)| Some(*pid) == *parent))
+        .map(|(pid, _)| *pid)
         .collect()
+}
+
+/// The parent of process `pid`: `/proc/PID/stat`'s fourth field, after the name in parentheses
+/// (which may hold spaces and parentheses of its own).
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, after) = stat.rsplit_once(')')?;
+    after.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The fork-before-exec filter above rests on reading a parent right.
+#[test]
+fn a_process_parent_is_read_from_proc() {
+    let me = std::process::id();
+    assert_eq!(parent_of(me), Some(std::os::unix::process::parent_id()));
 }
 
 #[test]
