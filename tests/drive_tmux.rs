@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 static SESSIONS: AtomicUsize = AtomicUsize::new(0);
 
 use common::Repo;
+use splice::process::procfs;
 
 #[test]
 fn drive_without_a_terminal_says_what_to_use_and_exits_2() {
@@ -381,7 +382,7 @@ fn cockpits_in(dir: &Path) -> Vec<u32> {
                 && args.get(1) == Some(&&b"drive"[..])
                 && cwd.as_deref() == Some(want.as_path())
         })
-        .map(|pid| (pid, parent_of(pid)))
+        .map(|pid| (pid, procfs::stat(pid as i32).map(|s| s.ppid as u32)))
         .collect();
     // A process the cockpit forked (git, an agent) looks like the cockpit until it execs.
     found
@@ -389,21 +390,6 @@ fn cockpits_in(dir: &Path) -> Vec<u32> {
         .filter(|(_, parent)| !found.iter().any(|(pid, _)| Some(*pid) == *parent))
         .map(|(pid, _)| *pid)
         .collect()
-}
-
-/// The parent of process `pid`: `/proc/PID/stat`'s fourth field, after the name in parentheses
-/// (which may hold spaces and parentheses of its own).
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, after) = stat.rsplit_once(')')?;
-    after.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// The fork-before-exec filter above rests on reading a parent right.
-#[test]
-fn a_process_parent_is_read_from_proc() {
-    let me = std::process::id();
-    assert_eq!(parent_of(me), Some(std::os::unix::process::parent_id()));
 }
 
 #[test]

@@ -295,7 +295,7 @@ fn waiting_children_are_the_split_s_open_ones_in_its_order() {
         "sp-c.123456789abc.open",
     ];
     parent.pipeline.split = Some(Box::new(crate::model::bead::SplitRecord {
-        children: children.iter().map(|c| Text::from(c.to_string())).collect(),
+        children: children.iter().map(|c| Text::from(*c)).collect(),
         seq: 4,
     }));
     let child = |id: &str, closed: bool| {

@@ -21,41 +21,29 @@ pub(super) enum Tty {
 /// is a terminal, else `/dev/tty` (which crossterm reads then). Asked each time instead,
 /// standard input stops being a terminal the moment it hangs up (`isatty` fails on it), and a
 /// hang-up between two waits would send the app into crossterm's spin.
-pub(super) struct Input {
-    /// The descriptor polled; none when there is no terminal to find.
-    fd: Option<libc::c_int>,
-    /// `/dev/tty` when opened here, kept open while it is polled.
-    _tty: Option<std::fs::File>,
+pub(super) enum Input {
+    Stdin,
+    /// `/dev/tty`, opened here and kept open while it is polled.
+    Tty(std::fs::File),
+    /// No terminal to find.
+    Nothing,
 }
 
 impl Input {
     pub(super) fn open() -> Input {
         // SAFETY: isatty only reads the descriptor's state.
         if unsafe { libc::isatty(0) } == 1 {
-            return Input {
-                fd: Some(0),
-                _tty: None,
-            };
+            return Input::Stdin;
         }
-        match std::fs::File::open("/dev/tty") {
-            Ok(tty) => {
-                use std::os::fd::AsRawFd;
-                Input {
-                    fd: Some(tty.as_raw_fd()),
-                    _tty: Some(tty),
-                }
-            }
-            Err(_) => Input {
-                fd: None,
-                _tty: None,
-            },
-        }
+        std::fs::File::open("/dev/tty").map_or(Input::Nothing, Input::Tty)
     }
 
     /// Wait up to `wait` for the terminal.
     pub(super) fn wait(&self, wait: Duration) -> Tty {
-        let Some(fd) = self.fd else {
-            return Tty::Unknown;
+        let fd = match self {
+            Input::Stdin => 0,
+            Input::Tty(tty) => std::os::fd::AsRawFd::as_raw_fd(tty),
+            Input::Nothing => return Tty::Unknown,
         };
         let mut pfd = libc::pollfd {
             fd,
@@ -103,19 +91,17 @@ mod tests {
     #[test]
     fn a_terminal_that_hangs_up_between_two_waits_is_gone_not_unknown() {
         let (tty, far) = pty();
-        let input = Input {
-            fd: Some(tty),
-            _tty: None,
-        };
+        // SAFETY: `tty` is a descriptor openpty just gave us; the File owns and closes it.
+        let input = Input::Tty(unsafe { std::os::fd::FromRawFd::from_raw_fd(tty) });
         let wait = Duration::from_millis(20);
         assert_eq!(input.wait(wait), Tty::Quiet);
-        // SAFETY: writing two bytes (a line: the terminal is in cooked mode) from a buffer on this frame to a descriptor we opened.
+        // SAFETY: two bytes from a buffer on this frame to a descriptor we opened (a line: the
+        // terminal is in cooked mode).
         assert_eq!(unsafe { libc::write(far, b"q\n".as_ptr().cast(), 2) }, 2);
         assert_eq!(input.wait(wait), Tty::Readable);
         // The far side goes away while the app is drawing, not waiting: the next wait must see
         // a terminal that is gone, never hand the terminal to crossterm.
         unsafe { libc::close(far) };
         assert_eq!(input.wait(wait), Tty::Gone);
-        unsafe { libc::close(tty) };
     }
 }

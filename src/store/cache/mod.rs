@@ -220,7 +220,10 @@ impl Store {
         let (named, loaded) = std::thread::scope(|s| {
             let loading = use_cache.then(|| s.spawn(|| load::load(&path)));
             let named = self.bead_names();
-            (named, loading.and_then(|l| l.join().ok().flatten()))
+            // A panic while loading is a bug, and goes on as it did when the load ran here.
+            let loaded =
+                loading.and_then(|l| l.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            (named, loaded)
         });
         let named = named?;
         let dir = self.beads_dir();
