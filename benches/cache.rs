@@ -7,6 +7,7 @@
 //! | bench | what is timed |
 //! |---|---|
 //! | `files_bytes/N` | reading every bead file's bytes on two threads, no parse: the floor |
+//! | `list_and_stat/N` | listing `beads/` and a `fstatat` of each file on two threads, no read: the least a read that checks each file's stamp costs |
 //! | `scan_files/N` | `Store::scan`: every file opened and parsed (what reads did before) |
 //! | `scan_cached/N` | `Store::scan_cached` with a warm cache: a stat per file, one file read |
 //! | `process/snapshot[_no_cache]/N` | the whole `splice snapshot` process, stdout discarded |
@@ -218,6 +219,46 @@ fn files_bytes(store: &Store) -> usize {
     })
 }
 
+/// List the beads directory and stat each file from the open directory (its link not
+/// followed), on two threads, reading nothing: what the cache's check of every file costs
+/// before a bead is parsed (`store::cache`'s `Stamp::at`). Returns the sizes' sum.
+fn list_and_stat(store: &Store) -> u64 {
+    use std::os::fd::AsRawFd;
+    let dir = store.beads_dir();
+    let names: Vec<std::ffi::CString> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| {
+            let name = e.unwrap().file_name();
+            std::ffi::CString::new(name.into_encoded_bytes()).unwrap()
+        })
+        .collect();
+    let open = std::fs::File::open(&dir).unwrap();
+    let stat = |part: &[std::ffi::CString]| {
+        part.iter()
+            .map(|name| {
+                let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+                // SAFETY: `name` is NUL-terminated, `st` is a `stat` buffer, `open` is open.
+                let rc = unsafe {
+                    libc::fstatat(
+                        open.as_raw_fd(),
+                        name.as_ptr(),
+                        st.as_mut_ptr(),
+                        libc::AT_SYMLINK_NOFOLLOW,
+                    )
+                };
+                assert_eq!(rc, 0, "stat {name:?}");
+                // SAFETY: `fstatat` succeeded, so it filled `st`.
+                unsafe { st.assume_init() }.st_size as u64
+            })
+            .sum::<u64>()
+    };
+    let half = names.len() / 2;
+    std::thread::scope(|s| {
+        let a = s.spawn(|| stat(&names[..half]));
+        stat(&names[half..]) + a.join().unwrap()
+    })
+}
+
 fn process(dir: &Path, args: &[&str]) {
     let status = Command::new(env!("CARGO_BIN_EXE_splice"))
         .args(args)
@@ -246,6 +287,9 @@ fn cache_read(c: &mut Criterion) {
         let store = store(dir, n);
         group.bench_function(format!("files_bytes/{n}"), |b| {
             b.iter(|| files_bytes(&store))
+        });
+        group.bench_function(format!("list_and_stat/{n}"), |b| {
+            b.iter(|| list_and_stat(&store))
         });
         group.bench_function(format!("scan_files/{n}"), |b| {
             b.iter(|| store.scan().unwrap())
