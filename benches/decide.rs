@@ -44,6 +44,19 @@
 //! instead of a set of copied ids; sibling groups are numbered while each bead is at hand.
 //! Medians of 5 alternated runs (on a busy machine): warm 1k 0.386 → 0.344 µs, 100k 0.988 →
 //! 0.785 µs (ratio 2.49 → 2.28); cold 1k 0.533 → 0.568, 100k 0.918 → 0.764 (1.72 → 1.36).
+//!
+//! Eighth session: serialization, which runs after every node is decided, went back to each
+//! contender's list of declared paths, a miss per contender at 100,000 (the claims loop was
+//! 0.071 µs per node at 1k and 0.154 at 100k). A contender now keeps a copy of its first path
+//! when it is short enough to be kept inline (24 bytes; a copy never allocates), taken in the
+//! rules loop, where the miss overlaps the rules' own. Medians of 7 alternated runs of the two
+//! bench binaries: warm 1k 0.322 → 0.335 µs, 100k 0.737 → 0.694 (ratio 2.29 → 2.07); cold 1k
+//! 0.476 → 0.499, 100k 0.738 → 0.694 (1.55 → 1.39). The 100k figures moved together (warm
+//! 0.700–0.760 before, 0.676–0.802 after, one outlier; cold 0.700–0.757 and 0.671–0.725); the 1k
+//! ones are this machine's noise (0.30–0.50 µs for one binary from one run to the next). Tried
+//! with it and not kept: writing each rest into the output as the rules give it, so no list of
+//! outcomes (104 bytes a node) and no later pass over every node: 0.701 / 0.692 µs at 100k,
+//! no better.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
