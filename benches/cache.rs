@@ -128,19 +128,18 @@
 //! (1.03× by the median) before, 28.1/29.6, 28.4/29.5, 30.1/32.1 ms (0.95×) after: the goal of
 //! reading through the cache for no more than reading the files' bytes is met at 10,000.
 //!
-//! Eighth session: what `status --json` at 100,000 cannot go below on this machine (2 cores of
-//! a virtual machine, ext4). Criterion, one sitting with nothing else running: `list_and_stat`
-//! 12.0 ms at 10,000 and 118.8 ms at 100,000 (1.2 µs a file at both sizes; a C loop of
-//! `readdir` and `fstatat` on one thread agrees: 33–39 ms to list, 1.41–1.56 µs a stat);
-//! `files_bytes` 37.8 / 334.8 ms, `scan_cached` 36.4 / 351.1 ms, `process/status_json` 66.9 /
-//! 593.9 ms. Timing the parts of one `status --json` at 100,000 by hand (not committed; 3
-//! runs of the read's parts, 7 of the rest): listing the files and loading the cache's index
-//! 51–95 ms, the stats 96–97 ms, the beads parsed 191–367 ms, decide 85–106 ms, the rows
-//! ordered 50–79 ms, the 98.6 MB of output written 86–110 ms. So the stats the cache needs to see a hand edit (the issue asks for one
-//! per file) and decide come to ~200 ms before a bead is parsed or a byte written, and the
-//! output schema 2 asks for (the escalation sentence three times a row) to ~100 ms more: the
-//! goal of 250 ms is out of reach here without giving up one of them, whatever the parse
-//! costs.
+//! Eighth session: what `status --json` at 100,000 cannot go below on this machine (2 cores of a
+//! virtual machine, ext4). Criterion, one sitting with nothing else running: `list_and_stat` 12.0
+//! ms at 10,000 and 118.8 ms at 100,000 (1.2 µs a file at both sizes; a C loop of `readdir` and
+//! `fstatat` on one thread agrees: 33–39 ms to list, 1.41–1.56 µs a stat); `files_bytes` 37.8 /
+//! 334.8 ms, `scan_cached` 36.4 / 351.1 ms, `process/status_json` 66.9 / 593.9 ms. Timing the parts
+//! of one `status --json` at 100,000 by hand (not committed; 3 runs of the read's parts, 7 of the
+//! rest): listing the files and loading the cache's index 51–95 ms, the stats 96–97 ms, the beads
+//! parsed 191–367 ms, decide 85–106 ms, the rows ordered 50–79 ms, the 98.6 MB of output written
+//! 86–110 ms. So the stats the cache needs to see a hand edit (the issue asks for one per file) and
+//! decide come to ~200 ms before a bead is parsed or a byte written, and the output schema 2 asks
+//! for (the escalation sentence three times a row) to ~100 ms more: the goal of 250 ms is out of
+//! reach here without giving up one of them, whatever the parse costs.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
