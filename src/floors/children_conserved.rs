@@ -169,7 +169,7 @@ impl Floor for ChildrenConserved {
 #[cfg(test)]
 mod tests {
     use super::{conservation, strays};
-    use crate::model::{Bead, Status};
+    use crate::model::{Bead, Status, Text};
 
     #[test]
     fn a_deleted_bd_child_is_no_stray_but_an_open_unsanctioned_one_is() {
@@ -184,10 +184,7 @@ mod tests {
             child("bd-e.2", Status::Tombstone),
             child("bd-e.3", Status::Open),
         ];
-        assert_eq!(
-            strays("bd-e", &[crate::model::Text::from("bd-e.1")], &all),
-            ["bd-e.3"]
-        );
+        assert_eq!(strays("bd-e", &[Text::from("bd-e.1")], &all), ["bd-e.3"]);
     }
 
     fn v(ids: &[&str]) -> Vec<String> {
