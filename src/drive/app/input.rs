@@ -71,37 +71,63 @@ impl Input {
 mod tests {
     use super::*;
 
-    /// A pseudo-terminal: (the terminal's side, the side a terminal emulator or sshd holds).
-    fn pty() -> (libc::c_int, libc::c_int) {
-        let (mut master, mut slave) = (-1, -1);
-        // SAFETY: openpty writes the two descriptors; no name, termios or size is asked for.
-        let r = unsafe {
-            libc::openpty(
-                &mut master,
-                &mut slave,
-                std::ptr::null_mut(),
-                std::ptr::null(),
-                std::ptr::null(),
-            )
-        };
-        assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
-        (slave, master)
+    /// A pseudo-terminal: (the terminal's side, the side a terminal emulator or sshd holds),
+    /// both close-on-exec from the start. Other tests fork and exec at the same time, and a
+    /// child that inherited the far side would keep the terminal from hanging up when this test
+    /// closes it.
+    fn pty() -> (std::fs::File, std::fs::File) {
+        use std::os::fd::FromRawFd;
+        let flags = libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC;
+        // SAFETY: posix_openpt takes flags only and returns a new descriptor or -1.
+        let far = unsafe { libc::posix_openpt(flags) };
+        assert!(
+            far >= 0,
+            "posix_openpt: {}",
+            std::io::Error::last_os_error()
+        );
+        // SAFETY: `far` is the descriptor just opened; the File owns and closes it.
+        let far = unsafe { std::fs::File::from_raw_fd(far) };
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&far);
+        let mut name = [0 as libc::c_char; 128];
+        // SAFETY: `fd` is an open pseudo-terminal master; `name` is a buffer of the length
+        // given, which ptsname_r NUL-terminates.
+        unsafe {
+            assert_eq!(libc::grantpt(fd), 0);
+            assert_eq!(libc::unlockpt(fd), 0);
+            assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0);
+        }
+        // SAFETY: ptsname_r succeeded, so `name` holds a NUL-terminated path.
+        let path = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) };
+        // SAFETY: `path` is NUL-terminated; open returns a new descriptor or -1.
+        let tty = unsafe { libc::open(path.as_ptr(), flags) };
+        assert!(
+            tty >= 0,
+            "open {path:?}: {}",
+            std::io::Error::last_os_error()
+        );
+        // SAFETY: `tty` is the descriptor just opened; the File owns and closes it.
+        (unsafe { std::fs::File::from_raw_fd(tty) }, far)
     }
 
     #[test]
     fn a_terminal_that_hangs_up_between_two_waits_is_gone_not_unknown() {
-        let (tty, far) = pty();
-        // SAFETY: `tty` is a descriptor openpty just gave us; the File owns and closes it.
-        let input = Input::Tty(unsafe { std::os::fd::FromRawFd::from_raw_fd(tty) });
+        use std::io::{Read, Write};
+        let (tty, mut far) = pty();
+        let mut reader = tty.try_clone().unwrap();
+        let input = Input::Tty(tty);
         let wait = Duration::from_millis(20);
         assert_eq!(input.wait(wait), Tty::Quiet);
-        // SAFETY: two bytes from a buffer on this frame to a descriptor we opened (a line: the
-        // terminal is in cooked mode).
-        assert_eq!(unsafe { libc::write(far, b"q\n".as_ptr().cast(), 2) }, 2);
+        // A line: the terminal is in cooked mode.
+        far.write_all(b"q\n").unwrap();
         assert_eq!(input.wait(wait), Tty::Readable);
+        // The app reads the key, as it does after a readable wait.
+        let mut line = [0u8; 2];
+        reader.read_exact(&mut line).unwrap();
+        assert_eq!(input.wait(wait), Tty::Quiet);
         // The far side goes away while the app is drawing, not waiting: the next wait must see
-        // a terminal that is gone, never hand the terminal to crossterm.
-        unsafe { libc::close(far) };
-        assert_eq!(input.wait(wait), Tty::Gone);
+        // a terminal that is gone, never hand the terminal to crossterm. It waits long enough
+        // for the hang-up to arrive, and returns as soon as it does.
+        drop(far);
+        assert_eq!(input.wait(Duration::from_secs(10)), Tty::Gone);
     }
 }
