@@ -525,6 +525,14 @@ fn follow_ends_at_once_on_a_dispatch_that_ended() {
     assert!(out.contains("done\nno newline\n"), "{out}");
 }
 
+/// Replace `file` whole, as the writer does (a temporary file renamed over it): the follower
+/// polls the bead while the test edits it, and an edit in place can be read half written.
+fn replace(file: &std::path::Path, text: &str) {
+    let tmp = file.with_extension("json.tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, file).unwrap();
+}
+
 #[test]
 fn follow_prints_what_is_appended_until_the_dispatch_ends() {
     let r = Repo::new();
@@ -542,7 +550,7 @@ fn follow_prints_what_is_appended_until_the_dispatch_ends() {
     let mut b: Value = serde_json::from_str(&unclaimed).unwrap();
     b["pipeline"]["lease"] = json!({"holder": format!("run:host:12:{NEW_RUN}"), "since": "t"});
     b["pipeline"]["attempts"] = json!({"generate-spec": 1});
-    std::fs::write(&file, serde_json::to_string_pretty(&b).unwrap()).unwrap();
+    replace(&file, &serde_json::to_string_pretty(&b).unwrap());
 
     let child = spawn(&r, &["logs", &node, "-f"]);
     std::thread::sleep(Duration::from_millis(500));
@@ -555,9 +563,14 @@ fn follow_prints_what_is_appended_until_the_dispatch_ends() {
     );
     f.write_all(b"finished").unwrap();
     // The dispatch ends: its claim is released.
-    std::fs::write(&file, &unclaimed).unwrap();
+    replace(&file, &unclaimed);
     let out = finishes(child, Duration::from_secs(10));
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(
         text(&out).contains("start\nworking\nfinished\n"),
         "{}",
