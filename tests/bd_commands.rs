@@ -525,6 +525,75 @@ fn follow_ends_at_once_on_a_dispatch_that_ended() {
     assert!(out.contains("done\nno newline\n"), "{out}");
 }
 
+/// A person's editor may write the bead in place while `--follow` polls it: a bead caught half
+/// written is read again at the next poll, not refused at once.
+#[test]
+fn follow_reads_again_a_bead_caught_half_written() {
+    let r = Repo::new();
+    let node = r.task("A node", &[]);
+    let path = log(
+        &r,
+        NEW_RUN,
+        &format!("{node}-generate-spec-1.log"),
+        "start\n",
+        0,
+    );
+    let file = r.state().join("beads").join(format!("{node}.json"));
+    let unclaimed = std::fs::read_to_string(&file).unwrap();
+    let mut b: Value = serde_json::from_str(&unclaimed).unwrap();
+    b["pipeline"]["lease"] = json!({"holder": format!("run:host:12:{NEW_RUN}"), "since": "t"});
+    b["pipeline"]["attempts"] = json!({"generate-spec": 1});
+    let claimed = serde_json::to_string_pretty(&b).unwrap();
+    replace(&file, &claimed);
+
+    let child = spawn(&r, &["logs", &node, "-f"]);
+    std::thread::sleep(Duration::from_millis(500));
+    // Half of it, written in place, for two polls or so.
+    std::fs::write(&file, &claimed[..claimed.len() / 2]).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    std::fs::write(&file, &claimed).unwrap();
+    let mut f = std::fs::File::options().append(true).open(&path).unwrap();
+    f.write_all(b"working\n").unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    replace(&file, &unclaimed);
+    let out = finishes(child, Duration::from_secs(10));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text(&out).contains("start\nworking\n"), "{}", text(&out));
+}
+
+/// A bead that stays unreadable is refused, naming the file, once it has stayed so for a while.
+#[test]
+fn follow_refuses_a_bead_that_stays_unreadable() {
+    let r = Repo::new();
+    let node = r.task("A node", &[]);
+    log(
+        &r,
+        NEW_RUN,
+        &format!("{node}-generate-spec-1.log"),
+        "start\n",
+        0,
+    );
+    let file = r.state().join("beads").join(format!("{node}.json"));
+    let mut b: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    b["pipeline"]["lease"] = json!({"holder": format!("run:host:12:{NEW_RUN}"), "since": "t"});
+    b["pipeline"]["attempts"] = json!({"generate-spec": 1});
+    replace(&file, &serde_json::to_string_pretty(&b).unwrap());
+
+    let child = spawn(&r, &["logs", &node, "-f"]);
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::write(&file, "{ not a bead").unwrap();
+    let out = finishes(child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{node}.json")), "{err}");
+    assert!(text(&out).contains("start\n"), "{}", text(&out));
+}
+
 /// Replace `file` whole, as the writer does (a temporary file renamed over it): the follower
 /// polls the bead while the test edits it, and an edit in place can be read half written.
 fn replace(file: &std::path::Path, text: &str) {

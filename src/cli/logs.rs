@@ -3,7 +3,8 @@
 //! kept (`[runs] keep`), or without ID every dispatch of the latest run. `--follow` prints the
 //! newest one and keeps printing what is appended to it until its dispatch ends: when the node's
 //! claim no longer names that log (`exec::dispatch::in_flight_log`), or at once when it already
-//! ended. Lines are printed as written, control characters escaped.
+//! ended. Lines are printed as written, control characters escaped. A bead that cannot be read
+//! (caught half written by hand) is read again at the next poll, and refused after 3 s of it.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -18,6 +19,10 @@ use crate::store::Store;
 
 /// How often `--follow` looks at the log and the node's claim.
 const POLL: Duration = Duration::from_millis(200);
+
+/// How many polls in a row the node's bead may fail to read before `--follow` refuses it (3 s):
+/// a person's editor writing it in place can be caught half way, and the next poll reads it whole.
+const UNREADABLE_POLLS: u32 = 15;
 
 /// Print the dispatch logs of a node (or of the latest run), newest first.
 #[derive(clap::Args, Debug)]
@@ -194,11 +199,21 @@ fn follow(store: &Store, log: &Log) -> Result<i32> {
     output::out(&header(log));
     let mut offset = 0;
     let mut pending = Vec::new();
+    let mut unreadable = 0;
     loop {
-        let in_flight = store
-            .read_bead_file(&log.bead)?
-            .and_then(|b| in_flight_log(&store.runs_dir(), &b))
-            .is_some_and(|p| p == log.file);
+        let in_flight = match store.read_bead_file(&log.bead) {
+            Ok(bead) => {
+                unreadable = 0;
+                bead.and_then(|b| in_flight_log(&store.runs_dir(), &b))
+                    .is_some_and(|p| p == log.file)
+            }
+            Err(e) if unreadable + 1 >= UNREADABLE_POLLS => return Err(e),
+            // Caught half written, perhaps: still in flight until a poll reads it whole.
+            Err(_) => {
+                unreadable += 1;
+                true
+            }
+        };
         offset = read_from(&log.file, offset, &mut pending)?;
         // Whole lines only while it runs; the last line, ended or not, once it ended.
         let cut = match in_flight {
