@@ -530,21 +530,13 @@ fn follow_ends_at_once_on_a_dispatch_that_ended() {
 #[test]
 fn follow_reads_again_a_bead_caught_half_written() {
     let r = Repo::new();
-    let node = r.task("A node", &[]);
-    let path = log(
-        &r,
-        NEW_RUN,
-        &format!("{node}-generate-spec-1.log"),
-        "start\n",
-        0,
-    );
-    let file = r.state().join("beads").join(format!("{node}.json"));
-    let unclaimed = std::fs::read_to_string(&file).unwrap();
-    let mut b: Value = serde_json::from_str(&unclaimed).unwrap();
-    b["pipeline"]["lease"] = json!({"holder": format!("run:host:12:{NEW_RUN}"), "since": "t"});
-    b["pipeline"]["attempts"] = json!({"generate-spec": 1});
-    let claimed = serde_json::to_string_pretty(&b).unwrap();
-    replace(&file, &claimed);
+    let InFlight {
+        node,
+        log: path,
+        file,
+        unclaimed,
+        claimed,
+    } = in_flight(&r);
 
     let child = spawn(&r, &["logs", &node, "-f"]);
     std::thread::sleep(Duration::from_millis(500));
@@ -570,19 +562,7 @@ fn follow_reads_again_a_bead_caught_half_written() {
 #[test]
 fn follow_refuses_a_bead_that_stays_unreadable() {
     let r = Repo::new();
-    let node = r.task("A node", &[]);
-    log(
-        &r,
-        NEW_RUN,
-        &format!("{node}-generate-spec-1.log"),
-        "start\n",
-        0,
-    );
-    let file = r.state().join("beads").join(format!("{node}.json"));
-    let mut b: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    b["pipeline"]["lease"] = json!({"holder": format!("run:host:12:{NEW_RUN}"), "since": "t"});
-    b["pipeline"]["attempts"] = json!({"generate-spec": 1});
-    replace(&file, &serde_json::to_string_pretty(&b).unwrap());
+    let InFlight { node, file, .. } = in_flight(&r);
 
     let child = spawn(&r, &["logs", &node, "-f"]);
     std::thread::sleep(Duration::from_millis(500));
@@ -592,6 +572,42 @@ fn follow_refuses_a_bead_that_stays_unreadable() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("{node}.json")), "{err}");
     assert!(text(&out).contains("start\n"), "{}", text(&out));
+}
+
+/// A node whose dispatch is in flight: its log (`start` so far) and its claim, which names the
+/// log's run.
+struct InFlight {
+    node: String,
+    log: std::path::PathBuf,
+    /// Its bead file, and the bead's text without and with the claim (as written).
+    file: std::path::PathBuf,
+    unclaimed: String,
+    claimed: String,
+}
+
+fn in_flight(r: &Repo) -> InFlight {
+    let node = r.task("A node", &[]);
+    let log = log(
+        r,
+        NEW_RUN,
+        &format!("{node}-generate-spec-1.log"),
+        "start\n",
+        0,
+    );
+    let file = r.state().join("beads").join(format!("{node}.json"));
+    let unclaimed = std::fs::read_to_string(&file).unwrap();
+    let mut b: Value = serde_json::from_str(&unclaimed).unwrap();
+    b["pipeline"]["lease"] = json!({"holder": format!("run:host:12:{NEW_RUN}"), "since": "t"});
+    b["pipeline"]["attempts"] = json!({"generate-spec": 1});
+    let claimed = serde_json::to_string_pretty(&b).unwrap();
+    replace(&file, &claimed);
+    InFlight {
+        node,
+        log,
+        file,
+        unclaimed,
+        claimed,
+    }
 }
 
 /// Replace `file` whole, as the writer does (a temporary file renamed over it): the follower
@@ -605,21 +621,14 @@ fn replace(file: &std::path::Path, text: &str) {
 #[test]
 fn follow_prints_what_is_appended_until_the_dispatch_ends() {
     let r = Repo::new();
-    let node = r.task("A node", &[]);
-    let path = log(
-        &r,
-        NEW_RUN,
-        &format!("{node}-generate-spec-1.log"),
-        "start\n",
-        0,
-    );
     // The node's claim names the log's run: its dispatch is in flight.
-    let file = r.state().join("beads").join(format!("{node}.json"));
-    let unclaimed = std::fs::read_to_string(&file).unwrap();
-    let mut b: Value = serde_json::from_str(&unclaimed).unwrap();
-    b["pipeline"]["lease"] = json!({"holder": format!("run:host:12:{NEW_RUN}"), "since": "t"});
-    b["pipeline"]["attempts"] = json!({"generate-spec": 1});
-    replace(&file, &serde_json::to_string_pretty(&b).unwrap());
+    let InFlight {
+        node,
+        log: path,
+        file,
+        unclaimed,
+        ..
+    } = in_flight(&r);
 
     let child = spawn(&r, &["logs", &node, "-f"]);
     std::thread::sleep(Duration::from_millis(500));
