@@ -57,6 +57,16 @@
 //! with it and not kept: writing each rest into the output as the rules give it, so no list of
 //! outcomes (104 bytes a node) and no later pass over every node: 0.701 / 0.692 µs at 100k,
 //! no better.
+//!
+//! Ninth session, two causes ruled out, by counting (a throwaway program around this file's
+//! `campaign`, not committed): allocation does not grow per node (0.85 allocations and 1,072
+//! bytes a node at 1k, 0.78 and 938 at 100k), and neither do page faults (`getrusage` around 20
+//! decisions: 2.4 minor faults a decision at 1k, 8 at 100k; glibc's tunables for a larger mmap
+//! threshold and no trimming changed nothing). Tried and not kept: the sizes taking turns round
+//! after round, to steady the 1k figure. It steadied it (cold 0.56–0.67 µs over 11 runs, against
+//! 0.41–0.55 one size after another), but by raising it: the 1k decisions then allocate from a
+//! heap the 100k one has just freed, scattered, so the ratio fell (cold 1.13–1.47x, mostly about
+//! 1.2) for a reason that is not decide's.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
