@@ -161,6 +161,40 @@ fn a_torn_last_journal_line_is_truncated_and_reported() {
     assert!(r.bead(&id)["pipeline"]["lease"].is_null());
 }
 
+/// Only the last line can be torn by a crash (each append is made durable before the next): a
+/// line before it that does not parse was written by something else (junk appended, a merge's
+/// conflict markers), and recovery refuses it, naming its byte, instead of cutting line after line.
+#[test]
+fn lines_that_do_not_parse_before_the_last_are_refused_not_cut() {
+    let r = Repo::new();
+    let id = r.task("T", &[]);
+    let journal = r.state().join("journal.jsonl");
+    let committed = std::fs::read(&journal).unwrap();
+    // The junk, and where the line before its last starts within it (the line refused).
+    for (junk, before_last) in [
+        (&b"x\ny\nz\n"[..], 2),
+        (b"<<<<<<< HEAD\n{\"torn", 0),
+        (b"junk\n\n", 0),
+    ] {
+        let mut text = committed.clone();
+        text.extend_from_slice(junk);
+        std::fs::write(&journal, &text).unwrap();
+        let beads = r.beads_bytes();
+        let err = r.fails(2, &["transition", "claim", "--bead", &id, "--holder", "a"]);
+        assert!(
+            err.contains("journal.jsonl")
+                && err.contains(&format!("byte {}", committed.len() + before_last)),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&journal).unwrap(), text, "nothing cut");
+        assert_eq!(r.beads_bytes(), beads, "nothing written");
+    }
+    // Put back as it was, the next write goes on.
+    std::fs::write(&journal, &committed).unwrap();
+    r.ok(&["transition", "claim", "--bead", &id, "--holder", "a"]);
+    assert_committed(&r);
+}
+
 #[test]
 fn a_committed_record_is_never_replayed_over_later_edits() {
     let r = Repo::new();

@@ -56,6 +56,17 @@ pub fn recovery(cx: &Ctx) -> Vec<Finding> {
             ),
             None,
         ),
+        Pending::Garbled { at, len, why } => Finding::needs_person(
+            RECOVERY,
+            format!(
+                "the journal's last line is torn, and the line before it (byte {at}, {len} \
+                 bytes) is not a journal line either; the next write refuses: {why}"
+            ),
+            format!(
+                "look at .splice/journal.jsonl from byte {at} (`git diff .splice/journal.jsonl`) \
+                 and put it back as it was"
+            ),
+        ),
         Pending::Uncommitted {
             id,
             at,

@@ -164,5 +164,7 @@ fn resume_offset(store: &Store) -> Result<u64> {
         Tail::Clean => len,
         Tail::Uncommitted { at, .. } => at,
         Tail::Torn { keep, .. } => keep,
+        // No write goes on until a person mends it; nothing committed lies past it.
+        Tail::Garbled { at, .. } => at,
     })
 }

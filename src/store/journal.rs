@@ -139,18 +139,31 @@ pub enum Tail {
     Uncommitted { record: Box<Record>, at: u64 },
     /// The last line is torn (no newline, or not JSON): truncate at `keep` bytes.
     Torn { keep: u64, dropped: u64 },
+    /// The last line is torn, and the line before it, at byte `at` (`len` bytes with its
+    /// newline), is not JSON either. A crash tears at most the last line (each append is made
+    /// durable before the next), so that one was written by something else: nothing is cut.
+    Garbled { at: u64, len: u64 },
 }
 
 /// The journal's last line: where it starts, its bytes (without the newline), and whether it
 /// ended with one. `None` when the file is missing or empty. Reads backwards in growing chunks,
 /// never the whole file.
 fn last_line(path: &Path) -> Result<Option<(u64, Vec<u8>, bool)>> {
-    let mut file = match crate::store::atomic::open_read(path) {
+    let file = match crate::store::atomic::open_read(path) {
         Ok(f) => f,
         Err(e) if crate::store::atomic::is_not_found(&e) => return Ok(None),
         Err(e) => return Err(e),
     };
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    last_line_before(path, file, len)
+}
+
+/// The last line of the first `len` bytes of `file` (the journal at `path`), as [`last_line`].
+fn last_line_before(
+    path: &Path,
+    mut file: std::fs::File,
+    len: u64,
+) -> Result<Option<(u64, Vec<u8>, bool)>> {
     if len == 0 {
         return Ok(None);
     }
@@ -189,18 +202,37 @@ pub fn read_tail(path: &Path) -> Result<Tail> {
         return Ok(Tail::Clean);
     };
     let len = keep + line.len() as u64 + u64::from(ends_clean);
-    let torn = Tail::Torn {
+    if ends_clean && let Some(parsed) = Line::parse(&String::from_utf8_lossy(&line)) {
+        return Ok(match parsed {
+            Line::Marker(_) | Line::Void(_) => Tail::Clean,
+            Line::Record(record) => Tail::Uncommitted { record, at: keep },
+        });
+    }
+    // Torn. The line before it, if any, must be one a writer wrote.
+    let file = crate::store::atomic::open_read(path)?;
+    if let Some((at, before, _)) = last_line_before(path, file, keep)?
+        && Line::parse(&String::from_utf8_lossy(&before)).is_none()
+    {
+        return Ok(Tail::Garbled { at, len: keep - at });
+    }
+    Ok(Tail::Torn {
         keep,
         dropped: len - keep,
-    };
-    if !ends_clean {
-        return Ok(torn);
-    }
-    Ok(match Line::parse(&String::from_utf8_lossy(&line)) {
-        None => torn,
-        Some(Line::Marker(_) | Line::Void(_)) => Tail::Clean,
-        Some(Line::Record(record)) => Tail::Uncommitted { record, at: keep },
     })
+}
+
+/// Why recovery will not touch a journal whose line at byte `at` (`len` bytes) is not JSON,
+/// though it is not the last.
+pub fn garbled(path: &Path, at: u64, len: u64) -> Error {
+    Error::bad_file(
+        path,
+        format!(
+            "the line at byte {at} ({len} bytes) is not a journal line, and it is not the last \
+             line, which is all a crash can tear: something else wrote it (junk appended, a \
+             merge's conflict markers). Nothing was cut or written; put the journal back as it \
+             was (`git diff` shows what changed) and run the command again"
+        ),
+    )
 }
 
 /// The id of the last record of the segment at `path`, read from its last line (a marker, a

@@ -1,5 +1,6 @@
 //! Recovery, under the lock before every write: cut a torn last line, and roll an uncommitted
-//! last record forward — but only a record this protocol could have left there.
+//! last record forward — but only a record this protocol could have left there. A crash tears
+//! at most the last line; a line before it that is not JSON is refused, not cut.
 //!
 //! The journal is committed to git, so its last line may have been copied, edited or forged. A
 //! record is applied only if it passes every check a crash could not break:
@@ -31,6 +32,9 @@ pub enum Pending {
     Nothing,
     /// The last line, from byte `at`, is torn: its `dropped` bytes would be cut.
     Torn { at: u64, dropped: u64 },
+    /// The last line is torn and the one before it, at byte `at`, is not a journal line either:
+    /// the next write refuses ([`journal::garbled`] says why).
+    Garbled { at: u64, len: u64, why: String },
     /// The last record, at byte `at`, has no commit marker: it would be rolled forward, or, when
     /// `void` says why, voided and its change not applied.
     Uncommitted {
@@ -62,6 +66,7 @@ impl Store {
                     repaired.push(self.settle(&record, at)?);
                     return Ok(repaired);
                 }
+                Tail::Garbled { at, len } => return Err(journal::garbled(&journal, at, len)),
             }
         }
     }
@@ -73,6 +78,11 @@ impl Store {
         Ok(match journal::read_tail(&self.journal_path())? {
             Tail::Clean => Pending::Nothing,
             Tail::Torn { keep, dropped } => Pending::Torn { at: keep, dropped },
+            Tail::Garbled { at, len } => Pending::Garbled {
+                at,
+                len,
+                why: journal::garbled(&self.journal_path(), at, len).to_string(),
+            },
             Tail::Uncommitted { record, at } => Pending::Uncommitted {
                 id: record.id,
                 at,

@@ -25,6 +25,28 @@ fn a_torn_journal_tail_is_reported_and_left_for_the_next_write() {
     the(&doctor(&r).1, "recovery", "ok");
 }
 
+/// A line before the last that does not parse is no crash's: the next write refuses it, so a
+/// person must look.
+#[test]
+fn junk_before_the_journal_s_last_line_needs_a_person() {
+    let (r, _) = healthy();
+    let journal = r.state().join("journal.jsonl");
+    let mut bytes = std::fs::read(&journal).unwrap();
+    let at = bytes.len();
+    bytes.extend_from_slice(b"x\ny\n");
+    std::fs::write(&journal, &bytes).unwrap();
+    let (code, report) = doctor(&r);
+    assert_eq!(code, 1, "{report:#}");
+    let f = the(&report, "recovery", "needs-person");
+    let message = f["message"].as_str().unwrap();
+    assert!(message.contains(&format!("byte {at}")), "{message}");
+    assert_eq!(
+        std::fs::read(&journal).unwrap(),
+        bytes,
+        "doctor writes nothing"
+    );
+}
+
 #[test]
 fn an_uncommitted_record_is_reported_as_recovery_would_settle_it() {
     let (r, id) = healthy();
