@@ -15,6 +15,7 @@ enum TailIs {
     Clean,
     Uncommitted { record: Box<Record>, at: u64 },
     Torn { keep: u64, dropped: u64 },
+    Garbled { at: u64, len: u64 },
 }
 
 fn tail_of(path: &Path) -> TailIs {
@@ -22,6 +23,7 @@ fn tail_of(path: &Path) -> TailIs {
         Tail::Clean => TailIs::Clean,
         Tail::Uncommitted { record, at } => TailIs::Uncommitted { record, at },
         Tail::Torn { keep, dropped } => TailIs::Torn { keep, dropped },
+        Tail::Garbled { at, len } => TailIs::Garbled { at, len },
     }
 }
 
@@ -42,14 +44,31 @@ fn whole_file_tail(data: &[u8]) -> TailIs {
             false,
         )
     };
-    let torn = TailIs::Torn {
-        keep: line_start as u64,
-        dropped: len - line_start as u64,
+    let parses = |line: &[u8]| journal::Line::parse(&String::from_utf8_lossy(line));
+    // Torn: unless the line before it does not parse either.
+    let before = line_start.checked_sub(1).map(|end| {
+        (
+            data[..end]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |i| i + 1),
+            end,
+        )
+    });
+    let torn = match before {
+        Some((start, end)) if parses(&data[start..end]).is_none() => TailIs::Garbled {
+            at: start as u64,
+            len: (line_start - start) as u64,
+        },
+        _ => TailIs::Torn {
+            keep: line_start as u64,
+            dropped: len - line_start as u64,
+        },
     };
     if !ends_clean {
         return torn;
     }
-    match journal::Line::parse(&String::from_utf8_lossy(&body[line_start..])) {
+    match parses(&body[line_start..]) {
         None => torn,
         Some(journal::Line::Marker(_) | journal::Line::Void(_)) => TailIs::Clean,
         Some(journal::Line::Record(record)) => TailIs::Uncommitted {
@@ -101,6 +120,10 @@ fn journal_tail(data: &[u8]) -> bool {
                 keep: keep + shift,
                 dropped: *dropped,
             },
+            TailIs::Garbled { at, len } => TailIs::Garbled {
+                at: at + shift,
+                len: *len,
+            },
             TailIs::Clean => TailIs::Clean,
             TailIs::Uncommitted { record, at } => TailIs::Uncommitted {
                 record: record.clone(),
@@ -119,6 +142,10 @@ fn journal_tail(data: &[u8]) -> bool {
                 TailIs::Torn { keep, dropped } => TailIs::Torn {
                     keep: *keep,
                     dropped: dropped + 70_000,
+                },
+                TailIs::Garbled { at, len } => TailIs::Garbled {
+                    at: *at,
+                    len: *len,
                 },
                 TailIs::Clean => TailIs::Clean,
                 TailIs::Uncommitted { record, at } => TailIs::Uncommitted {
@@ -183,23 +210,49 @@ fn journal_committed(data: &[u8]) -> bool {
 }
 
 /// The record recovery would roll forward, found by running its loop (truncate torn lines until
-/// a record or a marker ends the file) on a copy.
-fn to_roll_forward(data: &[u8], scratch: &Path) -> Option<Box<Record>> {
+/// a record or a marker ends the file) on a copy; `Err` when it would refuse the journal (a torn
+/// line after another line that does not parse).
+fn to_roll_forward(data: &[u8], scratch: &Path) -> Result<Option<Box<Record>>, ()> {
     let copy = scratch.join("copy.jsonl");
     std::fs::write(&copy, data).expect("write");
     loop {
         match journal::read_tail(&copy).expect("read") {
-            Tail::Clean => return None,
+            Tail::Clean => return Ok(None),
             Tail::Torn { keep, .. } => journal::truncate(&copy, keep).expect("truncate"),
-            Tail::Uncommitted { record, .. } => return Some(record),
+            Tail::Uncommitted { record, .. } => return Ok(Some(record)),
+            Tail::Garbled { .. } => return Err(()),
         }
     }
+}
+
+/// A journal no crash could leave (a torn line after another that does not parse): the writer
+/// refuses it, naming it, and neither the journal nor a bead file changes.
+fn refused(sb: &Sandbox, data: &[u8]) -> bool {
+    let journal = sb.store.journal_path();
+    std::fs::write(&journal, data).expect("write");
+    std::fs::write(sb.store.bead_path("sp-kept"), KEPT).expect("write");
+    let before = tree(sb.root());
+    let out = sb
+        .store
+        .create(&transition(None), &[], |_| Ok(Change::nothing(())));
+    let err = out.expect_err("a garbled journal is refused").to_string();
+    assert!(err.contains("is not a journal line"), "{err}");
+    let after = tree(sb.root());
+    let touched: Vec<_> = changed(&before, &after)
+        .into_iter()
+        .filter(|c| {
+            c.components().any(|p| p.as_os_str() == "beads") || c.ends_with("journal.jsonl")
+        })
+        .collect();
+    assert!(touched.is_empty(), "a refused recovery wrote {touched:?}");
+    true
 }
 
 /// A bead that was there before recovery: it may change only through a record naming it.
 const KEPT: &str = "{\"id\": \"sp-kept\", \"title\": \"kept\"}\n";
 
-/// `recovery`: recovery on any journal succeeds and writes nothing outside `.splice/beads/`
+/// `recovery`: recovery on any journal a crash could leave (a torn line after one that does
+/// not parse is refused, changing nothing: [`refused`]) succeeds and writes nothing outside `.splice/beads/`
 /// and the journal; it leaves a clean tail; a pending last record is either rolled forward (each
 /// image's file then holds that image, or already held its seq; the record is the last
 /// committed) or voided (no bead file touched); no temp file is left; a second recovery finds
@@ -222,7 +275,9 @@ pub const RECOVERY: Target = Target {
 fn recovery(data: &[u8]) -> bool {
     let sb = Sandbox::new();
     let scratch = scratch();
-    let pending = to_roll_forward(data, scratch.path());
+    let Ok(pending) = to_roll_forward(data, scratch.path()) else {
+        return refused(&sb, data);
+    };
     if let Some(r) = &pending
         && r.beads.iter().any(|b| sb.escapes(&b.id))
     {
