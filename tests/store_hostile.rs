@@ -191,6 +191,65 @@ fn a_symlinked_bead_file_or_journal_is_refused_not_followed() {
     assert!(!journal.exists(), "nothing journaled");
 }
 
+/// A directory of the state that is a link (committed, or made by hand) would carry every write
+/// into it wherever it points: each is refused, naming it, and nothing is written there.
+#[test]
+fn a_symlinked_state_directory_is_refused_not_followed() {
+    for dir in [".", "beads", "journal", "runs", "worktrees", "cache"] {
+        let r = Repo::new();
+        r.task("T", &[]);
+        let outside = r.path().join("outside");
+        let linked = if dir == "." {
+            r.state()
+        } else {
+            r.state().join(dir)
+        };
+        if linked.exists() {
+            std::fs::rename(&linked, &outside).unwrap();
+        } else {
+            std::fs::create_dir(&outside).unwrap();
+        }
+        std::os::unix::fs::symlink(&outside, &linked).unwrap();
+        let listing = |d: &Path| {
+            let mut names: Vec<_> = walk(d);
+            names.sort();
+            names
+        };
+        let before = listing(&outside);
+        for args in [&["create", "x"][..], &["status"], &["list"]] {
+            let err = r.fails(2, args);
+            let name = linked.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(
+                err.contains(&name) && err.contains("link"),
+                "{dir} {args:?}: {err}"
+            );
+        }
+        assert_eq!(
+            listing(&outside),
+            before,
+            "{dir}: nothing written through the link"
+        );
+    }
+}
+
+/// Every file under `d`, relative to it.
+fn walk(d: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(d).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(
+                walk(&p)
+                    .into_iter()
+                    .map(|n| format!("{}/{n}", e.file_name().to_string_lossy())),
+            );
+        } else {
+            out.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    out
+}
+
 #[test]
 fn a_replayed_old_record_is_reported_and_not_applied() {
     let r = Repo::new();

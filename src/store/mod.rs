@@ -152,10 +152,36 @@ fn holding_state(path: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// The directories of the state, under `.splice/`: bead files, closed journal segments, run
+/// logs, checkouts and the cache.
+const STATE_DIRS: [&str; 5] = ["beads", "journal", "runs", "worktrees", "cache"];
+
+/// Refuse a state directory (`.splice/` itself or one of [`STATE_DIRS`]) that is a symbolic
+/// link: every write into it would land wherever it points, and bead files and the journal are
+/// committed, so anyone may have made it. Files are opened without following links
+/// ([`atomic`]); this covers the directories they are opened in.
+fn no_linked_dirs(state: &Path) -> Result<()> {
+    let dirs = std::iter::once(state.to_path_buf()).chain(STATE_DIRS.map(|d| state.join(d)));
+    for dir in dirs {
+        if fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::bad_file(
+                &dir,
+                "is a symbolic link, and splice follows no link in its state (a committed link \
+                 would send its writes wherever it points); make it a directory of its own",
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Store {
     /// Open an existing state directory, or fail (exit 2) saying how to make one.
     pub fn discover(dir: Option<&Path>) -> Result<Store> {
-        match locate(dir)? {
+        let state = locate(dir)?;
+        if let Some(state) = &state {
+            no_linked_dirs(state)?;
+        }
+        match state {
             Some(state) if state.join("beads").is_dir() => Ok(Store::at(state)),
             Some(state) => Err(Error::bad_file(
                 &state,
@@ -175,6 +201,7 @@ impl Store {
     pub fn open_or_create(dir: Option<&Path>) -> Result<Store> {
         let store = Store::open_or_plan(dir)?;
         let state = store.dir.clone();
+        no_linked_dirs(&state)?;
         let beads = state.join("beads");
         if !beads.is_dir() {
             fs::create_dir_all(&beads).map_err(|e| Error::io(&beads, e))?;
