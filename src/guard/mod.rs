@@ -6,10 +6,11 @@
 //!
 //! What it denies, for every session: a write (a Write/Edit/MultiEdit/NotebookEdit tool, or a
 //! Bash command that writes: [`bash`]) to splice's live state under `.splice/` ([`paths`]), into
-//! another node's worktree, or removing a directory that holds them. For a dispatched session
-//! ([`crate::authority::recognize`]) also: a `splice` verb its class may not run (the writer's
-//! table, [`crate::transition::authority::Verb::actor`]), a write outside its worktree, and git
-//! commands that move branches it does not own or bypass the pre-commit hook ([`git`]).
+//! another node's worktree, or removing a directory that holds them (a removing `find` from such
+//! a directory, unless a `-name` test keeps it out of the state: [`find`]). For a dispatched
+//! session ([`crate::authority::recognize`]) also: a `splice` verb its class may not run (the
+//! writer's table, [`crate::transition::authority::Verb::actor`]), a write outside its worktree,
+//! and git commands that move branches it does not own or bypass the pre-commit hook ([`git`]).
 //!
 //! It never blocks a read, and on a fault (input it cannot parse, a command too large or nested
 //! too deep) it allows: a guard that blocks what it cannot judge would stop the agent's work.
@@ -21,7 +22,9 @@
 pub mod bash;
 mod context;
 mod expand;
+mod find;
 pub mod git;
+mod glob;
 mod lex;
 pub mod paths;
 pub mod shell;

@@ -1,9 +1,9 @@
 //! The commands that write files, and where they write: redirection aside, each program's
 //! own way of naming what it changes (`rm` its operands, `cp` its last one or `-t DIR`,
-//! `sed -i` its files, `dd of=`, `find … -delete` its start paths, …). And the wrappers that
-//! run another command (`env`, `sudo`, `timeout`, `xargs`, `eval`, `su -c`, …).
+//! `sed -i` its files, `dd of=`, …; `find` is [`super::find`]). And the wrappers that run
+//! another command (`env`, `sudo`, `timeout`, `xargs`, `eval`, `su -c`, …).
 
-use super::bash::{Arg, Walk, basename, describe, file_name};
+use super::bash::{Arg, Walk, describe, file_name};
 
 /// What a wrapper runs.
 pub(super) enum Unwrapped {
@@ -210,7 +210,7 @@ pub(super) fn judge(w: &mut Walk, prog: &str, args: &[Arg]) {
             let skip = usize::from(!rest.iter().any(|a| a.text().starts_with("--reference")));
             each(w, ops.into_iter().skip(skip).collect(), true);
         }
-        "find" => find(w, rest, &what),
+        "find" => super::find::judge(w, rest, &what),
         _ => downloads(w, prog, rest, &what),
     }
 }
@@ -381,66 +381,6 @@ fn perl(w: &mut Walk, rest: &[Arg], what: &str) {
         let skip = usize::from(!script_given);
         for f in files.into_iter().skip(skip) {
             w.write(f, what, false);
-        }
-    }
-}
-
-/// `find PATHS … -delete` or `-exec rm …`: what it removes lies under its start paths; only a
-/// start path inside splice's state (or, for a dispatch, outside its worktree) is judged — a
-/// `find . -name '*.o' -delete` from the repository's root is not.
-fn find(w: &mut Walk, rest: &[Arg], what: &str) {
-    let starts: Vec<Arg> = rest
-        .iter()
-        .take_while(|a| !a.text().starts_with(['-', '(', '!']))
-        .cloned()
-        .collect();
-    let starts = if starts.is_empty() {
-        vec![Arg::lit(".")]
-    } else {
-        starts
-    };
-    let mut removes = rest.iter().any(|a| a.text() == "-delete");
-    for (k, a) in rest.iter().enumerate() {
-        if matches!(a.text(), "-fprint" | "-fprintf" | "-fls" | "-fprint0")
-            && let Some(f) = rest.get(k + 1)
-        {
-            w.write(f, what, false);
-        }
-        if matches!(a.text(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let cmd: Vec<Arg> = rest[k + 1..]
-                .iter()
-                .take_while(|a| !matches!(a.text(), ";" | "+"))
-                .cloned()
-                .collect();
-            let prog = cmd.first().map_or("", |c| basename(c.text()));
-            removes |= matches!(
-                prog,
-                "rm" | "rmdir"
-                    | "mv"
-                    | "shred"
-                    | "unlink"
-                    | "truncate"
-                    | "chmod"
-                    | "chown"
-                    | "sed"
-                    | "perl"
-                    | "tee"
-                    | "cp"
-                    | "sh"
-                    | "bash"
-            );
-        }
-    }
-    if !removes {
-        return;
-    }
-    let state = w.ctx.state.clone();
-    for s in &starts {
-        let Some(text) = s.known() else { continue };
-        let p = w.resolve(text);
-        let in_state = state.as_deref().is_some_and(|st| p.starts_with(st));
-        if in_state || w.ctx.dispatch.is_some() {
-            w.write(s, what, in_state);
         }
     }
 }
