@@ -85,6 +85,12 @@ pub const GUARD: Target = Target {
         "case a in a) ",
         ";; esac",
         "\u{0131}",
+        "find ../../.. ",
+        " -name '",
+        " -iname ",
+        "[!a-",
+        " -delete",
+        " -exec rm -f {} +",
     ],
     seeds: guard_seeds,
 };
