@@ -254,3 +254,18 @@ fn options_before_the_start_paths_are_skipped() {
     assert_eq!(opts(&["-name", "x"]), (0, false));
     assert_eq!(opts(&["-D"]), (1, false));
 }
+
+/// `docs/security.md` ("What a pattern-matching guard cannot catch") says what a removing `find`
+/// gets past the guard with; these are those cases.
+#[test]
+fn what_the_guard_cannot_see_in_a_find_is_allowed_as_security_md_says() {
+    let t = Tree::new();
+    std::os::unix::fs::symlink(&t.repo, t.repo.join("src/up")).unwrap();
+    for command in [
+        "find . -name '*.o' -exec env rm -rf {} \\;",
+        "find src -exec rm -rf .splice \\;",
+        "find -L src -delete",
+    ] {
+        assert_eq!(t.at_root(command), None, "{command}");
+    }
+}
