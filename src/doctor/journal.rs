@@ -14,7 +14,8 @@ pub const RECOVERY: &str = "recovery";
 pub fn journal(cx: &Ctx) -> Vec<Finding> {
     let size = match cx.store.journal_size() {
         Ok(s) => s,
-        Err(e) => return vec![Finding::warn(JOURNAL, e.to_string(), None)],
+        // The writer opens the live journal the same way: every write fails until it is mended.
+        Err(e) => return vec![unusable(JOURNAL, e)],
     };
     let limit = cx
         .config
@@ -38,12 +39,23 @@ pub fn journal(cx: &Ctx) -> Vec<Finding> {
     }]
 }
 
+/// The journal cannot be read as the writer reads it (a link, a FIFO, a directory, an I/O
+/// error): recovery runs before every write, so no write goes on until a person mends it.
+fn unusable(check: &'static str, e: crate::error::Error) -> Finding {
+    Finding::needs_person(
+        check,
+        format!("{e}; no splice command can write until it is mended"),
+        "make .splice/journal.jsonl a regular file again: a link's target copied in its place, \
+         or the last committed journal (`git show HEAD:.splice/journal.jsonl`)",
+    )
+}
+
 /// The journal's last line is committed. A torn line or a record without its commit marker is
 /// what a crash mid-write leaves; the next write's recovery settles it under the lock.
 pub fn recovery(cx: &Ctx) -> Vec<Finding> {
     let pending = match cx.store.pending_recovery() {
         Ok(p) => p,
-        Err(e) => return vec![Finding::warn(RECOVERY, e.to_string(), None)],
+        Err(e) => return vec![unusable(RECOVERY, e)],
     };
     vec![match pending {
         Pending::Nothing => Finding::ok(RECOVERY, "nothing pending: the journal ends committed"),

@@ -79,10 +79,11 @@ impl Store {
     /// segments' count and bytes (`splice doctor`).
     pub fn journal_size(&self) -> Result<JournalSize> {
         let live = self.journal_path();
-        let live_bytes = match fs::metadata(&live) {
-            Ok(m) => m.len(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
-            Err(e) => return Err(Error::io(&live, e)),
+        // As the writer opens it: a link, a FIFO or a directory is refused, not measured.
+        let live_bytes = match atomic::open_read(&live) {
+            Ok(file) => file.metadata().map_err(|e| Error::io(&live, e))?.len(),
+            Err(e) if atomic::is_not_found(&e) => 0,
+            Err(e) => return Err(e),
         };
         let mut size = JournalSize {
             live_bytes,

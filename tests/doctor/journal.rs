@@ -47,6 +47,37 @@ fn junk_before_the_journal_s_last_line_needs_a_person() {
     );
 }
 
+/// A live journal that is a directory, a FIFO or a link stops every write (the writer opens
+/// nothing else): doctor says a person must mend it, naming it, and does not report its size.
+#[test]
+fn a_journal_that_is_no_regular_file_needs_a_person() {
+    for kind in ["directory", "fifo", "link"] {
+        let (r, _) = healthy();
+        let journal = r.state().join("journal.jsonl");
+        let kept = r.path().join("kept.jsonl");
+        std::fs::rename(&journal, &kept).unwrap();
+        match kind {
+            "directory" => std::fs::create_dir(&journal).unwrap(),
+            "fifo" => {
+                let path = std::ffi::CString::new(journal.to_str().unwrap()).unwrap();
+                // SAFETY: a NUL-terminated path.
+                assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+            }
+            _ => std::os::unix::fs::symlink(&kept, &journal).unwrap(),
+        }
+        let (code, report) = doctor(&r);
+        assert_eq!(code, 1, "{kind}: {report:#}");
+        for check in ["journal", "recovery"] {
+            let f = the(&report, check, "needs-person");
+            let message = f["message"].as_str().unwrap();
+            assert!(
+                message.contains("journal.jsonl"),
+                "{kind} {check}: {message}"
+            );
+        }
+    }
+}
+
 #[test]
 fn an_uncommitted_record_is_reported_as_recovery_would_settle_it() {
     let (r, id) = healthy();

@@ -143,10 +143,7 @@ fn journal_tail(data: &[u8]) -> bool {
                     keep: *keep,
                     dropped: dropped + 70_000,
                 },
-                TailIs::Garbled { at, len } => TailIs::Garbled {
-                    at: *at,
-                    len: *len,
-                },
+                TailIs::Garbled { at, len } => TailIs::Garbled { at: *at, len: *len },
                 TailIs::Clean => TailIs::Clean,
                 TailIs::Uncommitted { record, at } => TailIs::Uncommitted {
                     record: record.clone(),
