@@ -78,7 +78,7 @@ pub fn print_or_expect(
         "splice: {what} for {} differs from {} (- expected, + actual):\n{}",
         input.display(),
         expect.display(),
-        line_diff(&expected, actual)
+        super::output::printable_message(&line_diff(&expected, actual))
     ));
     Ok(1)
 }

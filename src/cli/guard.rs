@@ -73,7 +73,8 @@ fn report(decision: &Decision) {
         Decision::Allow => {}
         Decision::Deny(reason) => output::out(&format!("{}\n", guard::deny_json(reason))),
         Decision::Fault(why) => output::err(&format!(
-            "splice guard: could not judge this call ({why}); allowed\n"
+            "splice guard: could not judge this call ({}); allowed\n",
+            output::printable(why)
         )),
     }
 }

@@ -16,6 +16,10 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::store::Store;
 
+/// Text from files escaped for a terminal ([`crate::model::printable`]): `printable` for one
+/// line (a title, a status, a log's line), `printable_message` for a message of several.
+pub use crate::model::printable::{printable, printable_message};
+
 /// Write `text` to stdout; a reader that went away loses it, nothing else happens.
 pub fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
@@ -75,10 +79,11 @@ pub fn emit<T: Serialize>(store: &Store, outcome: Result<T>) -> Result<i32> {
     }
 }
 
-/// Say on stderr what the writer's recovery repaired.
+/// Say on stderr what the writer's recovery repaired, a line each (escaped: a repair names what
+/// the journal held).
 pub fn report_repairs(store: &Store) {
     for repair in store.take_repairs() {
-        err(&format!("splice: {repair}\n"));
+        err(&format!("splice: {}\n", printable(&repair.to_string())));
     }
 }
 
@@ -88,24 +93,6 @@ pub fn comma_list(s: &str) -> Vec<String> {
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .map(str::to_string)
-        .collect()
-}
-
-/// `text` safe to put on a terminal: control characters (an escape sequence, a newline, a
-/// carriage return) written as Rust escapes (`\u{1b}`, `\n`), everything else as is. For text
-/// read from files anyone may have written: titles, statuses, a log's lines.
-pub fn printable(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
-        return text.to_string();
-    }
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
         .collect()
 }
 

@@ -11,6 +11,7 @@ pub mod executor;
 pub mod id;
 pub mod manifest;
 pub mod plan;
+pub mod printable;
 pub mod snapshot;
 pub mod tier;
 pub mod trajectory;
