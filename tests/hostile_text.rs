@@ -57,3 +57,58 @@ fn an_error_names_a_hostile_bead_file_escaped_on_stderr() {
         "{text}"
     );
 }
+
+/// ESC and BEL that would retitle the terminal and clear it, then a newline and a line that
+/// would pass for one of splice's own.
+const HOSTILE: &str = "t \u{1b}]0;pwned\u{7}\u{1b}[2J\nfake";
+
+/// A repository with the bd record `record` imported and started: a pipeline node.
+fn started(record: serde_json::Value) -> Repo {
+    let r = Repo::new();
+    r.write("issues.jsonl", &format!("{record}\n"));
+    r.ok(&["import", "bd", "issues.jsonl", "--json"]);
+    r.ok(&["start", record["id"].as_str().unwrap()]);
+    r
+}
+
+#[test]
+fn status_escapes_a_titles_escape_sequences_and_newline() {
+    let r = started(serde_json::json!({"id": "bd-1", "title": HOSTILE, "status": "open"}));
+    let out = r.run(&["status", "--color", "never"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_escaped(&text);
+    assert!(
+        text.contains("bd-1 t \\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\nfake"),
+        "{text}"
+    );
+}
+
+#[test]
+fn status_escapes_a_claims_holder_and_the_reason_built_from_it() {
+    let r = started(serde_json::json!({"id": "bd-1", "title": "claimed", "status": "open"}));
+    let mut bead = r.bead("bd-1");
+    let since = "2025-12-31T23:00:00Z";
+    bead["pipeline"]["lease"] = serde_json::json!({"holder": HOSTILE, "since": since});
+    let text = serde_json::to_string_pretty(&bead).unwrap();
+    std::fs::write(r.state().join("beads/bd-1.json"), text).unwrap();
+    let out = r.run(&["status", "--color", "never"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_escaped(&text);
+    assert!(text.contains("claimed by t \\u{1b}]0;pwned"), "{text}");
+}
+
+#[test]
+fn status_names_a_hostile_bead_file_escaped() {
+    let r = hostile_file_name();
+    let out = r.run(&["status", "--color", "never"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_escaped(&text);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(&format!("{SHOWN_NAME}  (unreadable, escalated)"))),
+        "{text}"
+    );
+}

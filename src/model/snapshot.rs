@@ -154,12 +154,14 @@ pub struct Unreadable {
 }
 
 impl Unreadable {
-    /// The reason its node rests: the file, the error, and what to do.
+    /// The reason its node rests: the file (escaped: its name may hold anything), the error,
+    /// and what to do.
     pub fn reason(&self) -> String {
         format!(
             "{} could not be read: {}; repair the file or restore it from git (until then, \
              writes to it fail)",
-            self.file, self.error
+            super::printable::printable(&self.file),
+            self.error
         )
     }
 }

@@ -1,8 +1,13 @@
 //! `splice status`'s text for a person: a status line, then one entry per row, each written as
 //! it is made (a tree of 100,000 nodes is never one string).
+//!
+//! What a row holds from a bead file (its id, title, step, claim, the reason and the command
+//! built from them) is escaped ([`printable`]): a newline in a title would fake a row, an
+//! escape sequence would drive the terminal.
 
 use std::io::{self, Write};
 
+use crate::cli::output::printable;
 use crate::driver::advice;
 use crate::model::RunStatus;
 
@@ -62,43 +67,44 @@ fn row(out: &mut impl Write, r: &Row, paint: Paint) -> io::Result<()> {
         return writeln!(
             out,
             "{indent}{}  {} {}",
-            paint.bold(r.id),
+            paint.bold(&printable(r.id)),
             paint.dim(&format!("({UNREADABLE}, escalated):")),
-            r.next.text
+            printable(&r.next.text)
         );
     }
+    let (id, title) = (printable(r.id), printable(r.title));
     if r.status == "closed" {
         let how = if r.cancelled { "cancelled" } else { "closed" };
-        let line = paint.dim(&format!("{indent}{} {} ({how})", r.id, r.title));
+        let line = paint.dim(&format!("{indent}{id} {title} ({how})"));
         return writeln!(out, "{line}");
     }
-    let mut facts = vec![r.kind.to_string(), r.step.to_string()];
+    let mut facts = vec![r.kind.to_string(), printable(r.step)];
     match (&r.looping, r.max_attempts) {
         (Some(l), _) => facts.push(loop_facts(l)),
         (None, Some(max)) => facts.push(format!("attempts {}/{max}", r.attempts)),
         (None, None) => facts.push(format!("attempts {}", r.attempts)),
     }
     if let Some(l) = r.lease {
-        facts.push(format!("claimed by {}", l.holder));
+        facts.push(format!("claimed by {}", printable(&l.holder)));
     }
     if r.floors_dir != "." {
-        facts.push(format!("work in {}", r.floors_dir));
+        facts.push(format!("work in {}", printable(&r.floors_dir)));
     }
     writeln!(
         out,
-        "{indent}{} {}  {}\n{indent}    {}",
-        paint.bold(r.id),
-        r.title,
+        "{indent}{} {title}  {}\n{indent}    {}",
+        paint.bold(&id),
         paint.dim(&format!("({})", facts.join(", "))),
-        r.next.text
+        printable(&r.next.text)
     )?;
     if let Some(cmd) = r.next.command.as_deref().filter(|c| *c != "splice run") {
-        writeln!(out, "{indent}    → {cmd}")?;
+        writeln!(out, "{indent}    → {}", printable(cmd))?;
     }
     Ok(())
 }
 
-/// `iteration 3/5, scores 12 → 14 → -10, rollback (rolled_back)`.
+/// `iteration 3/5, scores 12 → 14 → -10, rollback (rolled_back)`; the recorded decision and
+/// command escaped.
 fn loop_facts(l: &LoopRow) -> String {
     let mut out = format!("iteration {}/{}", l.iterations, l.max_iterations);
     if !l.scores.is_empty() {
@@ -110,13 +116,13 @@ fn loop_facts(l: &LoopRow) -> String {
         out.push_str(&format!(", scores {}", scores.join(" → ")));
     }
     if let Some(d) = &l.decision {
-        out.push_str(&format!(", monitor {d}"));
+        out.push_str(&format!(", monitor {}", printable(d)));
         if let Some(e) = l.effect {
             out.push_str(&format!(" ({e})"));
         }
     }
     if let Some(cmd) = &l.escalated_to {
-        out.push_str(&format!(", escalated to `{}`", cmd.join(" ")));
+        out.push_str(&format!(", escalated to `{}`", printable(&cmd.join(" "))));
     }
     out
 }
