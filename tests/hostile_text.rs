@@ -112,3 +112,31 @@ fn status_names_a_hostile_bead_file_escaped() {
         "{text}"
     );
 }
+
+#[test]
+fn list_names_a_hostile_bead_file_escaped() {
+    let r = hostile_file_name();
+    let out = r.run(&["list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_escaped(&text);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(&format!("{SHOWN_NAME}  unreadable: "))),
+        "{text}"
+    );
+}
+
+#[test]
+fn doctor_names_a_hostile_bead_file_escaped() {
+    let r = hostile_file_name();
+    let out = r.run(&["doctor"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_escaped(&text);
+    let beads = text
+        .lines()
+        .find(|l| l.starts_with("needs-person beads: "))
+        .unwrap_or_else(|| panic!("no beads finding: {text}"));
+    assert!(beads.contains(&format!("{SHOWN_NAME}.json")), "{text}");
+}

@@ -26,6 +26,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
 }
 
 /// One line per finding (`severity check: message`), its fix indented below; then a summary.
+/// A message and a fix name files and quote what they hold (a loader's message, a claim's
+/// holder): escaped ([`output::printable_message`]).
 fn text(report: &Report) -> String {
     let mut out = String::new();
     for f in &report.findings {
@@ -33,9 +35,10 @@ fn text(report: &Report) -> String {
             "{:<12} {}: {}\n",
             f.severity.name(),
             f.check,
-            f.message
+            output::printable_message(&f.message)
         ));
         if let Some(fix) = &f.fix {
+            let fix = output::printable_message(fix);
             out.push_str(&format!("{:<12} fix: {fix}\n", ""));
         }
     }

@@ -120,7 +120,8 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
 }
 
 /// One line a bead: `ID  STATUS  P2  TYPE  STEP  TITLE`, the columns aligned, text from the
-/// files escaped ([`output::printable`]); unreadable files after, with why.
+/// files escaped ([`output::printable`]); unreadable files after, with why (their id is their
+/// file's name, which may hold anything: escaped too).
 fn human(l: &Listing) -> String {
     let rows: Vec<[String; 5]> = l
         .beads
@@ -152,7 +153,7 @@ fn human(l: &Listing) -> String {
     for u in &l.unreadable {
         out.push_str(&format!(
             "{}  unreadable: {}\n",
-            u.id,
+            output::printable(&u.id),
             output::printable(&u.error)
         ));
     }

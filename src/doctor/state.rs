@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use super::{Ctx, Finding};
 use crate::driver::runner::holder_alive;
 use crate::model::decision::Action;
+use crate::model::printable::printable;
 
 pub const CONFIG: &str = "config";
 pub const MANIFEST: &str = "manifest";
@@ -32,7 +33,8 @@ pub fn beads(cx: &Ctx) -> Vec<Finding> {
     scan.unreadable
         .iter()
         .map(|u| {
-            let path = u.path.display();
+            // The file's name may hold anything: escaped, so it stays on its line.
+            let path = printable(&u.path.display().to_string());
             Finding::needs_person(
                 BEADS,
                 format!("{path} cannot be read: {}", u.error),
