@@ -140,3 +140,22 @@ fn doctor_names_a_hostile_bead_file_escaped() {
         .unwrap_or_else(|| panic!("no beads finding: {text}"));
     assert!(beads.contains(&format!("{SHOWN_NAME}.json")), "{text}");
 }
+
+#[test]
+fn hooks_status_quotes_the_settings_file_and_git_config_escaped() {
+    let r = Repo::new();
+    let settings = serde_json::json!({"hooks": {"PreToolUse": [{
+        "matcher": HOSTILE,
+        "hooks": [{"type": "command", "command": "/x\u{1b}[1m/splice guard"}]
+    }]}});
+    r.write(".claude/settings.json", &settings.to_string());
+    r.git(&["config", "core.hooksPath", HOSTILE_NAME]);
+    let out = r.run(&["hooks", "status"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_escaped(&text);
+    assert!(
+        text.contains("runs /x\\u{1b}[1m/splice") && text.contains(SHOWN_NAME),
+        "{text}"
+    );
+}

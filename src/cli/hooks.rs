@@ -6,6 +6,8 @@
 //! (`hooks install`, class person) before anything is read, since an agent must not rewrite
 //! the hooks that watch it. `status` and `pre-commit` only read.
 
+use std::path::Path;
+
 use clap::Subcommand;
 
 use super::{Global, output};
@@ -99,20 +101,22 @@ fn installed_line(i: &Installed) -> String {
         "claude" => format!("a PreToolUse hook runs `{}`", i.command),
         _ => format!("it runs `{}`", i.command),
     };
-    let mut line = format!("{}: {what} {} ({runs})", i.hook, i.path.display());
+    let mut line = format!("{}: {what} {} ({runs})", i.hook, shown(&i.path));
     if i.hooks_path_config {
         line.push_str("; the directory is core.hooksPath");
     }
     if let Some(kept) = &i.chained {
         line.push_str(&format!(
             "; the earlier pre-commit hook is {} and runs first",
-            kept.display()
+            shown(kept)
         ));
     }
     line.push('\n');
     line
 }
 
+/// What is installed, in words. What it quotes from the files it read (a settings file's
+/// command and matcher, git's `core.hooksPath`, why a file could not be read) is escaped.
 fn status(store: &Store, args: &StatusArgs) -> Result<i32> {
     let s = hooks::status(store.repo());
     if args.json {
@@ -120,39 +124,38 @@ fn status(store: &Store, args: &StatusArgs) -> Result<i32> {
         return Ok(0);
     }
     let found = |b: &Option<hooks::Binary>| match b {
-        Some(b) if b.exists => format!("runs {}", b.path),
-        Some(b) => format!("runs {}, which is missing: install again", b.path),
+        Some(b) if b.exists => format!("runs {}", output::printable(&b.path)),
+        Some(b) => format!(
+            "runs {}, which is missing: install again",
+            output::printable(&b.path)
+        ),
         None => String::new(),
     };
     let c = &s.claude;
     let claude = match (&c.problem, c.installed) {
-        (Some(p), _) => format!("claude: {}: {p}\n", c.path.display()),
+        (Some(p), _) => format!("claude: {}: {}\n", shown(&c.path), output::printable(p)),
         (None, true) => format!(
             "claude: installed in {} ({}, matcher {})\n",
-            c.path.display(),
+            shown(&c.path),
             found(&c.splice),
-            c.matcher.as_deref().unwrap_or("none")
+            output::printable(c.matcher.as_deref().unwrap_or("none"))
         ),
-        (None, false) => format!("claude: not installed ({})\n", c.path.display()),
+        (None, false) => format!("claude: not installed ({})\n", shown(&c.path)),
     };
     let g = &s.git;
-    let at = g
-        .path
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
+    let at = g.path.as_deref().map(shown).unwrap_or_default();
     let config = if g.hooks_path_config {
         " (core.hooksPath)"
     } else {
         ""
     };
     let git = match (&g.problem, g.installed, g.foreign) {
-        (Some(p), _, _) => format!("git: {p}\n"),
+        (Some(p), _, _) => format!("git: {}\n", output::printable(p)),
         (None, true, _) => {
             let chained = g
                 .chained
                 .as_ref()
-                .map(|c| format!("; {} runs first", c.display()))
+                .map(|c| format!("; {} runs first", shown(c)))
                 .unwrap_or_default();
             format!(
                 "git: installed in {at}{config} ({}{chained})\n",
@@ -173,7 +176,10 @@ fn pre_commit(store: &Store) -> Result<i32> {
     match precommit::check(store.dir())? {
         precommit::Verdict::Person | precommit::Verdict::Clean => Ok(0),
         precommit::Verdict::Refused(paths) => {
-            let listed: String = paths.iter().map(|p| format!("  {p}\n")).collect();
+            let listed: String = paths
+                .iter()
+                .map(|p| format!("  {}\n", output::printable(p)))
+                .collect();
             output::err(&format!(
                 "splice: refused: this commit changes splice's state, and it is made from a \
                  session splice dispatched:\n{listed}An agent never commits .splice/: splice \
@@ -184,4 +190,9 @@ fn pre_commit(store: &Store) -> Result<i32> {
             Ok(1)
         }
     }
+}
+
+/// A path on one line, escaped: a repository's paths and git's config may hold anything.
+fn shown(path: &Path) -> String {
+    output::printable(&path.display().to_string())
 }
