@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::model::envelope::{
     ActResult, ActionReport, InFlight, LoopReport, NodeReport, RestReport, RunRecord,
 };
+use crate::model::printable::printable;
 use crate::model::{Action, Decision, Envelope, Rest, Snapshot};
 use crate::store::atomic;
 use crate::transition::record;
@@ -249,9 +250,11 @@ pub fn human(env: &Envelope) -> String {
                 None => Next::default(),
             },
         };
-        let _ = writeln!(out, "  {id:<16} {:<16} {}", node.step, next.text);
+        // The step and the reason quote the bead: escaped.
+        let (step, text) = (printable(&node.step), printable(&next.text));
+        let _ = writeln!(out, "  {id:<16} {step:<16} {text}");
         if let Some(cmd) = next.command.as_deref().filter(|c| *c != "splice run") {
-            let _ = writeln!(out, "  {:<16} {:<16} → {cmd}", "", "");
+            let _ = writeln!(out, "  {:<16} {:<16} → {}", "", "", printable(cmd));
         }
     }
     if env.closed > 0 {

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::model::bead::ExitKind;
+use crate::model::printable::{printable, printable_message};
 use crate::model::{Limits, RunStatus, Usage};
 
 /// The version of the event and envelope shapes.
@@ -142,8 +143,19 @@ fn monitor_line(monitor: &Value) -> String {
 }
 
 impl Event {
-    /// The line a person sees for this event, if any.
+    /// The line a person sees for this event, if any. What it quotes from beads, agents and
+    /// tools (a step, a reason, what the agent is doing) is escaped ([`printable`]) and kept on
+    /// its line; splice's narration (a note) keeps its own line breaks.
     pub fn human(&self) -> Option<String> {
+        let line = self.words()?;
+        Some(match self {
+            Event::Note { .. } => printable_message(&line),
+            _ => printable(&line),
+        })
+    }
+
+    /// [`Event::human`]'s line, as it is.
+    fn words(&self) -> Option<String> {
         Some(match self {
             Event::RunStart { run, .. } => format!("run {run} started"),
             Event::Action { line, .. } => line.clone(),
@@ -273,8 +285,8 @@ impl Events {
             // With only the final envelope on stdout, a warning still reaches a person.
             Output::Json => {
                 if let Event::Warning { text } = event {
-                    let _ = std::io::stderr()
-                        .write_all(format!("splice: warning: {text}\n").as_bytes());
+                    let line = format!("splice: warning: {}\n", printable(text));
+                    let _ = std::io::stderr().write_all(line.as_bytes());
                 }
             }
             Output::Quiet => {}
@@ -325,5 +337,17 @@ mod tests {
         let json: Value =
             serde_json::from_str(&progress(Some("Bash: cargo test")).to_json_line()).unwrap();
         assert_eq!(json["doing"], "Bash: cargo test");
+    }
+
+    #[test]
+    fn a_line_escapes_what_it_quotes_and_a_note_keeps_its_lines() {
+        assert_eq!(
+            progress(Some("Edit \u{1b}[2J\nfake")).human().as_deref(),
+            Some("… sp-1 implement attempt 2 running for 40s: Edit \\u{1b}[2J\\nfake")
+        );
+        let note = Event::Note {
+            text: "first\n\u{7}second".into(),
+        };
+        assert_eq!(note.human().as_deref(), Some("first\n\\u{7}second"));
     }
 }

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::model::RunStatus;
 use crate::model::bead::DeliveryMethod;
 use crate::model::config::{AgentConfig, UsageAdapter};
+use crate::model::printable::printable;
 use crate::store::Store;
 
 /// What the caller asked of the run.
@@ -140,24 +141,59 @@ pub fn human(r: &ExecResult) -> String {
         r.dispatches,
         r.tokens
     );
+    // What the node's bead records (its status, step, target, pull request) is escaped.
     out.push_str(&format!(
         "  node {} at {} ({})\n",
-        r.id, r.step, r.node_status
+        r.id,
+        printable(&r.step),
+        printable(&r.node_status)
     ));
     if !r.children.is_empty() {
         out.push_str(&format!("  children {}\n", r.children.join(", ")));
     }
-    let target = r.target.as_deref().unwrap_or("(no target)");
-    let how = &r.delivery;
+    let target = printable(r.target.as_deref().unwrap_or("(no target)"));
+    let how = printable(&r.delivery);
     let landed = match (r.node_status.as_str(), &r.pr_url) {
-        (_, Some(url)) => format!("pull request {url} into {target}"),
+        (_, Some(url)) => format!("pull request {} into {target}", printable(url)),
         ("closed", None) => format!("landed on {target} ({how})"),
         _ => format!("not landed yet; it lands on {target} ({how})"),
     };
     out.push_str(&format!("  work: {landed}"));
     if let Some(sha) = &r.reviewed_sha {
-        out.push_str(&format!(", reviewed commit {sha}"));
+        out.push_str(&format!(", reviewed commit {}", printable(sha)));
     }
     out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ExecResult, human};
+    use crate::model::RunStatus;
+
+    #[test]
+    fn the_report_escapes_what_the_bead_recorded() {
+        let r = ExecResult {
+            id: "sp-a".into(),
+            status: RunStatus::Escalated,
+            node_status: "open\u{1b}[2J".into(),
+            step: "implement\nfake".into(),
+            target: Some("main".into()),
+            delivery: "pr".into(),
+            reviewed_sha: None,
+            pr_url: Some("https://x/\u{1b}]0;t\u{7}".into()),
+            children: Vec::new(),
+            run: "r1".into(),
+            passes: 1,
+            dispatches: 0,
+            tokens: 0,
+        };
+        let text = human(&r);
+        assert!(
+            text.contains("node sp-a at implement\\nfake (open\\u{1b}[2J)")
+                && text.contains("pull request https://x/\\u{1b}]0;t\\u{7} into main"),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 3, "{text}");
+    }
 }
