@@ -42,7 +42,13 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
             route,
         });
     } else {
-        output::out(&format!("{}\n{}\nroute: {route}\n", c.tier, c.describe()));
+        // The rule's name and rationale, and the route, are the manifest's words: escaped.
+        output::out(&format!(
+            "{}\n{}\nroute: {}\n",
+            c.tier,
+            output::printable(&c.describe()),
+            output::printable(route)
+        ));
     }
     Ok(0)
 }

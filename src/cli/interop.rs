@@ -90,7 +90,8 @@ pub fn import(args: ImportArgs, global: &Global) -> Result<i32> {
     Ok(if report.problems.is_empty() { 0 } else { 3 })
 }
 
-/// The report in words: the counts, then each merge and each problem on a line of its own.
+/// The report in words: the counts, then each merge and each problem on a line of its own (what
+/// they quote from the file or the store escaped).
 fn describe(r: &Report) -> String {
     let mut out = format!(
         "{}: {} record(s): {} created, {} updated, {} merged, {} unchanged, {} not imported\n",
@@ -105,7 +106,9 @@ fn describe(r: &Report) -> String {
     for m in &r.merged {
         out.push_str(&format!(
             "  merged {} (line {}): {}\n",
-            m.id, m.line, m.note
+            m.id,
+            m.line,
+            output::printable(&m.note)
         ));
     }
     for p in r.ignored.iter().chain(&r.problems) {

@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::model::config::default_agent_command;
 use crate::model::plan::Plan;
+use crate::model::printable::printable;
 use crate::process::{self, Cmd};
 use crate::store::Store;
 
@@ -176,11 +177,16 @@ pub fn read_verdict(stdout: &str, code: Option<i32>) -> Critique {
     }
 }
 
-/// The report for a person.
+/// The report for a person; the plan's title and what the critic said escaped (the designer and
+/// the critic are agents).
 pub fn human(r: &Crystallized) -> String {
     let mut out = format!(
         "plan {} written: \"{}\", {} tasks, {} scenarios (sha256 {})\n",
-        r.plan, r.title, r.tasks, r.scenarios, r.sha256
+        r.plan,
+        printable(&r.title),
+        r.tasks,
+        r.scenarios,
+        r.sha256
     );
     match &r.critic {
         None => out.push_str("no critic ([plan] critic is unset)\n"),
@@ -188,14 +194,14 @@ pub fn human(r: &Crystallized) -> String {
             out.push_str(&format!(
                 "critic: {} ({})\n",
                 if c.verdict.is_empty() {
-                    "(no verdict)"
+                    "(no verdict)".to_string()
                 } else {
-                    &c.verdict
+                    printable(&c.verdict)
                 },
                 if c.passed { "passed" } else { "failed" }
             ));
             for f in &c.findings {
-                out.push_str(&format!("  - {f}\n"));
+                out.push_str(&format!("  - {}\n", printable(f)));
             }
         }
     }

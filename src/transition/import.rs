@@ -25,6 +25,7 @@ use super::{Ctx, Verb, next_seq};
 use crate::error::{Error, Result};
 use crate::model::Bead;
 use crate::model::bd::{self, Imported, Record};
+use crate::model::printable::printable;
 use crate::refusal::Refusal;
 use crate::store::{Change, Scan};
 
@@ -98,7 +99,7 @@ pub fn plan(file: &str, text: &str, scan: &Scan, strict: bool) -> Result<Change<
         let listed = report
             .problems
             .iter()
-            .map(|p| format!("  line {}: {}", p.line, p.problem))
+            .map(|p| format!("  line {}: {}", p.line, printable(&p.problem)))
             .collect::<Vec<_>>()
             .join("\n");
         return Err(Refusal::ImportRefused {
