@@ -193,6 +193,34 @@ fn imported_issues_are_not_nodes_until_a_person_starts_one() {
     assert_eq!(with["bd-e0.1"]["pipeline"]["step"], "generate-spec");
 }
 
+/// Imported issues that block each other in a cycle, once started, wait for each other for
+/// ever: the run says so (escalated, naming the cycle) instead of looking idle.
+#[test]
+fn started_issues_blocking_each_other_in_a_cycle_are_escalated() {
+    let r = Repo::new();
+    let issue = |id: &str, on: &str| {
+        serde_json::json!({"id": id, "title": id, "status": "open",
+            "dependencies": [{"issue_id": id, "depends_on_id": on, "type": "blocks"}]})
+    };
+    r.write(
+        "c.jsonl",
+        &jsonl(&[issue("bd-a", "bd-b"), issue("bd-b", "bd-a")]),
+    );
+    import(&r, "c.jsonl", &[]);
+    r.ok(&["start", "bd-a"]);
+    r.ok(&["start", "bd-b"]);
+    let status = r.ok(&["status", "--json"]);
+    assert_eq!(status["status"], "escalated", "{status:#}");
+    for node in status["nodes"].as_array().unwrap() {
+        assert_eq!(node["rest"]["kind"], "escalated", "{node:#}");
+        let reason = node["rest"]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("cycle") && reason.contains("bd-a, bd-b"),
+            "{reason}"
+        );
+    }
+}
+
 #[test]
 fn a_reimport_updates_changed_records_and_merges_into_started_ones() {
     let r = Repo::new();

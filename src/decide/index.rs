@@ -8,7 +8,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use crate::model::snapshot::Unreadable;
 use crate::model::{Bead, Snapshot, Step};
 use crate::policy::lineage::{self, Defaults};
-use crate::policy::route;
+use crate::policy::{deps, route};
+
+use super::cycles::Cycles;
 
 /// A small deterministic hasher (the rustc "Fx" mix): ids are short and hashing them dominates
 /// the lookups, and a fixed function keeps `decide` free of any per-process randomness.
@@ -89,6 +91,8 @@ pub(crate) struct Index<'a> {
     inherited_target: RefCell<FxMap<&'a str, Option<&'a str>>>,
     /// The last [`RECENT`] beads found by id, and the slot the next one takes.
     recent: RefCell<Recent<'a>>,
+    /// Rule 6's cycles of `blocks` dependencies, found as blocked nodes ask.
+    cycles: RefCell<Cycles<'a>>,
 }
 
 /// How many answers of [`Index::bead`] are kept: a node, its parent and grandparent.
@@ -173,6 +177,7 @@ impl<'a> Index<'a> {
             released: RefCell::default(),
             inherited_target: RefCell::default(),
             recent: RefCell::new(([None; RECENT], 0)),
+            cycles: RefCell::default(),
         }
     }
 
@@ -213,6 +218,21 @@ impl<'a> Index<'a> {
         let top = self.chain(bead).last()?;
         let parent = top.parent.as_deref()?;
         self.unreadable_ids.get(parent).copied()
+    }
+
+    /// Why `bead`, blocked, waits for ever: the cycle of `blocks` dependencies it lies on, if
+    /// any ([`super::cycles`]).
+    pub fn blocks_cycle(&self, bead: &'a Bead) -> Option<String> {
+        let blockers = |b: &'a Bead| -> Vec<&'a Bead> {
+            deps::blocked_by(b, |id| self.bead(id))
+                .iter()
+                .filter_map(|id| self.bead(id))
+                .collect()
+        };
+        self.cycles
+            .borrow_mut()
+            .of(bead, blockers)
+            .map(super::cycles::reason)
     }
 
     /// Searches for the node at `at` (a position in `beads`) start where it sits.

@@ -18,7 +18,7 @@
 //! | 3  | leased by another holder                                             | rest `running` {holder, since, options: wait, clear-claim} |
 //! | 4  | leased by this runner (dispatch in flight)                           | rest `in-flight` |
 //! | 5  | dead-lettered                                                        | rest `parked` {step, reason} |
-//! | 6  | a `blocks` dependency not done: open, cancelled, or absent from the snapshot (= open; [`crate::policy::deps`], which `splice ready` applies to plain beads too) | rest `blocked` {by} |
+//! | 6  | a `blocks` dependency not done: open, cancelled, or absent from the snapshot (= open; [`crate::policy::deps`], which `splice ready` applies to plain beads too) | rest `blocked` {by}; rest `escalated` {reason: the cycle} when the dependencies lead back to the node through beads not done (it would wait for itself: [`cycles`]) |
 //! | 7  | the parent (not closed) is on a step before its route's delegate step | rest `waiting-parent` |
 //! | 8  | gate pending on S                                                    | rest `awaiting-human` {gate, autonomy, source} |
 //! | 9  | S is the delegate step and a child its split sanctioned is open      | rest `waiting-children` |
@@ -82,6 +82,7 @@
 //! nothing. Under `budget` and `stalled` no action stands, and under `done` only the cleanup of
 //! rule 1: every other node that had an action rests `held` {by: the status}.
 
+mod cycles;
 mod index;
 /// The short-key maps `decide` uses, for the readers that look up as many ids (`status`).
 pub(crate) use index::FxMap;

@@ -359,3 +359,81 @@ fn siblings_apart_in_id_order_still_serialize_and_only_with_each_other() {
         })
     );
 }
+
+fn blocked_by(mut b: Bead, on: &[&str]) -> Bead {
+    b.dependencies = on
+        .iter()
+        .map(|d| crate::model::bead::Dependency {
+            depends_on_id: (*d).into(),
+            dep_type: "blocks".into(),
+            extra: Default::default(),
+        })
+        .collect();
+    b
+}
+
+fn escalated_reason<'a>(d: &'a crate::model::Decision, id: &str) -> Option<&'a str> {
+    match rest_of(d, id) {
+        Some(Rest::Escalated { reason }) => Some(reason),
+        _ => None,
+    }
+}
+
+/// Rule 6 between 6 and 7: nodes whose `blocks` dependencies lead back to them wait for each
+/// other for ever. Each rests `escalated` naming the cycle (so the run is `escalated`, not
+/// `idle`); a node that waits on the cycle from outside it stays `blocked`, and a bead whose
+/// work is done breaks the cycle.
+#[test]
+fn a_cycle_of_blocks_dependencies_is_escalated_not_idle() {
+    let beads = vec![
+        blocked_by(bead("sp-a", "implement"), &["sp-b"]),
+        blocked_by(bead("sp-b", "implement"), &["sp-c"]),
+        blocked_by(bead("sp-c", "implement"), &["sp-a"]),
+        blocked_by(bead("sp-d", "implement"), &["sp-a"]),
+        blocked_by(bead("sp-e", "implement"), &["sp-e"]),
+    ];
+    let d = decide(&snap(beads.clone()));
+    for id in ["sp-a", "sp-b", "sp-c"] {
+        let reason = escalated_reason(&d, id).unwrap_or_else(|| panic!("{id}: {d:?}"));
+        assert!(reason.contains("(sp-a, sp-b, sp-c)"), "{reason}");
+    }
+    assert!(escalated_reason(&d, "sp-e").is_some_and(|r| r.contains("(sp-e)")));
+    assert!(matches!(rest_of(&d, "sp-d"), Some(Rest::Blocked { by }) if by == &["sp-a"]));
+    assert_eq!(d.status, RunStatus::Escalated);
+
+    // The same decision whatever order the beads come in.
+    let mut reversed = beads.clone();
+    reversed.reverse();
+    assert_eq!(decide(&snap(reversed)), d);
+
+    // A closed bead on the way is no cycle: it blocks nothing.
+    let mut broken = beads.clone();
+    broken[1].status = Status::Closed;
+    let d = decide(&snap(broken));
+    assert!(matches!(d.actions.as_slice(), [Action::Dispatch { bead, .. }, ..] if bead == "sp-a"));
+    assert!(matches!(rest_of(&d, "sp-c"), Some(Rest::Blocked { by }) if by == &["sp-a"]));
+
+    // A plain bead on the way keeps it a cycle: it waits on the node as the node waits on it.
+    let mut via_plain = beads[..1].to_vec();
+    via_plain.push(blocked_by(plain("sp-b", Status::Open), &["sp-a"]));
+    let d = decide(&snap(via_plain));
+    assert!(escalated_reason(&d, "sp-a").is_some_and(|r| r.contains("(sp-a, sp-b)")));
+}
+
+/// A cycle as long as a campaign is found without recursion, and a reason names five of its
+/// beads and how many more.
+#[test]
+fn a_long_cycle_is_found_and_named_in_part() {
+    const N: usize = 20_000;
+    let id = |k: usize| format!("sp-x.{k}");
+    let beads: Vec<Bead> = (0..N)
+        .map(|k| blocked_by(bead(&id(k), "implement"), &[&id((k + 1) % N)]))
+        .collect();
+    let d = decide(&snap(beads));
+    let reason = escalated_reason(&d, &id(7)).unwrap();
+    assert!(reason.contains(&format!("and {} more", N - 5)), "{reason}");
+    assert!(
+        (0..N).all(|k| escalated_reason(&d, &id(k)) == Some(reason)),
+        "every bead of the cycle rests on it"
+    );
+}
