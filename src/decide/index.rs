@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::snapshot::Unreadable;
-use crate::model::{Bead, Snapshot, Step};
+use crate::model::{Bead, Snapshot, Step, Text};
 use crate::policy::lineage::{self, Defaults};
 use crate::policy::{deps, route};
 
@@ -220,9 +220,17 @@ impl<'a> Index<'a> {
         self.unreadable_ids.get(parent).copied()
     }
 
-    /// Why `bead`, blocked, waits for ever: the cycle of `blocks` dependencies it lies on, if
-    /// any ([`super::cycles`]).
-    pub fn blocks_cycle(&self, bead: &'a Bead) -> Option<String> {
+    /// Why `bead`, blocked by `by`, waits for ever: the cycle of `blocks` dependencies it lies
+    /// on, if any ([`super::cycles`]).
+    pub fn blocks_cycle(&self, bead: &'a Bead, by: &[Text]) -> Option<String> {
+        // Most blockers block on nothing themselves: then no cycle passes through `bead`, and
+        // nothing needs exploring (but a bead that blocks itself).
+        let onward = by.iter().any(|id| {
+            *id == bead.id || self.bead(id).is_some_and(|b| b.blockers().next().is_some())
+        });
+        if !onward {
+            return None;
+        }
         let blockers = |b: &'a Bead| -> Vec<&'a Bead> {
             deps::blocked_by(b, |id| self.bead(id))
                 .iter()

@@ -93,7 +93,7 @@ fn settled<'a>(ix: &Index<'a>, at: usize, bead: &'a Bead) -> Option<Outcome<'a>>
     let by = deps::blocked_by(bead, |id| ix.bead(id));
     if !by.is_empty() {
         // Between 6 and 7: blocked by itself, through a cycle, it never unblocks.
-        if let Some(reason) = ix.blocks_cycle(bead) {
+        if let Some(reason) = ix.blocks_cycle(bead, &by) {
             return Some(Outcome::Rest(Rest::Escalated { reason }));
         }
         return Some(Outcome::Rest(Rest::Blocked { by }));
