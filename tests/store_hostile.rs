@@ -195,7 +195,8 @@ fn a_symlinked_bead_file_or_journal_is_refused_not_followed() {
 /// into it wherever it points: each is refused, naming it, and nothing is written there.
 #[test]
 fn a_symlinked_state_directory_is_refused_not_followed() {
-    for dir in [".", "beads", "journal", "runs", "worktrees", "cache"] {
+    // (A link in place of `cache/` is read past, never written through: `snapshot_cache.rs`.)
+    for dir in [".", "beads", "journal", "runs", "worktrees"] {
         let r = Repo::new();
         r.task("T", &[]);
         let outside = r.path().join("outside");

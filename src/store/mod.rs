@@ -152,9 +152,10 @@ fn holding_state(path: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// The directories of the state, under `.splice/`: bead files, closed journal segments, run
-/// logs, checkouts and the cache.
-const STATE_DIRS: [&str; 5] = ["beads", "journal", "runs", "worktrees", "cache"];
+/// The directories of the state, under `.splice/`, that splice writes into: bead files, closed
+/// journal segments, run logs and checkouts. (A link in place of `cache/` is read past and never
+/// written through: the cache is only a derivation, `store::cache`.)
+const STATE_DIRS: [&str; 4] = ["beads", "journal", "runs", "worktrees"];
 
 /// Refuse a state directory (`.splice/` itself or one of [`STATE_DIRS`]) that is a symbolic
 /// link: every write into it would land wherever it points, and bead files and the journal are
