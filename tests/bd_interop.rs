@@ -446,3 +446,28 @@ fn export_to_a_file_named_relative_to_the_working_directory() {
     assert_eq!(written, export(&r, &[]));
     assert_eq!(by_id(&written), by_id(&jsonl(&corpus(7))));
 }
+
+#[test]
+fn export_to_a_missing_directory_names_the_file_asked_for() {
+    // It named the temporary file beside it (`/…/d/.x.tmp`), which the user never asked for.
+    let r = Repo::new();
+    r.write("issues.jsonl", &jsonl(&corpus(3)));
+    import(&r, "issues.jsonl", &[]);
+    let out = r.path().join("no-such-dir").join("x");
+    let err = r.fails(2, &["export", "bd", "-o", out.to_str().unwrap()]);
+    assert_eq!(
+        err.trim(),
+        format!("splice: {}: its directory does not exist", out.display())
+    );
+
+    // A directory where the file goes: named, and no temporary file left beside it.
+    std::fs::create_dir(r.path().join("out")).unwrap();
+    let err = r.fails(2, &["export", "bd", "-o", "out"]);
+    assert_eq!(err.trim(), "splice: out: is a directory, not a file");
+    let left: Vec<_> = std::fs::read_dir(r.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

@@ -301,6 +301,30 @@ fn the_cache_is_never_committed_and_a_failure_to_write_it_is_no_error() {
 }
 
 #[test]
+fn a_directory_in_place_of_the_cache_file_is_named_not_the_temporary_file() {
+    // `cache rebuild` named `cache/.beads.<pid>.0.tmp: Is a directory`, a file the user never
+    // made, and left that temporary file behind.
+    let (r, _) = store();
+    std::fs::remove_file(cache_file(&r)).unwrap();
+    std::fs::create_dir(cache_file(&r)).unwrap();
+    let err = r.fails(2, &["cache", "rebuild"]);
+    assert_eq!(
+        err.trim(),
+        format!(
+            "splice: {}: is a directory, not a file",
+            cache_file(&r).display()
+        )
+    );
+    let left: Vec<_> = std::fs::read_dir(r.state().join("cache"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    agree(&r, "a directory in place of the cache file");
+}
+
+#[test]
 fn a_link_in_place_of_the_cache_is_never_written_through() {
     let (r, _) = store();
     // `.splice/cache` committed (or planted) as a link to a directory outside the repository,

@@ -5,6 +5,9 @@
 //! regular file is opened: a temp file is always created fresh (a link or file already at its
 //! path is removed first, never written through), and [`open_regular`] refuses a symbolic link, a
 //! FIFO or a device with a message naming the file instead of following, blocking or reading it.
+//!
+//! An error writing the temp file or renaming it names the file being replaced, never the temp
+//! file, which the user never asked for ([`replace_error`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -62,11 +65,29 @@ pub fn tmp_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.tmp"))
 }
 
+/// An error writing `path` through a temp file beside it (creating, writing or syncing the temp
+/// file, or renaming it over `path`), named after `path`: the file the user knows. The two a
+/// person most often meets are said in words: a directory that does not exist (the temp file's
+/// creation fails) and a directory where the file goes (the rename fails). The error's kind is
+/// kept, so [`is_not_found`] still reads it.
+pub fn replace_error(path: &Path, e: std::io::Error) -> Error {
+    use std::io::ErrorKind;
+    let said = match e.kind() {
+        ErrorKind::NotFound => "its directory does not exist",
+        ErrorKind::IsADirectory => "is a directory, not a file",
+        _ => return Error::io(path, e),
+    };
+    Error::io(path, std::io::Error::new(e.kind(), said))
+}
+
 /// Write `bytes` to a new temp file for `path` and sync it. Whatever is at the temp path (a
 /// leftover, or a link planted there) is removed, not written through.
 pub fn write_tmp(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let (tmp, file) = write_tmp_unsynced(path, bytes)?;
-    file.sync_data().map_err(|e| Error::io(&tmp, e))?;
+    if let Err(e) = file.sync_data() {
+        let _ = fs::remove_file(&tmp);
+        return Err(replace_error(path, e));
+    }
     Ok(tmp)
 }
 
@@ -86,12 +107,16 @@ pub fn write_tmp_unsynced(path: &Path, bytes: &[u8]) -> Result<(PathBuf, File)> 
     let mut file = match create() {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            // What cannot be removed there (a directory) is the temp file's fault: named.
             fs::remove_file(&tmp).map_err(|e| Error::io(&tmp, e))?;
-            create().map_err(|e| Error::io(&tmp, e))?
+            create().map_err(|e| replace_error(path, e))?
         }
-        Err(e) => return Err(Error::io(&tmp, e)),
+        Err(e) => return Err(replace_error(path, e)),
     };
-    file.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
+    if let Err(e) = file.write_all(bytes) {
+        let _ = fs::remove_file(&tmp);
+        return Err(replace_error(path, e));
+    }
     Ok((tmp, file))
 }
 
@@ -123,7 +148,7 @@ pub fn sync_fs(dir: &Path) -> Result<()> {
 /// Rename the temp file for `path` over `path`.
 pub fn publish(path: &Path) -> Result<()> {
     let tmp = tmp_path(path);
-    fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    fs::rename(&tmp, path).map_err(|e| replace_error(path, e))
 }
 
 /// Make a directory's entries (renames, creations) durable.
@@ -134,8 +159,12 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 
 /// Replace one file atomically and durably (used outside the bead store, e.g. config files).
 pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_tmp(path, bytes)?;
-    publish(path)?;
+    let tmp = write_tmp(path, bytes)?;
+    if let Err(e) = publish(path) {
+        // Not left beside a file that was not replaced (a directory in its place).
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
     if let Some(dir) = path.parent() {
         // A bare file name's parent is "": the working directory.
         let dir = if dir.as_os_str().is_empty() {

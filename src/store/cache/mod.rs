@@ -384,7 +384,7 @@ impl Store {
         };
         if let Err(e) = write() {
             let _ = fs::remove_file(&temp);
-            return Err(Error::io(&temp, e));
+            return Err(super::atomic::replace_error(&path, e));
         }
         Ok(Rebuilt {
             beads: new.fresh.len(),
