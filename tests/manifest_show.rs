@@ -149,3 +149,41 @@ fn a_dispatched_session_may_read_the_manifest() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn a_bad_number_in_an_optional_step_is_the_only_error() {
+    // A step that did not type was checked as `{"name": …}` alone, not optional: the route
+    // check then said `entry.root` skips "generate-design", which is `optional: true`.
+    let r = Repo::new();
+    r.task("T", &[]);
+    let m = serde_json::to_string_pretty(&show(&r)).unwrap();
+    assert_eq!(step(&show(&r), "generate-design")["optional"], true);
+    let before = r.beads_bytes();
+    for (field, bad, says) in [
+        (
+            "\"max_attempts\": 3",
+            "\"max_attempts\": 18446744073709551616",
+            "steps[0].max_attempts",
+        ),
+        (
+            "\"timeout_s\": 1800",
+            "\"timeout_s\": -5",
+            "steps[0].timeout_s",
+        ),
+    ] {
+        assert!(m.contains(field), "{m}");
+        r.write(".splice/manifest.json", &m.replacen(field, bad, 1));
+        let err = r.fails(2, &["manifest", "show"]);
+        assert!(err.contains(says), "{bad}: {err}");
+        assert!(
+            !err.contains("entry."),
+            "{bad}: a second, false error: {err}"
+        );
+        assert_eq!(
+            err.matches("; ").count(),
+            0,
+            "{bad}: one problem only: {err}"
+        );
+    }
+    assert_eq!(r.beads_bytes(), before);
+}

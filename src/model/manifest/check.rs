@@ -221,9 +221,8 @@ pub(super) fn type_problems(raw: &Value) -> Vec<String> {
             }
             if typed::<Step>(&step, &format!("steps[{i}]"), &mut out) {
                 kept.push(step);
-            } else if let Some(name) = step.get("name").filter(|n| n.is_string()) {
-                // Keep the name, so routes naming it are not reported as well.
-                kept.push(serde_json::json!({ "name": name }));
+            } else if let Some(stub) = stand_in(&step) {
+                kept.push(stub);
             }
         }
     }
@@ -237,6 +236,28 @@ pub(super) fn type_problems(raw: &Value) -> Vec<String> {
         out.extend(more.0);
     }
     out
+}
+
+/// What stands in for a step that does not type, in the checks of the whole manifest: its name,
+/// so routes naming it are not reported as well, and what those checks read of a step besides
+/// (`optional`: a route's entry or a tier's route may skip it; its `role`), each when it types
+/// on its own. Left out, a default would be checked instead: an optional step with a bad
+/// `timeout_s` was then not optional, and a route starting after it was reported too. The rest
+/// of the step is not checked until it types.
+fn stand_in(step: &Value) -> Option<Value> {
+    let name = step.get("name").filter(|n| n.is_string())?;
+    let mut stub = serde_json::json!({ "name": name });
+    for field in ["optional", "role"] {
+        let Some(value) = step.get(field) else {
+            continue;
+        };
+        let mut with = stub.clone();
+        with[field] = value.clone();
+        if serde_json::from_value::<Step>(with.clone()).is_ok() {
+            stub = with;
+        }
+    }
+    Some(stub)
 }
 
 /// Deserialize a manifest embedded in another document (a snapshot) with the same typing,
