@@ -415,6 +415,35 @@ fn every_kind_of_bad_branch_is_refused_at_load_naming_the_file_and_path() {
 }
 
 #[test]
+fn a_regex_over_the_limit_is_quoted_cut_not_whole() {
+    // The 1,024-byte limit's message echoed the whole pattern (here 5,000 characters).
+    let r = Repo::new();
+    r.task("T", &[]);
+    let long = "x".repeat(5000);
+    small(
+        &r,
+        json!([{"when": "any", "match": {"matches": long}, "action": {"continue": true}}]),
+        json!([]),
+    );
+    let err = r.fails(2, &["status"]);
+    let line = err
+        .lines()
+        .find(|l| l.contains("bad regex"))
+        .unwrap_or(&err);
+    assert!(
+        line.contains("steps[0].on_result[0].match.matches: bad regex")
+            && line.contains("… (5000 characters)")
+            && line.contains("over the 1024-byte limit"),
+        "{err}"
+    );
+    assert!(
+        !err.contains(&"x".repeat(65)),
+        "echoed whole: {} bytes",
+        err.len()
+    );
+}
+
+#[test]
 fn a_recorded_response_is_redacted_and_contains_reads_it() {
     let r = Repo::new();
     small(

@@ -278,7 +278,10 @@ impl Manifest {
             )),
             Some(Matcher::Matches(p)) => {
                 if let Err(e) = compile(p) {
-                    out.push(format!("{at}.match.matches: bad regex {p:?}: {e}"));
+                    out.push(format!(
+                        "{at}.match.matches: bad regex {}: {e}",
+                        crate::model::id::shown(p)
+                    ));
                 }
             }
             Some(_) => {}
