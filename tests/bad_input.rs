@@ -135,6 +135,42 @@ fn a_bad_config_is_named() {
 }
 
 #[test]
+fn jobs_0_on_the_command_line_is_refused_as_in_the_config() {
+    // `[limits] jobs = 0` was refused, `--jobs 0` dispatched one at a time.
+    let r = Repo::new();
+    r.task("T", &[]);
+    let before = r.beads_bytes();
+    let journal = r.journal();
+    for args in [
+        vec!["run", "--jobs", "0"],
+        vec!["pass", "--jobs", "0"],
+        vec!["pass", "--dry-run", "--jobs", "0"],
+        vec!["drive", "--json", "--jobs", "0"],
+    ] {
+        let err = r.fails(2, &args);
+        assert!(
+            err.contains("--jobs") && err.contains("0 would never dispatch; use at least 1"),
+            "{args:?}: {err}"
+        );
+    }
+    r.write(".splice/config.toml", "[limits]\njobs = 0\n");
+    let err = r.fails(2, &["run"]);
+    assert!(
+        err.contains("0 would never dispatch; use at least 1"),
+        "{err}"
+    );
+    assert_eq!(r.beads_bytes(), before);
+    assert_eq!(r.journal(), journal);
+    assert!(
+        !r.state().join("runs").exists()
+            || std::fs::read_dir(r.state().join("runs"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+}
+
+#[test]
 fn bad_ids_and_arguments_never_panic() {
     let r = Repo::new();
     r.task("T", &[]);

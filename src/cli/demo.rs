@@ -41,7 +41,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "local")]
     pub executor: Executor,
     /// How many dispatches run at once (`[limits] jobs`).
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = crate::model::config::parse_jobs)]
     pub jobs: u32,
 }
 

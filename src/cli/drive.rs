@@ -19,8 +19,9 @@ pub struct Args {
     /// Only this bead's tree (the bead and its descendants).
     #[arg(long, value_name = "ID")]
     pub scope: Option<String>,
-    /// Dispatches in flight at once in a run started here (default: `[limits] jobs`, else 1).
-    #[arg(long, value_name = "J")]
+    /// Dispatches in flight at once in a run started here (default: `[limits] jobs`, else 1);
+    /// at least 1.
+    #[arg(long, value_name = "J", value_parser = crate::model::config::parse_jobs)]
     pub jobs: Option<u32>,
     /// No cockpit: print the state it would open on, as `splice status --json` does (one JSON
     /// object; no terminal needed), and exit.

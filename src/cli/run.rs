@@ -5,6 +5,7 @@ use crate::driver::events::{Events, Output};
 use crate::driver::runner::{self, Options};
 use crate::error::Result;
 use crate::model::RunStatus;
+use crate::model::config::parse_jobs;
 use crate::store::Store;
 use crate::transition::authority::{self, Verb, Who};
 
@@ -21,8 +22,8 @@ pub struct RunArgs {
     /// Stop with status `budget` after this many passes.
     #[arg(long, value_name = "N")]
     pub max_passes: Option<u64>,
-    /// Dispatches in flight at once (default: `[limits] jobs`, else 1).
-    #[arg(long, value_name = "J")]
+    /// Dispatches in flight at once (default: `[limits] jobs`, else 1); at least 1.
+    #[arg(long, value_name = "J", value_parser = parse_jobs)]
     pub jobs: Option<u32>,
     /// Stop with status `budget` once dispatches have used this many tokens.
     #[arg(long, value_name = "T")]
@@ -76,8 +77,8 @@ pub struct PassArgs {
     /// nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Dispatches the pass may start (default: `[limits] jobs`, else 1).
-    #[arg(long, value_name = "J")]
+    /// Dispatches the pass may start (default: `[limits] jobs`, else 1); at least 1.
+    #[arg(long, value_name = "J", value_parser = parse_jobs)]
     pub jobs: Option<u32>,
     /// human: the actions and the final reasons; json: the envelope; stream-json: one event
     /// per line, the last a `result` whose `text` is the envelope.

@@ -237,6 +237,18 @@ pub struct StepAgent {
     pub max_attempts: Option<u32>,
 }
 
+/// Why 0 dispatches at once is refused, in `[limits] jobs` and in `--jobs` alike.
+pub const ZERO_JOBS: &str = "0 would never dispatch; use at least 1";
+
+/// Parse `--jobs` (run, pass, drive, demo) as `[limits] jobs` is checked: 0 is refused.
+pub fn parse_jobs(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(0) => Err(ZERO_JOBS.into()),
+        Ok(jobs) => Ok(jobs),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
@@ -356,7 +368,7 @@ impl Config {
         self.agent.model_problems()?;
         self.executor.check()?;
         if self.limits.jobs == Some(0) {
-            return Err("[limits] jobs: 0 would never dispatch; use at least 1".into());
+            return Err(format!("[limits] jobs: {ZERO_JOBS}"));
         }
         for (model, p) in &self.prices {
             let all = [p.input, p.output, p.cache_read, p.cache_write];
