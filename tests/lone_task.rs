@@ -52,6 +52,28 @@ fn init_task_takes_the_scenarios_it_owns_as_init_does() {
 }
 
 #[test]
+fn an_empty_scenario_id_is_refused_and_nothing_is_written() {
+    // `--scenarios ",,"` made a task owning none, as if the flag were not given.
+    let r = Repo::new();
+    for list in [",,", "S1,,S2", "S1,", " , S1"] {
+        for verb in ["init-task", "init"] {
+            let err = r.fails(2, &[verb, "--title", "T", "--scenarios", list]);
+            assert!(
+                err.contains("--scenarios") && err.contains("is empty"),
+                "{verb} {list:?}: {err}"
+            );
+        }
+    }
+    assert!(!r.state().exists(), "nothing written: no .splice/ made");
+    r.task("First", &[]);
+    let before = r.beads_bytes();
+    let journal = r.journal();
+    r.fails(2, &["init-task", "--title", "T", "--scenarios", ",,"]);
+    assert_eq!(r.beads_bytes(), before);
+    assert_eq!(r.journal(), journal);
+}
+
+#[test]
 fn a_task_owning_no_scenario_records_the_ids_its_spec_defines() {
     let r = Repo::new();
     let id = r.task("Notes", &[]);

@@ -76,7 +76,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         scenarios: args
             .scenarios
             .as_deref()
-            .map(output::comma_list)
+            .map(|s| output::comma_ids("--scenarios", s))
+            .transpose()?
             .unwrap_or_default(),
         ..args.node.into_node()?
     };

@@ -96,6 +96,22 @@ pub fn comma_list(s: &str) -> Vec<String> {
         .collect()
 }
 
+/// The ids a flag lists, comma-separated (`--scenarios S1,S2`), trimmed. An empty item (`,,`, a
+/// trailing comma) is refused, naming the flag: [`comma_list`] would drop it, and the command
+/// would run as if fewer ids, or none, were given.
+pub fn comma_ids(flag: &str, s: &str) -> Result<Vec<String>> {
+    let items: Vec<&str> = s.split(',').map(str::trim).collect();
+    if let Some(at) = items.iter().position(|i| i.is_empty()) {
+        return Err(Error::Invalid(format!(
+            "{flag} {}: item {} of {} is empty (give the ids separated by single commas)",
+            crate::model::id::shown(s),
+            at + 1,
+            items.len()
+        )));
+    }
+    Ok(items.into_iter().map(str::to_string).collect())
+}
+
 /// serde_json's pretty output (two spaces a level), byte for byte, with each line's start (the
 /// newline and the indent) written in one piece: `PrettyFormatter` writes the indent a level at
 /// a time, a write each, and at 100,000 rows `status --json` makes millions of them.
