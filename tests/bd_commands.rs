@@ -250,6 +250,37 @@ fn list_shows_every_bead_in_natural_order_and_each_filter_works() {
 }
 
 #[test]
+fn list_refuses_a_parent_that_is_not_an_id() {
+    // `list --parent ../x` printed "no beads" and exited 0; `show ../x` says it is no id.
+    let r = Repo::new();
+    r.task("T", &[]);
+    let cache = r.state().join("cache");
+    if cache.exists() {
+        std::fs::remove_dir_all(&cache).unwrap();
+    }
+    let before = r.beads_bytes();
+    let journal = r.journal();
+    for bad in ["../x", "", ".hidden", "a/b"] {
+        for json in [&[][..], &["--json"]] {
+            let mut args = vec!["list", "--parent", bad];
+            args.extend_from_slice(json);
+            let err = r.fails(2, &args);
+            assert_eq!(
+                err.trim(),
+                format!("splice: --parent {bad:?}: not a bead id"),
+                "{args:?}"
+            );
+        }
+    }
+    assert!(!cache.exists(), "nothing else changes: not even the cache");
+    assert_eq!(r.beads_bytes(), before);
+    assert_eq!(r.journal(), journal);
+    // A well-formed id with no children (or no bead) is an empty list, as bd's.
+    let listing = r.ok(&["list", "--parent", "sp-none", "--json"]);
+    assert!(ids(&listing).is_empty(), "{listing}");
+}
+
+#[test]
 fn ready_is_the_decisions_actions_and_the_plain_beads_nothing_blocks() {
     let r = Repo::new();
     let node = r.task("A node", &[]);

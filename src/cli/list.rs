@@ -6,9 +6,9 @@
 use serde::Serialize;
 
 use super::{Global, output};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::Bead;
-use crate::model::id::natural_cmp;
+use crate::model::id::{self as ids, natural_cmp};
 use crate::store::Store;
 
 /// List every bead: id, status, priority, type, step (`-` for a plain bead) and title.
@@ -76,6 +76,16 @@ struct Listing<'a> {
 }
 
 pub fn run(global: &Global, args: Args) -> Result<i32> {
+    // An id no bead could have matches none; said, as `show` and `create --parent` say it,
+    // before anything is read (a read may write the cache).
+    if let Some(p) = &args.parent
+        && !ids::is_valid(p)
+    {
+        return Err(Error::Invalid(format!(
+            "--parent {}: not a bead id",
+            ids::shown(p)
+        )));
+    }
     let store = Store::discover(global.dir.as_deref())?;
     let scan = store.scan_cached()?;
     let statuses: Vec<String> = args
