@@ -26,6 +26,26 @@ pub fn journal(cx: &Ctx) -> Vec<Finding> {
          {} bytes",
         size.live_bytes, size.closed_segments, size.closed_bytes
     );
+    let foreign = match crate::store::journal::foreign_lines(&cx.store.journal_path()) {
+        Ok(lines) => lines,
+        Err(e) => return vec![unusable(JOURNAL, e)],
+    };
+    if let Some(&(at, len)) = foreign.first() {
+        return vec![Finding::warn(
+            JOURNAL,
+            format!(
+                "{about}; {} line(s) of it are not journal lines, the first at byte {at} ({len} \
+                 bytes): every reader passes them by, and only something other than splice \
+                 writes them (an edit, a merge's conflict markers)",
+                foreign.len()
+            ),
+            Some(
+                "look at .splice/journal.jsonl from that byte (`git diff .splice/journal.jsonl`) \
+                 and remove what splice did not write"
+                    .to_string(),
+            ),
+        )];
+    }
     vec![match size.live_bytes > limit {
         false => Finding::ok(JOURNAL, about),
         true => Finding::warn(

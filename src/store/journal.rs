@@ -221,6 +221,35 @@ pub fn read_tail(path: &Path) -> Result<Tail> {
     })
 }
 
+/// The lines of the journal at `path`, but its last (recovery's: [`read_tail`]), that are not
+/// journal lines: where each starts and its length with its newline. Every reader passes them
+/// by; only something other than splice writes them (an edit, a merge's conflict markers).
+/// Reads the whole file (`splice doctor`).
+pub fn foreign_lines(path: &Path) -> Result<Vec<(u64, u64)>> {
+    let mut file = match crate::store::atomic::open_read(path) {
+        Ok(f) => f,
+        Err(e) if crate::store::atomic::is_not_found(&e) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut buf = Vec::new();
+    file.read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
+    let body = buf.strip_suffix(b"\n").unwrap_or(&buf);
+    // Every line that a newline ends and another line follows.
+    let Some(last) = body.iter().rposition(|b| *b == b'\n') else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    let mut at = 0u64;
+    for line in body[..=last].split_inclusive(|b| *b == b'\n') {
+        let text = String::from_utf8_lossy(&line[..line.len() - 1]);
+        if Line::parse(&text).is_none() {
+            out.push((at, line.len() as u64));
+        }
+        at += line.len() as u64;
+    }
+    Ok(out)
+}
+
 /// Why recovery will not touch a journal whose line at byte `at` (`len` bytes) is not JSON,
 /// though it is not the last.
 pub fn garbled(path: &Path, at: u64, len: u64) -> Error {

@@ -78,6 +78,30 @@ fn a_journal_that_is_no_regular_file_needs_a_person() {
     }
 }
 
+/// A line in the middle of the live journal that is not a journal line (an edit, a merge's
+/// conflict marker) is read past by every reader; doctor points at it, and writes nothing.
+#[test]
+fn a_foreign_line_inside_the_journal_is_a_warning_naming_its_byte() {
+    let (r, _) = healthy();
+    let journal = r.state().join("journal.jsonl");
+    let mut bytes = std::fs::read(&journal).unwrap();
+    // After the first line, so it is not the last.
+    let at = bytes.iter().position(|b| *b == b'\n').unwrap() + 1;
+    bytes.splice(at..at, b"<<<<<<< HEAD\n".iter().copied());
+    std::fs::write(&journal, &bytes).unwrap();
+    let (code, report) = doctor(&r);
+    assert_eq!(code, 0, "{report:#}");
+    let f = the(&report, "journal", "warn");
+    let message = f["message"].as_str().unwrap();
+    assert!(message.contains(&format!("byte {at}")), "{message}");
+    assert_eq!(
+        std::fs::read(&journal).unwrap(),
+        bytes,
+        "doctor writes nothing"
+    );
+    the(&report, "recovery", "ok");
+}
+
 #[test]
 fn an_uncommitted_record_is_reported_as_recovery_would_settle_it() {
     let (r, id) = healthy();
