@@ -126,3 +126,38 @@ fn a_rendered_prompt_reaches_the_agent() {
     let got = fs::read_to_string(f.worktree.join("got.out")).unwrap();
     assert_eq!(got, "sh|do the {{thing}}");
 }
+
+/// The usage and result files are the agent's to write, so it may leave anything there: a FIFO
+/// (opened for reading, it blocked the runner until a writer came, past the step's timeout and
+/// SIGTERM) or a link to `/dev/zero` (read to the end, it ate memory until the host ran out).
+/// Each is refused, naming it, and the dispatch ends with its exit recorded.
+#[test]
+fn a_fifo_or_a_link_to_dev_zero_as_the_agent_s_files_is_refused_not_read() {
+    for script in [
+        r#"mkfifo "$SPLICE_USAGE_FILE"; mkfifo "$SPLICE_RESULT_FILE""#,
+        r#"ln -s /dev/zero "$SPLICE_USAGE_FILE"; ln -s /dev/zero "$SPLICE_RESULT_FILE""#,
+    ] {
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Not scoped: a dispatch that never ends fails the test instead of hanging it.
+        std::thread::spawn(move || {
+            let f = fixture();
+            let p = paths(&f, 1);
+            let argv = sh(script);
+            let spec = DispatchSpec {
+                usage: Adapter::File,
+                ..spec(&f, &p, &argv)
+            };
+            let r = dispatch(&spec).expect("the dispatch ends");
+            let log = fs::read_to_string(&p.log).unwrap();
+            let _ = tx.send((r.usage.is_none(), r.response.is_none(), log));
+        });
+        let (no_usage, no_response, log) = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("{script}: the dispatch did not end"));
+        assert!(no_usage && no_response, "{script}: {log}");
+        assert!(
+            log.contains("usage not recorded") && log.contains("usage.json"),
+            "{script}: {log}"
+        );
+    }
+}

@@ -417,7 +417,7 @@ const CAUSE_CAP: usize = 300;
 /// event line (Claude Code's `result` or `error`, Codex's `error.message` or `message`), the
 /// `error.message` of Gemini's JSON output when the line closes it, else the line.
 fn last_output_line(log: &Path) -> Option<String> {
-    let text = std::fs::read(log).ok()?;
+    let text = super::agent_file::read(log, super::agent_file::LOG).ok()??;
     let text = String::from_utf8_lossy(&text);
     let line = text
         .lines()

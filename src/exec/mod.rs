@@ -25,6 +25,7 @@
 //! let result = dispatch::dispatch(&DispatchSpec { timeout, usage, prices, ..DispatchSpec::new(..) })?;
 //! ```
 
+pub mod agent_file;
 pub mod dispatch;
 pub mod guard;
 pub mod progress;

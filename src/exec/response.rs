@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::model::bead::StepResponse;
 
+use super::agent_file;
 use super::usage::{claude, codex, gemini};
 
 /// The most of a response splice keeps on a node.
@@ -24,8 +25,9 @@ pub const RESPONSE_CAP: usize = 8 * 1024;
 
 /// The response of the dispatch whose log is `log` and whose result file is `result_file`.
 pub fn read(log: &Path, result_file: &Path) -> Option<StepResponse> {
-    let text = std::fs::read(log)
+    let text = agent_file::read(log, agent_file::LOG)
         .ok()
+        .flatten()
         .map(|b| String::from_utf8_lossy(&b).into_owned());
     let transcript = text.as_deref().and_then(agents_answer);
     let found = transcript
@@ -60,7 +62,8 @@ fn agents_answer(text: &str) -> Option<Option<String>> {
 
 /// The agent's result file, when it holds a `response` string.
 fn from_file(path: &Path) -> Option<StepResponse> {
-    let v: Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    let v: Value =
+        serde_json::from_slice(&agent_file::read(path, agent_file::SMALL).ok()??).ok()?;
     Some(StepResponse {
         text: v.get("response")?.as_str()?.to_string(),
         confidence: v.get("confidence").and_then(Value::as_f64),
@@ -70,7 +73,8 @@ fn from_file(path: &Path) -> Option<StepResponse> {
 /// The `confidence` of the agent's result file, whether or not it holds a `response` (a loop
 /// step's monitor reads it: `{"confidence": 0.4}` alone counts).
 pub fn confidence_in(result_file: &Path) -> Option<f64> {
-    let v: Value = serde_json::from_slice(&std::fs::read(result_file).ok()?).ok()?;
+    let v: Value =
+        serde_json::from_slice(&agent_file::read(result_file, agent_file::SMALL).ok()??).ok()?;
     v.get("confidence").and_then(Value::as_f64)
 }
 

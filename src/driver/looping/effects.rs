@@ -249,9 +249,10 @@ fn dispatch_read_only(ds: &DispatchSpec, path: &Path) -> Result<exec::DispatchRe
 /// The analysis's answer: its root cause (the result file's `root_cause`, else its final
 /// response; at most 2000 characters), tokens and cost.
 fn answer(result: &exec::DispatchResult, paths: &DispatchPaths) -> (String, u64, f64) {
-    let from_file = std::fs::read_to_string(&paths.result_file)
+    let from_file = exec::agent_file::read(&paths.result_file, exec::agent_file::SMALL)
         .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .flatten()
+        .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
         .and_then(|v| v.get("root_cause")?.as_str().map(str::to_string));
     let root_cause = from_file
         .or_else(|| result.response.as_ref().map(|r| r.text.clone()))

@@ -117,12 +117,11 @@ pub fn from_any_log(text: &str) -> Option<Usage> {
 
 /// A usage file, if it exists. The cost in it, if any, is the provider's.
 pub fn from_file(path: &Path) -> Result<Option<Usage>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, e)),
+    // The agent writes it: no link, no FIFO, at most 1 MiB (`exec::agent_file`).
+    let Some(bytes) = crate::exec::agent_file::read(path, crate::exec::agent_file::SMALL)? else {
+        return Ok(None);
     };
-    let mut usage: Usage = serde_json::from_str(&text)
+    let mut usage: Usage = serde_json::from_slice(&bytes)
         .map_err(|e| Error::bad_file(path, format!("not a usage record: {e}")))?;
     usage.cost_source = if usage.cost_usd.is_some() {
         CostSource::Provider
@@ -134,11 +133,8 @@ pub fn from_file(path: &Path) -> Result<Option<Usage>> {
 
 /// A dispatch log's text, if it exists.
 fn read_log(path: &Path) -> Result<Option<String>> {
-    match std::fs::read(path) {
-        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
-    }
+    let bytes = crate::exec::agent_file::read(path, crate::exec::agent_file::LOG)?;
+    Ok(bytes.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
 /// Parse Claude Code's stream-json text ([`claude::usage`]).
