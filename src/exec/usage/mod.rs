@@ -121,7 +121,9 @@ pub fn from_file(path: &Path) -> Result<Option<Usage>> {
     let Some(bytes) = crate::exec::agent_file::read(path, crate::exec::agent_file::SMALL)? else {
         return Ok(None);
     };
-    let mut usage: Usage = serde_json::from_slice(&bytes)
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|e| Error::bad_file(path, format!("not a usage record: {e}")))?;
+    let mut usage: Usage = serde_json::from_str(text)
         .map_err(|e| Error::bad_file(path, format!("not a usage record: {e}")))?;
     usage.cost_source = if usage.cost_usd.is_some() {
         CostSource::Provider
