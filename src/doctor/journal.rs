@@ -88,11 +88,13 @@ pub fn recovery(cx: &Ctx) -> Vec<Finding> {
             ),
             None,
         ),
-        Pending::Garbled { at, len, why } => Finding::needs_person(
+        Pending::Garbled { at, len } => Finding::needs_person(
             RECOVERY,
             format!(
                 "the journal's last line is torn, and the line before it (byte {at}, {len} \
-                 bytes) is not a journal line either; the next write refuses: {why}"
+                 bytes) is not a journal line either: a crash tears only the last line, so \
+                 something else wrote it, and the next write refuses the journal until it is \
+                 mended"
             ),
             format!(
                 "look at .splice/journal.jsonl from byte {at} (`git diff .splice/journal.jsonl`) \

@@ -32,9 +32,9 @@ pub enum Pending {
     Nothing,
     /// The last line, from byte `at`, is torn: its `dropped` bytes would be cut.
     Torn { at: u64, dropped: u64 },
-    /// The last line is torn and the one before it, at byte `at`, is not a journal line either:
-    /// the next write refuses ([`journal::garbled`] says why).
-    Garbled { at: u64, len: u64, why: String },
+    /// The last line is torn and the one before it, at byte `at` (`len` bytes), is not a
+    /// journal line either: the next write refuses ([`journal::garbled`]).
+    Garbled { at: u64, len: u64 },
     /// The last record, at byte `at`, has no commit marker: it would be rolled forward, or, when
     /// `void` says why, voided and its change not applied.
     Uncommitted {
@@ -78,11 +78,7 @@ impl Store {
         Ok(match journal::read_tail(&self.journal_path())? {
             Tail::Clean => Pending::Nothing,
             Tail::Torn { keep, dropped } => Pending::Torn { at: keep, dropped },
-            Tail::Garbled { at, len } => Pending::Garbled {
-                at,
-                len,
-                why: journal::garbled(&self.journal_path(), at, len).to_string(),
-            },
+            Tail::Garbled { at, len } => Pending::Garbled { at, len },
             Tail::Uncommitted { record, at } => Pending::Uncommitted {
                 id: record.id,
                 at,
