@@ -19,6 +19,8 @@ pub mod model;
 pub mod policy;
 pub mod process;
 pub mod refusal;
+pub mod safe_read;
+pub mod sandbox;
 pub mod store;
 pub mod transition;
 pub mod worktree;

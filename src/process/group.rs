@@ -66,6 +66,10 @@ pub(super) fn spawn(cmd: &Cmd, pipes: usize) -> Result<Spawned, String> {
         (Some(r), w)
     };
     let mut command = Command::new(program);
+    if let Some(sandbox) = cmd.sandbox {
+        command.env_clear();
+        command.envs(std::env::vars_os().filter(|(k, _)| sandbox.keeps(k)));
+    }
     command
         .args(args)
         .current_dir(cmd.dir)
@@ -75,6 +79,9 @@ pub(super) fn spawn(cmd: &Cmd, pipes: usize) -> Result<Spawned, String> {
         .stderr(err_w)
         .process_group(0);
     die_with_parent(&mut command);
+    if let Some(sandbox) = cmd.sandbox {
+        enter_sandbox(&mut command, sandbox);
+    }
     let mut tracked = lock(&TRACKED);
     let fence = if cmd.fence {
         spawn_fence(&mut tracked)
@@ -129,6 +136,18 @@ fn die_with_parent(command: &mut Command) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = command;
+}
+
+/// The child enters `sandbox` after the parent-death signal is set, as the last thing before
+/// `exec` (Linux; a sandbox cannot be built elsewhere).
+fn enter_sandbox(command: &mut Command, sandbox: &crate::sandbox::Sandbox) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: the closure makes only system calls on values it owns ([`Sandbox::entry`]).
+    unsafe {
+        command.pre_exec(sandbox.entry());
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (command, sandbox);
 }
 
 /// Start the fence as the leader of a new process group ([`FENCE_SCRIPT`]). Best effort:

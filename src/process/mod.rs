@@ -67,6 +67,9 @@ pub struct Cmd<'a> {
     pub cancel: Option<&'a AtomicBool>,
     /// Put a fence in the group, so the whole group dies when splice dies (see the module doc).
     pub fence: bool,
+    /// Run it inside this kernel sandbox: its environment is then splice's filtered by the
+    /// sandbox's allow-list, plus [`Cmd::env`] (`crate::sandbox`).
+    pub sandbox: Option<&'a crate::sandbox::Sandbox>,
 }
 
 impl<'a> Cmd<'a> {
@@ -79,6 +82,7 @@ impl<'a> Cmd<'a> {
             timeout: None,
             cancel: None,
             fence: false,
+            sandbox: None,
         }
     }
 }
