@@ -263,6 +263,11 @@ pub enum Refusal {
     /// that is not recorded); else its bead's claim names a job.
     #[error("{}", cluster_dispatch(bead, *proposals))]
     ClusterDispatch { bead: String, proposals: bool },
+    /// A writing verb from inside a splice sandbox (issue 31): the kernel keeps `.splice/`
+    /// read-only there. `verb`: the verb asked for, when the caller said it; `path`: the file
+    /// the kernel would not let it open for writing.
+    #[error("{}", sandboxed(verb.as_deref(), path))]
+    Sandboxed { verb: Option<String>, path: String },
 }
 
 impl Refusal {
@@ -313,6 +318,7 @@ impl Refusal {
             Refusal::AlreadyStarted { .. } => "already-started",
             Refusal::ParentIsNode { .. } => "parent-is-node",
             Refusal::ClusterDispatch { .. } => "cluster-dispatch",
+            Refusal::Sandboxed { .. } => "sandboxed",
         }
     }
 
@@ -361,6 +367,19 @@ fn stale(bead: &str, seq: u64, expected: u64, while_checking: bool) -> String {
     } else {
         format!("bead {bead} changed: its seq is {seq}, expected {expected}")
     }
+}
+
+/// Why a sandboxed process may not run a writing verb.
+fn sandboxed(verb: Option<&str>, path: &str) -> String {
+    let asked = verb.map(|v| format!("`{v}` ")).unwrap_or_default();
+    format!(
+        "{asked}cannot run here: this process is inside a splice sandbox (a dispatched agent's \
+         session), where the kernel keeps .splice/ read-only (it refused to open {path} for \
+         writing). Person and runner verbs cannot run inside a sandbox, whatever the process tree \
+         or the environment says; an agent ends its step with `splice transition propose` (or \
+         `split`, `resplit`), which reaches its runner through the dispatch's inbox \
+         (SPLICE_INBOX, docs/agents.md)"
+    )
 }
 
 /// Why a cluster dispatch may not run a verb here: it records propose/split/resplit in its

@@ -43,6 +43,10 @@ pub struct RunCtx {
     /// The run's Slurm poller (`[executor] kind = "slurm"`): dispatches are submitted as jobs
     /// and watched by it. `None`: dispatches run locally.
     pub poller: Option<Arc<super::slurm::Poller>>,
+    /// Whether dispatches run in the kernel sandbox (issue 31): `Ok(abi)`, the Landlock ABI
+    /// enforced; `Err(why)`, they run unsandboxed, and why (`[sandbox] enabled = false`, or
+    /// the kernel cannot). [`RunCtx::new`] refuses the run instead when `[sandbox] required`.
+    pub sandbox: std::result::Result<i32, String>,
 }
 
 impl RunCtx {
@@ -54,8 +58,18 @@ impl RunCtx {
         config: Config,
         who: &Identity,
     ) -> Result<RunCtx> {
+        let sandbox = sandboxing(&config);
+        if let Err(why) = &sandbox
+            && config.sandbox.required()
+        {
+            return Err(Error::Invalid(format!(
+                "[sandbox] required = true, and this run's dispatches cannot be sandboxed: {why}; \
+                 nothing was dispatched"
+            )));
+        }
         let presence = Presence::register(store.dir(), &who.holder, &who.run)?;
         Ok(RunCtx {
+            sandbox,
             store: store.clone(),
             manifest,
             config,
@@ -67,6 +81,18 @@ impl RunCtx {
             keep_snapshots: false,
             poller: None,
         })
+    }
+
+    /// Mark the run as one whose dispatches are Slurm jobs, which splice does not sandbox yet.
+    pub fn unsandboxed_jobs(&mut self) -> Result<()> {
+        let why = "dispatches run as Slurm jobs, which splice does not sandbox yet".to_string();
+        if self.config.sandbox.required() {
+            return Err(Error::Invalid(format!(
+                "[sandbox] required = true, and {why}; nothing was dispatched"
+            )));
+        }
+        self.sandbox = Err(why);
+        Ok(())
     }
 
     /// The run's time now (RFC 3339).
@@ -92,6 +118,16 @@ impl RunCtx {
             now: self.now()?,
         })
     }
+}
+
+/// Can this run's dispatches be sandboxed? `Ok`: the Landlock ABI enforced.
+fn sandboxing(config: &Config) -> std::result::Result<i32, String> {
+    if !config.sandbox.enabled() {
+        return Err("[sandbox] enabled = false in .splice/config.toml".into());
+    }
+    let support = crate::sandbox::probe();
+    support.usable()?;
+    Ok(support.enforced_abi())
 }
 
 /// A refusal becomes `Skipped`; any other error is a fault for the caller.

@@ -37,6 +37,36 @@ pub enum Output {
     Quiet,
 }
 
+/// Whether a run's dispatches are sandboxed (issue 31, `docs/security.md`).
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Sandboxing {
+    pub enforced: bool,
+    /// The Landlock ABI enforced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub landlock_abi: Option<i32>,
+    /// Why the dispatches run unsandboxed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+impl Sandboxing {
+    /// From a run's [`super::act::RunCtx::sandbox`].
+    pub fn of(sandbox: &Result<i32, String>) -> Sandboxing {
+        match sandbox {
+            Ok(abi) => Sandboxing {
+                enforced: true,
+                landlock_abi: Some(*abi),
+                why: None,
+            },
+            Err(why) => Sandboxing {
+                enforced: false,
+                landlock_abi: None,
+                why: Some(why.clone()),
+            },
+        }
+    }
+}
+
 /// One thing a run reports.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -47,6 +77,8 @@ pub enum Event {
         holder: String,
         scope: Option<String>,
         limits: Limits,
+        /// Whether its dispatches run in the kernel sandbox, at which Landlock ABI, or why not.
+        sandbox: Sandboxing,
     },
     /// A pass began.
     PassStart { pass: u64 },

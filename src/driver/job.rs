@@ -217,6 +217,8 @@ pub(super) struct Prepared {
     pub(super) paths: DispatchPaths,
     pub(super) argv: Vec<String>,
     pub(super) env: Env,
+    /// The dispatch's kernel sandbox, when the run's dispatches are sandboxed.
+    pub(super) sandbox: Option<crate::sandbox::Sandbox>,
 }
 
 impl Job {
@@ -385,10 +387,35 @@ impl Job {
         let ended = AtomicBool::new(false);
         std::thread::scope(|s| {
             s.spawn(|| relay_interrupt(&self.cancel, &ended));
+            if p.sandbox.is_some() {
+                s.spawn(|| self.serve_inbox(&p.paths.inbox, &ended));
+            }
             let result = exec::dispatch(&spec);
             ended.store(true, Ordering::Relaxed);
             result
         })
+    }
+
+    /// Answer the sandboxed agent's verbs while its dispatch runs, and once more when it has
+    /// ended (`transition::inbox`): through the writer, with this dispatch's credential.
+    fn serve_inbox(&self, inbox: &std::path::Path, ended: &AtomicBool) {
+        let Some(credential) = &self.credential else {
+            return;
+        };
+        let dispatch = crate::transition::inbox::Dispatch {
+            bead: self.bead.clone(),
+            credential_sha256: crate::authority::credential::sha256_hex(credential.secret()),
+        };
+        loop {
+            let last = ended.load(Ordering::Relaxed);
+            if let Ok(ctx) = self.rc.writer_ctx() {
+                crate::transition::inbox::serve(&ctx, inbox, &dispatch);
+            }
+            if last {
+                return;
+            }
+            std::thread::sleep(crate::transition::inbox::POLL);
+        }
     }
 
     /// Make the dispatch ready: its worktree prepared for the attempt, its files named, its
@@ -429,12 +456,52 @@ impl Job {
         if rc.config.guard.dispatch() {
             argv = guard::guard_argv(argv, &paths.settings_file, &crate::hooks::splice_exe())?;
         }
+        let (mut env, sandbox) = (env, None);
+        let sandbox = match (&rc.sandbox, rc.poller.is_some()) {
+            (Ok(_), false) => {
+                let (sandbox, more) = self.sandbox(&paths, &argv)?;
+                env.extend(more);
+                Some(sandbox)
+            }
+            _ => sandbox,
+        };
         Ok(Prepared {
             bead,
             paths,
             argv,
             env,
+            sandbox,
         })
+    }
+
+    /// The dispatch's sandbox and the variables it adds (`exec::sandbox`): a sandbox that
+    /// cannot be built stops the dispatch, never lets it run unconfined.
+    fn sandbox(
+        &self,
+        paths: &DispatchPaths,
+        argv: &[String],
+    ) -> Result<(crate::sandbox::Sandbox, Env)> {
+        let rc = &self.rc;
+        let git_dir = worktree::open_repo(rc.store.repo())?.commondir().to_path_buf();
+        let place = exec::sandbox::Place {
+            repo: rc.store.repo(),
+            splice_dir: rc.store.dir(),
+            git_dir: &git_dir,
+            node: &self.bead,
+            worktree: &self.worktree,
+            paths,
+            argv,
+            config: &rc.config.sandbox,
+        };
+        let (policy, env) = exec::sandbox::for_dispatch(&place)?;
+        let sandbox = crate::sandbox::Sandbox::prepare(&policy).map_err(|why| {
+            Error::Invalid(format!("the dispatch's sandbox cannot be built: {why}"))
+        })?;
+        let env = env
+            .into_iter()
+            .map(|(k, v)| (k, v.to_string_lossy().into_owned()))
+            .collect();
+        Ok((sandbox, env))
     }
 
     /// The dispatch's spec (local; a Slurm job takes its environment from it).
@@ -449,6 +516,7 @@ impl Job {
             credential: self.credential.as_ref().map(Credential::secret),
             target: Some(&self.target),
             env: p.env.clone(),
+            sandbox: p.sandbox.as_ref(),
             ..DispatchSpec::new(
                 &self.bead,
                 &self.step.name,

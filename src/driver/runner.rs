@@ -191,6 +191,7 @@ impl<'a> Run<'a> {
         rc.max_turns = opts.max_turns.filter(|n| *n > 0);
         rc.keep_snapshots = opts.keep_snapshots;
         if config.executor.kind() == ExecutorKind::Slurm && !opts.dry_run {
+            rc.unsandboxed_jobs()?;
             super::start::shared_root(store, &config)?;
             rc.poller = Some(Arc::new(super::slurm::Poller::spawn(rc.clone())));
         }
@@ -211,7 +212,9 @@ impl<'a> Run<'a> {
             holder: who.holder.clone(),
             scope: opts.scope.clone(),
             limits: feed.snapshot.limits.clone(),
+            sandbox: super::events::Sandboxing::of(&rc.sandbox),
         });
+        start::warn_unsandboxed(&rc.sandbox, events);
         start::warn_uncommitted(store, events);
         start::warn_unavailable(&feed.snapshot.unavailable, events);
         let (done_tx, done_rx) = mpsc::channel();

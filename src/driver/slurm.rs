@@ -338,8 +338,8 @@ fn submit(job: &Job) -> Result<(String, DispatchPaths, transition::proposals::Ex
         None => {
             let r = rc.config.executor.resources(&job.step.name);
             let script = slurm::batch_script(&name, &r, job.step.timeout_s, &p.argv);
-            std::fs::create_dir_all(&p.paths.run_dir)
-                .map_err(|e| Error::io(&p.paths.run_dir, e))?;
+            std::fs::create_dir_all(&p.paths.private_dir)
+                .map_err(|e| Error::io(&p.paths.private_dir, e))?;
             crate::store::atomic::replace_file(&p.paths.script_file, script.as_bytes())?;
             for stale in [
                 &p.paths.proposals_file,

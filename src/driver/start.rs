@@ -71,6 +71,20 @@ fn is_run_id(name: &str) -> bool {
     numbers && stamp.len() == 16 && stamp.ends_with('Z') && stamp.as_bytes()[8] == b'T'
 }
 
+/// Say loudly when the run's agents are not confined by the kernel (issue 31).
+pub(super) fn warn_unsandboxed(sandbox: &std::result::Result<i32, String>, events: &Events) {
+    if let Err(why) = sandbox {
+        events.emit(&Event::Warning {
+            text: format!(
+                "UNSANDBOXED: this run's agents are not confined by the kernel ({why}); the \
+                 writer tells them apart by process descent and credential alone, and they can \
+                 write anywhere you can (docs/security.md); set [sandbox] required = true to \
+                 refuse such runs"
+            ),
+        });
+    }
+}
+
 /// Agents branch from committed work: say so when the main checkout has changes they will not see.
 pub(super) fn warn_uncommitted(store: &Store, events: &Events) {
     let Some(paths) = crate::worktree::uncommitted(store.repo()).filter(|p| !p.is_empty()) else {

@@ -35,11 +35,20 @@ pub struct DispatchPaths {
     pub run_dir: PathBuf,
     /// `<bead>-<step>-<attempt>.log`
     pub log: PathBuf,
-    /// `<bead>-<step>-<attempt>.usage.json`, passed as `SPLICE_USAGE_FILE`.
+    /// `<bead>-<step>-<attempt>/`: the dispatch's own directory, the one place under `.splice/`
+    /// its sandbox may write: the usage and result files, the inbox, the temp directory.
+    pub private_dir: PathBuf,
+    /// `<private>/usage.json`, passed as `SPLICE_USAGE_FILE`.
     pub usage_file: PathBuf,
-    /// `<bead>-<step>-<attempt>.result.json`, passed as `SPLICE_RESULT_FILE`: where an agent
-    /// may write its final response (`{"response": …, "confidence": …}`).
+    /// `<private>/result.json`, passed as `SPLICE_RESULT_FILE`: where an agent may write its
+    /// final response (`{"response": …, "confidence": …}`).
     pub result_file: PathBuf,
+    /// `<private>/inbox/`, passed as `SPLICE_INBOX` to a sandboxed dispatch: where its
+    /// `splice transition propose|split|resplit` leave their requests for the runner to answer
+    /// ([`crate::transition::inbox`]).
+    pub inbox: PathBuf,
+    /// `<private>/tmp/`: the sandboxed dispatch's `TMPDIR`.
+    pub tmp: PathBuf,
     /// `<bead>-<step>-<attempt>.prompt.md`, for `{{prompt_file}}`.
     pub prompt_file: PathBuf,
     /// `<bead>-<step>-<attempt>.settings.json`: a Claude Code agent's settings registering the
@@ -71,10 +80,14 @@ impl DispatchPaths {
         }
         let run_dir = runs_dir.join(run_id);
         let stem = format!("{bead}-{step}-{attempt}");
+        let private_dir = run_dir.join(&stem);
         Ok(DispatchPaths {
             log: run_dir.join(format!("{stem}.log")),
-            usage_file: run_dir.join(format!("{stem}.usage.json")),
-            result_file: run_dir.join(format!("{stem}.result.json")),
+            usage_file: private_dir.join("usage.json"),
+            result_file: private_dir.join("result.json"),
+            inbox: private_dir.join("inbox"),
+            tmp: private_dir.join("tmp"),
+            private_dir,
             prompt_file: run_dir.join(format!("{stem}.prompt.md")),
             settings_file: run_dir.join(format!("{stem}.settings.json")),
             script_file: run_dir.join(format!("{stem}.sbatch")),
@@ -143,6 +156,8 @@ pub struct DispatchSpec<'a> {
     /// More `SPLICE_*` variables for this dispatch (a loop step's `SPLICE_ITERATION` and
     /// `SPLICE_LOOP_CONTEXT`, a step-back's `SPLICE_STEP_BACK`).
     pub env: Vec<(String, String)>,
+    /// The kernel sandbox it runs in ([`super::sandbox`]); `None`: unsandboxed.
+    pub sandbox: Option<&'a crate::sandbox::Sandbox>,
 }
 
 impl<'a> DispatchSpec<'a> {
@@ -180,6 +195,7 @@ impl<'a> DispatchSpec<'a> {
             credential: None,
             target: None,
             env: Vec::new(),
+            sandbox: None,
         }
     }
 }
@@ -295,7 +311,7 @@ pub fn env_for(spec: &DispatchSpec) -> Vec<(String, OsString)> {
 /// Run one dispatch to its end (or its timeout).
 pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
     let paths = spec.paths;
-    std::fs::create_dir_all(&paths.run_dir).map_err(|e| Error::io(&paths.run_dir, e))?;
+    std::fs::create_dir_all(&paths.private_dir).map_err(|e| Error::io(&paths.private_dir, e))?;
     for stale in [&paths.usage_file, &paths.result_file] {
         match std::fs::remove_file(stale) {
             Ok(()) => {}
@@ -312,6 +328,7 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
         timeout: spec.timeout,
         cancel: spec.cancel,
         fence: true,
+        sandbox: spec.sandbox,
         ..Cmd::new(spec.argv, spec.worktree)
     };
     let ran = process::run(&cmd, Output::Combined(log.clone()));
@@ -460,7 +477,10 @@ mod tests {
         .unwrap();
         assert_eq!(p.run_dir, Path::new("/s/runs/2025-01-02T03:04:05Z-ab"));
         assert_eq!(p.log, p.run_dir.join("sp-1.2-review-3.log"));
-        assert_eq!(p.usage_file, p.run_dir.join("sp-1.2-review-3.usage.json"));
+        assert_eq!(
+            p.usage_file,
+            p.run_dir.join("sp-1.2-review-3").join("usage.json")
+        );
         assert_eq!(p.prompt_file, p.run_dir.join("sp-1.2-review-3.prompt.md"));
         for bad in ["", "..", "../x", "a/b", ".hidden"] {
             assert!(

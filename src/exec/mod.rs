@@ -31,6 +31,7 @@ pub mod guard;
 pub mod progress;
 pub mod prompt;
 pub mod response;
+pub mod sandbox;
 pub mod slurm;
 pub mod template;
 pub mod usage;

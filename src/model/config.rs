@@ -80,6 +80,46 @@ pub struct Config {
     /// `[executor]`: where dispatches run (local, or a Slurm cluster).
     #[serde(default)]
     pub executor: super::executor::ExecutorConfig,
+    /// `[sandbox]`: the kernel sandbox dispatches run in (`docs/security.md`).
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
+}
+
+/// `[sandbox]`: every dispatch, and every command run on what an agent wrote, runs in a kernel
+/// sandbox (Landlock, seccomp, no capabilities) where this kernel offers one
+/// (`docs/security.md`, "The sandbox").
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// Unset: true. `false` runs dispatches unsandboxed even where the kernel could confine
+    /// them (the writer then tells agents by descent and credential alone).
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Refuse to run a dispatch unsandboxed: where the kernel offers no sandbox, `splice run`
+    /// stops before dispatching, saying why. Unset: false (run, and say so loudly).
+    #[serde(default)]
+    pub required: Option<bool>,
+    /// More paths a sandboxed command may read (`~/` is the home directory).
+    #[serde(default)]
+    pub read: Vec<String>,
+    /// More paths beneath which it may write.
+    #[serde(default)]
+    pub write: Vec<String>,
+    /// More environment variables it keeps (exact names, or a prefix and `*`).
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
+impl SandboxConfig {
+    /// Sandbox dispatches where the kernel can?
+    pub fn enabled(&self) -> bool {
+        self.enabled.unwrap_or(true)
+    }
+
+    /// Refuse to dispatch unsandboxed?
+    pub fn required(&self) -> bool {
+        self.required.unwrap_or(false)
+    }
 }
 
 /// `[plan]`: how `splice plan crystallize` turns notes into a plan (`docs/plan.md`).

@@ -48,7 +48,8 @@ impl LockGuard {
         let file = atomic::open_regular(
             path,
             OpenOptions::new().create(true).truncate(false).write(true),
-        )?;
+        )
+        .map_err(|e| kernel_refused(path, e))?;
         let started = Instant::now();
         let mut pause = Duration::from_millis(1);
         loop {
@@ -69,6 +70,30 @@ impl LockGuard {
         let _ = write_record(&record, who);
         Ok(LockGuard { file, record })
     }
+}
+
+/// A lock the kernel will not let this process open for writing, when the process is
+/// confined (no_new_privs set, as in every splice sandbox: issue 31), is a refusal saying so in
+/// words; any other error is as it was.
+fn kernel_refused(path: &Path, e: Error) -> Error {
+    let denied = matches!(&e, Error::Io { source, .. }
+        if matches!(source.raw_os_error(), Some(libc::EACCES | libc::EPERM | libc::EROFS)));
+    if denied && confined() {
+        return Error::Refused(crate::refusal::Refusal::Sandboxed {
+            verb: None,
+            path: path.display().to_string(),
+        });
+    }
+    e
+}
+
+/// Does this process run with no_new_privs (Linux's `/proc/self/status`)? Every splice sandbox
+/// sets it; the answer only chooses the words of a refusal the kernel already made.
+fn confined() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.starts_with("NoNewPrivs:") && l.trim_end().ends_with('1'))
+    })
 }
 
 impl Drop for LockGuard {

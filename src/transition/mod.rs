@@ -40,6 +40,7 @@ pub mod complete;
 pub mod create;
 pub mod gate;
 pub mod import;
+pub mod inbox;
 pub mod job;
 pub mod land;
 pub mod loops;

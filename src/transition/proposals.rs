@@ -116,7 +116,7 @@ impl Call {
 
     /// `--holder`, `--expect-seq` and `--run` as given (only `--run` is used when the line is
     /// applied: see [`apply_line`]).
-    fn common(&self) -> (Option<&String>, Option<u64>, Option<&String>) {
+    pub(super) fn common(&self) -> (Option<&String>, Option<u64>, Option<&String>) {
         match self {
             Call::Propose(a) => (a.holder.as_ref(), a.expect_seq, a.run.as_ref()),
             Call::Split(a) | Call::Resplit(a) => (a.holder.as_ref(), a.expect_seq, a.run.as_ref()),
@@ -125,7 +125,7 @@ impl Call {
 }
 
 /// What the job was handed, as the job's environment said it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Handed {
     pub step: String,
     pub attempt: u32,

@@ -57,7 +57,7 @@ pub(super) fn record(verb: Verb, file: &Path) -> Result<i32> {
 }
 
 /// The verb's arguments, checked as the local verb checks them before it takes the lock.
-fn call(verb: Verb) -> Result<(Call, Common)> {
+pub(super) fn call(verb: Verb) -> Result<(Call, Common)> {
     let children = |path: &Path, common: &Common| -> Result<ChildrenLine> {
         Ok(ChildrenLine {
             children: split::read_children(path)?,
