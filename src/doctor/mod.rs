@@ -19,11 +19,13 @@
 //! | [`journal`] | `journal` (the live segment's size), `recovery` (an uncommitted or torn last line) |
 //! | [`hooks`] | `hooks` (Claude Code's guard and git's pre-commit hook installed) |
 //! | [`slurm`] | `slurm` (with `[executor] kind = "slurm"`: `sbatch`, `squeue` and `sacct` answer) |
+//! | [`sandbox`] | `sandbox` (the kernel sandbox agents run in: Landlock ABI, seccomp, `[sandbox]`) |
 
 pub mod agent;
 pub mod hooks;
 pub mod journal;
 pub mod repo;
+pub mod sandbox;
 pub mod slurm;
 pub mod state;
 
@@ -206,6 +208,10 @@ pub const CHECKS: &[Check] = &[
     Check {
         name: slurm::SLURM,
         run: slurm::slurm,
+    },
+    Check {
+        name: sandbox::SANDBOX,
+        run: sandbox::sandbox,
     },
 ];
 

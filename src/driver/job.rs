@@ -482,7 +482,9 @@ impl Job {
         argv: &[String],
     ) -> Result<(crate::sandbox::Sandbox, Env)> {
         let rc = &self.rc;
-        let git_dir = worktree::open_repo(rc.store.repo())?.commondir().to_path_buf();
+        let git_dir = worktree::open_repo(rc.store.repo())?
+            .commondir()
+            .to_path_buf();
         let place = exec::sandbox::Place {
             repo: rc.store.repo(),
             splice_dir: rc.store.dir(),

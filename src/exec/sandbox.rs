@@ -26,8 +26,21 @@ use super::DispatchPaths;
 
 /// The system directories a sandboxed command reads.
 const SYSTEM: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc",
-    "/sys", "/dev", "/nix", "/snap", "/run/systemd/resolve",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/nix",
+    "/snap",
+    "/run/systemd/resolve",
 ];
 /// The device files it may read, write and `ioctl`.
 const DEVICES: &[&str] = &[
@@ -42,9 +55,21 @@ const DEVICES: &[&str] = &[
 ];
 /// Toolchains and tools under `$HOME`, read (and executed) in place.
 const HOME_TOOLS: &[&str] = &[
-    ".cargo", ".rustup", ".pyenv", ".nvm", ".volta", ".bun", ".deno", ".local/bin",
-    ".local/lib", ".local/share/claude", ".local/share/pnpm", ".npm-global", "go",
-    ".gitconfig", ".config/git",
+    ".cargo",
+    ".rustup",
+    ".pyenv",
+    ".nvm",
+    ".volta",
+    ".bun",
+    ".deno",
+    ".local/bin",
+    ".local/lib",
+    ".local/share/claude",
+    ".local/share/pnpm",
+    ".npm-global",
+    "go",
+    ".gitconfig",
+    ".config/git",
 ];
 /// The agents' homes under `runs/`: one per kind of state, kept across dispatches (an agent's
 /// login, caches), never in the repository's history (`runs/` is ignored).

@@ -194,11 +194,10 @@ pub fn serve(base: &Ctx, inbox: &Path, dispatch: &Dispatch) -> Vec<Served> {
             let bytes = serde_json::to_vec(&answer.1).unwrap_or_default();
             let tmp = inbox.join(format!(".{stem}.answer.{}.tmp", std::process::id()));
             let _ = std::fs::remove_file(&tmp);
-            let written = write_new(&tmp, &bytes)
-                .and_then(|()| {
-                    let to = inbox.join(format!("{stem}{ANSWER}"));
-                    std::fs::rename(&tmp, &to).map_err(|e| Error::io(&to, e))
-                });
+            let written = write_new(&tmp, &bytes).and_then(|()| {
+                let to = inbox.join(format!("{stem}{ANSWER}"));
+                std::fs::rename(&tmp, &to).map_err(|e| Error::io(&to, e))
+            });
             if written.is_err() {
                 let _ = std::fs::remove_file(&tmp);
             }
@@ -217,7 +216,12 @@ fn answer_to(base: &Ctx, path: &Path, dispatch: &Dispatch) -> (String, Answer) {
     };
     let bytes = match read_bounded(path, MAX_REQUEST) {
         Ok(Some(bytes)) => bytes,
-        Ok(None) => return ("?".into(), fault(2, format!("{}: vanished", path.display()))),
+        Ok(None) => {
+            return (
+                "?".into(),
+                fault(2, format!("{}: vanished", path.display())),
+            );
+        }
         Err(e) => return ("?".into(), fault(2, e.to_string())),
     };
     let (request, call) = match Request::parse(&bytes) {

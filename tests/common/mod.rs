@@ -16,7 +16,11 @@ pub struct Repo {
 
 impl Repo {
     pub fn new() -> Repo {
-        let dir = tempfile::tempdir().expect("tempdir");
+        Repo::new_in(tempfile::tempdir().expect("tempdir"))
+    }
+
+    /// A repository in `dir` (e.g. one made under `/tmp` on purpose).
+    pub fn new_in(dir: tempfile::TempDir) -> Repo {
         let repo = Repo { dir };
         repo.git(&["init", "-q", "-b", "main"]);
         std::fs::write(repo.path().join("README.md"), "test repo\n").unwrap();

@@ -1,0 +1,314 @@
+//! Issue 31: under a real `splice run`, an agent inside the kernel sandbox tries every way out
+//! that defeated the inferred boundary — a PID namespace, a hidden `/proc`, a process that
+//! outlives its runner, a hard-linked store alias, planted git config and hooks, Bash writes
+//! into `.splice/`, the main checkout and the target, moving `main` from its worktree, signals
+//! to the runner, a UNIX socket outside, credentials under `$HOME` — and each is refused by the
+//! kernel: `.splice/`, the main checkout, `.git`'s config and hooks and every ref but the node's
+//! own branch stay byte for byte as they were, and no record comes from it as a person or
+//! runner. Its own work still lands: it edits, commits on its branch and proposes.
+//!
+//! With `SPLICE_SANDBOX_TESTS=1` (set by `.ci/run`) a kernel without a usable sandbox fails these
+//! tests; without it they are skipped there, saying why.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::Repo;
+use serde_json::Value;
+
+/// Can this kernel sandbox? Fails under `SPLICE_SANDBOX_TESTS=1` when it cannot.
+fn sandbox_usable(r: &Repo) -> bool {
+    let out = r.run(&["doctor", "--json"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let usable = text.contains("\"sandbox\"") && !text.contains("agents run unsandboxed");
+    if !usable && std::env::var_os("SPLICE_SANDBOX_TESTS").is_some_and(|v| v == "1") {
+        panic!("SPLICE_SANDBOX_TESTS=1 and this kernel offers no usable sandbox: {text}");
+    }
+    if !usable {
+        eprintln!("skipped: no usable kernel sandbox here (splice doctor: {text})");
+    }
+    usable
+}
+
+/// Every file under `dir` (not following links) with its bytes, but the paths `skip` says.
+fn tree(dir: &Path, skip: &dyn Fn(&Path) -> bool) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(listing) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in listing.flatten() {
+            let p = e.path();
+            if skip(&p) {
+                continue;
+            }
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                stack.push(p);
+            } else if t.is_symlink() {
+                let target = std::fs::read_link(&p).unwrap();
+                out.insert(p, target.as_os_str().as_encoded_bytes().to_vec());
+            } else {
+                let bytes = std::fs::read(&p).unwrap_or_default();
+                out.insert(p, bytes);
+            }
+        }
+    }
+    out
+}
+
+/// The attacks, each `name exit-code` appended to `$TMPDIR/results`.
+const ATTACKS: &str = r#"
+out="$TMPDIR/results"
+try() { name=$1; shift; "$@" >"$TMPDIR/$name.out" 2>&1; echo "$name $?" >> "$out"; }
+repo=$1
+gitdir=$(git rev-parse --git-common-dir)
+# Its own work first, so that moving main to HEAD would change main.
+echo work > work.txt
+try commit sh -c 'git add work.txt && git -c user.name=a -c user.email=a@b commit -qm work'
+try set-autonomy splice transition set-autonomy --bead "$SPLICE_BEAD" --level deep
+try set-autonomy-bare env -i PATH="$PATH" splice --dir "$SPLICE_DIR" transition set-autonomy \
+  --bead "$SPLICE_BEAD" --level deep
+try pid-namespace env -i PATH="$PATH" unshare -Urpf --mount-proc splice --dir "$SPLICE_DIR" \
+  transition set-autonomy --bead "$SPLICE_BEAD" --level deep
+try user-namespace unshare -Ur true
+try hidden-proc unshare -Urm sh -c 'mount -t tmpfs none /proc'
+try approve env -u SPLICE_INBOX splice transition approve --bead "$SPLICE_BEAD" --step gated
+try journal-append sh -c "echo '{}' >> '$SPLICE_DIR/journal.jsonl'"
+try bead-write sh -c "echo '{}' > '$SPLICE_DIR/beads/$SPLICE_BEAD.json'"
+try bead-new sh -c "echo '{}' > '$SPLICE_DIR/beads/sp-forged.json'"
+try cp-attached cp -t"$SPLICE_DIR/beads" /etc/hostname
+try sort-o sort -o "$SPLICE_DIR/config.toml" /etc/hostname
+try state-rm rm -f "$SPLICE_DIR/lock"
+try hard-link ln "$SPLICE_DIR/journal.jsonl" alias-journal
+mkdir -p alias/.splice
+try alias-store ln "$SPLICE_DIR/journal.jsonl" alias/.splice/journal.jsonl
+try main-checkout sh -c "echo pwned >> '$repo/README.md'"
+try main-new sh -c "echo pwned > '$repo/planted.txt'"
+try git-config git config core.fsmonitor "touch $TMPDIR/fsmonitor-ran"
+try git-config-file sh -c "echo '[core] fsmonitor = true' >> '$gitdir/config'"
+try git-hook sh -c "printf '#!/bin/sh\ntouch /tmp/hooked\n' > '$gitdir/hooks/pre-commit'"
+try git-info sh -c "echo '*' > '$gitdir/info/attributes'"
+try branch-main git branch -f main HEAD
+try update-ref-main git update-ref refs/heads/main HEAD
+try push-main git push . HEAD:main
+try git-dir-main env GIT_DIR="$gitdir" git update-ref refs/heads/main HEAD
+try checkout-main git checkout -B main
+try other-ref git update-ref refs/tags/planted HEAD
+try home-gitconfig sh -c "echo '[alias] x = !touch /tmp/x' >> '$HOME/.gitconfig'"
+try home-rc sh -c "echo pwned >> '$HOME/.bashrc'"
+try read-ssh cat "$HOME/.ssh/id_ed25519"
+try read-gh cat "$HOME/.config/gh/hosts.yml"
+try tmp-write sh -c "echo x > /tmp/splice-sandbox-escape-$SPLICE_BEAD"
+try signal-runner kill -0 "$PPID"
+try mknod mknod "$TMPDIR/null" c 1 3
+if command -v python3 >/dev/null; then
+  try unix-socket python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])" "$SOCKET"
+fi
+# A process that outlives the runner and tries once it is gone.
+setsid sh -c 'sleep 4; env -i PATH="$PATH" splice --dir "$SPLICE_DIR" transition set-autonomy \
+  --bead "$SPLICE_BEAD" --level deep > "$TMPDIR/outlived.out" 2>&1
+  echo "outlived $?" >> "$TMPDIR/late"' </dev/null >/dev/null 2>&1 &
+# Its proposal, through the inbox.
+try propose splice transition propose --bead "$SPLICE_BEAD" --step work --artifact HEAD
+"#;
+
+fn manifest(r: &Repo) {
+    let manifest = serde_json::json!({
+        "routes": { "root": ["plan", "delegate"], "compound": ["plan", "delegate"],
+                    "leaf": ["work", "gated"] },
+        "steps": [
+            { "name": "plan", "floors": [] },
+            { "name": "delegate", "floors": [ { "kind": "children_finished" } ] },
+            { "name": "work", "run": { "argv": ["sh", "-c", ATTACKS, "attack",
+                                                r.path().display().to_string()] },
+              "floors": [], "timeout_s": 120, "max_attempts": 1, "resume": "continue" },
+            { "name": "gated", "floors": [], "gate": "human" }
+        ]
+    });
+    r.write(
+        ".splice/manifest.json",
+        &serde_json::to_string_pretty(&manifest).unwrap(),
+    );
+}
+
+fn results(r: &Repo, bead: &str, file: &str) -> BTreeMap<String, i32> {
+    let runs = r.state().join("runs");
+    let mut found = BTreeMap::new();
+    for run in std::fs::read_dir(&runs).unwrap().flatten() {
+        let path = run.path().join(format!("{bead}-work-1/tmp/{file}"));
+        for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
+            if let Some((name, code)) = line.split_once(' ') {
+                found.insert(name.to_string(), code.parse().unwrap_or(-1));
+            }
+        }
+    }
+    found
+}
+
+fn check_hostile(r: &Repo) {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+    std::fs::write(home.path().join(".ssh/id_ed25519"), "PRIVATE KEY").unwrap();
+    std::fs::create_dir_all(home.path().join(".config/gh")).unwrap();
+    std::fs::write(home.path().join(".config/gh/hosts.yml"), "oauth_token: x").unwrap();
+    std::fs::write(home.path().join(".gitconfig"), "[user]\n\tname = p\n").unwrap();
+    std::fs::write(home.path().join(".bashrc"), "# rc\n").unwrap();
+    let socket_dir = tempfile::tempdir().unwrap();
+    let socket = socket_dir.path().join("server.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+
+    manifest(r);
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "state"]);
+    let bead = r.task("Attacker", &[]);
+    if !sandbox_usable(r) {
+        return;
+    }
+    let repo = r.path().to_path_buf();
+    let outside =
+        |p: &Path| p.starts_with(repo.join(".git")) || p.starts_with(repo.join(".splice"));
+    let before_main = tree(&repo, &outside);
+    let config_files = |r: &Repo| {
+        ["config.toml", "manifest.json", ".gitignore"]
+            .map(|f| std::fs::read(r.state().join(f)).ok())
+    };
+    let before_config = config_files(r);
+    let git = repo.join(".git");
+    let git_skip = |p: &Path| {
+        p.starts_with(git.join("worktrees"))
+            || p.starts_with(git.join("objects"))
+            || p.starts_with(git.join("refs/heads/splice"))
+            || p.starts_with(git.join("logs"))
+            || p.ends_with("index")
+    };
+    let before_git = tree(&git, &git_skip);
+    let before_home = tree(home.path(), &|_| false);
+    let main_before = r.git(&["rev-parse", "main"]);
+
+    let out = r
+        .cmd(&["run", "--output", "json", "--max-passes", "6"])
+        .env("HOME", home.path())
+        .env("SOCKET", &socket)
+        .output()
+        .unwrap();
+    common::no_panic(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The process that outlived its runner has had its try.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while results(r, &bead, "late").is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+
+    let got = results(r, &bead, "results");
+    let late = results(r, &bead, "late");
+    let out_of = |name: &str| {
+        let runs = r.state().join("runs");
+        std::fs::read_dir(&runs)
+            .unwrap()
+            .flatten()
+            .map(|run| run.path().join(format!("{bead}-work-1/tmp/{name}.out")))
+            .find_map(|p| std::fs::read_to_string(p).ok())
+            .unwrap_or_default()
+    };
+    let refused: Vec<&str> = got
+        .keys()
+        .map(String::as_str)
+        .filter(|n| !["commit", "propose"].contains(n))
+        .collect();
+    assert!(refused.len() >= 34, "every attack ran: {got:?}");
+    for name in refused {
+        assert_ne!(got[name], 0, "{name} succeeded: {}", out_of(name));
+    }
+    assert_eq!(
+        late.get("outlived"),
+        Some(&1),
+        "{late:?}: {}",
+        out_of("outlived")
+    );
+    for name in ["commit", "propose"] {
+        assert_eq!(got.get(name), Some(&0), "{name}: {}", out_of(name));
+    }
+    // A person's verb from a process the writer takes for a person (its runner has gone) is
+    // refused by the kernel, in words.
+    let said = out_of("outlived");
+    assert!(said.contains("inside a splice sandbox"), "{said}");
+
+    let same = |a: &BTreeMap<PathBuf, Vec<u8>>, b: &BTreeMap<PathBuf, Vec<u8>>, what: &str| {
+        let differ: Vec<&PathBuf> = a
+            .keys()
+            .chain(b.keys())
+            .filter(|k| a.get(*k) != b.get(*k))
+            .collect();
+        assert!(differ.is_empty(), "{what} changed: {differ:?}");
+    };
+    same(&tree(&repo, &outside), &before_main, "the main checkout");
+    assert_eq!(config_files(r), before_config, ".splice/'s settings");
+    let beads: Vec<String> = r.beads_bytes().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(beads, [format!("{bead}.json")], "no bead was planted");
+    for line in r.journal().lines() {
+        let rec: Value = serde_json::from_str(line).expect("every journal line is the writer's");
+        assert!(
+            rec.get("verb").is_some() || rec.get("commit").is_some(),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        tree(&git, &git_skip),
+        before_git,
+        ".git but objects, worktrees, splice/*"
+    );
+    assert_eq!(tree(home.path(), &|_| false), before_home, "$HOME");
+    assert_eq!(r.git(&["rev-parse", "main"]), main_before);
+    let refs = r.git(&["for-each-ref", "--format=%(refname)"]);
+    for name in refs.lines() {
+        assert!(
+            name == "refs/heads/main" || name == format!("refs/heads/splice/{bead}"),
+            "a ref appeared: {name}"
+        );
+    }
+    assert!(
+        !Path::new(&format!("/tmp/splice-sandbox-escape-{bead}")).exists(),
+        "/tmp was written"
+    );
+    // The journal: the agent's own proposal as a dispatched session, nothing as a person
+    // after the task was made, and its autonomy untouched.
+    let bead_file = r.bead(&bead);
+    assert_eq!(bead_file["pipeline"].get("autonomy"), None, "{bead_file}");
+    assert_eq!(bead_file["pipeline"]["proposal"]["artifact"], "HEAD");
+    let journal: Vec<Value> = r
+        .journal()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let persons = journal
+        .iter()
+        .filter(|rec| rec["actor"] == "person")
+        .count();
+    assert_eq!(persons, 1, "only init-task is a person's: {journal:?}");
+    let branch = r.git(&["log", "--format=%s", "-1", &format!("splice/{bead}")]);
+    assert_eq!(branch, "work", "the agent's commit is on its branch");
+    drop(listener);
+}
+
+#[test]
+fn an_agent_in_the_sandbox_cannot_steer_splice_or_touch_the_repository() {
+    let r = Repo::new();
+    check_hostile(&r);
+}
+
+/// The same attacks with the repository under `/tmp`, which the guard once exempted.
+#[test]
+fn the_sandbox_holds_for_a_repository_under_tmp() {
+    let dir = tempfile::Builder::new()
+        .prefix("splice-sandbox-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let r = Repo::new_in(dir);
+    check_hostile(&r);
+}
