@@ -45,11 +45,21 @@ fn git(dir: &Path, args: &[&str]) {
 }
 
 impl Fixture {
-    /// Outside the system temp directory, which a dispatch may write.
+    /// Under the build's own temp directory (`target/tmp`), wherever the target directory is.
     fn new() -> Fixture {
+        Fixture::under(Path::new(env!("CARGO_TARGET_TMPDIR")))
+    }
+
+    /// Under the system temp directory, which a dispatch may write, as a repository cloned
+    /// into `/tmp` is: the temp directory's exemption must not reach the repository.
+    fn in_system_temp() -> Fixture {
+        Fixture::under(&std::env::temp_dir())
+    }
+
+    fn under(parent: &Path) -> Fixture {
         let dir = tempfile::Builder::new()
             .prefix("guard-corpus")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .tempdir_in(parent)
             .unwrap();
         let root = dir.path().canonicalize().unwrap();
         let home = root.join("home");
@@ -215,9 +225,99 @@ fn cases(file: &str, fx: &Fixture) -> Vec<Case> {
 
 #[test]
 fn every_hostile_case_is_denied_and_every_benign_one_allowed() {
-    let fx = Fixture::new();
-    let hostile = cases("hostile.jsonl", &fx);
-    let benign = cases("benign.jsonl", &fx);
+    judge_the_corpus(&Fixture::new());
+}
+
+/// The same corpus with the repository under the system temp directory (a clone in `/tmp`): the
+/// guard judges alike wherever the repository is.
+#[test]
+fn the_corpus_is_judged_alike_with_the_repository_under_the_temp_directory() {
+    judge_the_corpus(&Fixture::in_system_temp());
+}
+
+/// A repository under the temp directory is still the repository: a dispatched session may
+/// write scratch files in the temp directory, but not the main checkout, its `.git` or
+/// `.splice/` there.
+#[test]
+fn a_repository_under_the_temp_directory_is_not_scratch_space() {
+    let fx = Fixture::in_system_temp();
+    assert!(
+        fx.repo
+            .starts_with(std::env::temp_dir().canonicalize().unwrap())
+    );
+    let hooks = fx.repo.join(".git/hooks");
+    let cases = [
+        (fx.repo.join(".git/config"), "outside your worktree"),
+        (hooks.join("pre-commit"), "outside your worktree"),
+        (fx.repo.join("README.md"), "outside your worktree"),
+        (fx.repo.join("src/main.rs"), "outside your worktree"),
+        (fx.repo.join(".splice/journal.jsonl"), "splice's state"),
+    ];
+    for (path, why) in &cases {
+        let path = path.display().to_string();
+        for (tool, input) in [
+            (
+                "Write",
+                serde_json::json!({"file_path": path, "content": "x"}),
+            ),
+            (
+                "Edit",
+                serde_json::json!({"file_path": path, "old_string": "a", "new_string": "b"}),
+            ),
+        ] {
+            let call = tool_call(tool, input, &fx.wt);
+            let what = format!("{tool} {path}");
+            let reason = decision(&fx.guard(&call, true), &what)
+                .unwrap_or_else(|| panic!("{what}: allowed"));
+            assert!(reason.contains(why), "{what}: {reason}");
+        }
+        let what = format!("echo x >> {path}");
+        let call = tool_call("Bash", serde_json::json!({"command": what}), &fx.wt);
+        let reason =
+            decision(&fx.guard(&call, true), &what).unwrap_or_else(|| panic!("{what}: allowed"));
+        assert!(reason.contains(why), "{what}: {reason}");
+    }
+    // Scratch files beside the repository (and the home directory holding it), in the temp
+    // directory, are still the dispatch's to write; so is its own worktree.
+    let beside = fx.home.parent().unwrap().join("scratch.txt");
+    let beside = beside.display().to_string();
+    let own = fx.wt.join("src/lib.rs").display().to_string();
+    for path in [&beside, &own] {
+        let call = tool_call(
+            "Write",
+            serde_json::json!({"file_path": path, "content": "x"}),
+            &fx.wt,
+        );
+        assert_eq!(
+            decision(&fx.guard(&call, true), path),
+            None,
+            "{path}: denied"
+        );
+        let command = format!("echo x > {path}");
+        let call = tool_call("Bash", serde_json::json!({"command": command}), &fx.wt);
+        assert_eq!(
+            decision(&fx.guard(&call, true), &command),
+            None,
+            "{command}: denied"
+        );
+    }
+}
+
+/// A `PreToolUse` call of `tool` with `input`, from a session working in `cwd`.
+fn tool_call(tool: &str, input: Value, cwd: &Path) -> Vec<u8> {
+    serde_json::json!({
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": input,
+        "cwd": cwd,
+    })
+    .to_string()
+    .into_bytes()
+}
+
+fn judge_the_corpus(fx: &Fixture) {
+    let hostile = cases("hostile.jsonl", fx);
+    let benign = cases("benign.jsonl", fx);
     assert!(hostile.iter().all(|c| c.deny), "hostile.jsonl expects deny");
     assert!(benign.iter().all(|c| !c.deny), "benign.jsonl expects allow");
     let all: Vec<&Case> = hostile.iter().chain(&benign).collect();
@@ -231,7 +331,6 @@ fn every_hostile_case_is_denied_and_every_benign_one_allowed() {
         let chunks: Vec<_> = all
             .chunks(all.len().div_ceil(4))
             .map(|chunk| {
-                let fx = &fx;
                 s.spawn(move || {
                     chunk
                         .iter()

@@ -239,7 +239,8 @@ fn exempt_raw(p: &Path) -> bool {
 }
 
 /// A dispatched session writing `t` writes outside its worktree (and outside what it may write
-/// besides: the temp directory, `/dev/null` and the like, its usage file, its run files)?
+/// besides: scratch files in the temp directory, `/dev/null` and the like, its usage file, its
+/// run files)?
 pub fn outside(t: &Target, raw: Option<&Path>, ctx: &Context) -> bool {
     let Some(d) = ctx.dispatch.as_ref() else {
         return false;
@@ -251,7 +252,7 @@ pub fn outside(t: &Target, raw: Option<&Path>, ctx: &Context) -> bool {
         Target::Exact(p) => p,
         Target::Prefix { dir, .. } => dir,
     };
-    if exempt_raw(path) || ctx.temp.iter().any(|t| path.starts_with(t)) {
+    if exempt_raw(path) || scratch(t, path, ctx) {
         return false;
     }
     if ctx
@@ -270,6 +271,29 @@ pub fn outside(t: &Target, raw: Option<&Path>, ctx: &Context) -> bool {
         }
     }
     true
+}
+
+/// `t` (whose directory part is `path`) is a scratch file: in a temp directory, and touching
+/// neither the repository (its main checkout, `.git`, `.splice/`) nor the home directory when
+/// that lies inside the temp directory. A repository cloned under `/tmp`, or a `HOME` there (a
+/// container's), is not scratch space: the protected places win over the temp directory.
+fn scratch(t: &Target, path: &Path, ctx: &Context) -> bool {
+    let Some(temp) = ctx.temp.iter().find(|d| path.starts_with(d)) else {
+        return false;
+    };
+    let home = ctx.home.as_deref().map(resolve);
+    let home = home.filter(|h| h.starts_with(temp) && h != temp);
+    let touches = |place: &Path| match t {
+        Target::Exact(p) => p.starts_with(place),
+        Target::Prefix { dir, frag, hidden } => {
+            dir.starts_with(place) || reaches(dir, frag, *hidden, place)
+        }
+    };
+    !ctx.repo
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(home.as_deref())
+        .any(touches)
 }
 
 /// `.splice/runs/<run>/<bead>-<step>-<attempt>.*`: the dispatch's own log, prompt and usage —
@@ -343,6 +367,57 @@ mod tests {
             root.join("real/beads/new.json")
         );
         assert_eq!(resolve(&root.join("none/../x")), root.join("x"));
+    }
+
+    /// A dispatched session's context: the repository `/scratch/c/repo` (its worktree `sp-a`),
+    /// `home`, and the temp directory `temp`. No path here exists, so none is resolved.
+    fn dispatched(home: &str, temp: &str) -> Context {
+        Context {
+            state: Some("/scratch/c/repo/.splice".into()),
+            repo: Some("/scratch/c/repo".into()),
+            home: Some(home.into()),
+            temp: vec![temp.into()],
+            own_worktree: Some("/scratch/c/repo/.splice/worktrees/sp-a".into()),
+            dispatch: Some(super::super::Dispatch::default()),
+            ..Context::default()
+        }
+    }
+
+    #[test]
+    fn the_temp_directory_is_scratch_space_but_not_the_repository_or_a_home_inside_it() {
+        let ctx = dispatched("/scratch/h", "/scratch");
+        let exact = |p: &str| Target::Exact(p.into());
+        let prefix = |dir: &str, frag: &str| Target::Prefix {
+            dir: dir.into(),
+            frag: frag.into(),
+            hidden: false,
+        };
+        let out = |t: &Target, ctx: &Context| outside(t, None, ctx);
+        for t in [
+            exact("/scratch/c/repo/.git/config"),
+            exact("/scratch/c/repo/.git/hooks/pre-commit"),
+            exact("/scratch/c/repo/README.md"),
+            exact("/scratch/c/repo"),
+            exact("/scratch/h/.bashrc"),
+            prefix("/scratch/c", "re"),
+            prefix("/scratch/c/repo", ""),
+            prefix("/scratch", ""),
+        ] {
+            assert!(out(&t, &ctx), "{t:?} is scratch");
+        }
+        for t in [
+            exact("/scratch/x.log"),
+            exact("/scratch/c/notes"),
+            exact("/scratch/c/repo/.splice/worktrees/sp-a/src/lib.rs"),
+            prefix("/scratch/c", "x"),
+            prefix("/scratch/build", ""),
+        ] {
+            assert!(!out(&t, &ctx), "{t:?} is not scratch");
+        }
+        // A temp directory inside the home directory is scratch space all the same.
+        let ctx = dispatched("/scratch/h", "/scratch/h/tmp");
+        assert!(!out(&exact("/scratch/h/tmp/x"), &ctx));
+        assert!(out(&exact("/scratch/h/.bashrc"), &ctx));
     }
 
     #[test]
