@@ -14,7 +14,9 @@ const ONLY: &[(&str, &[&str])] = &[
     ("refusal", &["model"]),
     ("decide", &["model", "policy"]),
     // Who is calling (issue 9): `/proc`, the environment and runner records; no policy.
-    ("authority", &["error", "process"]),
+    ("authority", &["error", "process", "safe_read"]),
+    // Reading a file someone else put there: bounded, non-blocking, no link followed.
+    ("safe_read", &["error"]),
 ];
 
 /// Imports that point the wrong way: (module, modules it must never name).

@@ -4,11 +4,9 @@
 //! only a regular file is opened, without blocking (a FIFO would hang the runner in `open`
 //! until a writer came, past every timeout and signal), and no more than a bound is read.
 
-use std::io::Read;
 use std::path::Path;
 
-use crate::error::{Error, Result};
-use crate::store::atomic;
+use crate::error::Result;
 
 /// The most of a usage or result file that is read: each is a small JSON object.
 pub const SMALL: u64 = 1 << 20;
@@ -17,24 +15,10 @@ pub const SMALL: u64 = 1 << 20;
 pub const LOG: u64 = 64 << 20;
 
 /// The bytes of `path`, at most `cap` of them; `None` when it does not exist. A link, a FIFO,
-/// a device or a directory is refused, and so is a file larger than `cap`, each naming it.
+/// a device or a directory is refused, and so is a file larger than `cap`, each naming it
+/// ([`crate::safe_read`], which every reader of a file someone else may have put there uses).
 pub fn read(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
-    let file = match atomic::open_read(path) {
-        Ok(f) => f,
-        Err(e) if atomic::is_not_found(&e) => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let mut bytes = Vec::new();
-    file.take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
-    if bytes.len() as u64 > cap {
-        return Err(Error::bad_file(
-            path,
-            format!("larger than {cap} bytes, more than an agent's file of this kind holds"),
-        ));
-    }
-    Ok(Some(bytes))
+    crate::safe_read::read_optional(path, cap)
 }
 
 #[cfg(test)]
