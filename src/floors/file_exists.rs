@@ -1,9 +1,11 @@
-//! `file_exists`: the artifact at `path` exists and is a non-empty file.
+//! `file_exists`: the artifact at `path` exists and is a non-empty regular file, with no link on
+//! its path (as every floor reads evidence: [`super::read_inside`]).
 
 use serde_json::json;
 
-use super::{Ctx, Floor, Outcome};
+use super::{Ctx, Floor, Outcome, unread};
 use crate::model::manifest::{FloorKind, FloorSpec};
+use crate::safe_read;
 
 pub struct FileExists;
 
@@ -14,17 +16,11 @@ impl Floor for FileExists {
             return Outcome::escalate(KIND, "the floor declares no `path`", json!({}));
         };
         let evidence = json!({ "path": rel, "read_in": ctx.workdir });
-        let abs = match ctx.inside(&rel) {
-            Ok(abs) => abs,
-            Err(why) => return Outcome::refuse(KIND, why, evidence),
-        };
-        match std::fs::metadata(&abs) {
-            Ok(m) if m.is_file() && m.len() > 0 => {
-                Outcome::pass(KIND, format!("{rel} exists"), evidence)
-            }
-            Ok(m) if m.is_file() => Outcome::refuse(KIND, format!("{rel} is empty"), evidence),
-            Ok(_) => Outcome::refuse(KIND, format!("{rel} is not a file"), evidence),
-            Err(_) => Outcome::refuse(KIND, format!("{rel} does not exist"), evidence),
+        match safe_read::open_beneath(&ctx.workdir, &rel).map(|f| f.metadata()) {
+            Ok(Ok(m)) if m.len() > 0 => Outcome::pass(KIND, format!("{rel} exists"), evidence),
+            Ok(Ok(_)) => Outcome::refuse(KIND, format!("{rel} is empty"), evidence),
+            Ok(Err(e)) => Outcome::refuse(KIND, format!("{rel}: {e}"), evidence),
+            Err(why) => Outcome::refuse(KIND, unread(&rel, &why), evidence),
         }
     }
 }

@@ -41,6 +41,7 @@ use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::model::{Bead, Config, Manifest, Step};
 use crate::policy::Lineage;
 use crate::process::{self, Captured, Cmd, Exit};
+use crate::safe_read::{self, Unread};
 use crate::store::Store;
 use crate::worktree::{self, TargetCheckout};
 
@@ -213,15 +214,10 @@ impl Ctx<'_> {
         }
     }
 
-    /// Where `rel` leads inside the working directory, symlinks resolved. Evidence is read only
-    /// inside it: an absolute path, `..`, or a symlink out of it is refused (the text would be
-    /// copied into bead files and the journal, which users commit).
-    pub fn inside(&self, rel: &str) -> Result<PathBuf, String> {
-        inside(&self.workdir, rel)
-    }
-
-    /// The text of the file at `rel` inside the working directory (see [`Ctx::inside`]), at
-    /// most [`MAX_EVIDENCE_BYTES`]. `Err` is a reason to refuse.
+    /// The text of the file at `rel` inside the working directory (see [`read_inside`]), at most
+    /// [`MAX_EVIDENCE_BYTES`]. Evidence is read only inside it, and no link is followed: an
+    /// absolute path, `..`, or a link is refused (the text would be copied into bead files and
+    /// the journal, which users commit). `Err` is a reason to refuse.
     pub fn read_inside(&self, rel: &str) -> Result<String, String> {
         read_inside(&self.workdir, rel)
     }
@@ -242,48 +238,29 @@ impl Ctx<'_> {
     }
 }
 
-/// Where `rel` leads inside `root`, symlinks resolved; `Err` says why it does not stay inside.
-pub fn inside(root: &Path, rel: &str) -> Result<PathBuf, String> {
-    if !is_relative_inside(rel) {
-        return Err(format!(
-            "{rel} is not a path inside the working directory (absolute, or with `..`)"
-        ));
+/// Why the file at `rel` inside the working directory was not read, as a floor's reason.
+pub fn unread(rel: &str, why: &Unread) -> String {
+    match why {
+        Unread::Link => format!(
+            "{rel} has a symbolic link on its path; evidence is read only from regular files \
+             inside the working directory, following no link (one could lead outside it, or to \
+             /dev/zero); commit the file itself"
+        ),
+        Unread::TooLarge(cap) => format!(
+            "{rel} is larger than {}; evidence that large is not read",
+            safe_read::size(*cap)
+        ),
+        other => format!("{rel} {}", other.says()),
     }
-    let root = root
-        .canonicalize()
-        .map_err(|e| format!("cannot read the working directory: {e}"))?;
-    let real = root
-        .join(rel)
-        .canonicalize()
-        .map_err(|_| format!("{rel} does not exist"))?;
-    if !real.starts_with(&root) {
-        return Err(format!(
-            "{rel} leads outside the working directory (a symlink to {}); evidence is read only \
-             inside it",
-            real.display()
-        ));
-    }
-    Ok(real)
 }
 
-/// The text of the file at `rel` inside `root` (see [`inside`]), at most
-/// [`MAX_EVIDENCE_BYTES`]. `Err` is a reason to refuse.
+/// The text of the file at `rel` inside `root`, at most [`MAX_EVIDENCE_BYTES`]: a regular file
+/// reached with no link on its path, opened without blocking ([`safe_read::read_beneath`]).
+/// `Err` is a reason to refuse.
 pub fn read_inside(root: &Path, rel: &str) -> Result<String, String> {
-    use std::io::Read;
-    let path = inside(root, rel)?;
-    let file = std::fs::File::open(&path)
-        .map_err(|_| format!("{rel} does not exist or is not readable text"))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_EVIDENCE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|_| format!("{rel} does not exist or is not readable text"))?;
-    if bytes.len() as u64 > MAX_EVIDENCE_BYTES {
-        return Err(format!(
-            "{rel} is larger than {} MiB; evidence that large is not read",
-            MAX_EVIDENCE_BYTES >> 20
-        ));
-    }
-    String::from_utf8(bytes).map_err(|_| format!("{rel} does not exist or is not readable text"))
+    let bytes =
+        safe_read::read_beneath(root, rel, MAX_EVIDENCE_BYTES).map_err(|u| unread(rel, &u))?;
+    String::from_utf8(bytes).map_err(|_| format!("{rel} is not readable text (not UTF-8)"))
 }
 
 /// The largest file a floor reads as evidence.
@@ -433,7 +410,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn evidence_stays_inside_the_working_directory() {
+    fn evidence_stays_inside_the_working_directory_and_follows_no_link() {
         let root = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret"), "x").unwrap();
@@ -442,29 +419,15 @@ mod tests {
         let link = |name: &str, to: &Path| std::os::unix::fs::symlink(to, root.path().join(name));
         link("out", outside.path()).unwrap();
         link("in", &root.path().join("tests")).unwrap();
-        assert!(inside(root.path(), "tests/a.rs").is_ok());
-        assert!(inside(root.path(), "in/a.rs").is_ok());
-        assert!(
-            inside(root.path(), "out/secret")
-                .unwrap_err()
-                .contains("outside")
-        );
-        assert!(inside(root.path(), "out").unwrap_err().contains("outside"));
-        assert!(
-            inside(root.path(), "/etc/passwd")
-                .unwrap_err()
-                .contains("absolute")
-        );
-        assert!(
-            inside(root.path(), "tests/../../x")
-                .unwrap_err()
-                .contains("`..`")
-        );
-        assert!(
-            inside(root.path(), "missing")
-                .unwrap_err()
-                .contains("does not exist")
-        );
+        let read = |rel: &str| read_inside(root.path(), rel);
+        assert_eq!(read("tests/a.rs").unwrap(), "x");
+        for rel in ["out/secret", "out", "in/a.rs"] {
+            assert!(read(rel).unwrap_err().contains("symbolic link"), "{rel}");
+        }
+        assert!(read("/etc/passwd").unwrap_err().contains("absolute"));
+        assert!(read("tests/../../x").unwrap_err().contains("`..`"));
+        assert_eq!(read("missing").unwrap_err(), "missing does not exist");
+        assert!(read("tests").unwrap_err().contains("not a regular file"));
     }
 
     #[test]
