@@ -79,7 +79,8 @@ impl Unread {
     /// `NotFound`, so callers that expect one can match on it.
     pub fn at(self, path: &Path) -> Error {
         match self {
-            Unread::Missing => Error::io(path, std::io::ErrorKind::NotFound.into()),
+            // The system's words, as any other open of a missing file says them.
+            Unread::Missing => Error::io(path, std::io::Error::from_raw_os_error(libc::ENOENT)),
             Unread::Io(e) => Error::io(path, e),
             other => Error::bad_file(path, other.says()),
         }
