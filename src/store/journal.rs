@@ -13,7 +13,7 @@
 //! generation ([`super::segments`]). Records written before ids existed read as id 0.
 
 use std::fs::OpenOptions;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -100,6 +100,16 @@ pub fn append_record(path: &Path, record: &mut Record) -> Result<u64> {
     record.tx = end;
     let mut line = serde_json::to_vec(record).expect("a record always serializes");
     line.push(b'\n');
+    if line.len() as u64 > MAX_LINE {
+        return Err(Error::Invalid(format!(
+            "this transition's journal record would be {} bytes, more than the {} a journal \
+             line may hold ({}); nothing was written: do it in parts (import or split fewer \
+             beads at a time)",
+            line.len(),
+            crate::safe_read::size(MAX_LINE),
+            path.display()
+        )));
+    }
     file.write_all(&line).map_err(|e| Error::io(path, e))?;
     file.sync_data().map_err(|e| Error::io(path, e))?;
     Ok(end)
@@ -145,9 +155,31 @@ pub enum Tail {
     Garbled { at: u64, len: u64 },
 }
 
+/// The longest journal line splice writes ([`append_record`] refuses a longer record) and so the
+/// longest any reader reads. A crash tears at most one line, so an end with no line break in
+/// more than this many bytes is not a tear: something else wrote it (a file of NUL bytes, junk
+/// appended), and every reader refuses it naming the file ([`too_long`]) rather than read it
+/// all (a reader once held the whole of such a line in memory: 1 GiB of NUL bytes took 24 s
+/// and 2 GB, and a sparse file of 100 GiB aborted on a failed allocation).
+pub const MAX_LINE: u64 = 256 << 20;
+
+/// Why a journal with no line break in the [`MAX_LINE`] bytes from byte `at` is not read.
+pub fn too_long(path: &Path, at: u64) -> Error {
+    Error::bad_file(
+        path,
+        format!(
+            "no line break in the {} from byte {at} on: longer than any line splice writes, so \
+             not a record a crash tore, but bytes something else wrote (NUL bytes, junk \
+             appended). Nothing was cut or written; put the journal back as it was \
+             (`git diff` shows what changed) and run the command again",
+            crate::safe_read::size(MAX_LINE)
+        ),
+    )
+}
+
 /// The journal's last line: where it starts, its bytes (without the newline), and whether it
 /// ended with one. `None` when the file is missing or empty. Reads backwards in growing chunks,
-/// never the whole file.
+/// never the whole file, and never more than [`MAX_LINE`] of a line.
 fn last_line(path: &Path) -> Result<Option<(u64, Vec<u8>, bool)>> {
     let file = match crate::store::atomic::open_read(path) {
         Ok(f) => f,
@@ -155,45 +187,97 @@ fn last_line(path: &Path) -> Result<Option<(u64, Vec<u8>, bool)>> {
         Err(e) => return Err(e),
     };
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    last_line_before(path, file, len)
+    last_line_before(path, &file, len)
+}
+
+/// Where the last newline of `bytes` is (`memrchr(3)` on Linux: a scan of 256 MiB of a hostile
+/// journal takes milliseconds, not seconds in a debug build).
+fn last_newline(bytes: &[u8]) -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: the pointer and length are those of a live slice; memrchr only reads it.
+        let at = unsafe { libc::memrchr(bytes.as_ptr().cast(), b'\n'.into(), bytes.len()) };
+        (!at.is_null()).then(|| at as usize - bytes.as_ptr() as usize)
+    }
+    #[cfg(not(target_os = "linux"))]
+    bytes.iter().rposition(|b| *b == b'\n')
+}
+
+/// Fill `buf` from `file` at `at`; the count read, short only at the file's end.
+fn read_at(path: &Path, file: &std::fs::File, buf: &mut [u8], at: u64) -> Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], at + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    }
+    Ok(done)
 }
 
 /// The last line of the first `len` bytes of `file` (the journal at `path`), as [`last_line`].
+/// The line break before it is looked for in a buffer reused chunk by chunk, so a long line
+/// costs no memory until it is known to be at most [`MAX_LINE`].
 fn last_line_before(
     path: &Path,
-    mut file: std::fs::File,
+    file: &std::fs::File,
     len: u64,
 ) -> Result<Option<(u64, Vec<u8>, bool)>> {
     if len == 0 {
         return Ok(None);
     }
+    let mut last = [0u8];
+    if read_at(path, file, &mut last, len - 1)? == 0 {
+        // It shrank meanwhile (a writer cut a torn line): read what is there now.
+        let now = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        return last_line_before(path, file, now.min(len - 1));
+    }
+    let ends_clean = last[0] == b'\n';
+    let end = len - u64::from(ends_clean);
     // A marker is short: start small, grow for a long record.
     let mut chunk = 4 * 1024u64;
-    loop {
-        let start = len.saturating_sub(chunk);
-        file.seek(SeekFrom::Start(start))
-            .map_err(|e| Error::io(path, e))?;
-        let mut buf = Vec::with_capacity((len - start) as usize);
-        Read::by_ref(&mut file)
-            .take(len - start)
-            .read_to_end(&mut buf)
-            .map_err(|e| Error::io(path, e))?;
-        let ends_clean = buf.last() == Some(&b'\n');
-        if ends_clean {
-            buf.pop();
+    let mut buf = Vec::new();
+    let mut hi = end;
+    // Where the line starts, and whether it lies whole in `buf` (found in the first chunk).
+    let (start, in_buf) = loop {
+        if hi == 0 {
+            break (0, hi == end);
         }
-        let newline = buf.iter().rposition(|b| *b == b'\n');
-        if newline.is_none() && start > 0 {
-            chunk *= 4;
-            continue;
+        if end - hi >= MAX_LINE {
+            return Err(too_long(path, hi));
         }
-        let line_start = newline.map_or(0, |i| i + 1);
-        return Ok(Some((
-            start + line_start as u64,
-            buf.split_off(line_start),
-            ends_clean,
-        )));
+        let lo = hi.saturating_sub(chunk);
+        buf.resize((hi - lo) as usize, 0);
+        if read_at(path, file, &mut buf, lo)? < buf.len() {
+            let now = file.metadata().map_err(|e| Error::io(path, e))?.len();
+            return last_line_before(path, file, now.min(len - 1));
+        }
+        let first = hi == end;
+        if let Some(i) = last_newline(&buf) {
+            buf.drain(..=i);
+            break (lo + i as u64 + 1, first);
+        }
+        if lo == 0 {
+            break (0, first);
+        }
+        hi = lo;
+        chunk = (chunk * 4).min(1 << 20);
+    };
+    if end - start > MAX_LINE {
+        return Err(too_long(path, start));
     }
+    let line = if in_buf {
+        buf
+    } else {
+        let mut line = vec![0u8; (end - start) as usize];
+        let got = read_at(path, file, &mut line, start)?;
+        line.truncate(got);
+        line
+    };
+    Ok(Some((start, line, ends_clean)))
 }
 
 /// Read the journal's last line without reading the whole file.
@@ -210,7 +294,7 @@ pub fn read_tail(path: &Path) -> Result<Tail> {
     }
     // Torn. The line before it, if any, must be one a writer wrote.
     let file = crate::store::atomic::open_read(path)?;
-    if let Some((at, before, _)) = last_line_before(path, file, keep)?
+    if let Some((at, before, _)) = last_line_before(path, &file, keep)?
         && Line::parse(&String::from_utf8_lossy(&before)).is_none()
     {
         return Ok(Tail::Garbled { at, len: keep - at });
@@ -224,28 +308,45 @@ pub fn read_tail(path: &Path) -> Result<Tail> {
 /// The lines of the journal at `path`, but its last (recovery's: [`read_tail`]), that are not
 /// journal lines: where each starts and its length with its newline. Every reader passes them
 /// by; only something other than splice writes them (an edit, a merge's conflict markers).
-/// Reads the whole file (`splice doctor`).
+/// Reads the whole file (`splice doctor`), a line at a time, holding at most [`MAX_LINE`].
 pub fn foreign_lines(path: &Path) -> Result<Vec<(u64, u64)>> {
-    let mut file = match crate::store::atomic::open_read(path) {
+    let file = match crate::store::atomic::open_read(path) {
         Ok(f) => f,
         Err(e) if crate::store::atomic::is_not_found(&e) => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
-    let mut buf = Vec::new();
-    file.read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
-    let body = buf.strip_suffix(b"\n").unwrap_or(&buf);
-    // Every line that a newline ends and another line follows.
-    let Some(last) = body.iter().rposition(|b| *b == b'\n') else {
-        return Ok(Vec::new());
-    };
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut out = Vec::new();
+    let mut line = Vec::new();
     let mut at = 0u64;
-    for line in body[..=last].split_inclusive(|b| *b == b'\n') {
-        let text = String::from_utf8_lossy(&line[..line.len() - 1]);
-        if Line::parse(&text).is_none() {
-            out.push((at, line.len() as u64));
+    // The line before: where it starts, its length, and whether it is foreign. The last line
+    // is recovery's, so a line is reported only once another follows it.
+    let mut before: Option<(u64, u64, bool)> = None;
+    loop {
+        line.clear();
+        let n = Read::by_ref(&mut reader)
+            .take(MAX_LINE + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
         }
-        at += line.len() as u64;
+        let (len, foreign) = if line.last() != Some(&b'\n') && n as u64 > MAX_LINE {
+            // Longer than any journal line: foreign, and passed by without holding it.
+            let rest = reader.skip_until(b'\n').map_err(|e| Error::io(path, e))?;
+            (n as u64 + rest as u64, true)
+        } else {
+            let body = line.strip_suffix(b"\n").unwrap_or(&line);
+            (
+                n as u64,
+                Line::parse(&String::from_utf8_lossy(body)).is_none(),
+            )
+        };
+        if let Some((b_at, b_len, true)) = before {
+            out.push((b_at, b_len));
+        }
+        before = Some((at, len, foreign));
+        at += len;
     }
     Ok(out)
 }
@@ -295,20 +396,30 @@ pub fn read_committed(path: &Path, from: u64) -> Result<(Vec<Record>, u64)> {
     };
     file.seek(SeekFrom::Start(from))
         .map_err(|e| Error::io(path, e))?;
-    let mut buf = Vec::new();
-    file.read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     // The pending record, and the offset its line starts at (what a void line names).
     let mut pending: Option<(u64, Record)> = None;
     let mut out = Vec::new();
     let mut offset = from;
     let mut consumed = from;
-    for line in buf.split_inclusive(|b| *b == b'\n') {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // A line at most MAX_LINE long (and its newline) is held at once; never more.
+        Read::by_ref(&mut reader)
+            .take(MAX_LINE + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Error::io(path, e))?;
         if line.last() != Some(&b'\n') {
+            if line.len() as u64 > MAX_LINE {
+                return Err(too_long(path, offset));
+            }
+            // The end: nothing more, or a line not yet whole.
             break;
         }
         let start = offset;
         offset += line.len() as u64;
-        match Line::parse(&String::from_utf8_lossy(line)) {
+        match Line::parse(&String::from_utf8_lossy(&line)) {
             Some(Line::Record(r)) => pending = Some((start, *r)),
             Some(Line::Marker(m)) => {
                 if let Some((_, r)) = pending.take()
