@@ -32,6 +32,7 @@ use std::sync::{Arc, Mutex};
 use crate::error::{Error, Result};
 use crate::model::bead::BEAD_SCHEMA;
 use crate::model::{Bead, Config, Manifest};
+use crate::safe_read;
 
 pub(crate) use par::{Bound, par_blocks, par_each, par_map};
 pub use recover::Pending;
@@ -305,13 +306,9 @@ impl Store {
     /// Read one bead, `None` when it has no file. A file that is a link, not a regular file,
     /// not a bead, or a bead with another id than its name is a fault naming the file.
     pub fn read_bead_file(&self, id: &str) -> Result<Option<Bead>> {
-        use std::io::Read;
         let path = self.bead_file(id)?;
-        let mut bytes = Vec::with_capacity(4096);
-        match atomic::open_read(&path) {
-            Ok(mut file) => file
-                .read_to_end(&mut bytes)
-                .map_err(|e| Error::io(&path, e))?,
+        let bytes = match atomic::open_read(&path) {
+            Ok(file) => bead_bytes(&path, file)?,
             Err(e) if atomic::is_not_found(&e) => return Ok(None),
             Err(e) => return Err(e),
         };
@@ -427,18 +424,10 @@ impl Store {
     }
 }
 
-/// A state file's text, `None` when it does not exist (a link or a FIFO is refused, not read).
+/// A settings file's text (`config.toml`, `manifest.json`), `None` when it does not exist: a
+/// link, a FIFO or a file over [`safe_read::SETTINGS`] (1 MiB) is refused naming it, not read.
 fn read_text(path: &Path) -> Result<Option<String>> {
-    use std::io::Read;
-    let mut text = String::new();
-    match atomic::open_read(path) {
-        Ok(mut file) => file
-            .read_to_string(&mut text)
-            .map_err(|e| Error::io(path, e))?,
-        Err(e) if atomic::is_not_found(&e) => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    Ok(Some(text))
+    safe_read::read_text_optional(path, safe_read::SETTINGS)
 }
 
 /// Parse the file of bead `id`. Its `id` field must be its name: the writer builds paths from
@@ -493,12 +482,14 @@ pub(crate) fn parse_bead(path: &Path, id: &str, bytes: &[u8]) -> Result<Bead> {
 
 /// Read and parse one bead file as [`Store::scan`] reads it.
 fn read_file(id: &str, p: &Path) -> Result<Bead> {
-    use std::io::Read;
-    let mut buf = Vec::with_capacity(4096);
-    open_named(id, p)?
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::io(p, e))?;
+    let buf = bead_bytes(p, open_named(id, p)?)?;
     parse_bead(p, id, &buf).map(held)
+}
+
+/// The bytes of the bead file at `path`, opened: at most [`safe_read::BEAD`] (16 MiB), a larger
+/// one refused naming it (a committed file of a GiB would otherwise be read whole).
+pub(crate) fn bead_bytes(path: &Path, file: fs::File) -> Result<Vec<u8>> {
+    safe_read::bounded(file, safe_read::BEAD).map_err(|u| u.at(path))
 }
 
 /// A bead parsed for a read that holds every bead at once: its lists' spare room given back

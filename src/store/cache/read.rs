@@ -4,13 +4,12 @@
 
 use std::collections::HashSet;
 use std::fs;
-use std::io::Read;
 use std::path::Path;
 
 use super::load::{self, Loaded};
 use super::text::{compact, entry_sum};
 use super::{NEVER, Stamp};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::Bead;
 use crate::store::{self, Named, Scan, Unread, ids, parse_bead};
 
@@ -210,15 +209,15 @@ fn read_entry(dir: &Path, file: &Named, cached: Option<(u32, &load::Entry, &[u8]
 /// Read one bead file as [`Store::scan`] does (the same checks, the same errors), with the
 /// stamp of the file it opened and its JSON made compact.
 fn read_stamped(id: &str, path: &Path) -> Outcome {
-    let mut file = match store::open_named(id, path) {
+    let file = match store::open_named(id, path) {
         Ok(f) => f,
         Err(e) => return (Err(e), None),
     };
     let stamp = file.metadata().ok().map(|m| Stamp::of(&m));
-    let mut bytes = Vec::with_capacity(4096);
-    if let Err(e) = file.read_to_end(&mut bytes) {
-        return (Err(Error::io(path, e)), None);
-    }
+    let bytes = match store::bead_bytes(path, file) {
+        Ok(bytes) => bytes,
+        Err(e) => return (Err(e), None),
+    };
     match parse_bead(path, id, &bytes) {
         Ok(bead) => (
             Ok(store::held(bead)),
