@@ -78,7 +78,9 @@ fn read_records(state_dir: &Path) -> Vec<(PathBuf, RunnerRecord)> {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .filter_map(|p| {
-            let record = serde_json::from_slice(&std::fs::read(&p).ok()?).ok()?;
+            // Planted by anyone who can write `runs/` (a FIFO would hang the writer's check).
+            let bytes = crate::safe_read::read(&p, crate::safe_read::SETTINGS).ok()?;
+            let record = serde_json::from_slice(&bytes).ok()?;
             Some((p, record))
         })
         .collect()

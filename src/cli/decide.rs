@@ -51,7 +51,7 @@ pub fn read_input(path: &Path) -> Result<(String, PathBuf)> {
             .map_err(|e| Error::io("<stdin>", e))?;
         return Ok((text, PathBuf::from("<stdin>")));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::safe_read::read_text(path, crate::safe_read::INPUT)?;
     Ok((text, path.to_path_buf()))
 }
 
@@ -70,7 +70,7 @@ pub fn print_or_expect(
             .map_err(|e| Error::io("<stdout>", e))?;
         return Ok(0);
     };
-    let expected = std::fs::read_to_string(expect).map_err(|e| Error::io(expect, e))?;
+    let expected = crate::safe_read::read_text(expect, crate::safe_read::INPUT)?;
     if expected == actual {
         return Ok(0);
     }

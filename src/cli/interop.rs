@@ -73,7 +73,7 @@ pub fn import(args: ImportArgs, global: &Global) -> Result<i32> {
     let store = Store::open_or_plan(global.dir.as_deref())?;
     create::admit_creation(&store, Verb::ImportBd)?;
     let shown = args.file.display().to_string();
-    let bytes = std::fs::read(&args.file).map_err(|e| Error::io(&args.file, e))?;
+    let bytes = crate::safe_read::read(&args.file, crate::safe_read::INPUT)?;
     let text = String::from_utf8(bytes)
         .map_err(|e| Error::bad_file(&args.file, format!("not UTF-8: {e}")))?;
     let store = Store::open_or_create(global.dir.as_deref())?;

@@ -94,7 +94,8 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
     }
     for log in &logs {
         output::out(&header(log));
-        let text = std::fs::read(&log.file).map_err(|e| Error::io(&log.file, e))?;
+        let text = crate::exec::agent_file::read(&log.file, crate::exec::agent_file::LOG)?
+            .unwrap_or_default();
         output::out(&printable_lines(&String::from_utf8_lossy(&text)));
     }
     Ok(0)
@@ -234,7 +235,8 @@ fn follow(store: &Store, log: &Log) -> Result<i32> {
 
 /// Append what `path` holds past `offset` to `into`; returns the new offset.
 fn read_from(path: &Path, offset: u64, into: &mut Vec<u8>) -> Result<u64> {
-    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    // The agent can replace its log (a FIFO would hang here): opened as an agent's file.
+    let mut file = crate::safe_read::open(path).map_err(|u| u.at(path))?;
     file.seek(SeekFrom::Start(offset))
         .map_err(|e| Error::io(path, e))?;
     let n = file.read_to_end(into).map_err(|e| Error::io(path, e))?;

@@ -65,7 +65,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
 }
 
 fn read_scenarios(path: &std::path::Path) -> Result<BTreeMap<String, Vec<String>>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::safe_read::read_text(path, crate::safe_read::INPUT)?;
     serde_json::from_str(&text).map_err(|e| {
         Error::bad_file(
             path,

@@ -26,7 +26,6 @@
 //! only when it ends ([`crate::process::sink`]); past 512 KiB of output (by default) the log
 //! stops growing until then, so the words stay those of the last line written before.
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -259,7 +258,8 @@ impl Tail {
     /// The lines completed since the last poll, without their line ends; invalid UTF-8 reads
     /// as U+FFFD. An error reading the file reads as nothing new.
     pub fn poll(&mut self) -> Vec<String> {
-        let Ok(mut file) = File::open(&self.path) else {
+        // An agent can replace its log with a FIFO or a link: neither is opened.
+        let Ok(mut file) = crate::safe_read::open(&self.path) else {
             return Vec::new();
         };
         let Ok(meta) = file.metadata() else {
@@ -314,7 +314,7 @@ impl Tail {
 /// The newest line of the log at `path` that gives words, read from its last 64 KiB: what the
 /// agent is doing now, as far as its log says. `None` when the log is missing or says nothing.
 pub fn latest(path: &Path) -> Option<String> {
-    let mut file = File::open(path).ok()?;
+    let mut file = crate::safe_read::open(path).ok()?;
     let len = file.metadata().ok()?.len();
     let start = len.saturating_sub(LATEST_WINDOW);
     file.seek(SeekFrom::Start(start)).ok()?;

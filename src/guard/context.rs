@@ -76,7 +76,8 @@ fn holding_worktree(cwd: &Path, state: Option<&Path>) -> Option<PathBuf> {
 fn protected_branches(target: Option<String>, repo: Option<&Path>) -> Vec<String> {
     let mut out: Vec<String> = target.into_iter().collect();
     out.extend(["main".to_string(), "master".to_string()]);
-    let head = repo.and_then(|r| std::fs::read_to_string(r.join(".git").join("HEAD")).ok());
+    let head =
+        repo.and_then(|r| crate::safe_read::read_text(&r.join(".git").join("HEAD"), 4096).ok());
     if let Some(branch) = head
         .as_deref()
         .and_then(|h| h.trim().strip_prefix("ref: refs/heads/"))

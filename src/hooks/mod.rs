@@ -159,7 +159,9 @@ fn read_existing(path: &Path) -> Result<Option<Vec<u8>>> {
     match fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(path, e)),
-        Ok(meta) if meta.is_file() => fs::read(path).map(Some).map_err(|e| Error::io(path, e)),
+        Ok(meta) if meta.is_file() => {
+            crate::safe_read::read(path, crate::safe_read::SETTINGS).map(Some)
+        }
         Ok(meta) if meta.is_dir() => Err(Error::bad_file(
             path,
             "is a directory, where splice would install a file; move it away and install again",

@@ -50,7 +50,7 @@ pub struct Started {
 
 /// Read and validate a plan file: the plan (tasks in topological order) and its sha256.
 pub fn read_file(path: &std::path::Path) -> Result<(Plan, String)> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::safe_read::read(path, crate::safe_read::INPUT)?;
     let text =
         std::str::from_utf8(&bytes).map_err(|_| Error::bad_file(path, "a plan is UTF-8 JSON"))?;
     let plan = Plan::parse(text).map_err(|msg| Error::bad_file(path, msg))?;

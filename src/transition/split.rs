@@ -36,7 +36,7 @@ pub struct ChildSpec {
 
 /// Read and validate a children file. Problems name the file and the child.
 pub fn read_children(path: &Path) -> Result<Vec<ChildSpec>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::safe_read::read_text(path, crate::safe_read::INPUT)?;
     let children: Vec<ChildSpec> = serde_json::from_str(&text).map_err(|e| {
         Error::bad_file(
             path,

@@ -30,7 +30,9 @@ impl Tail {
 
     /// The whole lines appended since the last read.
     pub fn lines(&mut self) -> Vec<String> {
-        let Ok(mut file) = std::fs::File::open(&self.path) else {
+        // The journal is committed and `events.jsonl` beside an agent's files: a FIFO or a link
+        // in their place is not opened (it would hang the cockpit).
+        let Ok(mut file) = crate::safe_read::open(&self.path) else {
             return Vec::new();
         };
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
