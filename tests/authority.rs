@@ -4,6 +4,9 @@
 //! dispatch's bead, the runner's verbs (`claim`, `park`, `release`, `record-run`), and verbs
 //! without the dispatch's credential. Every attempt is refused and changes nothing; the agent's
 //! own verbs on its own bead still work, even with `SPLICE_HOLDER` and `SPLICE_DISPATCHED` unset.
+//!
+//! These are the checks a run falls back on where the kernel sandbox is unavailable (issue 31):
+//! the run here has `[sandbox] enabled = false`. The sandboxed run is `tests/sandbox_hostile.rs`.
 
 mod common;
 
@@ -118,6 +121,7 @@ fn an_agent_cannot_widen_its_authority_through_the_environment() {
     let dir = r.path().join("attack");
     std::fs::create_dir_all(&dir).unwrap();
     manifest(&r, "true");
+    r.write(".splice/config.toml", "[sandbox]\nenabled = false\n");
     let attacker = r.task("Attacker", &[]);
     let sibling = r.task("Sibling", &[]);
     let gate = r.task("Awaiting a person", &[]);

@@ -20,57 +20,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::model::config::SandboxConfig;
-use crate::sandbox::Policy;
+use crate::sandbox::{Policy, places};
 
 use super::DispatchPaths;
 
-/// The system directories a sandboxed command reads.
-const SYSTEM: &[&str] = &[
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/etc",
-    "/opt",
-    "/proc",
-    "/sys",
-    "/dev",
-    "/nix",
-    "/snap",
-    "/run/systemd/resolve",
-];
-/// The device files it may read, write and `ioctl`.
-const DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/random",
-    "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-];
-/// Toolchains and tools under `$HOME`, read (and executed) in place.
-const HOME_TOOLS: &[&str] = &[
-    ".cargo",
-    ".rustup",
-    ".pyenv",
-    ".nvm",
-    ".volta",
-    ".bun",
-    ".deno",
-    ".local/bin",
-    ".local/lib",
-    ".local/share/claude",
-    ".local/share/pnpm",
-    ".npm-global",
-    "go",
-    ".gitconfig",
-    ".config/git",
-];
 /// The agents' homes under `runs/`: one per kind of state, kept across dispatches (an agent's
 /// login, caches), never in the repository's history (`runs/` is ignored).
 pub const AGENT_HOME: &str = "agent-home";
@@ -122,40 +75,27 @@ pub fn for_dispatch(place: &Place) -> Result<(Policy, Vec<(String, OsString)>)> 
     }
     env.push(("GIT_CONFIG_COUNT".into(), "2".into()));
 
-    let mut read: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
-    read.extend(repository_reads(place.repo, place.splice_dir)?);
-    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
-        read.extend(HOME_TOOLS.iter().map(|t| home.join(t)));
-    }
-    let exe = crate::hooks::splice_exe();
-    read.extend(exe.parent().map(Path::to_path_buf));
-    read.extend(programs(place.argv, place.worktree));
+    let mut read = programs(place.argv, place.worktree);
     for file in [&paths.prompt_file, &paths.settings_file] {
         read.push(file.clone());
     }
     read.push(paths.log.with_extension("context.json"));
-    read.extend(place.config.read.iter().map(|p| expand(p)));
-
     let mut write = vec![
         place.worktree.to_path_buf(),
         paths.private_dir.clone(),
         home_root,
-        PathBuf::from("/dev/shm"),
     ];
     write.extend(git_writes(place.worktree, place.git_dir, place.node)?);
-    write.extend(place.config.write.iter().map(|p| expand(p)));
-
-    let mut names: Vec<String> = crate::sandbox::DEFAULT_ENV
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    names.extend(place.config.env.iter().cloned());
-    let policy = Policy {
-        read,
+    let policy = places::content(&places::Content {
+        repo: place.repo,
+        splice_dir: place.splice_dir,
         write,
-        devices: DEVICES.iter().map(PathBuf::from).collect(),
-        env: names,
-    };
+        read,
+        extra_read: &place.config.read,
+        extra_write: &place.config.write,
+        extra_env: &place.config.env,
+    })
+    .map_err(Error::Invalid)?;
     Ok((policy, env))
 }
 
@@ -180,22 +120,6 @@ fn agent_homes(root: &Path) -> Result<Vec<(&'static str, PathBuf)>> {
         .collect()
 }
 
-/// The repository, less `.splice/runs/` (other dispatches' directories): each entry of the
-/// main checkout but `.splice`, each entry of `.splice` but `runs`.
-fn repository_reads(repo: &Path, splice_dir: &Path) -> Result<Vec<PathBuf>> {
-    let entries = |dir: &Path, skip: &Path| -> Result<Vec<PathBuf>> {
-        let listing = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-        Ok(listing
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p != skip)
-            .collect())
-    };
-    let mut read = entries(repo, splice_dir)?;
-    read.extend(entries(splice_dir, &splice_dir.join("runs"))?);
-    Ok(read)
-}
-
 /// The program of `argv` and every argument naming an existing file, as files to read and
 /// execute (a script's interpreter is found on `PATH`, under the system directories).
 fn programs(argv: &[String], worktree: &Path) -> Vec<PathBuf> {
@@ -203,6 +127,7 @@ fn programs(argv: &[String], worktree: &Path) -> Vec<PathBuf> {
     if let Some(program) = argv.first()
         && let super::dispatch::Found::At(path) = super::dispatch::find_program(program)
     {
+        found.extend(places::program_dir(&path));
         found.extend(std::fs::canonicalize(&path).ok());
         found.push(path);
     }
@@ -246,12 +171,4 @@ fn git_writes(worktree: &Path, git_dir: &Path, node: &str) -> Result<Vec<PathBuf
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
     Ok(vec![admin, git_dir.join("objects"), branches, reflogs])
-}
-
-/// `~/x` as `$HOME/x`; anything else as it is.
-fn expand(p: &str) -> PathBuf {
-    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => PathBuf::from(p),
-    }
 }

@@ -31,6 +31,7 @@
 mod caps;
 #[cfg(target_os = "linux")]
 mod filter;
+pub mod places;
 #[cfg(target_os = "linux")]
 mod ruleset;
 

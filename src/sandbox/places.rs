@@ -1,0 +1,143 @@
+//! Which paths a sandboxed command on agent-produced content reads and writes, whoever starts
+//! it (a dispatch: `crate::exec::sandbox`; a floor's command: `crate::floors`).
+
+use std::path::{Path, PathBuf};
+
+use super::Policy;
+
+/// The system directories a sandboxed command reads.
+pub const SYSTEM: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/nix",
+    "/snap",
+    "/run/systemd/resolve",
+];
+/// The device files it may read, write and `ioctl`.
+pub const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+/// Toolchains and tools under `$HOME`, read (and executed) in place.
+pub const HOME_TOOLS: &[&str] = &[
+    ".cargo",
+    ".rustup",
+    ".pyenv",
+    ".nvm",
+    ".volta",
+    ".bun",
+    ".deno",
+    ".local/bin",
+    ".local/lib",
+    ".local/share/claude",
+    ".local/share/pnpm",
+    ".npm-global",
+    "go",
+    ".gitconfig",
+    ".config/git",
+];
+
+/// Where a command on agent-produced content runs.
+#[derive(Clone, Debug)]
+pub struct Content<'a> {
+    /// The repository's main checkout: read, but `.splice/runs/`.
+    pub repo: &'a Path,
+    /// `.splice/`.
+    pub splice_dir: &'a Path,
+    /// Where it may write (its checkout, its temp directory…).
+    pub write: Vec<PathBuf>,
+    /// More it may read (its program, files splice wrote for it).
+    pub read: Vec<PathBuf>,
+    /// `[sandbox] read`, `write` and `env` (`~/` is `$HOME`).
+    pub extra_read: &'a [String],
+    pub extra_write: &'a [String],
+    pub extra_env: &'a [String],
+}
+
+/// The policy for `c`.
+pub fn content(c: &Content) -> Result<Policy, String> {
+    let mut read: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
+    read.extend(repository(c.repo, c.splice_dir)?);
+    if let Some(home) = home() {
+        read.extend(HOME_TOOLS.iter().map(|t| home.join(t)));
+    }
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        read.push(dir);
+    }
+    read.extend(c.read.iter().cloned());
+    read.extend(c.extra_read.iter().map(|p| expand(p)));
+    let mut write = c.write.clone();
+    write.push(PathBuf::from("/dev/shm"));
+    write.extend(c.extra_write.iter().map(|p| expand(p)));
+    let mut env: Vec<String> = super::DEFAULT_ENV.iter().map(|s| s.to_string()).collect();
+    env.extend(c.extra_env.iter().cloned());
+    Ok(Policy {
+        read,
+        write,
+        devices: DEVICES.iter().map(PathBuf::from).collect(),
+        env,
+    })
+}
+
+/// A program's own directory, read with it (a script beside the helpers it runs), unless that
+/// directory is one a person keeps other things in (`/`, `$HOME`, a temp directory's root).
+pub fn program_dir(program: &Path) -> Option<PathBuf> {
+    let dir = std::fs::canonicalize(program).ok()?.parent()?.to_path_buf();
+    let broad = [
+        Path::new("/"),
+        Path::new("/tmp"),
+        Path::new("/var/tmp"),
+        Path::new("/root"),
+    ];
+    let is_home = home().is_some_and(|h| std::fs::canonicalize(h).is_ok_and(|h| h == dir));
+    (!broad.contains(&dir.as_path()) && !is_home).then_some(dir)
+}
+
+/// The repository, less `.splice/runs/` (other dispatches' directories): each entry of the
+/// main checkout but `.splice`, each entry of `.splice` but `runs`.
+fn repository(repo: &Path, splice_dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = |dir: &Path, skip: &Path| -> Result<Vec<PathBuf>, String> {
+        let listing = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        Ok(listing
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p != skip)
+            .collect())
+    };
+    let mut read = entries(repo, splice_dir)?;
+    read.extend(entries(splice_dir, &splice_dir.join("runs"))?);
+    Ok(read)
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// `~/x` as `$HOME/x`; anything else as it is.
+fn expand(p: &str) -> PathBuf {
+    match (p.strip_prefix("~/"), home()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(p),
+    }
+}
