@@ -303,6 +303,38 @@ fn a_repository_under_the_temp_directory_is_not_scratch_space() {
     }
 }
 
+/// EnterWorktree would move a dispatched session out of the worktree splice made for it: denied,
+/// saying so and what to do; a person may. MultiEdit, gone from Claude Code, is still judged.
+#[test]
+fn enter_worktree_is_denied_to_a_dispatch_and_allowed_to_a_person() {
+    let fx = Fixture::new();
+    let call = tool_call(
+        "EnterWorktree",
+        serde_json::json!({"name": "feature"}),
+        &fx.wt,
+    );
+    let reason = decision(&fx.guard(&call, true), "EnterWorktree")
+        .expect("a dispatch entering another worktree is denied");
+    assert!(
+        reason.contains("`EnterWorktree feature`")
+            && reason.contains("out of its worktree")
+            && reason.contains(&fx.wt.display().to_string())
+            && reason.contains("stay there"),
+        "{reason}"
+    );
+    assert_eq!(decision(&fx.guard(&call, false), "a person's"), None);
+
+    let bead = fx.repo.join(".splice/beads/x.json");
+    let edits =
+        serde_json::json!({"file_path": bead, "edits": [{"old_string": "a", "new_string": "b"}]});
+    let old = tool_call("MultiEdit", edits, &fx.repo);
+    for dispatched in [false, true] {
+        let reason = decision(&fx.guard(&old, dispatched), "MultiEdit")
+            .expect("an old session's MultiEdit of a bead file is denied");
+        assert!(reason.contains("splice's state"), "{reason}");
+    }
+}
+
 /// A `PreToolUse` call of `tool` with `input`, from a session working in `cwd`.
 fn tool_call(tool: &str, input: Value, cwd: &Path) -> Vec<u8> {
     serde_json::json!({

@@ -14,7 +14,7 @@ use common::Repo;
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_splice");
-const MATCHER: &str = "Write|Edit|MultiEdit|NotebookEdit|Bash";
+const MATCHER: &str = "Write|Edit|NotebookEdit|Bash|EnterWorktree";
 
 fn settings(r: &Repo) -> Value {
     serde_json::from_slice(&std::fs::read(r.path().join(".claude/settings.json")).unwrap()).unwrap()

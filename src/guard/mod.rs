@@ -4,13 +4,15 @@
 //! also stops what the writer cannot see — files written behind its back, branches moved with
 //! git — and says what to do instead, so the agent can correct course.
 //!
-//! What it denies, for every session: a write (a Write/Edit/MultiEdit/NotebookEdit tool, or a
-//! Bash command that writes: [`bash`]) to splice's live state under `.splice/` ([`paths`]), into
+//! What it denies, for every session: a write (a Write/Edit/NotebookEdit tool — and MultiEdit,
+//! which Claude Code no longer has, should an old session send it — or a Bash command that
+//! writes: [`bash`]) to splice's live state under `.splice/` ([`paths`]), into
 //! another node's worktree, or removing a directory that holds them (a removing `find` from such
 //! a directory, unless a `-name` test keeps it out of the state: [`find`]). For a dispatched
 //! session ([`crate::authority::recognize`]) also: a `splice` verb its class may not run (the
 //! writer's table, [`crate::transition::authority::Verb::actor`]), a write outside its worktree,
-//! and git commands that move branches it does not own or bypass the pre-commit hook ([`git`]).
+//! git commands that move branches it does not own or bypass the pre-commit hook ([`git`]), and
+//! EnterWorktree, which would move the session out of the worktree splice made for it.
 //!
 //! It never blocks a read, and on a fault (input it cannot parse, a command too large or nested
 //! too deep) it allows: a guard that blocks what it cannot judge would stop the agent's work.
@@ -120,6 +122,8 @@ pub fn judge(input: &HookInput, ctx: &Context) -> Decision {
     let field = |name: &str| input.tool_input.get(name).and_then(|v| v.as_str());
     let tool = input.tool_name.as_deref().unwrap_or("");
     let path_field = match tool {
+        // MultiEdit is gone from Claude Code and no longer registered; an old session may still
+        // send it, and it is judged as the Edit it is.
         "Write" | "Edit" | "MultiEdit" => "file_path",
         "NotebookEdit" => "notebook_path",
         "Bash" => {
@@ -128,6 +132,7 @@ pub fn judge(input: &HookInput, ctx: &Context) -> Decision {
                 None => Decision::Fault("a Bash call without a command".into()),
             };
         }
+        "EnterWorktree" => return enter_worktree(input, ctx),
         _ => return Decision::Allow,
     };
     match field(path_field) {
@@ -136,7 +141,7 @@ pub fn judge(input: &HookInput, ctx: &Context) -> Decision {
     }
 }
 
-/// A Write/Edit/MultiEdit/NotebookEdit of `raw`.
+/// A Write, Edit or NotebookEdit (or an old session's MultiEdit) of `raw`.
 fn edit(tool: &str, raw: &str, ctx: &Context) -> Decision {
     let abs = paths::absolute(raw, &ctx.cwd, ctx.home.as_deref());
     let t = paths::Target::Exact(paths::resolve(&abs));
@@ -144,6 +149,32 @@ fn edit(tool: &str, raw: &str, ctx: &Context) -> Decision {
         Some(h) => Decision::Deny(reason_for(&format!("{tool} {raw}"), &h, ctx)),
         None => Decision::Allow,
     }
+}
+
+/// EnterWorktree switches the session into another git worktree (a new one under
+/// `.claude/worktrees/`, or one it names): a person may, a dispatched session may not leave the
+/// worktree splice made for it, whose branch is the one splice delivers.
+fn enter_worktree(input: &HookInput, ctx: &Context) -> Decision {
+    if ctx.dispatch.is_none() {
+        return Decision::Allow;
+    }
+    let named = ["name", "path"]
+        .iter()
+        .find_map(|k| input.tool_input.get(*k).and_then(|v| v.as_str()));
+    let what = shorten(&match named {
+        Some(n) => format!("EnterWorktree {n}"),
+        None => "EnterWorktree".to_string(),
+    });
+    Decision::Deny(format!(
+        "splice guard: `{what}` would move this session out of its worktree{} into another git \
+         worktree. A dispatched session works and commits only in the worktree splice made for \
+         it, and splice delivers that branch: stay there, and say in your proposal if the work \
+         needs another.",
+        ctx.own_worktree
+            .as_ref()
+            .map(|w| format!(" ({})", w.display()))
+            .unwrap_or_default()
+    ))
 }
 
 /// What writing (or with `remove`, removing) `t` harms, for this caller.

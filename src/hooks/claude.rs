@@ -17,8 +17,11 @@ use crate::error::{Error, Result};
 /// Where a project's Claude Code settings are, under its working tree.
 pub const SETTINGS_FILE: &str = ".claude/settings.json";
 
-/// The tools the guard is asked about: every tool that writes a file or runs a command.
-pub const MATCHER: &str = "Write|Edit|MultiEdit|NotebookEdit|Bash";
+/// The tools the guard is asked about: every tool of Claude Code's that writes a file (`Write`,
+/// `Edit`, `NotebookEdit`), runs a command (`Bash`) or moves the session into another git
+/// worktree (`EnterWorktree`). `MultiEdit`, which Claude Code no longer has, is not asked for;
+/// the guard still judges it when an old session sends it.
+pub const MATCHER: &str = "Write|Edit|NotebookEdit|Bash|EnterWorktree";
 
 /// The settings fragment ([`super::CLAUDE_SETTINGS`]) with its hook running `command`.
 pub fn fragment(command: &str) -> Value {

@@ -41,6 +41,7 @@ def write(out, name, d, path, tool="Write", cwd=None):
     inputs = {
         "Write": {"file_path": path, "content": "x"},
         "Edit": {"file_path": path, "old_string": "a", "new_string": "b", "replace_all": False},
+        # Gone from Claude Code and no longer registered; still judged if an old session sends it.
         "MultiEdit": {"file_path": path, "edits": [{"old_string": "a", "new_string": "b"}]},
         "NotebookEdit": {"notebook_path": path, "new_source": "x", "cell_id": "c1"},
     }
@@ -315,6 +316,10 @@ VERBS = {
 for label, cmd in VERBS.items():
     bash(hostile, f"verb-{label}", True, cmd)
 
+# EnterWorktree moves the session into another git worktree, out of the one splice made for it.
+case(hostile, "enter-worktree", True, "EnterWorktree", {"name": "feature"})
+case(hostile, "enter-worktree-unnamed", True, "EnterWorktree", {})
+
 OUTSIDE_WRITES = [
     ("repo-src", "{repo}/src/main.rs"),
     ("repo-readme", "{repo}/README.md"),
@@ -501,6 +506,7 @@ for label, cmd in PERSON.items():
 for tool in ["Write", "Edit", "MultiEdit"]:
     write(benign, f"person-tool-{tool.lower()}-src", False, "{repo}/src/main.rs", tool)
 write(benign, "person-notebook", False, "{repo}/nb.ipynb", "NotebookEdit")
+case(benign, "person-enter-worktree", False, "EnterWorktree", {"name": "feature"})
 write(benign, "person-lookalike", False, "{repo}/.splıce/beads/x.json")
 write(benign, "person-in-own-worktree", False, "{wt}/src/lib.rs", cwd="{wt}")
 write(benign, "person-gitignore", False, "{repo}/.splice/.gitignore")
