@@ -169,7 +169,7 @@ fn run_with_transcript(name: &str, usage: &str, model: &str) -> (Repo, String, t
     let body = &doc[at..];
     let body = &body[body.find("```sh\n").unwrap() + 6..];
     let agent = &body[..body.find("\n```").unwrap() + 1];
-    let r = Repo::new();
+    let r = Repo::unconfined();
     r.git(&["branch", "dev"]);
     let bin_dir = tempfile::tempdir().unwrap();
     let bin = bin_dir.path();

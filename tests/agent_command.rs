@@ -37,7 +37,7 @@ fn recorded(r: &Repo) -> Vec<String> {
 
 #[test]
 fn a_steps_model_reaches_the_command_as_its_model_variable() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     r.task("Notes", &[]);
     recording_agent(
         &r,
@@ -60,7 +60,7 @@ fn a_steps_model_reaches_the_command_as_its_model_variable() {
 
 #[test]
 fn a_model_the_command_would_not_use_is_refused_at_load_by_key() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     r.task("Notes", &[]);
     recording_agent(&r, "", "\n[agent.steps.review]\nmodel = \"big\"\n");
     let err = r.fails(2, &["run", "--json"]);
@@ -78,7 +78,7 @@ fn a_model_the_command_would_not_use_is_refused_at_load_by_key() {
 
 #[test]
 fn a_run_whose_agent_cannot_be_found_stops_before_anything_is_written() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     r.task("Notes", &[]);
     let before = r.beads_bytes();
     let journal = r.journal();

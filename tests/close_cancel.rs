@@ -220,7 +220,7 @@ fn a_claim_is_released_when_its_holder_is_dead_and_refused_while_another_may_liv
 
 #[test]
 fn cancelling_a_bead_in_flight_kills_its_dispatch_and_the_run_goes_on() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let id = r.task("Slow", &[]);
     let pidfile = r.path().join("agent.pid");
     r.write(

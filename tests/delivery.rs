@@ -453,14 +453,14 @@ fn deliver_prompt(r: &Repo, extra: &[&str]) -> String {
 
 #[test]
 fn a_deep_delivery_to_a_campaign_branch_may_merge_its_pull_request_there() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     r.git(&["branch", "campaign/x"]);
     let prompt = deliver_prompt(&r, &["--autonomy", "deep", "--target", "campaign/x"]);
     assert!(prompt.contains("campaign/x"), "{prompt}");
     assert!(prompt.contains("merge the pull request"), "{prompt}");
     assert!(!prompt.contains("Do not merge"), "{prompt}");
 
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let prompt = deliver_prompt(&r, &["--autonomy", "wave", "--target", "main"]);
     assert!(prompt.contains("Do not merge"), "{prompt}");
 }

@@ -60,7 +60,7 @@ fn run_one_dispatch(r: &Repo) {
 
 #[test]
 fn a_claude_agent_is_started_with_settings_that_register_this_splices_guard() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let id = r.task("Notes", &[]);
     let bin = tempfile::tempdir().unwrap();
     let claude = fake_agent(&r, bin.path(), "claude");
@@ -97,7 +97,7 @@ fn a_claude_agent_is_started_with_settings_that_register_this_splices_guard() {
 
 #[test]
 fn switched_off_or_another_agent_the_argv_is_left_as_it_is() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     r.task("Notes", &[]);
     let bin = tempfile::tempdir().unwrap();
     let claude = fake_agent(&r, bin.path(), "claude");
@@ -107,7 +107,7 @@ fn switched_off_or_another_agent_the_argv_is_left_as_it_is() {
     assert_eq!(argv[0], "-p", "{argv:?}");
     assert!(!argv.iter().any(|a| a == "--settings"), "{argv:?}");
 
-    let r = Repo::new();
+    let r = Repo::unconfined();
     r.task("Notes", &[]);
     let other = fake_agent(&r, bin.path(), "my-agent");
     config(&r, &other, "");
@@ -119,7 +119,7 @@ fn switched_off_or_another_agent_the_argv_is_left_as_it_is() {
 
 #[test]
 fn a_mistyped_guard_key_is_refused_at_load_naming_the_file_and_line() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     r.task("Notes", &[]);
     r.write(".splice/config.toml", "[guard]\ndispatch = \"off\"\n");
     let err = r.fails(2, &["run", "--json"]);

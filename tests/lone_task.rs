@@ -126,7 +126,7 @@ fn a_task_owning_scenarios_keeps_them_whatever_its_spec_names() {
 
 #[test]
 fn the_spec_prompt_of_a_task_owning_no_scenario_asks_to_define_and_name_them() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let none = r.task("Notes", &[]);
     let owned = r.task("Owned notes", &["--scenarios", "S1,S2"]);
     let prompts = r.path().join("prompts");

@@ -28,7 +28,7 @@ fn node<'a>(status: &'a Value, id: &str) -> &'a Value {
 
 #[test]
 fn falling_confidence_asks_a_person_and_the_guidance_reaches_the_next_dispatch() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(&r, FALLING_CONFIDENCE, json!({}));
     let id = r.task("Loop", &[]);
     let env = run(&r, &[]);
@@ -91,7 +91,7 @@ fn falling_confidence_asks_a_person_and_the_guidance_reaches_the_next_dispatch()
 
 #[test]
 fn guide_is_refused_on_a_node_the_monitor_is_not_asking() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(
         &r,
         "echo $n > marker; results a=FAILED; commit",
@@ -118,7 +118,7 @@ fn guide_is_refused_on_a_node_the_monitor_is_not_asking() {
 
 #[test]
 fn a_headless_exec_parks_a_node_whose_monitor_asks_a_person() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     // The confidence from the result file this time.
     argv_step(
         &r,
@@ -176,7 +176,7 @@ const ALWAYS_FAILING: &str = "note \"work $n\"; echo $n > marker; results a=FAIL
 
 #[test]
 fn the_iteration_limit_parks_the_node_with_stop_iteration_limit() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(&r, ALWAYS_FAILING, json!({ "max_iterations": 2 }));
     let id = r.task("Loop", &[]);
     let out = r.run(&["run", "--output", "stream-json"]);
@@ -217,7 +217,7 @@ fn the_iteration_limit_parks_the_node_with_stop_iteration_limit() {
 
 #[test]
 fn max_turns_on_run_overrides_max_iterations() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(&r, ALWAYS_FAILING, json!({ "max_iterations": 5 }));
     let id = r.task("Loop", &[]);
     run(&r, &["--max-turns", "2"]);
@@ -230,7 +230,7 @@ fn max_turns_on_run_overrides_max_iterations() {
 
 #[test]
 fn the_wall_time_parks_the_node_before_its_next_iteration() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(&r, ALWAYS_FAILING, json!({ "wall_time_s": 100 }));
     let id = r.task("Loop", &[]);
     run(&r, &["--max-passes", "1"]);
@@ -261,7 +261,7 @@ fn the_wall_time_parks_the_node_before_its_next_iteration() {
 
 #[test]
 fn a_step_back_analysis_spends_from_the_loops_token_budget() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(
         &r,
         "if [ \"${SPLICE_STEP_BACK:-}\" = 1 ]; then note \"step-back $n\"; \
@@ -284,7 +284,7 @@ fn a_step_back_analysis_spends_from_the_loops_token_budget() {
 
 #[test]
 fn a_token_budget_parks_the_node_with_stop_budget() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(
         &r,
         &format!(
@@ -315,7 +315,7 @@ fn strict_tests() -> Value {
 
 #[test]
 fn a_stage_failure_counts_towards_the_limit_and_success_on_the_last_iteration_closes() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(
         &r,
         "note \"work $n\"; keep_ctx; echo $n > marker; \
@@ -351,7 +351,7 @@ fn a_stage_failure_counts_towards_the_limit_and_success_on_the_last_iteration_cl
     );
 
     // Two stage failures use up a limit of two.
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(
         &r,
         "note \"work $n\"; echo $n > marker; echo 'error: does not compile' > results; commit",
@@ -370,7 +370,7 @@ const NOTES_SNAPSHOTS: &str = "note \"$n: $(git for-each-ref --format='%(refname
 
 #[test]
 fn snapshot_refs_exist_during_the_loop_and_are_deleted_when_the_node_closes() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(&r, NOTES_SNAPSHOTS, json!({}));
     let id = r.task("Loop", &[]);
     run(&r, &[]);
@@ -384,7 +384,7 @@ fn snapshot_refs_exist_during_the_loop_and_are_deleted_when_the_node_closes() {
 
 #[test]
 fn keep_snapshots_keeps_the_refs_when_the_node_closes() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(&r, NOTES_SNAPSHOTS, json!({}));
     let id = r.task("Loop", &[]);
     run(&r, &["--keep-snapshots"]);
@@ -397,7 +397,7 @@ fn keep_snapshots_keeps_the_refs_when_the_node_closes() {
 
 #[test]
 fn a_person_asked_by_the_monitor_may_cancel_the_node_instead() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(&r, FALLING_CONFIDENCE, json!({}));
     let id = r.task("Loop", &[]);
     run(&r, &[]);
@@ -428,7 +428,7 @@ fn a_person_asked_by_the_monitor_may_cancel_the_node_instead() {
 
 #[test]
 fn guide_answers_the_question_a_run_with_max_turns_asked() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     // The manifest allows 3 iterations; the run 5: the monitor asks after iteration 3.
     argv_step(&r, FALLING_CONFIDENCE, json!({ "max_iterations": 3 }));
     let id = r.task("Loop", &[]);

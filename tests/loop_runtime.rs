@@ -29,7 +29,7 @@ fn scripted(r: &Repo) -> String {
 
 #[test]
 fn a_regression_is_rolled_back_to_the_best_iteration_and_the_loop_then_succeeds() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     std::fs::write(
         r.path().join("plan"),
         "a=ok b=FAILED c=ok\na=ok b=ok c=FAILED d=ok\na=FAILED b=FAILED c=FAILED\na=ok b=ok c=ok d=ok\n",
@@ -63,7 +63,7 @@ fn a_regression_is_rolled_back_to_the_best_iteration_and_the_loop_then_succeeds(
 
 #[test]
 fn continue_hands_the_next_dispatch_the_score_history_failing_tests_and_changed_files() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(
         &r,
         "note \"$n ${SPLICE_LOOP_CONTEXT:+ctx}\"; keep_ctx; \
@@ -101,7 +101,7 @@ fn continue_hands_the_next_dispatch_the_score_history_failing_tests_and_changed_
 
 #[test]
 fn a_prompt_steps_next_prompt_gets_the_loop_section_with_the_same_facts() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     // The prompt is the agent command's last argument: `$1` after `sh -c SCRIPT agent`.
     let agent = script(
         &r,
@@ -167,7 +167,7 @@ fn escalation_repo(r: &Repo) -> Vec<String> {
 
 #[test]
 fn a_repeated_change_escalates_once_and_a_second_run_keeps_the_escalation_command() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let esc = escalation_repo(&r);
     let id = r.task("Loop", &[]);
     // Pass 1 and 2 dispatch iterations 1 and 2 (the same change), pass 3 escalates.
@@ -227,7 +227,7 @@ fn a_repeated_change_escalates_once_and_a_second_run_keeps_the_escalation_comman
 
 #[test]
 fn without_an_escalation_command_a_repeated_change_adds_recovery_context_and_keeps_the_command() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(
         &r,
         "note \"work $n\"; keep_ctx; case $n in 1|2) echo same > a.txt; results a=ok b=FAILED;; \
@@ -258,7 +258,7 @@ fn without_an_escalation_command_a_repeated_change_adds_recovery_context_and_kee
 
 #[test]
 fn a_plateau_steps_back_once_without_costing_an_iteration_and_the_root_cause_reaches_the_next() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(
         &r,
         "if [ \"${SPLICE_STEP_BACK:-}\" = 1 ]; then note \"step-back $n\"; \
@@ -303,7 +303,7 @@ fn a_plateau_steps_back_once_without_costing_an_iteration_and_the_root_cause_rea
 
 #[test]
 fn a_dispatch_that_exits_non_zero_is_still_a_measured_iteration_not_a_failed_attempt() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     // No `[limits] backoff_s`: a measured iteration is not retried after a backoff, and the
     // step's `max_attempts` (3 by default) does not limit its iterations. Scores rise (2, 12,
     // 22), so the monitor continues.
@@ -329,7 +329,7 @@ fn a_dispatch_that_exits_non_zero_is_still_a_measured_iteration_not_a_failed_att
 
 #[test]
 fn a_success_the_steps_own_floors_refuse_goes_on_to_another_iteration() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_step(
         &r,
         "note \"work $n\"; echo $n > marker; results a=ok; \
@@ -352,7 +352,7 @@ fn a_success_the_steps_own_floors_refuse_goes_on_to_another_iteration() {
 
 #[test]
 fn a_prompt_steps_step_back_runs_the_agent_with_the_step_back_prompt() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     // The project's own step-back prompt (`.splice/prompts/`), over the default.
     r.write(
         ".splice/prompts/step-back.md",
@@ -399,7 +399,7 @@ fn a_prompt_steps_step_back_runs_the_agent_with_the_step_back_prompt() {
 
 #[test]
 fn a_rollback_without_the_nodes_worktree_parks_the_node() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     std::fs::write(
         r.path().join("plan"),
         "a=ok b=FAILED c=ok\na=ok b=ok c=FAILED d=ok\na=FAILED b=FAILED c=FAILED\n",

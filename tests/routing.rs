@@ -84,7 +84,7 @@ fn the_classifier_routes_planning_and_debugging_to_their_routes() {
             vec!["classify", "reproduce", "fix", "report"],
         ),
     ] {
-        let r = Repo::new();
+        let r = Repo::unconfined();
         example(&r, "classifier");
         let id = r.task("Classify me", &["--autonomy", "wave"]);
         scripted_agent(&r);
@@ -136,7 +136,7 @@ fn the_classifiers_fallback_branch_aborts_with_its_reason() {
 
 #[test]
 fn the_test_router_sends_failures_to_diagnostics_and_green_on_to_deliver() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     example(&r, "test-router");
     let id = r.task("Fix the parser", &[]);
     scripted_agent(&r);

@@ -36,7 +36,7 @@ fn rest<'a>(env: &'a Value, id: &str) -> &'a Value {
 
 #[test]
 fn a_lone_task_at_hitl_stops_at_its_first_gate_until_approved() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let id = r.task("Write the notes", &[]);
     use_sim_agent(&r, &[]);
     let env = run(&r, &[]);
@@ -72,7 +72,7 @@ fn a_lone_task_at_hitl_stops_at_its_first_gate_until_approved() {
 
 #[test]
 fn an_agent_that_always_fails_is_parked_and_the_run_escalates() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let id = r.task("Doomed", &[]);
     use_sim_agent(&r, &["--fail"]);
     // Retries at once: the wait between attempts is `tests/runner_retry.rs`'s business.
@@ -192,7 +192,7 @@ fn overlapped(iv: &[(String, u128, u128)]) -> bool {
 #[test]
 fn jobs_two_runs_disjoint_siblings_at_once_and_overlapping_ones_in_turn() {
     for (a, b, expect_overlap) in [("src/a.rs", "src/b.rs", true), ("src", "src/b.rs", false)] {
-        let r = Repo::new();
+        let r = Repo::unconfined();
         let log = r.path().join("timing.log");
         argv_manifest(&r, &timing_script(&log), 30, 3);
         let (root, c1, c2) = two_children(&r, a, b);
@@ -208,7 +208,7 @@ fn jobs_two_runs_disjoint_siblings_at_once_and_overlapping_ones_in_turn() {
 
 #[test]
 fn stream_json_is_one_event_per_line_ending_with_the_result() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_manifest(
         &r,
         "splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done",
@@ -246,7 +246,7 @@ fn stream_json_is_one_event_per_line_ending_with_the_result() {
 
 #[test]
 fn a_json_run_keeps_its_events_in_the_run_directory() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_manifest(
         &r,
         "splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done",
@@ -274,7 +274,7 @@ fn a_json_run_keeps_its_events_in_the_run_directory() {
 
 #[test]
 fn a_dispatch_past_its_timeout_is_killed_and_recorded_as_timeout() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let pids = r.path().join("pids");
     let script = format!(
         "sleep 60 & echo $! >> {p}; sleep 60 & echo $! >> {p}; wait",
@@ -304,7 +304,7 @@ fn a_dispatch_past_its_timeout_is_killed_and_recorded_as_timeout() {
 
 #[test]
 fn a_killed_runner_leaves_its_claim_until_a_person_clears_it() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let id = r.task("Interrupted", &["--autonomy", "wave"]);
     let pidfile = r.path().join("agent.pid");
     // The agent records its pid (its process group) and then works slowly.
@@ -405,7 +405,7 @@ fn a_killed_runner_leaves_its_claim_until_a_person_clears_it() {
 
 #[test]
 fn ctrl_c_stops_the_dispatch_and_releases_the_claim() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let id = r.task("Interrupted politely", &[]);
     let pidfile = r.path().join("agent.pid");
     r.write(
@@ -454,7 +454,7 @@ fn ctrl_c_stops_the_dispatch_and_releases_the_claim() {
 
 #[test]
 fn a_run_out_of_passes_starts_nothing_more() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let id = r.task("Budgeted", &[]);
     use_sim_agent(&r, &["--fail"]);
     // Pass 1 checks the (missing) spec, pass 2 dispatches once; pass 3 is over budget.
@@ -469,7 +469,7 @@ fn a_run_out_of_passes_starts_nothing_more() {
 
 #[test]
 fn a_panic_in_a_dispatch_thread_ends_the_run_with_exit_2_and_releases_its_claim() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_manifest(
         &r,
         "splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done",
@@ -528,7 +528,7 @@ fn two_runners_started_together_never_fail_on_creating_worktrees() {
     // Before the checkouts' lock, 4 trials in 10 had one runner exit 2 on a git error
     // ("… .lock: File exists", "already checked out") while both created the same worktree.
     for trial in 0..4 {
-        let r = Repo::new();
+        let r = Repo::unconfined();
         argv_manifest(
             &r,
             "sleep 0.2; splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done",
@@ -594,7 +594,7 @@ fn a_run_warns_when_the_main_checkout_has_uncommitted_changes() {
 fn exit_status_maps_the_final_run_status_to_its_documented_code() {
     // Issue 10, item 19: `splice run` exits 0 when it ran, whatever happened; `--exit-status`
     // says how it ended, with codes clear of 1, 2 and 130.
-    let r = Repo::new();
+    let r = Repo::unconfined();
     r.task("Write the notes", &[]);
     use_sim_agent(&r, &[]);
     let plain = r.run(&["run", "--json"]);
@@ -622,7 +622,7 @@ fn exit_status_maps_the_final_run_status_to_its_documented_code() {
 fn a_run_records_on_its_root_once_and_keeps_only_the_newest_run_directories() {
     // Issue 10, item 11: run records were most of the journal (one per pass); they belong under
     // runs/, with one compact `driver_last` on the root. `[runs] keep` bounds runs/.
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let id = r.task("Write the notes", &[]);
     use_sim_agent(&r, &[]);
     let config = std::fs::read_to_string(r.state().join("config.toml")).unwrap();

@@ -72,7 +72,7 @@ fn kill(pid: i32) {
 
 #[test]
 fn a_killed_runners_agent_and_its_children_die_with_it() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let (leader, child) = (r.path().join("leader.pid"), r.path().join("child.pid"));
     // The agent (a shell, its group's leader) starts a child and waits for it.
     let script = format!(
@@ -103,7 +103,7 @@ fn a_killed_runners_agent_and_its_children_die_with_it() {
 
 #[test]
 fn a_dispatch_into_a_worktree_a_live_process_uses_is_refused_until_it_ends() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let escapee = r.path().join("escapee.pid");
     // Attempt 1 leaves a process behind in the worktree, in a session of its own (so neither
     // the group kill nor the fence reaches it), and fails. Attempt 2 proposes.

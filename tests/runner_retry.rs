@@ -41,7 +41,7 @@ fn attempts(b: &Value, step: &str) -> u64 {
 
 #[test]
 fn a_run_backs_off_between_the_attempts_of_a_step_and_parks_with_the_cause() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let times = r.path().join("times");
     argv_manifest(
         &r,
@@ -92,7 +92,7 @@ fn a_run_backs_off_between_the_attempts_of_a_step_and_parks_with_the_cause() {
 
 #[test]
 fn the_default_backoff_is_seconds_not_zero() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     r.task("T", &[]);
     r.write(".splice/config.toml", "[agent]\ncommand = [\"true\"]\n");
     let env = run(&r, &["--max-passes", "0"]);
@@ -101,7 +101,7 @@ fn the_default_backoff_is_seconds_not_zero() {
 
 #[test]
 fn a_dispatch_that_could_not_start_counts_no_attempt_and_parks_saying_why() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     // A relative path is looked for in the node's worktree, where there is no such file.
     r.write(
         ".splice/config.toml",
@@ -157,7 +157,7 @@ fn interrupt_a_dispatch(r: &Repo, id: &str, signal: i32) -> std::process::Output
 
 #[test]
 fn ctrl_c_and_sigterm_give_the_attempt_back() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     let id = r.task("Interrupted", &[]);
     for (n, signal) in [(1, libc::SIGINT), (2, libc::SIGTERM)] {
         let out = interrupt_a_dispatch(&r, &id, signal);
@@ -182,7 +182,7 @@ fn ctrl_c_and_sigterm_give_the_attempt_back() {
 
 #[test]
 fn ctrl_c_and_the_wall_time_cut_a_backoff_short() {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     argv_manifest(&r, "exit 1", 3);
     r.write(".splice/config.toml", "[limits]\nbackoff_s = 600\n");
     let id = r.task("Slow to retry", &[]);

@@ -12,7 +12,9 @@ pub fn sandbox(cx: &Ctx) -> Vec<Finding> {
         Err(_) => return vec![Finding::not_checked(SANDBOX, "config.toml does not load")],
     };
     let support = crate::sandbox::probe();
-    let why = if !config.sandbox.enabled() {
+    let why = if let Some(why) = crate::sandbox::switched_off_by_env().unwrap_or_else(Some) {
+        Err(why)
+    } else if !config.sandbox.enabled() {
         Err("[sandbox] enabled = false in .splice/config.toml".to_string())
     } else if config.executor.kind() == ExecutorKind::Slurm {
         Err("dispatches run as Slurm jobs, which splice does not sandbox yet".to_string())

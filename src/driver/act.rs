@@ -58,7 +58,7 @@ impl RunCtx {
         config: Config,
         who: &Identity,
     ) -> Result<RunCtx> {
-        let sandbox = sandboxing(&config);
+        let sandbox = sandboxing(&config)?;
         if let Err(why) = &sandbox
             && config.sandbox.required()
         {
@@ -121,13 +121,16 @@ impl RunCtx {
 }
 
 /// Can this run's dispatches be sandboxed? `Ok`: the Landlock ABI enforced.
-fn sandboxing(config: &Config) -> std::result::Result<i32, String> {
+/// `Err` (the outer one): `SPLICE_SANDBOX` says neither `on` nor `off`.
+fn sandboxing(config: &Config) -> Result<std::result::Result<i32, String>> {
+    if let Some(why) = crate::sandbox::switched_off_by_env().map_err(Error::Invalid)? {
+        return Ok(Err(why));
+    }
     if !config.sandbox.enabled() {
-        return Err("[sandbox] enabled = false in .splice/config.toml".into());
+        return Ok(Err("[sandbox] enabled = false in .splice/config.toml".into()));
     }
     let support = crate::sandbox::probe();
-    support.usable()?;
-    Ok(support.enforced_abi())
+    Ok(support.usable().map(|()| support.enforced_abi()))
 }
 
 /// A refusal becomes `Skipped`; any other error is a fault for the caller.

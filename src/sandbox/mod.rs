@@ -96,6 +96,21 @@ impl Support {
     }
 }
 
+/// The variable a person sets to run one invocation unsandboxed (`off`) without editing
+/// `[sandbox] enabled`; `on` or unset: as the config says.
+pub const ENV: &str = "SPLICE_SANDBOX";
+
+/// Is the sandbox switched off by [`ENV`]? `Ok(Some(why))`: off; `Err`: a value that is
+/// neither `on` nor `off`, named.
+pub fn switched_off_by_env() -> Result<Option<String>, String> {
+    match std::env::var(ENV).as_deref() {
+        Ok("off") => Ok(Some(format!("{ENV}=off in the environment"))),
+        Ok("on") | Ok("") | Err(std::env::VarError::NotPresent) => Ok(None),
+        Ok(other) => Err(format!("{ENV}={other:?}: expected on or off")),
+        Err(std::env::VarError::NotUnicode(_)) => Err(format!("{ENV} is not UTF-8")),
+    }
+}
+
 /// What this kernel offers (Linux; elsewhere nothing).
 pub fn probe() -> Support {
     #[cfg(target_os = "linux")]

@@ -12,6 +12,8 @@ pub const NOW: &str = "2026-01-01T00:00:00Z";
 /// A temporary git repository with one commit on `main`.
 pub struct Repo {
     pub dir: tempfile::TempDir,
+    /// Its runs are unsandboxed (`SPLICE_SANDBOX=off`): [`Repo::unconfined`].
+    pub unconfined: bool,
 }
 
 impl Repo {
@@ -21,12 +23,26 @@ impl Repo {
 
     /// A repository in `dir` (e.g. one made under `/tmp` on purpose).
     pub fn new_in(dir: tempfile::TempDir) -> Repo {
-        let repo = Repo { dir };
+        let repo = Repo {
+            dir,
+            unconfined: false,
+        };
         repo.git(&["init", "-q", "-b", "main"]);
         std::fs::write(repo.path().join("README.md"), "test repo\n").unwrap();
         repo.git(&["add", "-A"]);
         repo.git(&["commit", "-q", "-m", "initial"]);
         repo
+    }
+
+    /// A repository whose runs dispatch unsandboxed (`SPLICE_SANDBOX=off`): for tests of the
+    /// runner's logic whose stand-in agents keep their notes outside their worktree (the
+    /// repository's root, a temp directory), which the kernel sandbox rightly refuses. The
+    /// sandboxed path is `tests/sandbox_hostile.rs`'s, the demo's and every other test's.
+    pub fn unconfined() -> Repo {
+        Repo {
+            unconfined: true,
+            ..Repo::new()
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -60,6 +76,9 @@ impl Repo {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.path())
             .env("SPLICE_NOW", NOW);
+        if self.unconfined {
+            c.env("SPLICE_SANDBOX", "off");
+        }
         c
     }
 

@@ -28,6 +28,7 @@ pub const CHECKS: &[&str] = &[
     "recovery",
     "hooks",
     "slurm",
+    "sandbox",
 ];
 
 /// A repository with one task, an agent that answers `--version`, and the hooks installed:
@@ -130,9 +131,14 @@ fn a_healthy_repository_passes_every_check_and_exits_0() {
     for f in report["findings"].as_array().unwrap() {
         let keys: Vec<&String> = f.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["check", "severity", "message", "fix"], "{f:#}");
+        let check = f["check"].as_str().unwrap();
+        // A kernel without a usable sandbox warns: that is the truth about this machine.
+        if check == "sandbox" && splice::sandbox::probe().usable().is_err() {
+            assert_eq!(f["severity"], "warn", "{f:#}");
+            continue;
+        }
         assert_eq!(f["severity"], "ok", "{f:#}");
         assert!(f["fix"].is_null(), "{f:#}");
-        let check = f["check"].as_str().unwrap();
         if seen.last() != Some(&check) {
             seen.push(check);
         }
