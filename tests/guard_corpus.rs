@@ -118,7 +118,13 @@ impl Fixture {
 
     /// `splice guard` with `input` on stdin, as a dispatch or not.
     fn guard(&self, input: &[u8], dispatched: bool) -> Output {
+        self.guard_with(input, dispatched, &[])
+    }
+
+    /// [`Fixture::guard`] with more environment variables.
+    fn guard_with(&self, input: &[u8], dispatched: bool, env: &[(&str, &Path)]) -> Output {
         let mut c = splice(&self.home);
+        c.envs(env.iter().copied());
         c.arg("guard").current_dir(&self.repo);
         if dispatched {
             let state = self.repo.join(".splice");
@@ -332,6 +338,44 @@ fn enter_worktree_is_denied_to_a_dispatch_and_allowed_to_a_person() {
         let reason = decision(&fx.guard(&old, dispatched), "MultiEdit")
             .expect("an old session's MultiEdit of a bead file is denied");
         assert!(reason.contains("splice's state"), "{reason}");
+    }
+}
+
+/// A sandboxed dispatch's temp directory is its own directory's `tmp/`, inside `.splice/runs/`:
+/// its own directory (the result file, the temp directory) is its to write, with `TMPDIR` there
+/// as without it; the repository beside it still is not.
+#[test]
+fn a_dispatchs_own_directory_and_its_temp_directory_there_are_its_to_write() {
+    let fx = Fixture::new();
+    let own = fx.repo.join(".splice/runs/r1/sp-own-implement-1");
+    let tmp = own.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    for env in [vec![], vec![("TMPDIR", tmp.as_path())]] {
+        let scratch = tmp.join("x.log").display().to_string();
+        let result = own.join("result.json").display().to_string();
+        for command in [
+            format!("cargo test > {scratch}"),
+            format!("echo '{{}}' > {result}"),
+            "echo x > \"$TMPDIR/y\" && rm -rf $TMPDIR/*".to_string(),
+        ] {
+            if env.is_empty() && command.contains("TMPDIR") {
+                continue;
+            }
+            let call = tool_call("Bash", serde_json::json!({"command": command}), &fx.wt);
+            let out = fx.guard_with(&call, true, &env);
+            assert_eq!(
+                decision(&out, &command),
+                None,
+                "{command} ({env:?}): denied"
+            );
+        }
+        let readme = format!("echo x > {}/README.md", fx.repo.display());
+        let call = tool_call("Bash", serde_json::json!({"command": readme}), &fx.wt);
+        let out = fx.guard_with(&call, true, &env);
+        assert!(
+            decision(&out, &readme).is_some(),
+            "{readme} ({env:?}): allowed"
+        );
     }
 }
 

@@ -240,7 +240,7 @@ fn exempt_raw(p: &Path) -> bool {
 
 /// A dispatched session writing `t` writes outside its worktree (and outside what it may write
 /// besides: scratch files in the temp directory, `/dev/null` and the like, its usage file, its
-/// run files)?
+/// own directory and run files under `.splice/runs/<run>/`)?
 pub fn outside(t: &Target, raw: Option<&Path>, ctx: &Context) -> bool {
     let Some(d) = ctx.dispatch.as_ref() else {
         return false;
@@ -260,6 +260,9 @@ pub fn outside(t: &Target, raw: Option<&Path>, ctx: &Context) -> bool {
         .as_deref()
         .is_some_and(|w| path.starts_with(w))
     {
+        return false;
+    }
+    if own_dir(ctx).is_some_and(|own| path.starts_with(own)) {
         return false;
     }
     if let Target::Exact(p) = t {
@@ -294,6 +297,23 @@ fn scratch(t: &Target, path: &Path, ctx: &Context) -> bool {
         .map(PathBuf::as_path)
         .chain(home.as_deref())
         .any(touches)
+}
+
+/// The dispatch's own directory, `.splice/runs/<run>/<bead>-<step>-<attempt>/`: its usage and
+/// result files, its inbox and its temp directory (a sandboxed dispatch's `TMPDIR`), which the
+/// sandbox lets it write too. Known only when the environment names every part, each a plain
+/// name.
+fn own_dir(ctx: &Context) -> Option<PathBuf> {
+    let (state, d) = (ctx.state.as_deref()?, ctx.dispatch.as_ref()?);
+    let parts = [&d.run, &d.bead, &d.step, &d.attempt];
+    let plain = |s: &&str| !s.is_empty() && *s != "." && *s != ".." && !s.contains('/');
+    let [run, bead, step, attempt] = parts.map(|p| p.as_deref().filter(plain));
+    Some(
+        state
+            .join("runs")
+            .join(run?)
+            .join(format!("{}-{}-{}", bead?, step?, attempt?)),
+    )
 }
 
 /// `.splice/runs/<run>/<bead>-<step>-<attempt>.*`: the dispatch's own log, prompt and usage —

@@ -333,6 +333,9 @@ OUTSIDE_WRITES = [
     ("lookalike-fullwidth", "{repo}/．splice/beads/x.json"),
     ("runs-other", "{repo}/.splice/runs/r1/sp-other-implement-1.log"),
     ("runs-root", "{repo}/.splice/runs/events.jsonl"),
+    # Another dispatch's own directory, and another attempt's.
+    ("runs-other-dir", "{repo}/.splice/runs/r1/sp-other-implement-1/result.json"),
+    ("runs-other-attempt-dir", "{repo}/.splice/runs/r1/sp-own-implement-2/result.json"),
     # The dispatch's own settings file registers the guard: rewriting it would unhook the guard.
     ("own-settings", "{repo}/.splice/runs/r1/sp-own-implement-1.settings.json"),
 ]
@@ -519,6 +522,9 @@ write(benign, "own-relative", True, "src/new.rs")
 write(benign, "own-dot-dot-inside", True, "{wt}/src/../src/lib.rs")
 write(benign, "own-usage-file", True, "{repo}/.splice/runs/r1/sp-own-implement-1.usage.json")
 write(benign, "own-log", True, "{repo}/.splice/runs/r1/sp-own-implement-1.log")
+# Its own directory: the result file, the inbox, the temp directory a sandbox gives it.
+write(benign, "own-result-file", True, "{repo}/.splice/runs/r1/sp-own-implement-1/result.json")
+bash(benign, "own-dir-tmp-rm", True, "rm -rf {repo}/.splice/runs/r1/sp-own-implement-1/tmp/*")
 write(benign, "tmp-file", True, "/tmp/scratch.txt")
 write(benign, "tmp-nested", True, "{tmp}/splice-agent/out.json")
 
