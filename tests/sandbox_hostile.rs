@@ -312,3 +312,45 @@ fn the_sandbox_holds_for_a_repository_under_tmp() {
     let r = Repo::new_in(dir);
     check_hostile(&r);
 }
+
+/// A floor's command runs what the agent wrote: a test that runs `splice transition
+/// set-autonomy` (as a `build.rs` or a test could) is refused by the kernel, and the floor
+/// refuses the step; what the command writes in its worktree is kept.
+#[test]
+fn a_floor_command_that_runs_a_persons_verb_is_refused() {
+    let r = Repo::new();
+    let argv = serde_json::json!(["sh", "-c", "echo agent work > work.txt"]);
+    let floor = serde_json::json!([{ "kind": "command", "argv": ["sh", "-c",
+        "if echo junk >> \"$1/journal.jsonl\"; then echo wrote the journal; exit 0; fi; \
+         env -i \"$2\" --dir \"$1\" transition set-autonomy --bead \"$SPLICE_BEAD\" \
+         --level deep > \"$TMPDIR/floor.out\" 2>&1 || { cat \"$TMPDIR/floor.out\"; exit 1; }", "floor",
+        r.state().display().to_string(), env!("CARGO_BIN_EXE_splice")] }]);
+    r.write(
+        ".splice/manifest.json",
+        &common::work_step_manifest(argv, floor, 60, 1),
+    );
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "state"]);
+    let bead = r.task("Sneaky suite", &[]);
+    if !sandbox_usable(&r) {
+        return;
+    }
+    let out = r.run(&["run", "--output", "json", "--max-passes", "4"]);
+    common::no_panic(&out);
+    let b = r.bead(&bead);
+    assert_eq!(b["pipeline"].get("autonomy"), None, "{b:#}");
+    let check = &b["pipeline"]["last_check"];
+    assert_eq!(check["verdict"], "refuse", "{b:#}");
+    let said = check.to_string();
+    assert!(
+        said.contains("Permission denied"),
+        "the journal write: {said}"
+    );
+    assert!(
+        said.contains("inside a splice sandbox") || said.contains("person's verb"),
+        "{said}"
+    );
+    for line in r.journal().lines() {
+        assert!(line != "junk", "the floor's command wrote the journal");
+    }
+}

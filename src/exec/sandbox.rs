@@ -24,9 +24,7 @@ use crate::sandbox::{Policy, places};
 
 use super::DispatchPaths;
 
-/// The agents' homes under `runs/`: one per kind of state, kept across dispatches (an agent's
-/// login, caches), never in the repository's history (`runs/` is ignored).
-pub const AGENT_HOME: &str = "agent-home";
+pub use crate::sandbox::places::AGENT_HOME;
 
 /// Where a dispatch runs and what it was handed.
 #[derive(Clone, Debug)]

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{Ctx, Floor, OUTPUT_CAP, Outcome, run_command, tail, timeout_for};
+use super::{Ctx, Floor, OUTPUT_CAP, Outcome, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::process::Exit;
 
@@ -27,7 +27,7 @@ impl Floor for Command {
             .and_then(serde_json::Value::as_i64)
             .unwrap_or(0);
         let timeout = timeout_for(spec, ctx.step.timeout_s);
-        let ran = match run_command(
+        let ran = match ctx.run_confined(
             &ctx.floor_argv(&argv, timeout),
             &ctx.workdir,
             &[("SPLICE_BEAD", &ctx.bead.id)],

@@ -17,6 +17,7 @@
 pub mod children_conserved;
 pub mod children_finished;
 pub mod command;
+pub mod confine;
 pub mod coverage;
 pub mod delivered;
 pub mod file_exists;
@@ -146,6 +147,27 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Run a command on the node's content (a suite, a `command` floor, a SARIF tool) in
+    /// `dir`, inside the sandbox ([`confine`]).
+    pub fn run_confined(
+        &self,
+        argv: &[String],
+        dir: &Path,
+        env: &[(&str, &str)],
+        timeout: Duration,
+        cap: usize,
+    ) -> Result<Captured, String> {
+        // Through `srun` the command runs on a cluster node, where splice builds no sandbox
+        // yet (and `srun` itself needs munge's UNIX socket).
+        let on_cluster = self.config.executor.kind() == crate::model::executor::ExecutorKind::Slurm
+            && self.config.executor.floors() == crate::model::executor::FloorsOn::Slurm;
+        let confined = match on_cluster {
+            true => None,
+            false => confine::for_dir(self.store, self.config, dir)?,
+        };
+        run_in(argv, dir, env, timeout, cap, confined.as_ref())
+    }
+
     /// The argv a command-running floor (`command`, `tests`, `suite`) runs: `argv` itself, or
     /// with `[executor] floors = "slurm"` the same as a Slurm job through `srun`, named
     /// `splice-floor-<bead>-<step>`.
@@ -341,12 +363,30 @@ pub fn run_command(
     timeout: Duration,
     cap: usize,
 ) -> Result<Captured, String> {
+    run_in(argv, dir, env, timeout, cap, None)
+}
+
+/// [`run_command`] inside `confined` ([`confine`]) when given: for a command that runs what an
+/// agent wrote.
+pub fn run_in(
+    argv: &[String],
+    dir: &Path,
+    env: &[(&str, &str)],
+    timeout: Duration,
+    cap: usize,
+    confined: Option<&confine::Confined>,
+) -> Result<Captured, String> {
+    let mut vars: Vec<(std::ffi::OsString, std::ffi::OsString)> = env
+        .iter()
+        .map(|(k, v)| ((*k).into(), (*v).into()))
+        .collect();
+    if let Some(c) = confined {
+        vars.extend(c.env.iter().map(|(k, v)| (k.into(), v.into())));
+    }
     let cmd = Cmd {
-        env: env
-            .iter()
-            .map(|(k, v)| ((*k).into(), (*v).into()))
-            .collect(),
+        env: vars,
         timeout: Some(timeout),
+        sandbox: confined.map(|c| &c.sandbox),
         ..Cmd::new(argv, dir)
     };
     let mut out = process::capture(&cmd, cap);

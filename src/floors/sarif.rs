@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Ctx, Floor, Outcome, run_command, tail, timeout_for};
+use super::{Ctx, Floor, Outcome, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
 
 pub struct Sarif;
@@ -207,7 +207,7 @@ fn read_report(spec: &FloorSpec, ctx: &Ctx) -> Result<(Value, String), Missing> 
     let timeout = timeout_for(spec, ctx.step.timeout_s);
     let env = [("SPLICE_BEAD", ctx.bead.id.as_str())];
     // Linters exit non-zero when they find something, so the exit code is not the verdict.
-    match run_command(&argv, &ctx.workdir, &env, timeout, REPORT_CAP) {
+    match ctx.run_confined(&argv, &ctx.workdir, &env, timeout, REPORT_CAP) {
         Ok(ran) if !ran.timed_out() => {
             Ok((json!({ "argv": argv, "exit_code": ran.code() }), ran.stdout))
         }

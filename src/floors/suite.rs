@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Ctx, Floor, OUTPUT_CAP, Outcome, run_command, tail, timeout_for};
+use super::{Ctx, Floor, OUTPUT_CAP, Outcome, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::process::Exit;
 use crate::worktree::TargetCheckout;
@@ -57,7 +57,7 @@ impl Floor for Suite {
         };
         let argv = vec!["sh".to_string(), "-c".to_string(), cmd.to_string()];
         let timeout = timeout_for(spec, ctx.step.timeout_s);
-        let ran = match run_command(
+        let ran = match ctx.run_confined(
             &ctx.floor_argv(&argv, timeout),
             &checkout.path,
             &[("SPLICE_BEAD", &ctx.bead.id)],

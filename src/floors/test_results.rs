@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Ctx, Floor, OUTPUT_CAP, Outcome, run_command, tail, timeout_for};
+use super::{Ctx, Floor, OUTPUT_CAP, Outcome, tail, timeout_for};
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::process::{Captured, Exit};
 
@@ -146,7 +146,7 @@ impl Floor for Tests {
             );
         }
         let timeout = timeout_for(spec, ctx.step.timeout_s);
-        let ran = match run_command(
+        let ran = match ctx.run_confined(
             &ctx.floor_argv(&argv, timeout),
             &ctx.workdir,
             &[("SPLICE_BEAD", &ctx.bead.id)],

@@ -53,6 +53,11 @@ pub const HOME_TOOLS: &[&str] = &[
     ".config/git",
 ];
 
+/// The agents' homes and the floors' temp directory, under `.splice/runs/`: kept across
+/// dispatches (an agent's login, caches), never in the repository's history (`runs/` is
+/// ignored).
+pub const AGENT_HOME: &str = "agent-home";
+
 /// Where a command on agent-produced content runs.
 #[derive(Clone, Debug)]
 pub struct Content<'a> {

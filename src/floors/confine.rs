@@ -1,0 +1,67 @@
+//! The sandbox a floor's command runs in (issue 31): a suite, a `command` or `tests` floor, a
+//! SARIF tool and a loop's stages run what an agent wrote (`build.rs`, a test calling
+//! `splice transition approve`), so they are confined as a dispatch is — without its inbox or
+//! credential: the checkout they run in (a node's worktree, a target's) and a temp directory
+//! are writable, `.splice/` and the main checkout are not, and a `splice transition` inside can
+//! only read.
+
+use std::path::Path;
+
+use crate::model::Config;
+use crate::sandbox::{Sandbox, places};
+use crate::store::Store;
+
+/// A sandbox and the variables a command in it gets (its temp directory, caches).
+#[derive(Debug)]
+pub struct Confined {
+    pub sandbox: Sandbox,
+    pub env: Vec<(String, String)>,
+}
+
+/// The sandbox for a command run in `dir` on `store`'s content: `Ok(None)` where commands run
+/// unconfined (the sandbox switched off, or a kernel without one, and `[sandbox] required`
+/// unset); `Err`: why it cannot run, in words.
+pub fn for_dir(store: &Store, config: &Config, dir: &Path) -> Result<Option<Confined>, String> {
+    let off = match crate::sandbox::switched_off_by_env()? {
+        Some(why) => Err(why),
+        None if !config.sandbox.enabled() => Err("[sandbox] enabled = false".to_string()),
+        None => crate::sandbox::probe().usable(),
+    };
+    if let Err(why) = off {
+        return match config.sandbox.required() {
+            true => Err(format!(
+                "[sandbox] required = true, and this command cannot be sandboxed: {why}"
+            )),
+            false => Ok(None),
+        };
+    }
+    let home = store.runs_dir().join(places::AGENT_HOME);
+    let tmp = home.join("floor-tmp");
+    let cache = home.join("cache");
+    for d in [&tmp, &cache] {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    // A checkout splice made (a node's worktree, a target's) is the command's to write; the
+    // main checkout, where a check runs before a node has a worktree, is never writable: it
+    // holds `.splice/` and the person's own files.
+    let mut write = vec![tmp.clone(), cache.clone()];
+    if dir.starts_with(store.worktrees_dir()) && dir != store.worktrees_dir() {
+        write.push(dir.to_path_buf());
+    }
+    let policy = places::content(&places::Content {
+        repo: store.repo(),
+        splice_dir: store.dir(),
+        write,
+        read: Vec::new(),
+        extra_read: &config.sandbox.read,
+        extra_write: &config.sandbox.write,
+        extra_env: &config.sandbox.env,
+    })?;
+    let sandbox = Sandbox::prepare(&policy)?;
+    let mut env: Vec<(String, String)> = ["TMPDIR", "TMP", "TEMP"]
+        .iter()
+        .map(|k| (k.to_string(), tmp.display().to_string()))
+        .collect();
+    env.push(("XDG_CACHE_HOME".into(), cache.display().to_string()));
+    Ok(Some(Confined { sandbox, env }))
+}
