@@ -127,7 +127,9 @@ fn sandboxing(config: &Config) -> Result<std::result::Result<i32, String>> {
         return Ok(Err(why));
     }
     if !config.sandbox.enabled() {
-        return Ok(Err("[sandbox] enabled = false in .splice/config.toml".into()));
+        return Ok(Err(
+            "[sandbox] enabled = false in .splice/config.toml".into()
+        ));
     }
     let support = crate::sandbox::probe();
     Ok(support.usable().map(|()| support.enforced_abi()))
