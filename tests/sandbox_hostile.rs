@@ -354,3 +354,64 @@ fn a_floor_command_that_runs_a_persons_verb_is_refused() {
         assert!(line != "junk", "the floor's command wrote the journal");
     }
 }
+
+/// A logged-in CLI still authenticates inside: its login under `$HOME` (which the sandbox
+/// cannot read) is copied into the home splice owns for it, once; `$HOME` stays read-only.
+#[test]
+fn a_logged_in_cli_finds_its_login_in_its_splice_owned_home() {
+    let r = Repo::new();
+    let argv = serde_json::json!([
+        "sh",
+        "-c",
+        "cat \"$CLAUDE_CONFIG_DIR/.credentials.json\" > \"$TMPDIR/claude\"; \
+         cat \"$CODEX_HOME/auth.json\" > \"$TMPDIR/codex\"; \
+         cat \"$HOME/.claude/.credentials.json\" > \"$TMPDIR/direct\" 2>/dev/null; \
+         echo x > \"$HOME/.claude/planted\" 2>/dev/null; \
+         splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact HEAD"
+    ]);
+    r.write(
+        ".splice/manifest.json",
+        &common::work_step_manifest(argv, serde_json::json!([]), 60, 1),
+    );
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "state"]);
+    let bead = r.task("Logged in", &[]);
+    if !sandbox_usable(&r) {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    for (dir, file, text) in [
+        (".claude", ".credentials.json", "claude-login"),
+        (".codex", "auth.json", "codex-login"),
+    ] {
+        std::fs::create_dir_all(home.path().join(dir)).unwrap();
+        std::fs::write(home.path().join(dir).join(file), text).unwrap();
+    }
+    let out = r
+        .cmd(&["run", "--output", "json", "--max-passes", "3"])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    common::no_panic(&out);
+    let runs = r.state().join("runs");
+    let read = |name: &str| {
+        std::fs::read_dir(&runs)
+            .unwrap()
+            .flatten()
+            .map(|run| run.path().join(format!("{bead}-work-1/tmp/{name}")))
+            .find_map(|p| std::fs::read_to_string(p).ok())
+            .unwrap_or_default()
+    };
+    assert_eq!(read("claude"), "claude-login");
+    assert_eq!(read("codex"), "codex-login");
+    assert_eq!(read("direct"), "", "$HOME itself is not readable");
+    assert!(
+        !home.path().join(".claude/planted").exists(),
+        "$HOME is not writable"
+    );
+    let seeded = runs.join("agent-home/claude/.credentials.json");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&seeded).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "the copy is the user's alone");
+    assert_eq!(r.bead(&bead)["pipeline"]["proposal"]["artifact"], "HEAD");
+}

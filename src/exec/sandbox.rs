@@ -55,6 +55,7 @@ pub fn for_dispatch(place: &Place) -> Result<(Policy, Vec<(String, OsString)>)> 
     }
     let home_root = place.splice_dir.join("runs").join(AGENT_HOME);
     let homes = agent_homes(&home_root)?;
+    seed_logins(&home_root)?;
     let mut env: Vec<(String, OsString)> = homes
         .iter()
         .map(|(k, dir)| (k.to_string(), dir.clone().into_os_string()))
@@ -95,6 +96,41 @@ pub fn for_dispatch(place: &Place) -> Result<(Policy, Vec<(String, OsString)>)> 
     })
     .map_err(Error::Invalid)?;
     Ok((policy, env))
+}
+
+/// The logins an agent CLI keeps under `$HOME`, copied into its splice-owned home when that has
+/// none yet, so a logged-in CLI still authenticates inside the sandbox (which cannot read
+/// `$HOME`): `(home under runs/agent-home, file under $HOME, file in the home)`. An API key in
+/// the environment (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`) needs no copy and is preferred.
+const LOGINS: &[(&str, &str, &str)] = &[
+    ("claude", ".claude/.credentials.json", ".credentials.json"),
+    ("codex", ".codex/auth.json", "auth.json"),
+];
+
+/// Copy each login of [`LOGINS`] the agents' homes lack (mode 0600, never through a link).
+fn seed_logins(root: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
+        return Ok(());
+    };
+    for (dir, from, to) in LOGINS {
+        let (from, to) = (home.join(from), root.join(dir).join(to));
+        if to.symlink_metadata().is_ok() {
+            continue;
+        }
+        let Ok(bytes) = crate::safe_read::read(&from, 1 << 20) else {
+            continue;
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&to)
+            .map_err(|e| Error::io(&to, e))?;
+        std::io::Write::write_all(&mut file, &bytes).map_err(|e| Error::io(&to, e))?;
+    }
+    Ok(())
 }
 
 /// The agents' homes, made when missing: `(variable, directory)`.
