@@ -48,7 +48,7 @@ pub struct Crystallized {
 /// Run the designer on `notes`, validate its plan, write it to `out`, run the critic.
 pub fn crystallize(store: &Store, notes: &Path, out: &Path) -> Result<Crystallized> {
     let config = store.config()?;
-    let text = std::fs::read_to_string(notes).map_err(|e| Error::io(notes, e))?;
+    let text = crate::safe_read::read_text(notes, crate::safe_read::INPUT)?;
     let scratch = scratch_dir()?;
     let plan_file = scratch.join("plan.json");
     let prompt = PROMPT
@@ -101,7 +101,7 @@ fn written_plan(program: &str, ran: &process::Captured, plan_file: &Path) -> Res
             ran.combined().trim()
         )));
     }
-    std::fs::read(plan_file).map_err(|_| {
+    crate::safe_read::read(&plan_file, crate::safe_read::INPUT).map_err(|_| {
         Error::Invalid(format!(
             "the design agent `{program}` wrote no plan to $SPLICE_PLAN_FILE"
         ))

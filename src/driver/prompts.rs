@@ -41,10 +41,9 @@ pub fn template(store: &Store, name: &str) -> Result<String> {
         )));
     }
     let custom = store.dir().join("prompts").join(format!("{name}.md"));
-    match std::fs::read_to_string(&custom) {
-        Ok(text) => return Ok(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io(&custom, e)),
+    // A committed file: a regular one, no link followed, not blocking, bounded.
+    if let Some(text) = crate::safe_read::read_text_optional(&custom, crate::safe_read::SETTINGS)? {
+        return Ok(text);
     }
     DEFAULTS
         .iter()

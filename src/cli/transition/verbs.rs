@@ -61,7 +61,7 @@ fn read_text(path: &PathBuf) -> Result<(String, String)> {
             .map_err(|e| Error::io("<stdin>", e))?;
         return Ok((s, "<stdin>".into()));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::safe_read::read_text(path, crate::safe_read::INPUT)?;
     Ok((text, path.display().to_string()))
 }
 
