@@ -36,6 +36,7 @@ fn repo_at(dir: &Path, n: u32) -> String {
 
 fn input(dir: &Path, base: String, n: u32) -> MeasureInput {
     MeasureInput {
+        confined: None,
         worktree: dir.to_path_buf(),
         base,
         iteration: n,

@@ -25,6 +25,7 @@ fn tests_stage(script: &str, junit: Option<&str>) -> TestsStage {
 
 fn input(repo: &Repo, base: &str) -> MeasureInput {
     MeasureInput {
+        confined: None,
         worktree: repo.path().to_path_buf(),
         base: base.to_string(),
         iteration: 1,

@@ -101,7 +101,7 @@ fn written_plan(program: &str, ran: &process::Captured, plan_file: &Path) -> Res
             ran.combined().trim()
         )));
     }
-    crate::safe_read::read(&plan_file, crate::safe_read::INPUT).map_err(|_| {
+    crate::safe_read::read(plan_file, crate::safe_read::INPUT).map_err(|_| {
         Error::Invalid(format!(
             "the design agent `{program}` wrote no plan to $SPLICE_PLAN_FILE"
         ))

@@ -474,36 +474,13 @@ impl Job {
         })
     }
 
-    /// The dispatch's sandbox and the variables it adds (`exec::sandbox`): a sandbox that
-    /// cannot be built stops the dispatch, never lets it run unconfined.
+    /// The dispatch's sandbox and the variables it adds ([`dispatch_sandbox`]).
     fn sandbox(
         &self,
         paths: &DispatchPaths,
         argv: &[String],
     ) -> Result<(crate::sandbox::Sandbox, Env)> {
-        let rc = &self.rc;
-        let git_dir = worktree::open_repo(rc.store.repo())?
-            .commondir()
-            .to_path_buf();
-        let place = exec::sandbox::Place {
-            repo: rc.store.repo(),
-            splice_dir: rc.store.dir(),
-            git_dir: &git_dir,
-            node: &self.bead,
-            worktree: &self.worktree,
-            paths,
-            argv,
-            config: &rc.config.sandbox,
-        };
-        let (policy, env) = exec::sandbox::for_dispatch(&place)?;
-        let sandbox = crate::sandbox::Sandbox::prepare(&policy).map_err(|why| {
-            Error::Invalid(format!("the dispatch's sandbox cannot be built: {why}"))
-        })?;
-        let env = env
-            .into_iter()
-            .map(|(k, v)| (k, v.to_string_lossy().into_owned()))
-            .collect();
-        Ok((sandbox, env))
+        dispatch_sandbox(&self.rc, &self.bead, &self.worktree, paths, argv)
     }
 
     /// The dispatch's spec (local; a Slurm job takes its environment from it).
@@ -579,6 +556,39 @@ impl Job {
             ))),
         }
     }
+}
+
+/// The sandbox of a dispatch on `node` in `worktree` and the variables it adds
+/// (`exec::sandbox`): a sandbox that cannot be built stops the dispatch, never lets it run
+/// unconfined.
+pub(super) fn dispatch_sandbox(
+    rc: &RunCtx,
+    node: &str,
+    worktree: &std::path::Path,
+    paths: &DispatchPaths,
+    argv: &[String],
+) -> Result<(crate::sandbox::Sandbox, Env)> {
+    let git_dir = worktree::open_repo(rc.store.repo())?
+        .commondir()
+        .to_path_buf();
+    let place = exec::sandbox::Place {
+        repo: rc.store.repo(),
+        splice_dir: rc.store.dir(),
+        git_dir: &git_dir,
+        node,
+        worktree,
+        paths,
+        argv,
+        config: &rc.config.sandbox,
+    };
+    let (policy, env) = exec::sandbox::for_dispatch(&place)?;
+    let sandbox = crate::sandbox::Sandbox::prepare(&policy)
+        .map_err(|why| Error::Invalid(format!("the dispatch's sandbox cannot be built: {why}")))?;
+    let env = env
+        .into_iter()
+        .map(|(k, v)| (k, v.to_string_lossy().into_owned()))
+        .collect();
+    Ok((sandbox, env))
 }
 
 /// Ctrl-C and SIGTERM reach a dispatch through its own cancel flag (which the runner may also

@@ -18,6 +18,12 @@ pub struct Confined {
     pub env: Vec<(String, String)>,
 }
 
+impl PartialEq for Confined {
+    fn eq(&self, other: &Confined) -> bool {
+        self.sandbox.policy() == other.sandbox.policy() && self.env == other.env
+    }
+}
+
 /// The sandbox for a command run in `dir` on `store`'s content: `Ok(None)` where commands run
 /// unconfined (the sandbox switched off, or a kernel without one, and `[sandbox] required`
 /// unset); `Err`: why it cannot run, in words.

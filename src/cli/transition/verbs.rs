@@ -53,7 +53,7 @@ fn read_json_arg(path: &PathBuf) -> Result<Value> {
 }
 
 /// The text of `path` (`-`: stdin) and how to name it in a message.
-fn read_text(path: &PathBuf) -> Result<(String, String)> {
+fn read_text(path: &std::path::Path) -> Result<(String, String)> {
     if path.as_os_str() == "-" {
         let mut s = String::new();
         std::io::stdin()

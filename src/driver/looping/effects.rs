@@ -155,19 +155,32 @@ fn analyse(
         (iteration, reason),
         (&section, &paths, path),
     )?;
+    let mut env = vec![
+        ("SPLICE_STEP_BACK".into(), "1".into()),
+        ("SPLICE_ITERATION".into(), iteration.to_string()),
+        (
+            "SPLICE_LOOP_CONTEXT".into(),
+            context_file.display().to_string(),
+        ),
+    ];
+    // The analysis reads what the agent wrote: it runs sandboxed like a dispatch (it has no
+    // credential, so its inbox answers nothing; it only reads and writes its result file).
+    let sandbox = match (&rc.sandbox, rc.poller.is_some()) {
+        (Ok(_), false) => {
+            let (sandbox, more) =
+                super::super::job::dispatch_sandbox(rc, &bead.id, path, &paths, &argv)?;
+            env.extend(more);
+            Some(sandbox)
+        }
+        _ => None,
+    };
     let ds = DispatchSpec {
         timeout: Some(Duration::from_secs(step.timeout_s.max(1))),
         usage: exec::usage::Adapter::from(rc.config.agent.usage),
         prices: &rc.config.prices,
         model: configured_model(rc, bead, &step.name),
-        env: vec![
-            ("SPLICE_STEP_BACK".into(), "1".into()),
-            ("SPLICE_ITERATION".into(), iteration.to_string()),
-            (
-                "SPLICE_LOOP_CONTEXT".into(),
-                context_file.display().to_string(),
-            ),
-        ],
+        sandbox: sandbox.as_ref(),
+        env,
         ..DispatchSpec::new(
             &bead.id,
             &step.name,

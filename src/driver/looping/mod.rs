@@ -79,7 +79,12 @@ pub fn measure_and_record(ran: &Ran) -> Result<Iterated> {
     let iteration = u32::try_from(bead.iterations_since_entry().count())
         .unwrap_or(u32::MAX)
         .saturating_add(1);
+    // The stages run what the agent wrote: inside the sandbox, as floors do.
+    let confined = crate::floors::confine::for_dir(&ran.rc.store, &ran.rc.config, ran.worktree)
+        .map_err(Error::Invalid)?
+        .map(std::sync::Arc::new);
     let input = MeasureInput {
+        confined,
         worktree: ran.worktree.to_path_buf(),
         base,
         iteration,

@@ -62,6 +62,9 @@ pub struct MeasureInput {
     pub confidence: Option<f64>,
     pub tokens: u64,
     pub cost_usd: f64,
+    /// The sandbox the stages run in (`floors::confine`): they run what the agent wrote.
+    /// `None`: unconfined (no sandbox here, or it is switched off).
+    pub confined: Option<std::sync::Arc<crate::floors::confine::Confined>>,
 }
 
 /// One measured iteration: the state for the trajectory and the context for the next prompt.
@@ -100,7 +103,15 @@ pub fn measure(input: &MeasureInput) -> Result<Measurement, String> {
     let dir = input.worktree.as_path();
     let env = [("SPLICE_BEAD", input.bead_id.as_str())];
     let mut incomplete = 0u64;
-    let tests = match test_stages(&input.tests, dir, &env, &mut context, &mut incomplete) {
+    let confined = input.confined.as_deref();
+    let tests = match test_stages(
+        &input.tests,
+        dir,
+        &env,
+        confined,
+        &mut context,
+        &mut incomplete,
+    ) {
         Ok(tests) => tests,
         Err(failure) => {
             context.stage_failure = Some(failure);
@@ -115,16 +126,14 @@ pub fn measure(input: &MeasureInput) -> Result<Measurement, String> {
     let lint = sarif_stages(
         "lint",
         &input.lint,
-        dir,
-        &env,
+        (dir, &env, confined),
         &mut context,
         &mut incomplete,
     );
     let security = sarif_stages(
         "security",
         &input.security,
-        dir,
-        &env,
+        (dir, &env, confined),
         &mut context,
         &mut incomplete,
     );
@@ -153,12 +162,13 @@ fn test_stages(
     stages: &[TestsStage],
     dir: &Path,
     env: &[(&str, &str)],
+    confined: Option<&crate::floors::confine::Confined>,
     context: &mut RevisionContext,
     incomplete: &mut u64,
 ) -> Result<Outcomes, StageFailure> {
     let mut tests = Outcomes::default();
     for stage in stages {
-        match stages::run_tests(stage, dir, env, context) {
+        match stages::run_tests(stage, dir, env, confined, context) {
             stages::TestsRun::Counted(o, missing) => {
                 add(&mut tests, o);
                 if let Some(why) = missing {
@@ -185,14 +195,17 @@ fn add(total: &mut Outcomes, o: Outcomes) {
 fn sarif_stages(
     name: &str,
     sources: &[SarifSource],
-    dir: &Path,
-    env: &[(&str, &str)],
+    (dir, env, confined): (
+        &Path,
+        &[(&str, &str)],
+        Option<&crate::floors::confine::Confined>,
+    ),
     context: &mut RevisionContext,
     incomplete: &mut u64,
 ) -> Findings {
     let mut total = Findings::default();
     for source in sources {
-        let read = stages::read_sarif(name, source, dir, env, context);
+        let read = stages::read_sarif(name, source, (dir, env, confined), context);
         if let Some(why) = read.incomplete {
             *incomplete += 1;
             context.incomplete.push(why);

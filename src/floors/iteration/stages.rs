@@ -7,9 +7,10 @@ use super::{
     AcceptanceMiss, FindingNote, MAX_NAMES, MeasureInput, RevisionContext, SarifSource,
     StageFailure, TestsStage,
 };
+use crate::floors::confine::Confined;
 use crate::floors::sarif::{self, Finding};
 use crate::floors::test_results::{TestResult, parse_junit, parse_libtest};
-use crate::floors::{OUTPUT_CAP, read_inside, run_command, tail};
+use crate::floors::{OUTPUT_CAP, read_inside, run_in, tail};
 use crate::model::trajectory::{Findings, Outcomes};
 use crate::process::Exit;
 
@@ -38,13 +39,14 @@ pub(super) fn run_tests(
     stage: &TestsStage,
     dir: &Path,
     env: &[(&str, &str)],
+    confined: Option<&Confined>,
     context: &mut RevisionContext,
 ) -> TestsRun {
     if stage.argv.is_empty() {
         return failure("the tests stage declares no command".into(), "");
     }
     let cmd = stage.argv.join(" ");
-    let ran = match run_command(&stage.argv, dir, env, stage.timeout, OUTPUT_CAP) {
+    let ran = match run_in(&stage.argv, dir, env, stage.timeout, OUTPUT_CAP, confined) {
         Ok(ran) => ran,
         Err(e) => return failure(format!("cannot run `{cmd}`: {e}"), ""),
     };
@@ -106,7 +108,14 @@ pub(super) fn run_acceptance(
             out.errored += 1;
             Some(miss("errored", "no command".into()))
         } else {
-            match run_command(&fact.argv, dir, env, input.acceptance_timeout, OUTPUT_CAP) {
+            match run_in(
+                &fact.argv,
+                dir,
+                env,
+                input.acceptance_timeout,
+                OUTPUT_CAP,
+                input.confined.as_deref(),
+            ) {
                 Err(e) => {
                     out.errored += 1;
                     Some(miss("errored", format!("cannot run `{cmd}`: {e}")))
@@ -156,12 +165,15 @@ pub(super) fn severity(f: &Finding) -> Option<&'static str> {
     })
 }
 
-fn report(source: &SarifSource, dir: &Path, env: &[(&str, &str)]) -> Result<String, String> {
+fn report(
+    source: &SarifSource,
+    (dir, env, confined): (&Path, &[(&str, &str)], Option<&Confined>),
+) -> Result<String, String> {
     match source {
         SarifSource::File(rel) => read_inside(dir, rel).map_err(|e| format!("no report: {e}")),
         SarifSource::Argv { argv, timeout } => {
             let cmd = argv.join(" ");
-            match run_command(argv, dir, env, *timeout, OUTPUT_CAP) {
+            match run_in(argv, dir, env, *timeout, OUTPUT_CAP, confined) {
                 Ok(ran) if ran.timed_out() => {
                     Err(format!("`{cmd}` ran past {}s", timeout.as_secs()))
                 }
@@ -176,12 +188,11 @@ fn report(source: &SarifSource, dir: &Path, env: &[(&str, &str)]) -> Result<Stri
 pub(super) fn read_sarif(
     stage: &str,
     source: &SarifSource,
-    dir: &Path,
-    env: &[(&str, &str)],
+    (dir, env, confined): (&Path, &[(&str, &str)], Option<&Confined>),
     context: &mut RevisionContext,
 ) -> SarifRead {
     let mut findings = Findings::default();
-    let log = match report(source, dir, env).and_then(|t| sarif::read_log(&t)) {
+    let log = match report(source, (dir, env, confined)).and_then(|t| sarif::read_log(&t)) {
         Ok(log) => log,
         Err(e) => {
             return SarifRead {
