@@ -306,7 +306,7 @@ fn a_run_elsewhere_is_watched_an_editor_is_a_persons_and_a_stopped_run_leaves_no
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|n| n != "runners")
+        .find(|n| n != "runners" && n != "agent-home")
         .unwrap();
     tmux.wait_for(&[run.as_str()], Duration::from_secs(30));
 

@@ -271,9 +271,10 @@ fn every_bad_plan_is_refused_naming_the_file_and_field_with_nothing_written() {
 }
 
 /// `[plan] designer` copies `src` to the plan file and keeps the prompt it got; `critic` prints
-/// `critic_out`.
+/// `critic_out`. The designer keeps the prompt in the repository's root, which its sandbox
+/// refuses, so these run unconfined (`tests/sandbox_hostile.rs` runs a confined designer).
 fn crystallize_repo(src: &Value, critic: &str) -> Repo {
-    let r = Repo::new();
+    let r = Repo::unconfined();
     r.write("good.json", &serde_json::to_string(src).unwrap());
     r.write("notes.md", "# Greeter\n\nSay hello, then bye.\n");
     let dir = r.path().display().to_string();

@@ -655,7 +655,7 @@ fn a_run_records_on_its_root_once_and_keeps_only_the_newest_run_directories() {
         .flatten()
         .filter(|e| e.file_type().unwrap().is_dir())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "runners")
+        .filter(|n| n != "runners" && n != "agent-home")
         .collect();
     assert_eq!(kept.len(), 2, "{kept:?}");
 }

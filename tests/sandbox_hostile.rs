@@ -415,3 +415,64 @@ fn a_logged_in_cli_finds_its_login_in_its_splice_owned_home() {
     assert_eq!(mode & 0o077, 0, "the copy is the user's alone");
     assert_eq!(r.bead(&bead)["pipeline"]["proposal"]["artifact"], "HEAD");
 }
+
+/// `plan crystallize`'s design agent and critic run sandboxed: the designer writes its plan to
+/// `$SPLICE_PLAN_FILE` (its scratch directory) and reads the notes, but cannot write the
+/// repository or `.splice/`; the critic reads the plan and cannot write either.
+#[test]
+fn the_design_agent_and_the_critic_run_sandboxed() {
+    let r = Repo::new();
+    r.task("Anchor", &[]);
+    if !sandbox_usable(&r) {
+        return;
+    }
+    let plan = serde_json::json!({
+        "schema_version": 1,
+        "title": "Greeter",
+        "scenarios": [{"id": "S1", "title": "greets"}],
+        "suite_cmd": "true",
+        "test_paths": ["tests"],
+        "tasks": [{"id": "hello", "title": "Hello", "scenarios": ["S1"]}]
+    });
+    r.write("good.json", &serde_json::to_string(&plan).unwrap());
+    r.write("notes.md", "# Greeter\n");
+    let dir = r.path().display().to_string();
+    let designer = format!(
+        "cp {dir}/good.json \"$SPLICE_PLAN_FILE\"; echo x > {dir}/designer-wrote; \
+         echo x >> {dir}/.splice/journal.jsonl; cat \"$SPLICE_NOTES\" > /dev/null || exit 3"
+    );
+    let critic = format!(
+        "echo x > {dir}/critic-wrote; test -f \"$0\" && \
+         echo '{{\"verdict\": \"PASS\", \"findings\": []}}'"
+    );
+    r.write(
+        ".splice/config.toml",
+        &format!("[plan]\ndesigner = [\"sh\", \"-c\", {designer:?}]\ncritic = [\"sh\", \"-c\", {critic:?}]\n"),
+    );
+    let journal = r.journal();
+    let out = r.run(&[
+        "plan",
+        "crystallize",
+        "notes.md",
+        "-o",
+        "out.plan.json",
+        "--json",
+    ]);
+    common::no_panic(&out);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(r.path().join("out.plan.json").exists());
+    assert!(
+        !r.path().join("designer-wrote").exists(),
+        "the designer wrote the checkout"
+    );
+    assert!(
+        !r.path().join("critic-wrote").exists(),
+        "the critic wrote the checkout"
+    );
+    assert_eq!(r.journal(), journal, "the designer wrote the journal");
+}

@@ -176,6 +176,8 @@ fn dirs(runs: &Path) -> Result<Vec<(String, Option<SystemTime>)>> {
             let modified = e.metadata().and_then(|m| m.modified()).ok();
             Some((e.file_name().into_string().ok()?, modified))
         })
+        // Not runs: the runners' records and the agents' homes (written by every dispatch).
+        .filter(|(name, _)| name != "runners" && name != crate::sandbox::places::AGENT_HOME)
         .collect())
 }
 

@@ -62,14 +62,18 @@ pub fn crystallize(store: &Store, notes: &Path, out: &Path) -> Result<Crystalliz
         .or_else(|| config.agent.command.clone())
         .unwrap_or_else(default_agent_command);
     argv.push(prompt);
+    let notes_path = notes.canonicalize().unwrap_or(notes.into());
+    let confined = confine(store, &config, &scratch, &[notes_path.clone()], &argv)?;
     let mut cmd = Cmd::new(&argv, &scratch);
     cmd.env = vec![
         ("SPLICE_PLAN_FILE".into(), plan_file.clone().into()),
-        (
-            "SPLICE_NOTES".into(),
-            notes.canonicalize().unwrap_or(notes.into()).into(),
-        ),
+        ("SPLICE_NOTES".into(), notes_path.into()),
     ];
+    if let Some((sandbox, env)) = &confined {
+        cmd.sandbox = Some(sandbox);
+        cmd.env
+            .extend(env.iter().cloned().map(|(k, v)| (k.into(), v)));
+    }
     cmd.timeout = Some(TIMEOUT);
     let ran = process::capture(&cmd, CAP);
     let result = written_plan(&argv[0], &ran, &plan_file);
@@ -77,7 +81,7 @@ pub fn crystallize(store: &Store, notes: &Path, out: &Path) -> Result<Crystalliz
     let _ = std::fs::remove_dir_all(&scratch);
     let mut done = outcome?;
     if let Some(critic) = &config.plan.critic {
-        done.critic = Some(critique(critic, out)?);
+        done.critic = Some(critique(store, &config, critic, out)?);
     }
     Ok(done)
 }
@@ -90,6 +94,37 @@ fn scratch_dir() -> Result<PathBuf> {
         std::env::temp_dir().join(format!("splice-crystallize-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     Ok(dir)
+}
+
+/// The sandbox for the design agent or the critic (`exec::sandbox::for_agent`): `None` where
+/// commands run unconfined.
+type Confined = (crate::sandbox::Sandbox, Vec<(String, std::ffi::OsString)>);
+
+fn confine(
+    store: &Store,
+    config: &crate::model::Config,
+    scratch: &Path,
+    read: &[PathBuf],
+    argv: &[String],
+) -> Result<Option<Confined>> {
+    let (enabled, required) = (config.sandbox.enabled(), config.sandbox.required());
+    if crate::sandbox::choose(enabled, required)
+        .map_err(Error::Invalid)?
+        .is_some()
+    {
+        return Ok(None);
+    }
+    let (policy, env) = crate::exec::sandbox::for_agent(
+        store.repo(),
+        store.dir(),
+        scratch,
+        read,
+        argv,
+        &config.sandbox,
+    )?;
+    let sandbox = crate::sandbox::Sandbox::prepare(&policy)
+        .map_err(|why| Error::Invalid(format!("the agent's sandbox cannot be built: {why}")))?;
+    Ok(Some((sandbox, env)))
 }
 
 /// The plan the designer wrote, or why there is none.
@@ -131,13 +166,38 @@ fn publish(bytes: &[u8], out: &Path) -> Result<Crystallized> {
 }
 
 /// Run the critic on the written plan and read its verdict.
-fn critique(critic: &[String], plan: &Path) -> Result<Critique> {
-    let mut argv = critic.to_vec();
-    argv.push(plan.display().to_string());
+fn critique(
+    store: &Store,
+    config: &crate::model::Config,
+    critic: &[String],
+    plan: &Path,
+) -> Result<Critique> {
     let here = std::env::current_dir().map_err(|e| Error::io(".", e))?;
-    let mut cmd = Cmd::new(&argv, &here);
+    // The critic reads a plan an agent wrote: it runs sandboxed, in a scratch directory of its
+    // own (the plan readable, named by its absolute path), never writing the person's
+    // directory.
+    let plan_path = plan.canonicalize().unwrap_or(plan.into());
+    let mut argv = critic.to_vec();
+    argv.push(plan_path.display().to_string());
+    let scratch = scratch_dir()?;
+    let confined = confine(store, config, &scratch, &[plan_path], &argv);
+    let confined = match confined {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&scratch);
+            return Err(e);
+        }
+    };
+    let dir = if confined.is_some() { &scratch } else { &here };
+    let mut cmd = Cmd::new(&argv, dir);
+    if let Some((sandbox, env)) = &confined {
+        cmd.sandbox = Some(sandbox);
+        cmd.env
+            .extend(env.iter().cloned().map(|(k, v)| (k.into(), v)));
+    }
     cmd.timeout = Some(TIMEOUT);
     let ran = process::capture(&cmd, CAP);
+    let _ = std::fs::remove_dir_all(&scratch);
     if matches!(ran.ran.exit, process::Exit::NotStarted(_)) {
         return Err(Error::Invalid(format!(
             "[plan] critic `{}` could not start: {:?}",

@@ -133,6 +133,42 @@ fn seed_logins(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The sandbox of an agent that is not a node's dispatch — `plan crystallize`'s design agent
+/// and critic: it may write `scratch` (its temp directory too) and the agents' homes, and read
+/// what a dispatch reads plus `read`; `.splice/` and the main checkout stay read-only.
+pub fn for_agent(
+    repo: &Path,
+    splice_dir: &Path,
+    scratch: &Path,
+    read: &[PathBuf],
+    argv: &[String],
+    config: &SandboxConfig,
+) -> Result<(Policy, Vec<(String, OsString)>)> {
+    let home_root = splice_dir.join("runs").join(AGENT_HOME);
+    let homes = agent_homes(&home_root)?;
+    seed_logins(&home_root)?;
+    let mut env: Vec<(String, OsString)> = homes
+        .iter()
+        .map(|(k, dir)| (k.to_string(), dir.clone().into_os_string()))
+        .collect();
+    for k in ["TMPDIR", "TMP", "TEMP"] {
+        env.push((k.into(), scratch.into()));
+    }
+    let mut reads = programs(argv, scratch);
+    reads.extend(read.iter().cloned());
+    let policy = places::content(&places::Content {
+        repo,
+        splice_dir,
+        write: vec![scratch.to_path_buf(), home_root],
+        read: reads,
+        extra_read: &config.read,
+        extra_write: &config.write,
+        extra_env: &config.env,
+    })
+    .map_err(Error::Invalid)?;
+    Ok((policy, env))
+}
+
 /// The agents' homes, made when missing: `(variable, directory)`.
 fn agent_homes(root: &Path) -> Result<Vec<(&'static str, PathBuf)>> {
     let homes = [

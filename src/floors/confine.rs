@@ -28,18 +28,8 @@ impl PartialEq for Confined {
 /// unconfined (the sandbox switched off, or a kernel without one, and `[sandbox] required`
 /// unset); `Err`: why it cannot run, in words.
 pub fn for_dir(store: &Store, config: &Config, dir: &Path) -> Result<Option<Confined>, String> {
-    let off = match crate::sandbox::switched_off_by_env()? {
-        Some(why) => Err(why),
-        None if !config.sandbox.enabled() => Err("[sandbox] enabled = false".to_string()),
-        None => crate::sandbox::probe().usable(),
-    };
-    if let Err(why) = off {
-        return match config.sandbox.required() {
-            true => Err(format!(
-                "[sandbox] required = true, and this command cannot be sandboxed: {why}"
-            )),
-            false => Ok(None),
-        };
+    if crate::sandbox::choose(config.sandbox.enabled(), config.sandbox.required())?.is_some() {
+        return Ok(None);
     }
     let home = store.runs_dir().join(places::AGENT_HOME);
     let tmp = home.join("floor-tmp");

@@ -111,6 +111,23 @@ pub fn switched_off_by_env() -> Result<Option<String>, String> {
     }
 }
 
+/// Whether a command runs sandboxed, from `[sandbox] enabled` and `required`, [`ENV`] and
+/// this kernel: `Ok(None)` sandboxed; `Ok(Some(why))` unconfined, and why; `Err` it may not
+/// run (`required`, and no sandbox), in words.
+pub fn choose(enabled: bool, required: bool) -> Result<Option<String>, String> {
+    let off = match switched_off_by_env()? {
+        Some(why) => Some(why),
+        None if !enabled => Some("[sandbox] enabled = false".to_string()),
+        None => probe().usable().err(),
+    };
+    match off {
+        Some(why) if required => Err(format!(
+            "[sandbox] required = true, and this command cannot be sandboxed: {why}"
+        )),
+        off => Ok(off),
+    }
+}
+
 /// What this kernel offers (Linux; elsewhere nothing).
 pub fn probe() -> Support {
     #[cfg(target_os = "linux")]
