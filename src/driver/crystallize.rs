@@ -63,7 +63,13 @@ pub fn crystallize(store: &Store, notes: &Path, out: &Path) -> Result<Crystalliz
         .unwrap_or_else(default_agent_command);
     argv.push(prompt);
     let notes_path = notes.canonicalize().unwrap_or(notes.into());
-    let confined = confine(store, &config, &scratch, &[notes_path.clone()], &argv)?;
+    let confined = confine(
+        store,
+        &config,
+        &scratch,
+        std::slice::from_ref(&notes_path),
+        &argv,
+    )?;
     let mut cmd = Cmd::new(&argv, &scratch);
     cmd.env = vec![
         ("SPLICE_PLAN_FILE".into(), plan_file.clone().into()),
