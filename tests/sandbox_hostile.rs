@@ -476,3 +476,55 @@ fn the_design_agent_and_the_critic_run_sandboxed() {
     );
     assert_eq!(r.journal(), journal, "the designer wrote the journal");
 }
+
+/// An agent that points its worktree's `.git` at the repository's own `.git` cannot make the
+/// next attempt's reset (resume `redo`) move `main` or clean the main checkout: splice opens a
+/// checkout only through the admin data it made, and refuses this one, naming it.
+#[test]
+fn a_redirected_worktree_git_file_never_resets_the_main_checkout() {
+    let r = Repo::new();
+    let script = "if [ \"$SPLICE_ATTEMPT\" = 1 ]; then \
+        common=$(cd \"$(git rev-parse --git-common-dir)\" && pwd); \
+        git -c user.name=a -c user.email=a@b commit -q --allow-empty -m agent; \
+        printf 'gitdir: %s\\n' \"$common\" > .git; exit 1; fi; exit 1";
+    let manifest = serde_json::json!({
+        "routes": { "root": ["plan", "delegate"], "compound": ["plan", "delegate"], "leaf": ["work"] },
+        "steps": [
+            { "name": "plan", "role": "split", "floors": [] },
+            { "name": "delegate", "floors": [ { "kind": "children_finished" } ] },
+            { "name": "work", "run": { "argv": ["sh", "-c", script] }, "floors": [],
+              "timeout_s": 60, "max_attempts": 2, "resume": "redo" }
+        ]
+    });
+    r.write(
+        ".splice/manifest.json",
+        &serde_json::to_string_pretty(&manifest).unwrap(),
+    );
+    r.write(".splice/config.toml", "[limits]\nbackoff_s = 0\n");
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "state"]);
+    let bead = r.task("Redirect", &[]);
+    if !sandbox_usable(&r) {
+        return;
+    }
+    r.write("keep.txt", "a person's uncommitted file\n");
+    let main_before = r.git(&["rev-parse", "main"]);
+    let out = r.run(&["run", "--output", "json", "--max-passes", "8"]);
+    common::no_panic(&out);
+    assert_eq!(r.git(&["rev-parse", "main"]), main_before, "main moved");
+    assert!(
+        r.path().join("keep.txt").exists(),
+        "the main checkout was cleaned"
+    );
+    assert_eq!(
+        std::fs::read_to_string(r.path().join("README.md")).unwrap(),
+        "test repo\n"
+    );
+    // The run stops at that checkout, naming it (or the node's next attempt is refused with
+    // the reason): either way nothing was reset through it.
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stderr), r.bead(&bead));
+    assert!(
+        said.contains("not what splice made") || said.contains("is not a git worktree"),
+        "{said}"
+    );
+}

@@ -131,7 +131,7 @@ pub fn update(repo: &Repository, refname: &str, old: Oid, new: Oid) -> Result<Up
 /// After [`update`] brought the checkout at `path` from `old` to `new` but the ref could not be
 /// moved (someone moved it meanwhile): put the files it wrote back to what HEAD now holds.
 pub fn restore(path: &Path, old: Oid, new: Oid) -> Result<()> {
-    let wt = Repository::open(path).map_err(|e| git_at(path, "opening the checkout", e))?;
+    let wt = super::verify::open_checkout(path)?;
     let (from, to) = (wt.find_commit(old)?.tree()?, wt.find_commit(new)?.tree()?);
     let diff = wt.diff_tree_to_tree(Some(&from), Some(&to), None)?;
     let mut cb = CheckoutBuilder::new();

@@ -25,6 +25,7 @@ mod land;
 mod node;
 pub mod snapshots;
 mod target;
+pub mod verify;
 
 use std::fs;
 use std::path::{Path, PathBuf};

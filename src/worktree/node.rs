@@ -15,7 +15,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use git2::{BranchType, Repository, ResetType, StatusOptions, WorktreeAddOptions};
+use git2::{BranchType, ResetType, StatusOptions, WorktreeAddOptions};
 
 use super::{check_id, git_at, is_worktree, node_path, open_repo, prune, resolve, target_name};
 use crate::error::{Error, Result};
@@ -109,7 +109,9 @@ pub fn ensure(repo_root: &Path, worktrees_dir: &Path, id: &str, target: &str) ->
 /// Reset the worktree at `path` hard to `sha` and remove untracked files and directories
 /// (ignored files are kept).
 pub fn reset_hard_clean(path: &Path, sha: &str) -> Result<()> {
-    let repo = Repository::open(path).map_err(|e| git_at(path, "not a git worktree", e))?;
+    // Only through the admin data splice made: a `.git` an agent redirected could make this
+    // reset move `main` or clean the main checkout.
+    let repo = super::verify::open_checkout(path)?;
     let target = repo
         .revparse_single(sha)
         .and_then(|o| o.peel_to_commit())

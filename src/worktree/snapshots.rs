@@ -35,7 +35,7 @@ pub fn take(path: &Path, id: &str, n: u32) -> Result<String> {
 pub fn restore(path: &Path, id: &str, n: u32) -> Result<String> {
     check_id(id)?;
     let name = snapshot_ref(id, n);
-    let repo = Repository::open(path).map_err(|e| git_at(path, "not a git worktree", e))?;
+    let repo = super::verify::open_checkout(path)?;
     let commit = repo
         .revparse_single(&name)
         .and_then(|o| o.peel_to_commit())
