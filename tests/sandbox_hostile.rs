@@ -520,11 +520,17 @@ fn a_redirected_worktree_git_file_never_resets_the_main_checkout() {
         std::fs::read_to_string(r.path().join("README.md")).unwrap(),
         "test repo\n"
     );
-    // The run stops at that checkout, naming it (or the node's next attempt is refused with
-    // the reason): either way nothing was reset through it.
-    let said = format!("{}{}", String::from_utf8_lossy(&out.stderr), r.bead(&bead));
-    assert!(
-        said.contains("not what splice made") || said.contains("is not a git worktree"),
-        "{said}"
+    // The node parks for a person, naming its checkout; the run itself ends normally.
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
+    let b = r.bead(&bead);
+    let parked = b["pipeline"]["dead_letter"]["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(parked.contains("checkout cannot be used"), "{b:#}");
+    assert!(parked.contains("is not a git worktree"), "{parked}");
 }

@@ -110,7 +110,16 @@ pub fn start_dispatch(
     if let Some(busy) = in_use(&worktree::node_path(&rc.store.worktrees_dir(), &bead.id)) {
         return Ok(ActResult::Skipped { reason: busy });
     }
-    let wt = worktree::ensure(rc.store.repo(), &rc.store.worktrees_dir(), &bead.id, target)?;
+    let wt = match worktree::ensure(rc.store.repo(), &rc.store.worktrees_dir(), &bead.id, target) {
+        Ok(wt) => wt,
+        // Its checkout is not one splice can trust (an agent replaced it, or pointed its `.git`
+        // elsewhere): the node parks for a person, naming it; the run goes on with the others.
+        Err(e @ Error::BadFile { .. }) => {
+            let reason = format!("its checkout cannot be used: {e}");
+            return super::act::park(rc, &bead.id, &reason);
+        }
+        Err(e) => return Err(e),
+    };
     let head = worktree::head(&wt.path)?;
     let ctx = Ctx {
         expect_seq: Some(bead.pipeline.seq),
