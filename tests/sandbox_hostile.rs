@@ -534,3 +534,77 @@ fn a_redirected_worktree_git_file_never_resets_the_main_checkout() {
     assert!(parked.contains("checkout cannot be used"), "{b:#}");
     assert!(parked.contains("is not a git worktree"), "{parked}");
 }
+
+/// Through the inbox an agent acts on its own bead alone: a proposal naming another bead is
+/// refused (exit 1, the reason on stderr), a malformed request is a fault (exit 2), and its own
+/// proposal is applied with the local verb's output.
+#[test]
+fn the_inbox_answers_for_the_dispatch_s_own_bead_only() {
+    let r = Repo::new();
+    let other = r.task("Other", &[]);
+    let script = format!(
+        "splice transition propose --bead {other} --step work --artifact stolen \
+           > \"$TMPDIR/other.out\" 2>&1; echo \"other $?\" >> \"$TMPDIR/results\"; \
+         printf '{{\"v\": 1, \"verb\": \"approve\"}}' > \"$SPLICE_INBOX/x.request.json\"; \
+         splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact HEAD \
+           > \"$TMPDIR/own.out\" 2>&1; echo \"own $?\" >> \"$TMPDIR/results\""
+    );
+    r.write(
+        ".splice/manifest.json",
+        &common::work_step_manifest(
+            serde_json::json!(["sh", "-c", script]),
+            serde_json::json!([]),
+            60,
+            1,
+        ),
+    );
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "state"]);
+    let bead = r.task("Own", &[]);
+    if !sandbox_usable(&r) {
+        return;
+    }
+    let before_other = r.bead(&other);
+    let out = r.run(&[
+        "run",
+        "--output",
+        "json",
+        "--max-passes",
+        "3",
+        "--scope",
+        &bead,
+    ]);
+    common::no_panic(&out);
+    let got = results(&r, &bead, "results");
+    assert_eq!(got.get("other"), Some(&1), "{got:?}");
+    assert_eq!(got.get("own"), Some(&0), "{got:?}");
+    assert_eq!(r.bead(&other)["pipeline"], before_other["pipeline"]);
+    assert_eq!(r.bead(&bead)["pipeline"]["proposal"]["artifact"], "HEAD");
+    let runs = r.state().join("runs");
+    let said = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .find_map(|run| {
+            std::fs::read_to_string(run.path().join(format!("{bead}-work-1/tmp/own.out"))).ok()
+        })
+        .unwrap_or_default();
+    let own: Value = serde_json::from_str(&said).expect("propose's JSON output");
+    assert_eq!(own["artifact"], "HEAD", "{said}");
+    let answer = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .find_map(|run| {
+            std::fs::read(
+                run.path()
+                    .join(format!("{bead}-work-1/inbox/x.answer.json")),
+            )
+            .ok()
+        })
+        .expect("the malformed request was answered");
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(answer["code"], 2, "{answer}");
+    assert!(
+        answer["error"].as_str().unwrap().contains("not a request"),
+        "{answer}"
+    );
+}

@@ -53,16 +53,7 @@ pub fn for_dispatch(place: &Place) -> Result<(Policy, Vec<(String, OsString)>)> 
     for dir in [&paths.private_dir, &paths.inbox, &paths.tmp] {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
-    let home_root = place.splice_dir.join("runs").join(AGENT_HOME);
-    let homes = agent_homes(&home_root)?;
-    seed_logins(&home_root)?;
-    let mut env: Vec<(String, OsString)> = homes
-        .iter()
-        .map(|(k, dir)| (k.to_string(), dir.clone().into_os_string()))
-        .collect();
-    for k in ["TMPDIR", "TMP", "TEMP"] {
-        env.push((k.into(), paths.tmp.clone().into()));
-    }
+    let (home_root, mut env) = homes_and_tmp(place.splice_dir, &paths.tmp)?;
     env.push(("SPLICE_INBOX".into(), paths.inbox.clone().into()));
     // No gc or maintenance from inside: they would rewrite what the sandbox keeps read-only.
     for (i, (k, v)) in [("gc.auto", "0"), ("maintenance.auto", "false")]
@@ -144,16 +135,7 @@ pub fn for_agent(
     argv: &[String],
     config: &SandboxConfig,
 ) -> Result<(Policy, Vec<(String, OsString)>)> {
-    let home_root = splice_dir.join("runs").join(AGENT_HOME);
-    let homes = agent_homes(&home_root)?;
-    seed_logins(&home_root)?;
-    let mut env: Vec<(String, OsString)> = homes
-        .iter()
-        .map(|(k, dir)| (k.to_string(), dir.clone().into_os_string()))
-        .collect();
-    for k in ["TMPDIR", "TMP", "TEMP"] {
-        env.push((k.into(), scratch.into()));
-    }
+    let (home_root, env) = homes_and_tmp(splice_dir, scratch)?;
     let mut reads = programs(argv, scratch);
     reads.extend(read.iter().cloned());
     let policy = places::content(&places::Content {
@@ -167,6 +149,22 @@ pub fn for_agent(
     })
     .map_err(Error::Invalid)?;
     Ok((policy, env))
+}
+
+/// The agents' homes (made when missing, logins seeded) and the variables naming them and the
+/// temp directory `tmp`: the root of the homes, and the variables.
+fn homes_and_tmp(splice_dir: &Path, tmp: &Path) -> Result<(PathBuf, Vec<(String, OsString)>)> {
+    let root = splice_dir.join("runs").join(AGENT_HOME);
+    let homes = agent_homes(&root)?;
+    seed_logins(&root)?;
+    let mut env: Vec<(String, OsString)> = homes
+        .into_iter()
+        .map(|(k, dir)| (k.to_string(), dir.into_os_string()))
+        .collect();
+    for k in ["TMPDIR", "TMP", "TEMP"] {
+        env.push((k.into(), tmp.into()));
+    }
+    Ok((root, env))
 }
 
 /// The agents' homes, made when missing: `(variable, directory)`.

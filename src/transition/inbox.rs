@@ -17,7 +17,7 @@
 //! The request and the answer are agent-writable files: the runner never follows a link at
 //! either (an answer is written to a fresh temporary file and renamed over whatever is there).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -310,29 +310,9 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// The bytes of the regular file at `path`, `None` when it does not exist; a link, a FIFO or
-/// a file over `cap` is an error naming it.
+/// a file over `cap` is an error naming it (an agent writes these files).
 fn read_bounded(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path);
-    let file = match file {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, e)),
-    };
-    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-    if !meta.is_file() {
-        return Err(Error::bad_file(path, "is not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
-    if bytes.len() as u64 > cap {
-        return Err(Error::bad_file(path, format!("is larger than {cap} bytes")));
-    }
-    Ok(Some(bytes))
+    crate::safe_read::read_optional(path, cap)
 }
 
 /// The inbox named by the environment, when this is a sandboxed dispatch.
