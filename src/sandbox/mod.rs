@@ -4,18 +4,18 @@
 //!
 //! A [`Sandbox`] is built in the parent from a [`Policy`] (which paths may be read, which
 //! written, which environment variables pass) and entered by the child between `fork` and
-//! `exec` ([`Sandbox::enter`], called by [`crate::process`]), with only raw system calls and no
+//! `exec` ([`Sandbox::entry`], called by [`crate::process`]), with only raw system calls and no
 //! allocation:
 //!
 //! 1. capabilities: a privileged child (root) drops every capability from its bounding,
 //!    ambient, inheritable, permitted and effective sets and locks the securebits, so running as
-//!    root gives it nothing the kernel checks by capability ([`caps`]);
+//!    root gives it nothing the kernel checks by capability (`caps.rs`);
 //! 2. `PR_SET_NO_NEW_PRIVS`: no set-uid program, file capability or LSM transition gives any back;
-//! 3. Landlock ([`ruleset`]): the file system is deny-by-default — read (and execute) only
+//! 3. Landlock (`ruleset.rs`): the file system is deny-by-default — read (and execute) only
 //!    beneath [`Policy::read`], write only beneath [`Policy::write`] (never a device node), the
 //!    device files of [`Policy::devices`]; from ABI 6, no signal to a process outside the
 //!    sandbox and no connection to an abstract UNIX socket made outside it;
-//! 4. seccomp ([`filter`]): `socket(AF_UNIX)` (Landlock ABI 7 cannot stop a connect to a
+//! 4. seccomp (`filter.rs`): `socket(AF_UNIX)` (Landlock ABI 7 cannot stop a connect to a
 //!    pathname socket: a docker or tmux server's), namespaces, mounts, `bpf`, module loading,
 //!    `kexec`, `reboot`, keyrings and terminal input injection are refused with `EPERM`.
 //!
