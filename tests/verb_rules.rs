@@ -53,6 +53,7 @@ const TABLE: &[(&str, &str)] = &[
     ("hooks status", "read-only"),
     ("hooks pre-commit", "read-only"),
     ("guard", "read-only"),
+    ("sandbox exec", "read-only"),
     ("classify", "read-only"),
     ("exec", "person"),
     ("plan crystallize", "person"),
@@ -91,6 +92,7 @@ const IN_PROCESS: &[(&str, &str)] = &[
 /// Top-level commands that are not verbs of the table, and why.
 const NOT_VERBS: &[(&str, &str)] = &[
     ("transition", "holds the verbs"),
+    ("sandbox", "holds `sandbox exec`"),
     ("demo", "writes only the scratch repository it creates"),
     (
         "sim-agent",

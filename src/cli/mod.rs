@@ -31,6 +31,7 @@ pub mod output;
 pub mod plan;
 pub mod ready;
 pub mod run;
+pub mod sandbox;
 pub mod show;
 pub mod snapshot;
 pub mod start;
@@ -97,6 +98,9 @@ pub enum Command {
     /// session) write outside its worktree or move branches it does not own. Prints Claude
     /// Code's deny decision on stdout, nothing to allow; always exits 0.
     Guard(guard::Args),
+    /// Run a command inside the kernel sandbox a policy file describes (`sandbox exec`): how a
+    /// Slurm job confines its agent.
+    Sandbox(sandbox::Args),
     /// Print the request tier the manifest's rules give a request, and the rule that decided it.
     Classify(classify::Args),
     /// Create a lone task from a request (or a campaign from `--plan`) and run it headless to
@@ -160,6 +164,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Cancel(args) => close::run(args, global, true),
         Command::Hooks(args) => hooks::run(args, global),
         Command::Guard(args) => guard::run(args, global),
+        Command::Sandbox(args) => sandbox::run(args, global),
         Command::Classify(args) => classify::run(global, args),
         Command::Exec(args) => exec::run(args, global),
         Command::Plan(args) => plan::run(args, global),

@@ -2,7 +2,6 @@
 //! `docs/security.md`): the Landlock ABI and seccomp this kernel offers, and `[sandbox]`.
 
 use super::{Ctx, Finding};
-use crate::model::executor::ExecutorKind;
 
 pub const SANDBOX: &str = "sandbox";
 
@@ -16,8 +15,6 @@ pub fn sandbox(cx: &Ctx) -> Vec<Finding> {
         Err(why)
     } else if !config.sandbox.enabled() {
         Err("[sandbox] enabled = false in .splice/config.toml".to_string())
-    } else if config.executor.kind() == ExecutorKind::Slurm {
-        Err("dispatches run as Slurm jobs, which splice does not sandbox yet".to_string())
     } else {
         support.usable()
     };

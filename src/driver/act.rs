@@ -83,18 +83,6 @@ impl RunCtx {
         })
     }
 
-    /// Mark the run as one whose dispatches are Slurm jobs, which splice does not sandbox yet.
-    pub fn unsandboxed_jobs(&mut self) -> Result<()> {
-        let why = "dispatches run as Slurm jobs, which splice does not sandbox yet".to_string();
-        if self.config.sandbox.required() {
-            return Err(Error::Invalid(format!(
-                "[sandbox] required = true, and {why}; nothing was dispatched"
-            )));
-        }
-        self.sandbox = Err(why);
-        Ok(())
-    }
-
     /// The run's time now (RFC 3339).
     pub fn now(&self) -> Result<String> {
         let slept = Duration::from_millis(self.slept_ms.load(Ordering::SeqCst));

@@ -191,7 +191,6 @@ impl<'a> Run<'a> {
         rc.max_turns = opts.max_turns.filter(|n| *n > 0);
         rc.keep_snapshots = opts.keep_snapshots;
         if config.executor.kind() == ExecutorKind::Slurm && !opts.dry_run {
-            rc.unsandboxed_jobs()?;
             super::start::shared_root(store, &config)?;
             rc.poller = Some(Arc::new(super::slurm::Poller::spawn(rc.clone())));
         }

@@ -314,6 +314,57 @@ pub(super) fn start(job: Job, done: Sender<Finished>, poller: Arc<Poller>) {
     });
 }
 
+/// The job's command line and the variables its sandbox adds: where the run's dispatches are
+/// sandboxed, `splice sandbox exec --policy <dispatch>.sandbox.json -- ARGV` (the policy the
+/// runner writes: a local dispatch's, with the proposal file writable in place of the inbox,
+/// which no runner serves on a compute node); else ARGV as it is.
+fn confined_argv(
+    job: &Job,
+    p: &super::job::Prepared,
+) -> Result<(Vec<String>, Vec<(String, std::ffi::OsString)>)> {
+    let rc = &job.rc;
+    if rc.sandbox.is_err() {
+        return Ok((p.argv.clone(), Vec::new()));
+    }
+    let git_dir = crate::worktree::open_repo(rc.store.repo())?
+        .commondir()
+        .to_path_buf();
+    let place = crate::exec::sandbox::Place {
+        repo: rc.store.repo(),
+        splice_dir: rc.store.dir(),
+        git_dir: &git_dir,
+        node: &job.bead,
+        worktree: &job.worktree,
+        paths: &p.paths,
+        argv: &p.argv,
+        config: &rc.config.sandbox,
+    };
+    let (mut policy, env) = crate::exec::sandbox::for_dispatch(&place)?;
+    // The job's agent records its verbs in the proposal file: made here, empty, so that the
+    // sandbox may grant writing that one file.
+    crate::store::atomic::replace_file(&p.paths.proposals_file, b"")?;
+    policy.write.push(p.paths.proposals_file.clone());
+    let env: Vec<(String, std::ffi::OsString)> = env
+        .into_iter()
+        .filter(|(k, _)| k != crate::transition::inbox::ENV)
+        .collect();
+    // The job gets them through its environment, which `sandbox exec` filters: keep them.
+    policy.env.extend(env.iter().map(|(k, _)| k.clone()));
+    let file = p.paths.log.with_extension("sandbox.json");
+    let bytes = serde_json::to_vec_pretty(&policy).map_err(|e| Error::Internal(e.to_string()))?;
+    crate::store::atomic::replace_file(&file, &bytes)?;
+    let mut argv = vec![
+        crate::hooks::splice_exe().display().to_string(),
+        "sandbox".into(),
+        "exec".into(),
+        "--policy".into(),
+        file.display().to_string(),
+        "--".into(),
+    ];
+    argv.extend(p.argv.iter().cloned());
+    Ok((argv, env))
+}
+
 /// Write the batch script and submit it, unless Slurm already has a live job of this name
 /// (never two jobs for one node's dispatch); record the job on the claim.
 fn submit(job: &Job) -> Result<(String, DispatchPaths, transition::proposals::Expected)> {
@@ -337,10 +388,8 @@ fn submit(job: &Job) -> Result<(String, DispatchPaths, transition::proposals::Ex
         Some(l) => l.id,
         None => {
             let r = rc.config.executor.resources(&job.step.name);
-            let script = slurm::batch_script(&name, &r, job.step.timeout_s, &p.argv);
             std::fs::create_dir_all(&p.paths.private_dir)
                 .map_err(|e| Error::io(&p.paths.private_dir, e))?;
-            crate::store::atomic::replace_file(&p.paths.script_file, script.as_bytes())?;
             for stale in [
                 &p.paths.proposals_file,
                 &p.paths.usage_file,
@@ -348,8 +397,12 @@ fn submit(job: &Job) -> Result<(String, DispatchPaths, transition::proposals::Ex
             ] {
                 let _ = std::fs::remove_file(stale);
             }
+            let (argv, confined_env) = confined_argv(job, &p)?;
+            let script = slurm::batch_script(&name, &r, job.step.timeout_s, &argv);
+            crate::store::atomic::replace_file(&p.paths.script_file, script.as_bytes())?;
             let spec = job.spec(&p);
             let mut env = env_for(&spec);
+            env.extend(confined_env);
             env.push((
                 "SPLICE_PROPOSALS".into(),
                 p.paths.proposals_file.clone().into(),

@@ -43,8 +43,9 @@ pub const MAX_ABI: i32 = 7;
 /// The oldest Landlock ABI a sandbox is built on: 6 brings the signal and abstract-socket scopes.
 pub const MIN_ABI: i32 = 6;
 
-/// What may be touched from inside.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What may be touched from inside (as JSON: the policy file of `splice sandbox exec`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Policy {
     /// Directories (or files) whose contents may be read and executed.
     pub read: Vec<PathBuf>,

@@ -96,6 +96,8 @@ pub enum Verb {
     HooksStatus,
     HooksPreCommit,
     Guard,
+    /// `splice sandbox exec`: run a command inside the kernel sandbox (a Slurm job's agent).
+    SandboxExec,
     Classify,
     Exec,
     PlanCrystallize,
@@ -162,6 +164,7 @@ impl Verb {
         Verb::HooksStatus,
         Verb::HooksPreCommit,
         Verb::Guard,
+        Verb::SandboxExec,
         Verb::Classify,
         Verb::Exec,
         Verb::PlanCrystallize,
@@ -246,6 +249,7 @@ impl Verb {
             | Verb::HooksStatus
             | Verb::HooksPreCommit
             | Verb::Guard
+            | Verb::SandboxExec
             | Verb::Classify
             | Verb::Monitor
             | Verb::ExportBd
@@ -308,6 +312,8 @@ impl Verb {
             Verb::HooksPreCommit => "hooks pre-commit",
             // The Claude Code hook: it judges a tool call and changes nothing.
             Verb::Guard => "guard",
+            // Confines a command and execs it; it changes no state.
+            Verb::SandboxExec => "sandbox exec",
             Verb::Classify => "classify",
             Verb::Exec => "exec",
             Verb::PlanCrystallize => "plan crystallize",

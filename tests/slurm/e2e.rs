@@ -458,3 +458,38 @@ fn a_slurm_run_looks_its_commands_up_in_a_first_job_before_claiming_anything() {
     assert_eq!(r.beads_bytes(), before, "nothing claimed");
     assert!(r.bead(&id)["pipeline"]["lease"].is_null());
 }
+
+/// A Slurm job's agent runs in the kernel sandbox too (`splice sandbox exec`, issue 31): it
+/// cannot write `.splice/` or the main checkout, and its proposal, through the proposal file,
+/// is applied when the job ends.
+#[test]
+fn a_slurm_jobs_agent_runs_in_the_sandbox() {
+    if cluster::require().is_none() {
+        return;
+    }
+    if splice::sandbox::probe().usable().is_err() {
+        return;
+    }
+    let script = "echo junk >> \"$SPLICE_DIR/journal.jsonl\" && exit 7; \
+                  echo pwned > \"$SPLICE_DIR/../README.md\" && exit 8; \
+                  splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact done";
+    let (r, id) = slurm_repo(script, 120, 1);
+    let readme = std::fs::read_to_string(r.path().join("README.md")).unwrap();
+    let (code, envelope) = finished(spawn_run(&r));
+    assert_eq!(code, 0, "{envelope:#}");
+    let b = r.bead(&id);
+    assert_eq!(b["status"], "closed", "the proposal was applied: {b:#}");
+    assert!(
+        !r.journal().lines().any(|l| l == "junk"),
+        "the job wrote the journal"
+    );
+    assert_eq!(
+        std::fs::read_to_string(r.path().join("README.md")).unwrap(),
+        readme
+    );
+    assert!(
+        scripts(&r).iter().any(|s| s.contains("'sandbox' 'exec'")),
+        "the job script runs its agent through splice sandbox exec: {:?}",
+        scripts(&r)
+    );
+}
