@@ -314,14 +314,14 @@ pub(super) fn start(job: Job, done: Sender<Finished>, poller: Arc<Poller>) {
     });
 }
 
+/// Variables a job's sandbox adds to its environment.
+type JobEnv = Vec<(String, std::ffi::OsString)>;
+
 /// The job's command line and the variables its sandbox adds: where the run's dispatches are
 /// sandboxed, `splice sandbox exec --policy <dispatch>.sandbox.json -- ARGV` (the policy the
 /// runner writes: a local dispatch's, with the proposal file writable in place of the inbox,
 /// which no runner serves on a compute node); else ARGV as it is.
-fn confined_argv(
-    job: &Job,
-    p: &super::job::Prepared,
-) -> Result<(Vec<String>, Vec<(String, std::ffi::OsString)>)> {
+fn confined_argv(job: &Job, p: &super::job::Prepared) -> Result<(Vec<String>, JobEnv)> {
     let rc = &job.rc;
     if rc.sandbox.is_err() {
         return Ok((p.argv.clone(), Vec::new()));
@@ -344,7 +344,7 @@ fn confined_argv(
     // sandbox may grant writing that one file.
     crate::store::atomic::replace_file(&p.paths.proposals_file, b"")?;
     policy.write.push(p.paths.proposals_file.clone());
-    let env: Vec<(String, std::ffi::OsString)> = env
+    let env: JobEnv = env
         .into_iter()
         .filter(|(k, _)| k != crate::transition::inbox::ENV)
         .collect();
