@@ -264,10 +264,9 @@ pub enum Refusal {
     #[error("{}", cluster_dispatch(bead, *proposals))]
     ClusterDispatch { bead: String, proposals: bool },
     /// A writing verb from inside a splice sandbox (issue 31): the kernel keeps `.splice/`
-    /// read-only there. `verb`: the verb asked for, when the caller said it; `path`: the file
-    /// the kernel would not let it open for writing.
-    #[error("{}", sandboxed(verb.as_deref(), path))]
-    Sandboxed { verb: Option<String>, path: String },
+    /// read-only there. `path`: the file it would not let the process open for writing.
+    #[error("{}", sandboxed(path))]
+    Sandboxed { path: String },
 }
 
 impl Refusal {
@@ -370,10 +369,9 @@ fn stale(bead: &str, seq: u64, expected: u64, while_checking: bool) -> String {
 }
 
 /// Why a sandboxed process may not run a writing verb.
-fn sandboxed(verb: Option<&str>, path: &str) -> String {
-    let asked = verb.map(|v| format!("`{v}` ")).unwrap_or_default();
+fn sandboxed(path: &str) -> String {
     format!(
-        "{asked}cannot run here: this process is inside a splice sandbox (a dispatched agent's \
+        "cannot run here: this process is inside a splice sandbox (a dispatched agent's \
          session), where the kernel keeps .splice/ read-only (it refused to open {path} for \
          writing). Person and runner verbs cannot run inside a sandbox, whatever the process tree \
          or the environment says; an agent ends its step with `splice transition propose` (or \

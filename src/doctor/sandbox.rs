@@ -11,12 +11,10 @@ pub fn sandbox(cx: &Ctx) -> Vec<Finding> {
         Err(_) => return vec![Finding::not_checked(SANDBOX, "config.toml does not load")],
     };
     let support = crate::sandbox::probe();
-    let why = if let Some(why) = crate::sandbox::switched_off_by_env().unwrap_or_else(Some) {
-        Err(why)
-    } else if !config.sandbox.enabled() {
-        Err("[sandbox] enabled = false in .splice/config.toml".to_string())
-    } else {
-        support.usable()
+    // Whether a run would sandbox, as it decides (`required` is this check's own verdict).
+    let why = match crate::sandbox::choose(config.sandbox.enabled(), false) {
+        Ok(None) => Ok(()),
+        Ok(Some(why)) | Err(why) => Err(why),
     };
     let finding = match why {
         Ok(()) => Finding::ok(

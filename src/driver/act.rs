@@ -58,15 +58,13 @@ impl RunCtx {
         config: Config,
         who: &Identity,
     ) -> Result<RunCtx> {
-        let sandbox = sandboxing(&config)?;
-        if let Err(why) = &sandbox
-            && config.sandbox.required()
-        {
-            return Err(Error::Invalid(format!(
-                "[sandbox] required = true, and this run's dispatches cannot be sandboxed: {why}; \
-                 nothing was dispatched"
-            )));
-        }
+        // `[sandbox] required` and no sandbox, or a bad `SPLICE_SANDBOX`: nothing is dispatched.
+        let sandbox =
+            match crate::sandbox::choose(config.sandbox.enabled(), config.sandbox.required()) {
+                Ok(None) => Ok(crate::sandbox::probe().enforced_abi()),
+                Ok(Some(why)) => Err(why),
+                Err(why) => return Err(Error::Invalid(format!("{why}; nothing was dispatched"))),
+            };
         let presence = Presence::register(store.dir(), &who.holder, &who.run)?;
         Ok(RunCtx {
             sandbox,
@@ -106,21 +104,6 @@ impl RunCtx {
             now: self.now()?,
         })
     }
-}
-
-/// Can this run's dispatches be sandboxed? `Ok`: the Landlock ABI enforced.
-/// `Err` (the outer one): `SPLICE_SANDBOX` says neither `on` nor `off`.
-fn sandboxing(config: &Config) -> Result<std::result::Result<i32, String>> {
-    if let Some(why) = crate::sandbox::switched_off_by_env().map_err(Error::Invalid)? {
-        return Ok(Err(why));
-    }
-    if !config.sandbox.enabled() {
-        return Ok(Err(
-            "[sandbox] enabled = false in .splice/config.toml".into()
-        ));
-    }
-    let support = crate::sandbox::probe();
-    Ok(support.usable().map(|()| support.enforced_abi()))
 }
 
 /// A refusal becomes `Skipped`; any other error is a fault for the caller.

@@ -460,19 +460,19 @@ impl Job {
             run: &rc.run_id,
             model: rc.config.agent.model_for(&self.step.name),
         };
-        let (env, section) = self.loop_env(&bead, &paths)?;
+        let (mut env, section) = self.loop_env(&bead, &paths)?;
         let mut argv = self.argv(&bead, &vars, &paths, section.as_deref())?;
         if rc.config.guard.dispatch() {
             argv = guard::guard_argv(argv, &paths.settings_file, &crate::hooks::splice_exe())?;
         }
-        let (mut env, sandbox) = (env, None);
+        // A Slurm job is confined on its compute node (`slurm::confined_argv`), not here.
         let sandbox = match (&rc.sandbox, rc.poller.is_some()) {
             (Ok(_), false) => {
                 let (sandbox, more) = self.sandbox(&paths, &argv)?;
                 env.extend(more);
                 Some(sandbox)
             }
-            _ => sandbox,
+            _ => None,
         };
         Ok(Prepared {
             bead,

@@ -118,7 +118,7 @@ pub fn switched_off_by_env() -> Result<Option<String>, String> {
 pub fn choose(enabled: bool, required: bool) -> Result<Option<String>, String> {
     let off = match switched_off_by_env()? {
         Some(why) => Some(why),
-        None if !enabled => Some("[sandbox] enabled = false".to_string()),
+        None if !enabled => Some("[sandbox] enabled = false in .splice/config.toml".to_string()),
         None => probe().usable().err(),
     };
     match off {

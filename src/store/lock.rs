@@ -80,7 +80,6 @@ fn kernel_refused(path: &Path, e: Error) -> Error {
         if matches!(source.raw_os_error(), Some(libc::EACCES | libc::EPERM | libc::EROFS)));
     if denied && confined() {
         return Error::Refused(crate::refusal::Refusal::Sandboxed {
-            verb: None,
             path: path.display().to_string(),
         });
     }

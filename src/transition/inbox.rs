@@ -94,6 +94,7 @@ impl Request {
             None => return Err("v: missing".into()),
         }
         let request: Request = serde_json::from_value(value).map_err(|e| e.to_string())?;
+        // Its verb and arguments are a proposal line's, checked by the same code.
         let line = Line {
             v: super::proposals::VERSION,
             verb: request.verb.clone(),
@@ -104,9 +105,7 @@ impl Request {
             args: request.args.clone(),
             credential: String::new(),
         };
-        let text = serde_json::to_string(&line).map_err(|e| e.to_string())?;
-        let (_, call) = Line::parse(&text)?;
-        Ok((request, call))
+        Ok((request, line.call()?))
     }
 }
 
@@ -128,7 +127,7 @@ pub fn send(inbox: &Path, request: &Request) -> Result<Answer> {
     let answer = inbox.join(format!("{name}{ANSWER}"));
     let deadline = Instant::now() + WAIT;
     loop {
-        match read_bounded(&answer, MAX_REQUEST) {
+        match crate::safe_read::read_optional(&answer, MAX_REQUEST) {
             Ok(Some(bytes)) => {
                 let _ = std::fs::remove_file(&answer);
                 return serde_json::from_slice(&bytes)
@@ -214,7 +213,7 @@ fn answer_to(base: &Ctx, path: &Path, dispatch: &Dispatch) -> (String, Answer) {
         output: None,
         error: Some(e),
     };
-    let bytes = match read_bounded(path, MAX_REQUEST) {
+    let bytes = match crate::safe_read::read_optional(path, MAX_REQUEST) {
         Ok(Some(bytes)) => bytes,
         Ok(None) => {
             return (
@@ -307,12 +306,6 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
         .open(path)
         .map_err(|e| Error::io(path, e))?;
     file.write_all(bytes).map_err(|e| Error::io(path, e))
-}
-
-/// The bytes of the regular file at `path`, `None` when it does not exist; a link, a FIFO or
-/// a file over `cap` is an error naming it (an agent writes these files).
-fn read_bounded(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
-    crate::safe_read::read_optional(path, cap)
 }
 
 /// The inbox named by the environment, when this is a sandboxed dispatch.

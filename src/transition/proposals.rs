@@ -166,7 +166,8 @@ impl Line {
         Ok((line, call))
     }
 
-    fn call(&self) -> std::result::Result<Call, String> {
+    /// The verb's arguments, checked as the local verb checks them.
+    pub(super) fn call(&self) -> std::result::Result<Call, String> {
         let args = |e: serde_json::Error| format!("args: {e}");
         let children = || -> std::result::Result<ChildrenLine, String> {
             let c: ChildrenLine = serde_json::from_value(self.args.clone()).map_err(args)?;
