@@ -233,12 +233,11 @@ fn a_slurm_run_refuses_a_repository_outside_its_shared_root() {
 #[test]
 fn a_floor_sent_to_slurm_runs_through_srun() {
     let r = Repo::new();
-    let marks = tempfile::tempdir().unwrap();
-    let mark = marks.path().join("ran");
-    let check = format!(
-        "test -n \"$SLURM_JOB_ID\" && echo \"$SLURM_JOB_NAME\" > '{}'",
-        mark.display()
-    );
+    // The floor runs in the node's worktree, `.splice/worktrees/<id>`: its mark goes where a
+    // floor may write, sandboxed or not (the worktree goes when the node closes).
+    let check = "test -n \"$SLURM_JOB_ID\" && mkdir -p ../../runs/agent-home/floor-tmp \
+        && echo \"$SLURM_JOB_NAME\" > ../../runs/agent-home/floor-tmp/ran";
+    let mark = r.path().join(".splice/runs/agent-home/floor-tmp/ran");
     let floors = serde_json::json!([ { "kind": "command", "argv": ["sh", "-c", check] } ]);
     let argv = serde_json::json!(["sh", "-c", PROPOSE]);
     let manifest = common::work_step_manifest(argv, floors, 120, 1);

@@ -177,7 +177,11 @@ fn dirs(runs: &Path) -> Result<Vec<(String, Option<SystemTime>)>> {
             Some((e.file_name().into_string().ok()?, modified))
         })
         // Not runs: the runners' records and the agents' homes (written by every dispatch).
-        .filter(|(name, _)| name != "runners" && name != crate::sandbox::places::AGENT_HOME)
+        .filter(|(name, _)| {
+            name != "runners"
+                && name != crate::sandbox::places::AGENT_HOME
+                && name != crate::floors::confine::FLOORS_DIR
+        })
         .collect())
 }
 

@@ -27,8 +27,8 @@ impl Floor for Command {
             .and_then(serde_json::Value::as_i64)
             .unwrap_or(0);
         let timeout = timeout_for(spec, ctx.step.timeout_s);
-        let ran = match ctx.run_confined(
-            &ctx.floor_argv(&argv, timeout),
+        let ran = match ctx.run_floor(
+            &argv,
             &ctx.workdir,
             &[("SPLICE_BEAD", &ctx.bead.id)],
             timeout,

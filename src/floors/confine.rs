@@ -11,6 +11,10 @@ use crate::model::Config;
 use crate::sandbox::{Sandbox, places};
 use crate::store::Store;
 
+/// Where the policies of floor commands sent to a cluster node are written, under `runs/`: no
+/// sandboxed process may write there.
+pub const FLOORS_DIR: &str = "floors";
+
 /// A sandbox and the variables a command in it gets (its temp directory, caches).
 #[derive(Debug)]
 pub struct Confined {
@@ -60,4 +64,36 @@ pub fn for_dir(store: &Store, config: &Config, dir: &Path) -> Result<Option<Conf
         .collect();
     env.push(("XDG_CACHE_HOME".into(), cache.display().to_string()));
     Ok(Some(Confined { sandbox, env }))
+}
+
+/// A confined floor command sent to a cluster node (`[executor] floors = "slurm"`): `srun` runs
+/// `splice sandbox exec --policy <file> -- argv` there, from the policy the runner writes to
+/// `runs/floors/<name>.sandbox.json`, keeping the variables `confined` adds (the caller passes
+/// them on). A node that cannot sandbox fails the command rather than run it unconfined.
+pub fn on_cluster(
+    store: &Store,
+    confined: &Confined,
+    name: &str,
+    argv: &[String],
+) -> Result<Vec<String>, String> {
+    let mut policy = confined.sandbox.policy().clone();
+    policy
+        .env
+        .extend(confined.env.iter().map(|(k, _)| k.clone()));
+    policy.env.extend(["SPLICE_BEAD".into(), "SLURM_*".into()]);
+    let dir = store.runs_dir().join(FLOORS_DIR);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let file = dir.join(format!("{name}.sandbox.json"));
+    let bytes = serde_json::to_vec_pretty(&policy).map_err(|e| e.to_string())?;
+    crate::store::atomic::replace_file(&file, &bytes).map_err(|e| e.to_string())?;
+    let mut inner = vec![
+        crate::hooks::splice_exe().display().to_string(),
+        "sandbox".into(),
+        "exec".into(),
+        "--policy".into(),
+        file.display().to_string(),
+        "--".into(),
+    ];
+    inner.extend(argv.iter().cloned());
+    Ok(inner)
 }

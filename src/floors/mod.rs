@@ -147,8 +147,8 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Run a command on the node's content (a suite, a `command` floor, a SARIF tool) in
-    /// `dir`, inside the sandbox ([`confine`]).
+    /// Run a command on the node's content (a SARIF tool) in `dir`, here, inside the sandbox
+    /// ([`confine`]).
     pub fn run_confined(
         &self,
         argv: &[String],
@@ -157,25 +157,39 @@ impl Ctx<'_> {
         timeout: Duration,
         cap: usize,
     ) -> Result<Captured, String> {
-        // Through `srun` the command runs on a cluster node, where splice builds no sandbox
-        // yet (and `srun` itself needs munge's UNIX socket).
-        let on_cluster = self.config.executor.kind() == crate::model::executor::ExecutorKind::Slurm
-            && self.config.executor.floors() == crate::model::executor::FloorsOn::Slurm;
-        let confined = match on_cluster {
-            true => None,
-            false => confine::for_dir(self.store, self.config, dir)?,
-        };
+        let confined = confine::for_dir(self.store, self.config, dir)?;
         run_in(argv, dir, env, timeout, cap, confined.as_ref())
     }
 
-    /// The argv a command-running floor (`command`, `tests`, `suite`) runs: `argv` itself, or
-    /// with `[executor] floors = "slurm"` the same as a Slurm job through `srun`, named
-    /// `splice-floor-<bead>-<step>`.
-    pub fn floor_argv(&self, argv: &[String], timeout: Duration) -> Vec<String> {
+    /// Run a command-running floor's `argv` (`command`, `tests`, `suite`) in `dir`, inside the
+    /// sandbox: here, or with `[executor] floors = "slurm"` on a cluster node through `srun`
+    /// (a job named `splice-floor-<bead>-<step>`), where `splice sandbox exec` enters the same
+    /// sandbox from a policy file the runner writes ([`confine::on_cluster`]); `srun` itself
+    /// runs unconfined here, as it needs munge's UNIX socket.
+    pub fn run_floor(
+        &self,
+        argv: &[String],
+        dir: &Path,
+        env: &[(&str, &str)],
+        timeout: Duration,
+        cap: usize,
+    ) -> Result<Captured, String> {
+        let executor = &self.config.executor;
+        let on_cluster = executor.kind() == crate::model::executor::ExecutorKind::Slurm
+            && executor.floors() == crate::model::executor::FloorsOn::Slurm;
+        if !on_cluster {
+            return self.run_confined(argv, dir, env, timeout, cap);
+        }
         let name = format!("splice-floor-{}-{}", self.bead.id, self.step.name);
-        self.config
-            .executor
-            .floor_argv(&self.step.name, &name, timeout.as_secs(), argv)
+        let Some(confined) = confine::for_dir(self.store, self.config, dir)? else {
+            let sent = executor.floor_argv(&self.step.name, &name, timeout.as_secs(), argv);
+            return run_in(&sent, dir, env, timeout, cap, None);
+        };
+        let inner = confine::on_cluster(self.store, &confined, &name, argv)?;
+        let sent = executor.floor_argv(&self.step.name, &name, timeout.as_secs(), &inner);
+        let mut all: Vec<(&str, &str)> = env.to_vec();
+        all.extend(confined.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        run_in(&sent, dir, &all, timeout, cap, None)
     }
 
     /// The node's campaign root (the node itself when it has no parent).

@@ -57,8 +57,8 @@ impl Floor for Suite {
         };
         let argv = vec!["sh".to_string(), "-c".to_string(), cmd.to_string()];
         let timeout = timeout_for(spec, ctx.step.timeout_s);
-        let ran = match ctx.run_confined(
-            &ctx.floor_argv(&argv, timeout),
+        let ran = match ctx.run_floor(
+            &argv,
             &checkout.path,
             &[("SPLICE_BEAD", &ctx.bead.id)],
             timeout,

@@ -146,8 +146,8 @@ impl Floor for Tests {
             );
         }
         let timeout = timeout_for(spec, ctx.step.timeout_s);
-        let ran = match ctx.run_confined(
-            &ctx.floor_argv(&argv, timeout),
+        let ran = match ctx.run_floor(
+            &argv,
             &ctx.workdir,
             &[("SPLICE_BEAD", &ctx.bead.id)],
             timeout,

@@ -416,27 +416,34 @@ fn a_job_past_its_one_minute_limit_is_recorded_as_a_timeout() {
 }
 
 #[test]
-fn floors_sent_to_slurm_run_their_command_inside_a_job() {
+fn floors_sent_to_slurm_run_their_command_inside_a_job_and_its_sandbox() {
     if cluster::require().is_none() {
         return;
     }
-    // The floor passes only inside a Slurm job (srun sets SLURM_JOB_ID), and leaves its mark
-    // outside the worktree (which goes when the node closes).
-    let marks = tempfile::tempdir().unwrap();
-    let mark = marks.path().join("floor-ran-in");
-    let check = format!(
-        "test -n \"$SLURM_JOB_ID\" && echo \"$SLURM_JOB_NAME\" > '{}'",
-        mark.display()
-    );
+    // The floor passes only inside a Slurm job (srun sets SLURM_JOB_ID) and inside the sandbox
+    // (the journal, two levels up from the worktree, cannot be written), and leaves its mark in
+    // its temp directory (the worktree goes when the node closes).
+    let check = "test -n \"$SLURM_JOB_ID\" && echo \"$SLURM_JOB_NAME\" > \"$TMPDIR/floor-ran-in\" \
+        && ! (echo junk >> ../../journal.jsonl) 2>/dev/null";
     let floors = serde_json::json!([{ "kind": "command", "argv": ["sh", "-c", check] }]);
     let argv = serde_json::json!(["sh", "-c", proposing_after(0)]);
     let (r, id) = slurm_repo_with(argv, floors, "floors = \"slurm\"\n", 120, 1);
+    let journal = r.journal();
     let (code, envelope) = finished(spawn_run(&r));
     assert_eq!(code, 0, "{envelope:#}");
     let b = r.bead(&id);
     assert_eq!(b["status"], "closed", "the floor passed: {b:#}");
+    let mark = r
+        .path()
+        .join(".splice/runs/agent-home/floor-tmp/floor-ran-in");
     let name = std::fs::read_to_string(&mark).unwrap_or_default();
     assert_eq!(name.trim(), format!("splice-floor-{id}-work"));
+    // Its `junk` line would be in the journal, which holds only the writer's records.
+    assert!(r.journal().starts_with(&journal));
+    for line in r.journal().lines() {
+        let parsed: Result<Value, _> = serde_json::from_str(line);
+        assert!(parsed.is_ok(), "the floor wrote the journal: {line}");
+    }
 }
 
 #[test]
