@@ -65,7 +65,7 @@ const ATTACKS: &str = r#"
 out="$TMPDIR/results"
 try() { name=$1; shift; "$@" >"$TMPDIR/$name.out" 2>&1; echo "$name $?" >> "$out"; }
 repo=$1
-gitdir=$(git rev-parse --git-common-dir)
+gitdir="$repo/.git"
 # Its own work first, so that moving main to HEAD would change main.
 echo work > work.txt
 try commit sh -c 'git add work.txt && git -c user.name=a -c user.email=a@b commit -qm work'
@@ -88,16 +88,25 @@ mkdir -p alias/.splice
 try alias-store ln "$SPLICE_DIR/journal.jsonl" alias/.splice/journal.jsonl
 try main-checkout sh -c "echo pwned >> '$repo/README.md'"
 try main-new sh -c "echo pwned > '$repo/planted.txt'"
-try git-config git config core.fsmonitor "touch $TMPDIR/fsmonitor-ran"
 try git-config-file sh -c "echo '[core] fsmonitor = true' >> '$gitdir/config'"
 try git-hook sh -c "printf '#!/bin/sh\ntouch /tmp/hooked\n' > '$gitdir/hooks/pre-commit'"
 try git-info sh -c "echo '*' > '$gitdir/info/attributes'"
-try branch-main git branch -f main HEAD
-try update-ref-main git update-ref refs/heads/main HEAD
-try push-main git push . HEAD:main
 try git-dir-main env GIT_DIR="$gitdir" git update-ref refs/heads/main HEAD
-try checkout-main git checkout -B main
-try other-ref git update-ref refs/tags/planted HEAD
+try git-dir-other env GIT_DIR="$gitdir" git update-ref refs/heads/splice/sp-other HEAD
+try ref-file-other sh -c "git rev-parse HEAD > '$gitdir/refs/heads/splice/sp-other'"
+try admin-head sh -c "echo ref: refs/heads/main > '$gitdir/worktrees/$SPLICE_BEAD/HEAD'"
+try object-new sh -c "mkdir -p '$gitdir/objects/ab' && echo x > '$gitdir/objects/ab/cdef'"
+try object-replace sh -c 'f=$(find "$1/objects" -type f -path "*/objects/??/*" | head -n 1); \
+  [ -n "$f" ] && rm -f "$f" && echo x > "$f"' replace "$gitdir"
+# Git in the worktree is the dispatch's quarantine: these change only the quarantine, and
+# nothing of them reaches the repository.
+try contained-branch-main git branch -f main HEAD
+try contained-update-ref-main git update-ref refs/heads/main HEAD
+try contained-other-branch git update-ref refs/heads/splice/sp-other HEAD
+try contained-push-main git push . HEAD:main
+try contained-tag git update-ref refs/tags/planted HEAD
+try contained-config git config core.fsmonitor "touch $TMPDIR/fsmonitor-ran"
+try contained-checkout-main git checkout -B main
 try home-gitconfig sh -c "echo '[alias] x = !touch /tmp/x' >> '$HOME/.gitconfig'"
 try home-rc sh -c "echo pwned >> '$HOME/.bashrc'"
 try read-ssh cat "$HOME/.ssh/id_ed25519"
@@ -199,6 +208,7 @@ fn check_hostile(r: &Repo) {
             || p.ends_with("index")
     };
     let before_git = tree(&git, &git_skip);
+    let before_objects = tree(&git.join("objects"), &|_| false);
     let before_home = tree(home.path(), &|_| false);
     let main_before = r.git(&["rev-parse", "main"]);
 
@@ -223,9 +233,11 @@ fn check_hostile(r: &Repo) {
     let refused: Vec<&str> = got
         .keys()
         .map(String::as_str)
-        .filter(|n| !["commit", "propose"].contains(n))
+        .filter(|n| !["commit", "propose"].contains(n) && !n.starts_with("contained-"))
         .collect();
-    assert!(refused.len() >= 34, "every attack ran: {got:?}");
+    assert!(refused.len() >= 32, "every attack ran: {got:?}");
+    let contained = got.keys().filter(|n| n.starts_with("contained-")).count();
+    assert_eq!(contained, 7, "every contained attack ran: {got:?}");
     for name in refused {
         assert_ne!(got[name], 0, "{name} succeeded: {}", out_of(name));
     }
@@ -238,6 +250,8 @@ fn check_hostile(r: &Repo) {
     for name in ["commit", "propose"] {
         assert_eq!(got.get(name), Some(&0), "{name}: {}", out_of(name));
     }
+    // Git in the quarantine is a whole repository: a commit says nothing of locks it lacked.
+    assert!(out_of("commit").trim().is_empty(), "{}", out_of("commit"));
     // A person's verb from a process the writer takes for a person (its runner has gone) is
     // refused by the kernel, in words.
     let said = out_of("outlived");
@@ -267,6 +281,11 @@ fn check_hostile(r: &Repo) {
         before_git,
         ".git but objects, worktrees, splice/*"
     );
+    // Objects are only added, by the runner's import: none was replaced or removed.
+    let objects = tree(&git.join("objects"), &|_| false);
+    for (path, bytes) in &before_objects {
+        assert_eq!(objects.get(path), Some(bytes), "{} changed", path.display());
+    }
     assert_eq!(tree(home.path(), &|_| false), before_home, "$HOME");
     assert_eq!(r.git(&["rev-parse", "main"]), main_before);
     let refs = r.git(&["for-each-ref", "--format=%(refname)"]);
@@ -295,6 +314,12 @@ fn check_hostile(r: &Repo) {
         .filter(|rec| rec["actor"] == "person")
         .count();
     assert_eq!(persons, 1, "only init-task is a person's: {journal:?}");
+    let proposal = journal.iter().find(|rec| rec["verb"] == "propose");
+    assert_eq!(
+        proposal.map(|rec| &rec["actor"]),
+        Some(&Value::from("agent")),
+        "the proposal from the inbox is the agent's: {journal:?}"
+    );
     let branch = r.git(&["log", "--format=%s", "-1", &format!("splice/{bead}")]);
     assert_eq!(branch, "work", "the agent's commit is on its branch");
     drop(listener);
@@ -475,8 +500,9 @@ fn the_design_agent_and_the_critic_run_sandboxed() {
 }
 
 /// An agent that points its worktree's `.git` at the repository's own `.git` cannot make the
-/// next attempt's reset (resume `redo`) move `main` or clean the main checkout: splice opens a
-/// checkout only through the admin data it made, and refuses this one, naming it.
+/// next attempt's reset (resume `redo`) move `main` or clean the main checkout: after a dispatch
+/// the runner points `.git` back at the admin data it made, and opens the checkout only through
+/// that; the agent's commit (made before) is imported, and the reset undoes it on its branch.
 #[test]
 fn a_redirected_worktree_git_file_never_resets_the_main_checkout() {
     let r = Repo::new();
@@ -517,19 +543,33 @@ fn a_redirected_worktree_git_file_never_resets_the_main_checkout() {
         std::fs::read_to_string(r.path().join("README.md")).unwrap(),
         "test repo\n"
     );
-    // The node parks for a person, naming its checkout; the run itself ends normally.
     assert_eq!(
         out.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The worktree's `.git` names the admin directory splice made again.
+    let wt = r.state().join("worktrees").join(&bead);
+    let dot_git = std::fs::read_to_string(wt.join(".git")).unwrap();
+    assert!(
+        dot_git
+            .trim_end()
+            .ends_with(&format!(".git/worktrees/{bead}")),
+        "{dot_git}"
+    );
+    // Both attempts ran and failed; the second was reset to the step's base first.
     let b = r.bead(&bead);
     let parked = b["pipeline"]["dead_letter"]["reason"]
         .as_str()
         .unwrap_or_default();
-    assert!(parked.contains("checkout cannot be used"), "{b:#}");
-    assert!(parked.contains("is not a git worktree"), "{parked}");
+    assert!(!parked.is_empty(), "{b:#}");
+    assert_eq!(
+        r.git(&["rev-parse", &format!("splice/{bead}")]),
+        main_before
+    );
+    let reflog = r.git(&["reflog", "--format=%gs", &format!("splice/{bead}")]);
+    assert!(reflog.contains("dispatch committed"), "{reflog}");
 }
 
 /// Through the inbox an agent acts on its own bead alone: a proposal naming another bead is

@@ -285,6 +285,15 @@ impl Job {
     /// After the dispatch: measure a loop step's iteration, then record the exit and release
     /// the claim, whatever happened.
     pub(super) fn conclude(&self, mut finished: Finished, started: Instant) -> Finished {
+        let rc = &self.rc;
+        let imported =
+            worktree::quarantine::leave(rc.store.repo(), &rc.store.worktrees_dir(), &self.bead);
+        let unimported = imported
+            .err()
+            .map(|e| format!("its commits were not imported: {e}"));
+        if let Some(why) = &unimported {
+            finished.problem.get_or_insert_with(|| why.clone());
+        }
         self.measure_iteration(&mut finished);
         finished.elapsed_ms = started.elapsed().as_millis() as u64;
         if self.cancel.load(Ordering::Relaxed) && !super::interrupt::requested() {
@@ -320,6 +329,12 @@ impl Job {
             finished
                 .problem
                 .get_or_insert_with(|| format!("release: {e}"));
+        }
+        // Commits that could not be verified are a person's to look at.
+        if let Some(why) = unimported
+            && let Err(e) = super::act::park(rc, &self.bead, &why)
+        {
+            finished.problem = Some(format!("{why}; parking it failed: {e}"));
         }
         finished
     }
@@ -444,6 +459,8 @@ impl Job {
             worktree::step_base(&bead),
         )?;
         super::looping::before_dispatch(&bead, &self.step, &self.worktree)?;
+        // From here until `conclude`, the worktree's git is the dispatch's own quarantine.
+        worktree::quarantine::enter(rc.store.repo(), &rc.store.worktrees_dir(), &self.bead)?;
         let paths = DispatchPaths::new(
             &rc.store.runs_dir(),
             &rc.run_id,

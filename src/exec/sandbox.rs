@@ -4,9 +4,8 @@
 //! - **Writes**: the node's worktree; the dispatch's own directory (`runs/<run>/<dispatch>/`:
 //!   result, usage, inbox, temp directory); the agents' homes splice owns
 //!   (`runs/agent-home/`: `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `XDG_*`, the npm cache); and, for
-//!   its commits, the worktree's own git admin directory, the object store and the directory of
-//!   `splice/*` branches. `$HOME`, `~/.gitconfig`, `.splice/` and the main checkout, `.git`'s
-//!   config, hooks and every other ref are never writable.
+//!   git, the node's quarantine (`worktree::quarantine`). `$HOME`, `~/.gitconfig`, `.splice/`,
+//!   the main checkout and the repository's `.git` are never writable.
 //! - **Reads**: the system (`/usr`, `/etc`, `/proc`…), the repository (but other dispatches'
 //!   directories under `runs/`), the toolchains under `$HOME` (`.cargo`, `.rustup`, …),
 //!   the splice binary, the command's program and the files splice wrote for the dispatch
@@ -75,7 +74,7 @@ pub fn for_dispatch(place: &Place) -> Result<(Policy, Vec<(String, OsString)>)> 
         paths.private_dir.clone(),
         home_root,
     ];
-    write.extend(git_writes(place.worktree, place.git_dir, place.node)?);
+    write.extend(git_writes(place)?);
     let policy = places::content(&places::Content {
         repo: place.repo,
         splice_dir: place.splice_dir,
@@ -208,35 +207,36 @@ fn programs(argv: &[String], worktree: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// What a commit in the worktree writes: its own admin directory (`HEAD`, index, logs), the
-/// object store, and the `splice/` branches' directory and its reflogs. The admin directory is
-/// the one splice made for the node (`<git dir>/worktrees/<node>`); a worktree whose `.git`
-/// file names another (an agent pointed it at the repository's own `.git`, or elsewhere) is
-/// refused, naming the file.
-fn git_writes(worktree: &Path, git_dir: &Path, node: &str) -> Result<Vec<PathBuf>> {
-    let dot_git = worktree.join(".git");
-    let admin = git_dir.join("worktrees").join(node);
-    let named = std::fs::read_to_string(&dot_git)
+/// What git in the worktree may write: the node's quarantine (`worktree::quarantine`), when
+/// the worktree's `.git` names it (a dispatch); nothing when it names the admin directory splice
+/// made for the node (`<git dir>/worktrees/<node>`: a command that only reads, as the step-back
+/// analysis). A `.git` that names anything else (an agent pointed it at the repository's own
+/// `.git`, or elsewhere) is refused, naming the file.
+fn git_writes(place: &Place) -> Result<Vec<PathBuf>> {
+    let dot_git = place.worktree.join(".git");
+    let admin = place.git_dir.join("worktrees").join(place.node);
+    let quarantine =
+        crate::worktree::quarantine::gitdir(&place.splice_dir.join("worktrees"), place.node);
+    let named = crate::safe_read::read_text(&dot_git, 4096)
         .ok()
-        .and_then(|t| t.strip_prefix("gitdir:").map(|s| worktree.join(s.trim())));
+        .and_then(|t| {
+            t.strip_prefix("gitdir:")
+                .map(|s| place.worktree.join(s.trim()))
+        });
     let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
-    if !named.as_deref().is_some_and(|n| same(n, &admin)) {
-        return Err(Error::bad_file(
+    match named {
+        Some(n) if same(&n, &quarantine) => Ok(vec![quarantine]),
+        Some(n) if same(&n, &admin) => Ok(Vec::new()),
+        _ => Err(Error::bad_file(
             &dot_git,
             format!(
                 "does not name the git directory splice made for this worktree ({}): \
                  it was changed; the dispatch does not start",
-                admin.display()
+                quarantine.display()
             ),
-        ));
+        )),
     }
-    let branches = git_dir.join("refs/heads/splice");
-    let reflogs = git_dir.join("logs/refs/heads/splice");
-    for dir in [&branches, &reflogs] {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    }
-    Ok(vec![admin, git_dir.join("objects"), branches, reflogs])
 }

@@ -184,11 +184,13 @@ pub struct Caller<'a> {
 }
 
 impl Caller<'_> {
-    /// The actor named in journal records.
+    /// The actor named in journal records: the runner's holder, `agent` for a dispatched
+    /// session (its verbs arrive by the command line, its inbox or a job's proposal file), or
+    /// `person`.
     pub fn actor(&self) -> String {
         match (self.holder, self.dispatched) {
             (Some(h), _) => h.to_string(),
-            (None, true) => "dispatched".into(),
+            (None, true) => "agent".into(),
             (None, false) => "person".into(),
         }
     }

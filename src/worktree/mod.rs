@@ -23,6 +23,7 @@
 mod checkout;
 mod land;
 mod node;
+pub mod quarantine;
 pub mod snapshots;
 mod target;
 pub mod verify;

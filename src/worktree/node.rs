@@ -60,6 +60,11 @@ pub fn ensure(repo_root: &Path, worktrees_dir: &Path, id: &str, target: &str) ->
         branch,
         created: false,
     };
+    // A runner that died while a dispatch ran left its worktree in the quarantine: the work
+    // is imported first (`quarantine`).
+    if super::quarantine::entered(worktrees_dir, id) {
+        super::quarantine::leave(repo_root, worktrees_dir, id)?;
+    }
     if is_worktree(&path) {
         return Ok(reuse(path, branch));
     }
@@ -160,7 +165,7 @@ pub fn remove(repo_root: &Path, worktrees_dir: &Path, id: &str) -> Result<()> {
             Err(e) => return Err(Error::io(&path, e)),
         }
     }
-    Ok(())
+    super::quarantine::remove(worktrees_dir, id)
 }
 
 /// What became of a node's branch `splice/<id>`.

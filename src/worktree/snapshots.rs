@@ -11,9 +11,14 @@ use git2::Repository;
 use super::{check_id, git_at, reset_hard_clean};
 use crate::error::{Error, Result};
 
+/// Where node `id`'s snapshot refs are.
+pub fn prefix(id: &str) -> String {
+    format!("refs/splice/snapshots/{id}")
+}
+
 /// The ref of snapshot `n` of node `id`.
 pub fn snapshot_ref(id: &str, n: u32) -> String {
-    format!("refs/splice/snapshots/{id}/{n}")
+    format!("{}/{n}", prefix(id))
 }
 
 /// Point snapshot `n` of node `id` at the `HEAD` of its worktree at `path`; returns the ref.
@@ -51,7 +56,7 @@ pub fn delete_all(repo_root: &Path, id: &str) -> Result<usize> {
     check_id(id)?;
     let repo =
         Repository::open(repo_root).map_err(|e| git_at(repo_root, "not a git repository", e))?;
-    let glob = format!("refs/splice/snapshots/{id}/*");
+    let glob = format!("{}/*", prefix(id));
     let names: Vec<String> = repo
         .references_glob(&glob)
         .map_err(|e| git_at(repo_root, "listing snapshots", e))?
@@ -72,7 +77,7 @@ pub fn list(repo_root: &Path, id: &str) -> Result<Vec<u32>> {
     check_id(id)?;
     let repo =
         Repository::open(repo_root).map_err(|e| git_at(repo_root, "not a git repository", e))?;
-    let prefix = format!("refs/splice/snapshots/{id}/");
+    let prefix = format!("{}/", prefix(id));
     let mut ns: Vec<u32> = repo
         .references_glob(&format!("{prefix}*"))
         .map_err(|e| git_at(repo_root, "listing snapshots", e))?
