@@ -111,6 +111,9 @@ try home-gitconfig sh -c "echo '[alias] x = !touch /tmp/x' >> '$HOME/.gitconfig'
 try home-rc sh -c "echo pwned >> '$HOME/.bashrc'"
 try read-ssh cat "$HOME/.ssh/id_ed25519"
 try read-gh cat "$HOME/.config/gh/hosts.yml"
+try read-cargo-token cat "$HOME/.cargo/credentials.toml"
+try read-git-credentials cat "$HOME/.config/git/credentials"
+try cargo-config-ok cat "$HOME/.cargo/config.toml"
 try tmp-write sh -c "echo x > /tmp/splice-sandbox-escape-$SPLICE_BEAD"
 try signal-runner kill -0 "$PPID"
 try mknod mknod "$TMPDIR/null" c 1 3
@@ -176,6 +179,11 @@ fn check_hostile(r: &Repo) {
     std::fs::write(home.path().join(".ssh/id_ed25519"), "PRIVATE KEY").unwrap();
     std::fs::create_dir_all(home.path().join(".config/gh")).unwrap();
     std::fs::write(home.path().join(".config/gh/hosts.yml"), "oauth_token: x").unwrap();
+    std::fs::create_dir_all(home.path().join(".cargo")).unwrap();
+    std::fs::create_dir_all(home.path().join(".config/git")).unwrap();
+    std::fs::write(home.path().join(".config/git/credentials"), "https://u:t@x").unwrap();
+    std::fs::write(home.path().join(".cargo/credentials.toml"), "token = \"x\"").unwrap();
+    std::fs::write(home.path().join(".cargo/config.toml"), "[net]\n").unwrap();
     std::fs::write(home.path().join(".gitconfig"), "[user]\n\tname = p\n").unwrap();
     std::fs::write(home.path().join(".bashrc"), "# rc\n").unwrap();
     let socket_dir = tempfile::tempdir().unwrap();
@@ -233,7 +241,9 @@ fn check_hostile(r: &Repo) {
     let refused: Vec<&str> = got
         .keys()
         .map(String::as_str)
-        .filter(|n| !["commit", "propose"].contains(n) && !n.starts_with("contained-"))
+        .filter(|n| {
+            !["commit", "propose", "cargo-config-ok"].contains(n) && !n.starts_with("contained-")
+        })
         .collect();
     assert!(refused.len() >= 32, "every attack ran: {got:?}");
     let contained = got.keys().filter(|n| n.starts_with("contained-")).count();
@@ -247,7 +257,8 @@ fn check_hostile(r: &Repo) {
         "{late:?}: {}",
         out_of("outlived")
     );
-    for name in ["commit", "propose"] {
+    // A toolchain's config is read; its publish token is not.
+    for name in ["commit", "propose", "cargo-config-ok"] {
         assert_eq!(got.get(name), Some(&0), "{name}: {}", out_of(name));
     }
     // Git in the quarantine is a whole repository: a commit says nothing of locks it lacked.

@@ -36,7 +36,13 @@ pub const DEVICES: &[&str] = &[
 ];
 /// Toolchains and tools under `$HOME`, read (and executed) in place.
 pub const HOME_TOOLS: &[&str] = &[
-    ".cargo",
+    // Not `.cargo` whole: `credentials.toml` there holds a registry's publish token.
+    ".cargo/bin",
+    ".cargo/registry",
+    ".cargo/git",
+    ".cargo/config.toml",
+    ".cargo/config",
+    ".cargo/env",
     ".rustup",
     ".pyenv",
     ".nvm",
@@ -50,7 +56,10 @@ pub const HOME_TOOLS: &[&str] = &[
     ".npm-global",
     "go",
     ".gitconfig",
-    ".config/git",
+    // Not `.config/git` whole: git's credential store may be `credentials` there.
+    ".config/git/config",
+    ".config/git/ignore",
+    ".config/git/attributes",
 ];
 
 /// The agents' homes and the floors' temp directory, under `.splice/runs/`: kept across
