@@ -113,7 +113,9 @@ try read-ssh cat "$HOME/.ssh/id_ed25519"
 try read-gh cat "$HOME/.config/gh/hosts.yml"
 try read-cargo-token cat "$HOME/.cargo/credentials.toml"
 try read-git-credentials cat "$HOME/.config/git/credentials"
-try cargo-config-ok cat "$HOME/.cargo/config.toml"
+try cargo-config-ok cat "$CARGO_HOME/config.toml"
+try cargo-home-ok sh -c 'case "$CARGO_HOME" in "$SPLICE_DIR"/runs/agent-home/cargo) touch "$CARGO_HOME/fetched";; *) exit 1;; esac'
+try cargo-poison sh -c "echo x > '$HOME/.cargo/registry-poison'"
 try tmp-write sh -c "echo x > /tmp/splice-sandbox-escape-$SPLICE_BEAD"
 try signal-runner kill -0 "$PPID"
 try mknod mknod "$TMPDIR/null" c 1 3
@@ -242,7 +244,8 @@ fn check_hostile(r: &Repo) {
         .keys()
         .map(String::as_str)
         .filter(|n| {
-            !["commit", "propose", "cargo-config-ok"].contains(n) && !n.starts_with("contained-")
+            !["commit", "propose", "cargo-config-ok", "cargo-home-ok"].contains(n)
+                && !n.starts_with("contained-")
         })
         .collect();
     assert!(refused.len() >= 32, "every attack ran: {got:?}");
@@ -257,8 +260,9 @@ fn check_hostile(r: &Repo) {
         "{late:?}: {}",
         out_of("outlived")
     );
-    // A toolchain's config is read; its publish token is not.
-    for name in ["commit", "propose", "cargo-config-ok"] {
+    // Cargo's home is splice's, with the user's config copied in; the user's is read-only,
+    // its publish token unread.
+    for name in ["commit", "propose", "cargo-config-ok", "cargo-home-ok"] {
         assert_eq!(got.get(name), Some(&0), "{name}: {}", out_of(name));
     }
     // Git in the quarantine is a whole repository: a commit says nothing of locks it lacked.
@@ -639,4 +643,58 @@ fn the_inbox_answers_for_the_dispatch_s_own_bead_only() {
         answer["error"].as_str().unwrap().contains("not a request"),
         "{answer}"
     );
+}
+
+/// A real agent's work goes on inside: it builds and tests a Rust crate in its worktree with
+/// `cargo` (its target directory there, cargo's home the one splice owns), commits on its
+/// branch, and proposes; the commit is imported onto `splice/<bead>`.
+#[test]
+fn an_agent_builds_and_tests_a_rust_crate_commits_and_proposes() {
+    let r = Repo::new();
+    r.write(
+        "Cargo.toml",
+        "[package]\nname = \"inside\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    r.write(
+        "src/lib.rs",
+        "pub fn two() -> u32 { 2 }\n#[cfg(test)]\nmod tests { #[test] fn two() { assert_eq!(super::two(), 2); } }\n",
+    );
+    r.write(".gitignore", "target/\n");
+    let script = "cargo test --offline -q > \"$TMPDIR/cargo.out\" 2>&1; \
+        echo \"cargo $?\" >> \"$TMPDIR/results\"; \
+        echo 'pub fn three() -> u32 { 3 }' >> src/lib.rs; \
+        git add src/lib.rs && git -c user.name=a -c user.email=a@b commit -qm three; \
+        echo \"commit $?\" >> \"$TMPDIR/results\"; \
+        splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact HEAD >/dev/null; \
+        echo \"propose $?\" >> \"$TMPDIR/results\"";
+    r.write(
+        ".splice/manifest.json",
+        &common::work_step_manifest(
+            serde_json::json!(["sh", "-c", script]),
+            serde_json::json!([]),
+            300,
+            1,
+        ),
+    );
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "crate"]);
+    let bead = r.task("Build", &[]);
+    if !sandbox_usable(&r) {
+        return;
+    }
+    // The toolchain is the one running these tests, under the real `$HOME` (rustup's).
+    let mut cmd = r.cmd(&["run", "--output", "json", "--max-passes", "4"]);
+    if let Some(home) = std::env::var_os("HOME") {
+        cmd.env("HOME", home);
+    }
+    let out = cmd.output().unwrap();
+    common::no_panic(&out);
+    let got = results(&r, &bead, "results");
+    let said = dispatch_file(&r, &bead, "tmp/cargo.out");
+    assert_eq!(got.get("cargo"), Some(&0), "{said}");
+    assert_eq!(got.get("commit"), Some(&0), "{got:?}");
+    assert_eq!(got.get("propose"), Some(&0), "{got:?}");
+    let branch = r.git(&["log", "--format=%s", "-1", &format!("splice/{bead}")]);
+    assert_eq!(branch, "three", "the agent's commit is on its branch");
+    assert!(r.state().join("runs/agent-home/cargo").is_dir());
 }

@@ -3,7 +3,8 @@
 //!
 //! - **Writes**: the node's worktree; the dispatch's own directory (`runs/<run>/<dispatch>/`:
 //!   result, usage, inbox, temp directory); the agents' homes splice owns
-//!   (`runs/agent-home/`: `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `XDG_*`, the npm cache); and, for
+//!   (`runs/agent-home/`: `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `XDG_*`, `CARGO_HOME`, the npm
+//!   cache); and, for
 //!   git, the node's quarantine (`worktree::quarantine`). `$HOME`, `~/.gitconfig`, `.splice/`,
 //!   the main checkout and the repository's `.git` are never writable.
 //! - **Reads**: the system (`/usr`, `/etc`, `/proc`…), the repository (but other dispatches'
@@ -160,6 +161,8 @@ fn homes_and_tmp(splice_dir: &Path, tmp: &Path) -> Result<(PathBuf, Vec<(String,
         .into_iter()
         .map(|(k, dir)| (k.to_string(), dir.into_os_string()))
         .collect();
+    let cargo = places::cargo_home(&root).map_err(Error::Invalid)?;
+    env.push(("CARGO_HOME".into(), cargo.into_os_string()));
     for k in ["TMPDIR", "TMP", "TEMP"] {
         env.push((k.into(), tmp.into()));
     }

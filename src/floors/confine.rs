@@ -44,7 +44,8 @@ pub fn for_dir(store: &Store, config: &Config, dir: &Path) -> Result<Option<Conf
     // A checkout splice made (a node's worktree, a target's) is the command's to write; the
     // main checkout, where a check runs before a node has a worktree, is never writable: it
     // holds `.splice/` and the person's own files.
-    let mut write = vec![tmp.clone(), cache.clone()];
+    let cargo = places::cargo_home(&home)?;
+    let mut write = vec![tmp.clone(), cache.clone(), cargo.clone()];
     if dir.starts_with(store.worktrees_dir()) && dir != store.worktrees_dir() {
         write.push(dir.to_path_buf());
     }
@@ -63,6 +64,7 @@ pub fn for_dir(store: &Store, config: &Config, dir: &Path) -> Result<Option<Conf
         .map(|k| (k.to_string(), tmp.display().to_string()))
         .collect();
     env.push(("XDG_CACHE_HOME".into(), cache.display().to_string()));
+    env.push(("CARGO_HOME".into(), cargo.display().to_string()));
     Ok(Some(Confined { sandbox, env }))
 }
 

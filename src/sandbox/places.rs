@@ -112,6 +112,45 @@ pub fn content(c: &Content) -> Result<Policy, String> {
     })
 }
 
+/// The cargo home sandboxed commands share, `<agent homes>/cargo` (made when missing): a
+/// build may fetch crates into it, where the user's `~/.cargo` stays read-only (an agent that
+/// could write it could change the sources the person's own builds compile). The user's cargo
+/// config (`~/.cargo/config.toml`, `config`) is copied in once — never `credentials.toml`.
+pub fn cargo_home(agent_homes: &Path) -> Result<PathBuf, String> {
+    let dir = agent_homes.join("cargo");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if let Some(home) = home() {
+        for name in ["config.toml", "config"] {
+            let to = dir.join(name);
+            if to.symlink_metadata().is_ok() {
+                continue;
+            }
+            if let Some(bytes) = small_file(&home.join(".cargo").join(name)) {
+                std::fs::write(&to, bytes).map_err(|e| format!("{}: {e}", to.display()))?;
+            }
+        }
+    }
+    Ok(dir)
+}
+
+/// A regular file's bytes, at most 1 MiB, opened without following a link or blocking.
+fn small_file(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > 1 << 20 {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(1 << 20).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
 /// A program's own directory, read with it (a script beside the helpers it runs), unless that
 /// directory is one a person keeps other things in (`/`, `$HOME`, a temp directory's root).
 pub fn program_dir(program: &Path) -> Option<PathBuf> {
