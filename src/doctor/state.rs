@@ -201,6 +201,15 @@ fn remove(cx: &Ctx, id: &str) -> String {
             }
         })
         .collect();
+    // Its git quarantine (`worktree::quarantine`) goes with it.
+    let quarantine = crate::worktree::quarantine::gitdir(&dir, id);
+    if quarantine.is_dir() {
+        let shown = super::shown(cx, &quarantine);
+        commands.push(format!(
+            "rm -rf {}",
+            crate::hooks::shell_word(std::path::Path::new(&shown))
+        ));
+    }
     commands.push("git worktree prune".to_string());
     commands.join(" && ")
 }
