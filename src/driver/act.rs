@@ -65,6 +65,10 @@ impl RunCtx {
                 Ok(Some(why)) => Err(why),
                 Err(why) => return Err(Error::Invalid(format!("{why}; nothing was dispatched"))),
             };
+        config
+            .agent
+            .check_for_run(sandbox.is_ok())
+            .map_err(|why| Error::Invalid(format!("{why}; nothing was dispatched")))?;
         let presence = Presence::register(store.dir(), &who.holder, &who.run)?;
         Ok(RunCtx {
             sandbox,

@@ -37,7 +37,7 @@ impl StepCommand {
     /// Where to change it: `` `[agent] command` in .splice/config.toml ``.
     pub fn set_at(&self) -> String {
         let unset = match self.default_agent {
-            true => " (unset: the default agent, Claude Code)",
+            true => " (unset: `[agent] kind`'s built-in command, Claude Code's by default)",
             false => "",
         };
         match self.file {
@@ -62,9 +62,15 @@ pub fn of_step(config: &Config, manifest: &Manifest, step: &str) -> Option<StepC
         .is_some_and(|a| a.command.is_some());
     let own_key = || format!("`[agent.steps.{step}] command`");
     let (argv, key, file, default_agent) = match s.run.as_ref()? {
-        Run::Prompt { .. } if own => (config.agent.command_for(step), own_key(), CONFIG, false),
+        // The program is the same sandboxed or not (`AgentKind::default_command`).
+        Run::Prompt { .. } if own => (
+            config.agent.command_for(step, true),
+            own_key(),
+            CONFIG,
+            false,
+        ),
         Run::Prompt { .. } => (
-            config.agent.command_for(step),
+            config.agent.command_for(step, true),
             "`[agent] command`".to_string(),
             CONFIG,
             config.agent.command.is_none(),
@@ -95,7 +101,7 @@ pub fn agent(config: &Config) -> StepCommand {
             .agent
             .command
             .clone()
-            .unwrap_or_else(crate::model::config::default_agent_command),
+            .unwrap_or_else(|| config.agent.command_for("", true)),
         key: "`[agent] command`".to_string(),
         file: CONFIG,
         default_agent: config.agent.command.is_none(),
@@ -208,6 +214,59 @@ pub fn hint(command: &StepCommand) -> String {
         "a relative path starts from the node's worktree;"
     };
     format!("{look} set {}", command.set_at())
+}
+
+/// How long an agent CLI may take to print its `--help`.
+const HELP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Where a prompt step runs the kind's built-in command (`[agent] kind`, no command set), the
+/// installed CLI's `--help` (`codex exec --help` for Codex) must list every flag that command
+/// passes: a version whose options differ is refused before anything is claimed, naming the
+/// flags and the fix. Only a CLI splice knows is run; a missing one is [`check_all`]'s to say.
+pub fn check_builtin_flags(config: &Config, manifest: &Manifest, sandboxed: bool) -> Result<()> {
+    let Some(kind) = config.agent.kind() else {
+        return Ok(());
+    };
+    let builtin = manifest
+        .steps
+        .iter()
+        .any(|s| matches!(s.run, Some(Run::Prompt { .. })) && config.agent.builtin_for(&s.name));
+    let program = kind.name();
+    let Found::At(path) = find_program(program) else {
+        return Ok(());
+    };
+    if !builtin {
+        return Ok(());
+    }
+    let mut argv = vec![path.display().to_string()];
+    if kind == crate::model::config::AgentKind::Codex {
+        argv.push("exec".into());
+    }
+    argv.push("--help".into());
+    let dir = std::env::temp_dir();
+    let mut cmd = crate::process::Cmd::new(&argv, &dir);
+    cmd.timeout = Some(HELP_TIMEOUT);
+    let ran = crate::process::capture(&cmd, 1 << 20);
+    let text = format!("{}{}", ran.stdout, ran.stderr);
+    let missing: Vec<&str> = kind
+        .flags(sandboxed)
+        .into_iter()
+        .filter(|f| !text.contains(f))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "`{}` ({}) does not list {} in its help: splice's built-in command for \
+         [agent] kind = \"{program}\" passes them (checked against the versions docs/agents.md \
+         names); update {program}, or set [agent] command to the options your version takes; \
+         nothing was dispatched",
+        argv[1..]
+            .iter()
+            .fold(program.to_string(), |a, w| format!("{a} {w}")),
+        path.display(),
+        missing.join(", ")
+    )))
 }
 
 #[cfg(test)]

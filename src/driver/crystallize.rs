@@ -13,7 +13,6 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::model::config::default_agent_command;
 use crate::model::plan::Plan;
 use crate::model::printable::printable;
 use crate::process::{self, Cmd};
@@ -55,13 +54,21 @@ pub fn crystallize(store: &Store, notes: &Path, out: &Path) -> Result<Crystalliz
         .replace("{{plan_file}}", &plan_file.display().to_string())
         .replace("{{notes_file}}", &notes.display().to_string())
         .replace("{{notes}}", &text);
+    // The kind's built-in command where neither is set, as a dispatch gets it (in the sandbox
+    // when it is enforced), with the prompt where it names it, else last.
+    let sandboxed = crate::sandbox::choose(config.sandbox.enabled(), config.sandbox.required())
+        .is_ok_and(|why| why.is_none());
+    let builtin = config.plan.designer.is_none() && config.agent.command.is_none();
     let mut argv = config
         .plan
         .designer
         .clone()
         .or_else(|| config.agent.command.clone())
-        .unwrap_or_else(default_agent_command);
-    argv.push(prompt);
+        .unwrap_or_else(|| config.agent.command_for("", sandboxed));
+    match argv.iter().position(|a| a == "{{prompt}}") {
+        Some(at) if builtin => argv[at] = prompt,
+        _ => argv.push(prompt),
+    }
     let notes_path = notes.canonicalize().unwrap_or(notes.into());
     let confined = confine(
         store,
@@ -75,6 +82,14 @@ pub fn crystallize(store: &Store, notes: &Path, out: &Path) -> Result<Crystalliz
         ("SPLICE_PLAN_FILE".into(), plan_file.clone().into()),
         ("SPLICE_NOTES".into(), notes_path.into()),
     ];
+    if builtin && let Some(kind) = config.agent.kind() {
+        let sandboxed = confined.is_some();
+        cmd.env.extend(
+            kind.env(sandboxed)
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into())),
+        );
+    }
     if let Some((sandbox, env)) = &confined {
         cmd.sandbox = Some(sandbox);
         cmd.env

@@ -478,6 +478,14 @@ impl Job {
             model: rc.config.agent.model_for(&self.step.name),
         };
         let (mut env, section) = self.loop_env(&bead, &paths)?;
+        // What the kind's built-in command needs (Claude Code's `IS_SANDBOX`).
+        if bead.pipeline.escalation.is_none()
+            && rc.config.agent.builtin_for(&self.step.name)
+            && matches!(self.step.run, Some(Run::Prompt { .. }))
+            && let Some(kind) = rc.config.agent.kind()
+        {
+            env.extend(kind.env(rc.sandbox.is_ok()));
+        }
         let mut argv = self.argv(&bead, &vars, &paths, section.as_deref())?;
         if rc.config.guard.dispatch() {
             argv = guard::guard_argv(argv, &paths.settings_file, &crate::hooks::splice_exe())?;

@@ -188,6 +188,9 @@ impl<'a> Run<'a> {
         };
         let who = identity()?;
         let mut rc = RunCtx::new(store, manifest, config.clone(), &who)?;
+        if !opts.dry_run && config.executor.kind() == ExecutorKind::Local {
+            super::commands::check_builtin_flags(&config, &rc.manifest, rc.sandbox.is_ok())?;
+        }
         rc.max_turns = opts.max_turns.filter(|n| *n > 0);
         rc.keep_snapshots = opts.keep_snapshots;
         if config.executor.kind() == ExecutorKind::Slurm && !opts.dry_run {

@@ -9,18 +9,10 @@ use serde::{Deserialize, Serialize};
 use super::bead::DeliveryMethod;
 use super::manifest::Autonomy;
 
-/// The default agent: Claude Code, headless, streaming JSON so usage can be read.
+/// The default agent: Claude Code, headless, streaming JSON so usage can be read, with its own
+/// permission checks off — the dispatch runs in splice's sandbox (`AgentKind::default_command`).
 pub fn default_agent_command() -> Vec<String> {
-    [
-        "claude",
-        "-p",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect()
+    AgentKind::Claude.default_command(true)
 }
 
 /// The config shape this build reads; a newer one is refused.
@@ -240,8 +232,14 @@ impl LockConfig {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
+    /// Which agent CLI runs the prompt steps: `claude`, `codex` or `gemini`. With no `command`,
+    /// splice runs that CLI with its own built-in options (`AgentKind::default_command`); with
+    /// one, the kind must be the one its program names. Unset: the kind `command`'s program
+    /// names (`claude`, `codex`, `gemini`), else Claude Code.
+    #[serde(default)]
+    pub kind: Option<AgentKind>,
     /// The agent's argv; the rendered prompt is appended unless the template names `{{prompt}}`
-    /// or `{{prompt_file}}`. Unset: Claude Code headless.
+    /// or `{{prompt_file}}`. Unset: the kind's built-in command.
     #[serde(default)]
     pub command: Option<Vec<String>>,
     /// The model of every step without its own `[agent.steps.<step>] model`, for the command's
@@ -256,6 +254,18 @@ pub struct AgentConfig {
     /// Per-step overrides, e.g. a reviewer on another model.
     #[serde(default)]
     pub steps: BTreeMap<String, StepAgent>,
+}
+
+/// An agent CLI splice knows how to run headless (`[agent] kind`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentKind {
+    /// Claude Code (`claude`).
+    Claude,
+    /// OpenAI's Codex CLI (`codex`).
+    Codex,
+    /// Google's Gemini CLI (`gemini`).
+    Gemini,
 }
 
 /// `[agent.steps.<step>]`: how one step runs, over what the manifest says.
@@ -406,6 +416,7 @@ impl Config {
             return Err("[runs] keep: at least 1 (the run in progress is always kept)".into());
         }
         self.agent.model_problems()?;
+        self.agent.kind_problems()?;
         self.executor.check()?;
         if self.limits.jobs == Some(0) {
             return Err(format!("[limits] jobs: {ZERO_JOBS}"));

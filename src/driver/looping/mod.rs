@@ -217,6 +217,6 @@ fn sarif_stages(spec: &LoopSpec, step: &Step, counts: SarifUse) -> Vec<SarifSour
 pub fn agent_command(rc: &RunCtx, bead: &Bead, step: &str) -> Vec<String> {
     match &bead.pipeline.escalation {
         Some(e) => e.command.clone(),
-        None => rc.config.agent.command_for(step),
+        None => rc.config.agent.command_for(step, rc.sandbox.is_ok()),
     }
 }
