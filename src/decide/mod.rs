@@ -26,7 +26,7 @@
 //! | 11 | the check since entry escalated                                      | rest `escalated` {reason} |
 //! | 12 | a PR is recorded and the check since entry refused awaiting its merge | action `check` if an earlier run made that check, else rest `awaiting-merge` |
 //! | 12a | as 14 (attempts left or not), and S is `optional: true` and one of the snapshot's `unavailable` steps (its command cannot be found in this run) | action `skip` {the program and where it is set} |
-//! | 13 | as 14, and the last exit since entry used an attempt and ended less than [`backoff_s`] ago | rest `backoff` {until, attempt} |
+//! | 13 | as 14, and the last exit since entry used an attempt and ended less than [`backoff_s`] ago, or was `transient` and ended less than [`backoff_s`] of the transient exits since entry ago | rest `backoff` {until, attempt} |
 //! | 14 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt, target}; rest `escalated` when no delivery target resolves (nothing to branch the worktree from), or the target is one of the snapshot's `missing_targets` (it names no commit) |
 //! | 15 | as 14, attempts exhausted                                            | action `park` {the last refusal, or how the last dispatch ended and its cause} |
 //! | 16 | otherwise (no command: a person does S and proposes)                 | rest `awaiting-human` |
@@ -37,9 +37,11 @@
 //! dispatched or parked; a step that is not `optional` is never skipped, whatever the snapshot
 //! says.
 //!
-//! An exit that used no attempt (`not-started`, `cancelled`: the writer gave the attempt back
-//! when it recorded it) starts no backoff; a `not-started` one parked the node when recorded, so
-//! rule 5 rests it.
+//! An exit that used no attempt (`not-started`, `cancelled`, `unauthorized`: the writer gave the
+//! attempt back when it recorded it) starts no backoff; a `not-started` or `unauthorized` one
+//! parked the node when recorded, so rule 5 rests it. A `transient` one used no attempt either
+//! but waits (rule 13), so an overloaded API is not called again at once; past
+//! `MAX_TRANSIENT` such ends on a step the writer records the next as `failed`.
 //!
 //! A *checkout* is a node's worktree or its target checkout (the snapshot's `worktrees` lists
 //! the ids that have either). A node *finished its route* when it is closed at its route's last

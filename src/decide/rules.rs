@@ -309,13 +309,18 @@ pub(crate) fn dispatch_or_park<'a>(
 /// (none: a first attempt, or one after `unpark`, never waits). A time that does not parse (a
 /// hand-edited file) waits none.
 fn backoff_until(ix: &Index, bead: &Bead, attempts: u32, measured: u32) -> Option<String> {
-    let wait = super::backoff_s(ix.snapshot.limits.backoff_s, attempts);
-    if wait == 0 || attempts == 0 {
+    let exit = bead.exit_since_entry()?;
+    // A transient API failure counted no attempt, but waits all the same: the more of them
+    // since entry, the longer.
+    let n = match exit.exit {
+        ExitKind::Transient => u32::try_from(bead.transient_since_entry()).unwrap_or(u32::MAX),
+        kind if kind.counts_attempt() && exit.attempt > measured => attempts,
+        _ => return None,
+    };
+    let wait = super::backoff_s(ix.snapshot.limits.backoff_s, n);
+    if wait == 0 || n == 0 {
         return None;
     }
-    let exit = bead
-        .exit_since_entry()
-        .filter(|e| e.exit.counts_attempt() && e.attempt > measured)?;
     let ended = DateTime::parse_from_rfc3339(&exit.at).ok()?;
     let now = DateTime::parse_from_rfc3339(&ix.snapshot.now).ok()?;
     let until = ended.checked_add_signed(TimeDelta::try_seconds(i64::try_from(wait).ok()?)?)?;
@@ -363,6 +368,8 @@ pub(crate) fn last_failure(bead: &Bead) -> String {
                 ExitKind::Error => "could not run to its end",
                 ExitKind::NotStarted => "could not start",
                 ExitKind::Cancelled => "was cancelled by the runner",
+                ExitKind::Transient => "met a transient API failure",
+                ExitKind::Unauthorized => "could not authenticate",
             };
             let cause = e.cause.as_ref().map_or(String::new(), |c| format!(": {c}"));
             format!("; last dispatch {exit}{code}{log}{cause}")

@@ -342,7 +342,22 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
             log.note("output after the command ended was not waited for (a process outside its group holds it)")?;
         }
         let (exit, code, note) = record_end(spec, &ran.exit, &mut log)?;
-        (exit, code, note.or(failed_with))
+        // What the agent itself reported: why it did nothing, a transient API failure, a
+        // missing login (`ended`).
+        let text = super::agent_file::read(&paths.log, super::agent_file::LOG)
+            .ok()
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let (exit, note) = super::ended::settle(exit, note.or(failed_with), &text);
+        if matches!(exit, ExitKind::Transient | ExitKind::Unauthorized) {
+            log.note(&format!(
+                "{}: {}",
+                kind_word(exit),
+                note.as_deref().unwrap_or("")
+            ))?;
+        }
+        (exit, code, note)
     };
     let elapsed_ms = u64::try_from(ran.elapsed.as_millis()).unwrap_or(u64::MAX);
     let usage = match usage::collect(
@@ -368,6 +383,14 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
         usage,
         response: super::response::read(&paths.log, &paths.result_file),
     })
+}
+
+/// How a transient or unauthorized end is named in the log.
+fn kind_word(exit: ExitKind) -> &'static str {
+    match exit {
+        ExitKind::Transient => "a transient failure of the agent's API; it counts no attempt",
+        _ => "the agent cannot authenticate; the node parks for a person",
+    }
 }
 
 /// The dispatch's exit kind and code, with a note in the log for every end but a plain exit;

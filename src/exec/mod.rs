@@ -27,6 +27,7 @@
 
 pub mod agent_file;
 pub mod dispatch;
+pub mod ended;
 pub mod guard;
 pub mod progress;
 pub mod prompt;

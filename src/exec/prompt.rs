@@ -129,6 +129,8 @@ fn describe_exit(e: &ExitRecord) -> Option<String> {
         (ExitKind::Error, _) => "could not run to completion (it died by a signal)".to_string(),
         (ExitKind::NotStarted, _) => "could not start its command".to_string(),
         (ExitKind::Cancelled, _) => "was stopped by the runner (Ctrl-C or SIGTERM)".to_string(),
+        (ExitKind::Transient, _) => "met a transient failure of its API".to_string(),
+        (ExitKind::Unauthorized, _) => "could not authenticate to its API".to_string(),
     };
     match (e.exit, e.proposed) {
         (ExitKind::Ok, true) => None,

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Ctx, Refusal, Verb, next_seq};
 use crate::error::{Error, Result};
-use crate::model::bead::{DeadLetter, Dispatch, ExitKind, ExitRecord, StepResponse};
+use crate::model::bead::{DeadLetter, Dispatch, ExitKind, ExitRecord, MAX_TRANSIENT, StepResponse};
 use crate::model::{Bead, Usage};
 use crate::store::{Change, Reads};
 
@@ -94,6 +94,27 @@ pub fn plan_exit(
         .as_ref()
         .is_some_and(|p| p.step == dispatch.step && p.seq > dispatch.seq);
     let seq = next_seq(bead);
+    // A transient end past the step's bound counts as the failed attempt it is, saying so.
+    let used_up = args.exit == ExitKind::Transient
+        && dispatch.step == bead.pipeline.step
+        && bead.transient_since_entry() >= MAX_TRANSIENT;
+    let bounded;
+    let args = if used_up {
+        bounded = ExitArgs {
+            exit: ExitKind::Failed,
+            cause: Some(format!(
+                "{}; a transient failure, but this step's {MAX_TRANSIENT} transient retries \
+                 are used up, so it counts as a failed attempt",
+                args.cause
+                    .as_deref()
+                    .unwrap_or("the agent's API was unavailable")
+            )),
+            ..args.clone()
+        };
+        &bounded
+    } else {
+        args
+    };
     let mut after = bead.clone();
     if let Some(usage) = &args.usage {
         match after.pipeline.usage.as_deref_mut() {
@@ -127,7 +148,7 @@ pub fn plan_exit(
         dispatch.attempt,
         kind_name(args.exit)
     );
-    let (given_back, parked) = settle_attempt(&mut after, dispatch, args, (seq, now));
+    let (given_back, parked) = settle_attempt(&mut after, dispatch, args, proposed, (seq, now));
     if given_back {
         reason.push_str("; it counts no attempt");
     }
@@ -153,9 +174,13 @@ fn settle_attempt(
     after: &mut Bead,
     dispatch: &Dispatch,
     args: &ExitArgs,
+    proposed: bool,
     (seq, now): (u64, &str),
 ) -> (bool, bool) {
+    // An agent that proposed before its API failed did its work: its attempt stands.
+    let refused_api = matches!(args.exit, ExitKind::Transient | ExitKind::Unauthorized);
     let given_back = !args.exit.counts_attempt()
+        && !(refused_api && proposed)
         && dispatch.attempt > 0
         && after.attempts_on(&dispatch.step) == dispatch.attempt;
     if given_back {
@@ -164,7 +189,12 @@ fn settle_attempt(
             .attempts
             .insert(dispatch.step.clone(), dispatch.attempt - 1);
     }
-    let parked = args.exit == ExitKind::NotStarted && after.pipeline.dead_letter.is_none();
+    let parks = match args.exit {
+        ExitKind::NotStarted => true,
+        ExitKind::Unauthorized => !proposed,
+        _ => false,
+    };
+    let parked = parks && after.pipeline.dead_letter.is_none();
     if parked {
         let why = args
             .cause
@@ -276,6 +306,67 @@ mod tests {
         );
         assert_eq!(after.pipeline.exits[0].exit, ExitKind::NotStarted);
         assert!(change.output.parked);
+    }
+
+    #[test]
+    fn a_transient_end_counts_no_attempt_until_the_steps_bound() {
+        let transient = |cause: &str| ExitArgs {
+            cause: Some(cause.into()),
+            ..exit(ExitKind::Transient)
+        };
+        let change = plan_exit(&transient("API Error: 529"), "h", &dispatched(), "now").unwrap();
+        let after = &change.beads[0];
+        assert_eq!(after.attempts_on("implement"), 1, "given back");
+        assert!(change.output.attempt_given_back && !change.output.parked);
+        // The step's bound of transient ends: the next one is a failed attempt, saying so.
+        let mut bead = dispatched();
+        for _ in 0..super::MAX_TRANSIENT {
+            bead = plan_exit(&transient("overloaded"), "h", &bead, "now")
+                .unwrap()
+                .beads
+                .remove(0);
+            bead.pipeline.attempts.insert("implement", 2);
+            bead.pipeline.seq += 1;
+        }
+        let change = plan_exit(&transient("overloaded"), "h", &bead, "now").unwrap();
+        let last = change.beads[0].pipeline.exits.last().unwrap().clone();
+        assert_eq!(last.exit, ExitKind::Failed);
+        assert!(
+            last.cause
+                .unwrap()
+                .contains("transient retries are used up")
+        );
+        assert_eq!(change.beads[0].attempts_on("implement"), 2, "it counts");
+    }
+
+    #[test]
+    fn an_agent_that_cannot_authenticate_parks_at_once_naming_it() {
+        let args = ExitArgs {
+            cause: Some("the agent ended with an error: Not logged in · Please run /login".into()),
+            ..exit(ExitKind::Unauthorized)
+        };
+        let change = plan_exit(&args, "h", &dispatched(), "now").unwrap();
+        let after = &change.beads[0];
+        assert_eq!(after.attempts_on("implement"), 1);
+        let dl = after.pipeline.dead_letter.as_ref().unwrap();
+        assert!(dl.reason.contains("Not logged in"), "{}", dl.reason);
+        assert!(change.output.parked);
+    }
+
+    #[test]
+    fn an_agent_that_proposed_before_its_api_failed_keeps_its_attempt() {
+        let mut bead = dispatched();
+        bead.pipeline.proposal = Some(Box::new(crate::model::bead::Proposal {
+            step: "implement".into(),
+            seq: bead.pipeline.seq + 1,
+            ..Default::default()
+        }));
+        for kind in [ExitKind::Transient, ExitKind::Unauthorized] {
+            let change = plan_exit(&exit(kind), "h", &bead, "now").unwrap();
+            assert!(change.output.proposed);
+            assert_eq!(change.beads[0].attempts_on("implement"), 2, "{kind:?}");
+            assert!(!change.output.parked, "{kind:?}");
+        }
     }
 
     #[test]

@@ -63,6 +63,10 @@ pub fn response(text: &str) -> Option<Option<String>> {
         .filter(|l| l.starts_with('{'))
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .find(|e| e.get("type").and_then(Value::as_str) == Some("result"))?;
+    // An error result ("Not logged in", "API Error: 529") is no answer.
+    if event.get("is_error").and_then(Value::as_bool) == Some(true) {
+        return Some(None);
+    }
     Some(
         event
             .get("result")

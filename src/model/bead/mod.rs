@@ -24,8 +24,8 @@ mod thin;
 pub use counts::Counts;
 pub use records::{
     Acceptance, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState,
-    Lease, PlanApproval, Proposal, Provenance, Routing, SplitRecord, StepEntry, StepResponse,
-    Verdict,
+    Lease, MAX_TRANSIENT, PlanApproval, Proposal, Provenance, Routing, SplitRecord, StepEntry,
+    StepResponse, Verdict,
 };
 pub use sparse::{Extra, Few, Sparse};
 pub use thin::ThinText;
@@ -502,6 +502,16 @@ impl Bead {
     }
 
     /// The last typed exit on the current step since entry, if any.
+    /// How many dispatches of the current step since it was entered met a transient failure of
+    /// their API (`ExitKind::Transient`).
+    pub fn transient_since_entry(&self) -> usize {
+        let p = &self.pipeline;
+        p.exits
+            .iter()
+            .filter(|e| e.step == p.step && e.seq > p.entered && e.exit == ExitKind::Transient)
+            .count()
+    }
+
     pub fn exit_since_entry(&self) -> Option<&ExitRecord> {
         let p = &self.pipeline;
         p.exits

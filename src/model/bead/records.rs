@@ -153,7 +153,18 @@ pub enum ExitKind {
     NotStarted,
     /// The runner itself stopped the command (Ctrl-C or SIGTERM). Counts no attempt.
     Cancelled,
+    /// The agent's API was unavailable for a while (overloaded, rate limited, unreachable;
+    /// `exec::ended`): retried after the backoff, counting no attempt, at most
+    /// [`MAX_TRANSIENT`] times on a step; past that it is recorded as `Failed`, saying so.
+    Transient,
+    /// The agent cannot authenticate (not logged in, a bad key). Counts no attempt; the node is
+    /// parked with the cause at once: a person must log in.
+    Unauthorized,
 }
+
+/// How many transient ends a step may have since it was entered before the next counts as a
+/// failed attempt.
+pub const MAX_TRANSIENT: usize = 5;
 
 impl ExitKind {
     /// Every kind, as `record-exit --exit` takes it.
@@ -164,6 +175,8 @@ impl ExitKind {
         "error",
         "not-started",
         "cancelled",
+        "transient",
+        "unauthorized",
     ];
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -174,14 +187,20 @@ impl ExitKind {
             "error" => Some(Self::Error),
             "not-started" => Some(Self::NotStarted),
             "cancelled" => Some(Self::Cancelled),
+            "transient" => Some(Self::Transient),
+            "unauthorized" => Some(Self::Unauthorized),
             _ => None,
         }
     }
 
-    /// Does a dispatch that ended so use up its attempt? One that never started, or that the
-    /// runner cancelled, gives it back when its exit is recorded.
+    /// Does a dispatch that ended so use up its attempt? One that never started, that the
+    /// runner cancelled, that met a transient API failure or could not authenticate gives it
+    /// back when its exit is recorded.
     pub fn counts_attempt(self) -> bool {
-        !matches!(self, Self::NotStarted | Self::Cancelled)
+        !matches!(
+            self,
+            Self::NotStarted | Self::Cancelled | Self::Transient | Self::Unauthorized
+        )
     }
 }
 
