@@ -178,9 +178,8 @@ fn settle_attempt(
     (seq, now): (u64, &str),
 ) -> (bool, bool) {
     // An agent that proposed before its API failed did its work: its attempt stands.
-    let refused_api = matches!(args.exit, ExitKind::Transient | ExitKind::Unauthorized);
-    let given_back = !args.exit.counts_attempt()
-        && !(refused_api && proposed)
+    let worked = proposed && matches!(args.exit, ExitKind::Transient | ExitKind::Unauthorized);
+    let given_back = !(args.exit.counts_attempt() || worked)
         && dispatch.attempt > 0
         && after.attempts_on(&dispatch.step) == dispatch.attempt;
     if given_back {

@@ -188,7 +188,7 @@ fn config(data: &[u8]) -> bool {
         .unwrap_or_else(|e| panic!("splice refuses the config it wrote: {e}\n{written}"));
     assert_eq!(format!("{back:?}"), format!("{c:?}"), "written: {written}");
     for step in ["implement", "review", ""] {
-        assert!(!c.agent.command_for(step).is_empty() || c.agent.command.is_some());
+        assert!(!c.agent.command_for(step, true).is_empty() || c.agent.command.is_some());
     }
     for model in c.prices.keys().map(String::as_str).chain(["claude-x"]) {
         let mut usage = Usage {
