@@ -97,15 +97,16 @@ fn codex_the_last_turns_totals_the_configured_model_and_the_last_message() {
 }
 
 #[test]
-fn codex_a_failed_run_has_no_usage_no_response_and_its_error_as_cause() {
+fn codex_cut_off_by_its_rate_limit_is_transient_with_no_usage_or_response() {
     for adapter in [Adapter::CodexJson, Adapter::Auto] {
         let r = dispatch_printing("codex-failed.jsonl", 1, adapter, Some("gpt-5-codex"));
-        assert_eq!(r.exit, ExitKind::Failed);
+        // A rate limit is the API's, not the agent's failure: no attempt is counted for it.
+        assert_eq!(r.exit, ExitKind::Transient);
         assert!(r.usage.is_none(), "{:?}", r.usage);
         assert!(r.response.is_none(), "not the last event: {:?}", r.response);
         assert_eq!(
             r.cause.as_deref(),
-            Some("last output: stream disconnected before completion: rate limit reached")
+            Some("the agent reported: stream disconnected before completion: rate limit reached")
         );
     }
 }

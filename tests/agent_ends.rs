@@ -99,3 +99,49 @@ fn denied_tool_calls_are_the_reason_a_session_did_nothing() {
     );
     assert!(why.contains("Write specs/sp-1.md"), "{why}");
 }
+
+/// What the user pays is where they look (issue 32): `status` per node and in total (the known
+/// part kept beside an unknown one), `show`, and the run's result event.
+#[test]
+fn status_show_and_the_run_say_the_tokens_and_cost() {
+    // Two dispatches: the first's cost is known, the second's is not.
+    let script = "if [ ! -f .first ]; then touch .first; \
+        echo '{\"input_tokens\": 1000, \"output_tokens\": 200, \"cost_usd\": 0.42}' > \"$SPLICE_USAGE_FILE\"; exit 1; fi; \
+        echo '{\"input_tokens\": 300, \"output_tokens\": 50}' > \"$SPLICE_USAGE_FILE\"; \
+        splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact HEAD";
+    let (r, id) = repo(script, 2);
+    let out = r.run(&["run", "--output", "stream-json", "--max-passes", "8"]);
+    common::no_panic(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let result: Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "result")
+        .expect("a result event");
+    assert_eq!(result["tokens"], 1550, "{result}");
+    assert_eq!(result["cost_usd"], Value::Null, "{result}");
+    assert_eq!(result["known_cost_usd"], 0.42, "{result}");
+    assert_eq!(result["cost"], "$0.4200 + unknown", "{result}");
+
+    let status = r.run(&["status"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("1550 tokens, $0.4200 + unknown"), "{text}");
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .starts_with("used: 1550 tokens"),
+        "{text}"
+    );
+    let json = r.ok(&["status", "--json"]);
+    assert_eq!(json["usage"]["known_cost_usd"], 0.42, "{json:#}");
+    let row = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == id.as_str());
+    assert_eq!(row.unwrap()["usage"]["input_tokens"], 1300, "{json:#}");
+    let show = r.run(&["show", &id]);
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(text.contains("1550 tokens, $0.4200 + unknown"), "{text}");
+}

@@ -129,6 +129,9 @@ fn human(b: &Bead, decided: Option<&Decided>) -> String {
                 p(&format!("{} since {}", l.holder, l.since))
             });
             line("claim", claim);
+            if let Some(u) = &pl.usage {
+                line("used", u.summary());
+            }
             line("decision", p(&d.reason));
         }
     }

@@ -281,8 +281,8 @@ mod tests {
         assert_eq!(spec.program(), "claude");
         assert_eq!(
             hint(&spec),
-            "is it on PATH? set `[agent] command` in .splice/config.toml (unset: the default \
-             agent, Claude Code)"
+            "is it on PATH? set `[agent] command` in .splice/config.toml (unset: `[agent] kind`'s \
+             built-in command, Claude Code's by default)"
         );
         let review = of_step(&config, &manifest, "review").unwrap();
         assert_eq!(review.argv, ["rev"]);

@@ -146,6 +146,14 @@ pub enum Event {
         num_passes: u64,
         dispatches: u64,
         tokens: u64,
+        /// The run's cost; `null` when unknown (or nothing reported usage).
+        cost_usd: Option<f64>,
+        /// The known part when some dispatches' costs are unknown.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        known_cost_usd: Option<f64>,
+        /// The cost as a person reads it: `$0.4200`, `$0.4200 + unknown`, `unknown`; `null`
+        /// when nothing reported usage.
+        cost: Option<String>,
         duration_ms: u64,
         text: String,
     },
@@ -243,10 +251,15 @@ impl Event {
                 status,
                 num_passes,
                 dispatches,
+                tokens,
+                cost,
                 ..
             } => format!(
-                "run {run} ended: {} after {num_passes} passes, {dispatches} dispatches",
-                status.as_str()
+                "run {run} ended: {} after {num_passes} passes, {dispatches} dispatches{}",
+                status.as_str(),
+                cost.as_ref()
+                    .map(|c| format!(", {tokens} tokens, {c}"))
+                    .unwrap_or_default()
             ),
             Event::PassStart { .. } | Event::PassEnd { .. } => return None,
         })

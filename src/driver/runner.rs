@@ -77,6 +77,8 @@ pub struct Summary {
     pub passes: u64,
     pub dispatches: u64,
     pub tokens: u64,
+    /// What the run's dispatches used, summed: tokens and cost (`None`: none reported usage).
+    pub usage: Option<crate::model::Usage>,
     pub wall_ms: u64,
     /// Time spent in passes (reading, deciding, acting), not waiting for agents.
     pub overhead_ms: u64,
@@ -238,6 +240,7 @@ impl<'a> Run<'a> {
                 passes: 0,
                 dispatches: 0,
                 tokens: 0,
+                usage: None,
                 wall_ms: 0,
                 overhead_ms: 0,
                 envelope: None,
@@ -451,6 +454,9 @@ impl<'a> Run<'a> {
                 .get_or_insert_with(|| format!("{} {}: {panic}", f.bead, f.step));
         }
         self.sum.tokens = self.sum.tokens.saturating_add(f.tokens());
+        if let Some(u) = &f.usage {
+            crate::model::Usage::accumulate(&mut self.sum.usage, u);
+        }
         if let Some(it) = &f.iteration {
             self.events.emit(&Event::Iteration {
                 bead: it.bead.clone(),
@@ -594,6 +600,9 @@ impl<'a> Run<'a> {
             num_passes: sum.passes,
             dispatches: sum.dispatches,
             tokens: sum.tokens,
+            cost_usd: sum.usage.as_ref().and_then(|u| u.cost_usd),
+            known_cost_usd: sum.usage.as_ref().and_then(|u| u.known_cost_usd),
+            cost: sum.usage.as_ref().map(crate::model::Usage::cost_text),
             duration_ms: sum.wall_ms,
             text,
         });

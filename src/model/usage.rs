@@ -33,6 +33,10 @@ pub struct Usage {
     /// `None` is an unknown cost, never 0.
     #[serde(default)]
     pub cost_usd: Option<f64>,
+    /// When `cost_usd` is unknown because some dispatches' costs are: the sum of the others'
+    /// (`$0.42 + unknown`); `None` when every part is unknown, or the whole is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_cost_usd: Option<f64>,
     #[serde(default)]
     pub cost_source: CostSource,
     #[serde(default)]
@@ -61,6 +65,14 @@ impl Usage {
             .saturating_add(other.cache_write_tokens);
         self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
         self.latency_ms = self.latency_ms.saturating_add(other.latency_ms);
+        let known = |u: &Usage| u.cost_usd.or(u.known_cost_usd);
+        self.known_cost_usd = match (self.cost_usd, other.cost_usd) {
+            (Some(_), Some(_)) => None,
+            _ => match (known(self), known(other)) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            },
+        };
         self.cost_usd = match (self.cost_usd, other.cost_usd) {
             (Some(a), Some(b)) => Some(a + b),
             _ => None,
@@ -71,6 +83,21 @@ impl Usage {
         if self.model.is_none() {
             self.model = other.model.clone();
         }
+    }
+
+    /// The cost as a person reads it: `$0.4200`, `$0.4200 + unknown` when some parts' costs
+    /// are unknown, `unknown` when all are.
+    pub fn cost_text(&self) -> String {
+        match (self.cost_usd, self.known_cost_usd) {
+            (Some(c), _) => format!("${c:.4}"),
+            (None, Some(k)) => format!("${k:.4} + unknown"),
+            (None, None) => "unknown".into(),
+        }
+    }
+
+    /// `128050 tokens, $0.6146` (the tokens that count against a budget, and the cost).
+    pub fn summary(&self) -> String {
+        format!("{} tokens, {}", self.budget_tokens(), self.cost_text())
     }
 
     /// Totals after adding `other` to `total` (the first usage becomes the total).
@@ -97,5 +124,27 @@ mod tests {
             ..Usage::default()
         };
         assert_eq!(u.budget_tokens(), 115);
+    }
+
+    #[test]
+    fn an_unknown_part_leaves_the_known_part_shown() {
+        let one = |cost: Option<f64>| Usage {
+            input_tokens: 10,
+            cost_usd: cost,
+            ..Usage::default()
+        };
+        let mut total = None;
+        Usage::accumulate(&mut total, &one(Some(0.25)));
+        assert_eq!(total.as_ref().unwrap().cost_text(), "$0.2500");
+        Usage::accumulate(&mut total, &one(None));
+        Usage::accumulate(&mut total, &one(Some(0.17)));
+        let t = total.unwrap();
+        assert_eq!(t.cost_usd, None, "the whole is unknown");
+        assert_eq!(t.cost_text(), "$0.4200 + unknown");
+        assert_eq!(t.summary(), "30 tokens, $0.4200 + unknown");
+        let mut none = None;
+        Usage::accumulate(&mut none, &one(None));
+        Usage::accumulate(&mut none, &one(None));
+        assert_eq!(none.unwrap().cost_text(), "unknown");
     }
 }

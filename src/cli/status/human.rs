@@ -61,6 +61,14 @@ pub(super) fn write<'a>(
     Ok(())
 }
 
+/// The last line: what every node shown used (nothing when none has dispatched).
+pub(super) fn total(out: &mut impl Write, usage: Option<&crate::model::Usage>) -> io::Result<()> {
+    match usage {
+        Some(u) => writeln!(out, "used: {}", u.summary()),
+        None => Ok(()),
+    }
+}
+
 fn row(out: &mut impl Write, r: &Row, paint: Paint) -> io::Result<()> {
     let indent = "  ".repeat(r.depth);
     if r.status == UNREADABLE {
@@ -75,7 +83,11 @@ fn row(out: &mut impl Write, r: &Row, paint: Paint) -> io::Result<()> {
     let (id, title) = (printable(r.id), printable(r.title));
     if r.status == "closed" {
         let how = if r.cancelled { "cancelled" } else { "closed" };
-        let line = paint.dim(&format!("{indent}{id} {title} ({how})"));
+        let used = r
+            .usage
+            .map(|u| format!(", {}", u.summary()))
+            .unwrap_or_default();
+        let line = paint.dim(&format!("{indent}{id} {title} ({how}{used})"));
         return writeln!(out, "{line}");
     }
     let mut facts = vec![r.kind.to_string(), printable(r.step)];
@@ -86,6 +98,9 @@ fn row(out: &mut impl Write, r: &Row, paint: Paint) -> io::Result<()> {
     }
     if let Some(l) = r.lease {
         facts.push(format!("claimed by {}", printable(&l.holder)));
+    }
+    if let Some(u) = r.usage {
+        facts.push(u.summary());
     }
     if r.floors_dir != "." {
         facts.push(format!("work in {}", printable(&r.floors_dir)));

@@ -100,6 +100,9 @@ struct Row<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(rename = "loop")]
     looping: Option<LoopRow>,
+    /// What its dispatches used: tokens and cost (`known_cost_usd` when part is unknown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<&'a crate::model::Usage>,
     /// Where this node's floors read: its worktree, or the repository root (`.`).
     floors_dir: String,
     action: Option<&'a Action>,
@@ -119,6 +122,9 @@ struct Head<'a> {
     schema_version: u32,
     status: RunStatus,
     scope: Option<&'a str>,
+    /// What every node shown used, summed: tokens and cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<crate::model::Usage>,
 }
 
 /// `status --json`: one JSON object, indented as serde_json indents, its rows made and
@@ -134,6 +140,7 @@ fn write_json(
         schema_version: STATUS_SCHEMA,
         status,
         scope,
+        usage: rows.usage(),
     };
     let mut text = Vec::new();
     head.serialize(&mut serde_json::Serializer::with_formatter(
@@ -222,6 +229,7 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         };
         // Streamed: each row is written as it is made.
         human::write(&mut out, decision.status, rows.iter(), human::Paint(colour))
+            .and_then(|()| human::total(&mut out, rows.usage().as_ref()))
     };
     written
         .and_then(|()| out.flush())
@@ -325,6 +333,19 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
         slot.or_else(|| self.others.get(id).copied())
     }
 
+    /// What every node shown used, summed (`None`: none has dispatched).
+    fn usage(&self) -> Option<crate::model::Usage> {
+        let mut total = None;
+        for u in self
+            .slots
+            .iter()
+            .filter_map(|s| s.bead?.pipeline.usage.as_deref())
+        {
+            crate::model::Usage::accumulate(&mut total, u);
+        }
+        total
+    }
+
     /// Every row, in order, each made as the iterator reaches it.
     fn iter(&self) -> impl Iterator<Item = Row<'a>> + '_ {
         self.order.iter().map(|&at| self.row(at))
@@ -367,6 +388,7 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
             attempts: b.attempts_on(&p.step),
             max_attempts: step.map(|s| s.max_attempts),
             looping: loop_row(b, step),
+            usage: p.usage.as_deref(),
             floors_dir: dir,
             action,
             rest: rest.map(RowRest),
@@ -399,6 +421,7 @@ fn unreadable_row<'a>(
         attempts: 0,
         max_attempts: None,
         looping: None,
+        usage: None,
         floors_dir: ".".to_string(),
         action: None,
         rest: rest.map(RowRest),

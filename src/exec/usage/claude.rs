@@ -49,6 +49,7 @@ pub fn usage(text: &str) -> Option<Usage> {
         } else {
             CostSource::Unknown
         },
+        known_cost_usd: None,
         model: model.or_else(|| main_model(result.get("modelUsage"))),
     })
 }

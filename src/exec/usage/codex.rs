@@ -51,6 +51,7 @@ pub fn usage(text: &str) -> Option<Usage> {
         latency_ms: 0,
         cost_usd: None,
         cost_source: CostSource::Unknown,
+        known_cost_usd: None,
         model: None,
     })
 }
