@@ -68,7 +68,7 @@ fn the_embedded_hooks_are_the_files_in_hooks() {
 }
 
 #[test]
-fn install_writes_both_hooks_naming_this_splice_and_again_changes_nothing() {
+fn install_writes_both_hooks_the_committed_one_portable_and_again_changes_nothing() {
     let r = Repo::new();
     let out = r.ok(&["hooks", "install", "--json"]);
     assert_eq!(out["schema_version"], 1);
@@ -80,7 +80,9 @@ fn install_writes_both_hooks_naming_this_splice_and_again_changes_nothing() {
         .collect();
     assert_eq!(actions, ["created", "created"]);
 
-    let guard = format!("{BIN} guard");
+    // The committed settings name `splice` as every clone finds it; the git hook, in `.git`,
+    // this very splice.
+    let guard = splice::hooks::PORTABLE_GUARD;
     assert_eq!(
         settings(&r),
         json!({"hooks": {"PreToolUse": [{"matcher": MATCHER, "hooks": [
@@ -113,13 +115,20 @@ fn install_writes_both_hooks_naming_this_splice_and_again_changes_nothing() {
     );
     assert_eq!(before, after, "byte-identical");
 
-    let status = r.ok(&["hooks", "status", "--json"]);
+    // Status looks the committed hook's `splice` up on PATH, as the hook will.
+    let bin_dir = Path::new(BIN).parent().unwrap().display().to_string();
+    let out = r
+        .cmd(&["hooks", "status", "--json"])
+        .env("PATH", format!("{bin_dir}:/usr/bin:/bin"))
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(status["schema_version"], 1);
     assert_eq!(status["claude"]["installed"], true);
-    assert_eq!(status["claude"]["command"], guard.as_str());
+    assert_eq!(status["claude"]["command"], guard);
     assert_eq!(
         status["claude"]["splice"],
-        json!({"path": BIN, "exists": true})
+        json!({"path": "splice", "exists": true})
     );
     assert_eq!(status["git"]["installed"], true);
     assert_eq!(
@@ -182,7 +191,7 @@ fn install_merges_into_claude_settings_keeping_everything_and_never_doubling_the
     );
     assert_eq!(pre[0], mine["hooks"]["PreToolUse"][0]);
     assert_eq!(pre[1]["matcher"], MATCHER);
-    assert_eq!(pre[1]["hooks"][0]["command"], format!("{BIN} guard"));
+    assert_eq!(pre[1]["hooks"][0]["command"], splice::hooks::PORTABLE_GUARD);
     let bytes = std::fs::read(r.path().join(".claude/settings.json")).unwrap();
     let again = r.ok(&["hooks", "install", "--claude", "--json"]);
     assert_eq!(again["installed"][0]["action"], "unchanged");
@@ -475,4 +484,66 @@ fn without_splice_the_hook_lets_the_commit_through() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A teammate's clone of a repository whose `.claude/settings.json` was committed runs the
+/// guard with their own splice (found on `PATH`); without one, the hook blocks the tool call and
+/// says why, never passing it silently.
+#[test]
+fn the_committed_guard_runs_on_a_teammates_clone_and_says_so_when_splice_is_missing() {
+    let r = Repo::new();
+    r.task("Shared", &[]);
+    r.ok(&["hooks", "install", "--claude", "--json"]);
+    r.git(&["add", ".claude/settings.json", ".splice"]);
+    r.git(&["commit", "-qm", "hooks and state"]);
+    let clone = tempfile::tempdir().unwrap();
+    let cloned = clone.path().join("teammate");
+    let out = Command::new("git")
+        .args(["clone", "-q"])
+        .arg(r.path())
+        .arg(&cloned)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(cloned.join(".claude/settings.json")).unwrap();
+    let s: Value = serde_json::from_str(&text).unwrap();
+    let command = s["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // What Claude Code sends a PreToolUse hook: a write into the clone's `.splice/`.
+    let input = json!({"session_id": "s", "transcript_path": "/dev/null", "cwd": cloned,
+        "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": cloned.join(".splice/journal.jsonl"), "content": "x"}});
+    let run_hook = |path: &str| {
+        let mut child = Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(&cloned)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", clone.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    // Their splice on PATH: the guard runs and denies the write.
+    let bin_dir = Path::new(BIN).parent().unwrap().display().to_string();
+    let out = run_hook(&format!("{bin_dir}:/usr/bin:/bin"));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("deny"), "the guard ran: {said} {:?}", out);
+    // No splice: blocked (exit 2, which Claude Code shows the agent), saying why.
+    let out = run_hook("/usr/bin:/bin");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("splice is not on PATH"), "{said}");
 }

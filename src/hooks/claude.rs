@@ -41,7 +41,9 @@ fn entry_value(command: &str) -> Value {
 /// The splice program a hook command runs the guard with (`<program> guard`, the program's
 /// file name `splice`), unquoted; `None` for any other command.
 pub fn guard_program(command: &str) -> Option<String> {
-    let program = command.trim().strip_suffix(" guard")?.trim();
+    // The committed form checks for splice first (`…; splice guard`): the last command runs it.
+    let last = command.rsplit("; ").next().unwrap_or(command);
+    let program = last.trim().strip_suffix(" guard")?.trim();
     let unquoted = if let Some(inner) = program
         .strip_prefix('\'')
         .and_then(|p| p.strip_suffix('\''))
@@ -120,7 +122,9 @@ pub(super) fn plan_install(root: &Path, splice: &Path) -> Result<(Installed, Opt
         ));
     }
     let path = root.join(SETTINGS_FILE);
-    let command = super::guard_command(splice);
+    // The settings file is committed: it names splice as every clone finds it, on `PATH`.
+    let _ = splice;
+    let command = super::PORTABLE_GUARD.to_string();
     let existing = read_existing(&path)?;
     let before: Value = match &existing {
         None => json!({}),
@@ -255,6 +259,10 @@ mod tests {
         assert_eq!(
             guard_program("/usr/bin/splice guard").as_deref(),
             Some("/usr/bin/splice")
+        );
+        assert_eq!(
+            guard_program(crate::hooks::PORTABLE_GUARD).as_deref(),
+            Some("splice")
         );
         assert_eq!(guard_program("notsplice guard"), None);
         assert_eq!(guard_program("splice guardian"), None);

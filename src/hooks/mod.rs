@@ -4,9 +4,10 @@
 //! "Hooks").
 //!
 //! The canonical files live in the repository's `hooks/` directory and are embedded here, so
-//! `splice hooks install` works from wherever the binary is installed. An installed copy names
-//! the absolute path of the splice that installed it, so a hook runs the same splice the person
-//! ran, not whichever one comes first on an agent's `PATH`.
+//! `splice hooks install` works from wherever the binary is installed. The git hook (in `.git`,
+//! never committed) names the absolute path of the splice that installed it, so it runs the
+//! same splice the person ran; the Claude Code settings file is committed, so it names `splice`
+//! on `PATH` ([`PORTABLE_GUARD`]) and works on every clone.
 //!
 //! | module | what it holds |
 //! |---|---|
@@ -61,6 +62,12 @@ pub fn shell_word(path: &Path) -> String {
         format!("'{}'", s.replace('\'', r"'\''"))
     }
 }
+
+/// The guard's command in the committed `.claude/settings.json` (`splice hooks install`): it
+/// works on every clone, finding `splice` on `PATH` (a dispatch puts the runner's own first),
+/// and where splice is missing it blocks the tool call saying so (exit 2: Claude Code shows the
+/// message) instead of letting the guard be silently off.
+pub const PORTABLE_GUARD: &str = "command -v splice >/dev/null 2>&1 || { echo 'splice is not on PATH, so the guard of this repository (splice guard) cannot run: install splice (docs/security.md, Hooks)' >&2; exit 2; }; splice guard";
 
 /// The command line a hook runs to reach the guard: `<splice> guard`.
 pub fn guard_command(splice: &Path) -> String {
