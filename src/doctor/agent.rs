@@ -1,6 +1,9 @@
 //! The `agent` check: the agent `[agent] command` names is found as a dispatch would start it
-//! (the runner's own look-up, [`crate::driver::commands`]) and answers `--version`; every other
-//! command a step may start (a step's own agent, an argv step) is found too.
+//! (the runner's own look-up, [`crate::driver::commands`]) and, when it is a CLI splice knows
+//! (`[agent] kind`: claude, codex, gemini), answers `--version` — a program splice does not know
+//! is never run by `doctor`; every other command a step may start (a step's own agent, an argv
+//! step) is found too; and with PR delivery, what opening a PR needs (`gh` or `[delivery]
+//! forge_command`, and a remote) is there.
 
 use std::path::Path;
 use std::time::Duration;
@@ -8,6 +11,7 @@ use std::time::Duration;
 use super::{Ctx, Finding};
 use crate::driver::commands::{self, StepCommand};
 use crate::exec::dispatch::{Found, find_program};
+use crate::model::config::AgentKind;
 use crate::process::{self, Cmd, Exit};
 
 pub const AGENT: &str = "agent";
@@ -41,8 +45,20 @@ pub fn agent(cx: &Ctx) -> Vec<Finding> {
             ),
             None,
         ),
-        Found::At(path) => version(&agent, &path, cx.store.repo()),
+        Found::At(path) if AgentKind::of_program(agent.program()).is_some() => {
+            version(&agent, &path, cx.store.repo())
+        }
+        Found::At(path) => Finding::ok(
+            AGENT,
+            format!(
+                "`{}` is {} (not run: doctor runs `--version` only for the agent CLIs splice \
+                 knows)",
+                agent.program(),
+                path.display()
+            ),
+        ),
     }];
+    out.extend(pull_requests(cx, config));
     if let Ok(manifest) = &cx.manifest {
         out.extend(others(
             &agent,
@@ -51,6 +67,42 @@ pub fn agent(cx: &Ctx) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// With PR delivery (`[delivery] method = "pr"`, the default): `gh` on `PATH` or a
+/// `[delivery] forge_command`, and a git remote to push to; a warning naming what is missing.
+fn pull_requests(cx: &Ctx, config: &crate::model::Config) -> Vec<Finding> {
+    use crate::model::bead::DeliveryMethod;
+    if config.delivery.method.unwrap_or(DeliveryMethod::Pr) != DeliveryMethod::Pr {
+        return Vec::new();
+    }
+    let mut missing = Vec::new();
+    let path = std::env::var_os("PATH");
+    if config.delivery.forge_command.is_none()
+        && crate::floors::github::find_gh(path.as_deref()).is_none()
+    {
+        missing.push("`gh` is not on PATH and no [delivery] forge_command is set");
+    }
+    let remotes = git2::Repository::open(cx.store.repo())
+        .and_then(|r| r.remotes().map(|n| n.len()))
+        .unwrap_or(0);
+    if remotes == 0 {
+        missing.push("the repository has no git remote to push a branch to");
+    }
+    if missing.is_empty() {
+        return vec![Finding::ok(
+            AGENT,
+            "PR delivery: a forge command and a git remote are there",
+        )];
+    }
+    vec![Finding::warn(
+        AGENT,
+        format!(
+            "PR delivery (the default method) cannot open a pull request: {}",
+            missing.join("; ")
+        ),
+        Some("install and log in to `gh`, set [delivery] forge_command, or set [delivery] method = \"direct\"".into()),
+    )]
 }
 
 /// What fixes a command that cannot be found.

@@ -62,6 +62,16 @@ fn one(
             format!("{hook}: {at}: {p}"),
             Some(format!("repair {at}, then {install}")),
         ),
+        // The committed Claude hook finds `splice` on PATH: where it is not, it blocks.
+        (None, true, Some(b)) if !b.exists && !b.path.contains('/') => Finding::warn(
+            HOOKS,
+            format!(
+                "{hook}: installed in {at}, but `{}` is not on PATH, so the hook blocks every \
+                 tool call it judges until it is",
+                b.path
+            ),
+            Some("put splice on PATH (`cargo install --path .` from its checkout)".into()),
+        ),
         (None, true, Some(b)) if !b.exists => Finding::warn(
             HOOKS,
             format!(

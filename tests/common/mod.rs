@@ -67,13 +67,21 @@ impl Repo {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
-    /// A `splice` command in this repository with a clean environment and the fixed clock.
+    /// A `splice` command in this repository with a clean environment and the fixed clock; the
+    /// built splice is first on `PATH`, as an installed one is for a person (the committed
+    /// Claude hook finds it there).
     pub fn cmd(&self, args: &[&str]) -> Command {
+        let bin = Path::new(env!("CARGO_BIN_EXE_splice")).parent().unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
         let mut c = Command::new(env!("CARGO_BIN_EXE_splice"));
         c.args(args)
             .current_dir(self.path())
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", path)
             .env("HOME", self.path())
             .env("SPLICE_NOW", NOW);
         if self.unconfined {

@@ -31,12 +31,14 @@ pub const CHECKS: &[&str] = &[
     "sandbox",
 ];
 
-/// A repository with one task, an agent that answers `--version`, and the hooks installed:
-/// nothing for doctor to find.
+/// A repository with one task, an agent CLI splice knows (a `claude` that answers
+/// `--version`), direct delivery (no forge needed) and the hooks installed: nothing for doctor
+/// to find.
 pub fn healthy() -> (Repo, String) {
     let r = Repo::new();
     let id = r.task("Healthy", &[]);
-    let agent = r.path().join("agent.sh");
+    std::fs::create_dir_all(r.path().join("bin")).unwrap();
+    let agent = r.path().join("bin/claude");
     std::fs::write(&agent, "#!/bin/sh\necho 'fake-agent 1.2.3'\necho more\n").unwrap();
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
     agent_command(&r, &agent.display().to_string());
@@ -47,13 +49,26 @@ pub fn healthy() -> (Repo, String) {
 pub fn agent_command(r: &Repo, program: &str) {
     r.write(
         ".splice/config.toml",
-        &format!("[agent]\ncommand = [\"{program}\"]\n"),
+        &format!("[agent]\ncommand = [\"{program}\"]\n\n[delivery]\nmethod = \"direct\"\n"),
     );
 }
 
-/// `splice doctor --json`: the exit code and the report.
+/// `splice doctor --json`: the exit code and the report, with this splice on `PATH` (as a
+/// person who installed it has it: the committed Claude hook finds it there).
 pub fn doctor(r: &Repo) -> (i32, Value) {
-    let out = r.run(&["doctor", "--json"]);
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_splice"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = r
+        .cmd(&["doctor", "--json"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
     common::no_panic(&out);
     let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -241,5 +256,69 @@ fn doctor_reads_and_never_writes_the_state() {
         tree(&r.path().join(".git")),
         git_before,
         "and so is the repository"
+    );
+}
+
+/// `doctor` runs `--version` only for the agent CLIs splice knows: a program of the user's own
+/// (a script that might do anything) is found, never run.
+#[test]
+fn an_agent_splice_does_not_know_is_found_but_never_run() {
+    let (r, _) = healthy();
+    let marker = r.path().join("ran");
+    let agent = r.path().join("my-agent");
+    std::fs::write(&agent, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    agent_command(&r, &agent.display().to_string());
+    let (_, report) = doctor(&r);
+    let found = the(&report, "agent", "ok");
+    assert!(
+        found["message"].as_str().unwrap().contains("not run"),
+        "{found:#}"
+    );
+    assert!(!marker.exists(), "doctor ran the agent");
+}
+
+/// PR delivery, the default method, needs a forge command (`gh`, or `[delivery]
+/// forge_command`) and a git remote: doctor says which is missing and how to fix it.
+#[test]
+fn pr_delivery_without_a_forge_or_a_remote_is_a_warning_naming_them() {
+    let (r, _) = healthy();
+    let agent = r.path().join("bin/claude").display().to_string();
+    r.write(
+        ".splice/config.toml",
+        &format!("[agent]\ncommand = [\"{agent}\"]\n"),
+    );
+    let out = r
+        .cmd(&["doctor", "--json"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warned = the(&report, "agent", "warn");
+    let said = warned["message"].as_str().unwrap();
+    assert!(said.contains("PR delivery"), "{said}");
+    assert!(said.contains("no git remote"), "{said}");
+    assert!(
+        warned["fix"]
+            .as_str()
+            .unwrap()
+            .contains("method = \"direct\""),
+        "{warned:#}"
+    );
+    // With a remote and a forge command, it passes.
+    r.git(&[
+        "remote",
+        "add",
+        "origin",
+        "https://forge.example/acme/calc.git",
+    ]);
+    r.write(
+        ".splice/config.toml",
+        &format!("[agent]\ncommand = [\"{agent}\"]\n[delivery]\nforge_command = [\"my-forge\"]\n"),
+    );
+    let (_, report) = doctor(&r);
+    assert!(
+        of(&report, "agent").iter().all(|f| f["severity"] == "ok"),
+        "{report:#}"
     );
 }

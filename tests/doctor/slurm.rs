@@ -68,6 +68,9 @@ fn path_with(bin: &Path) -> OsString {
         })
         .collect();
     dirs.insert(0, bin.to_path_buf());
+    // This splice, as a person has theirs (the committed Claude hook finds it on PATH).
+    let splice = Path::new(env!("CARGO_BIN_EXE_splice")).parent().unwrap();
+    dirs.insert(1, splice.to_path_buf());
     std::env::join_paths(dirs).unwrap()
 }
 

@@ -129,7 +129,7 @@ fn a_target_naming_no_commit_needs_a_person() {
     let config = std::fs::read_to_string(r.state().join("config.toml")).unwrap();
     r.write(
         ".splice/config.toml",
-        &format!("{config}[delivery]\ntarget = \"gone\"\n"),
+        &config.replace("[delivery]\n", "[delivery]\ntarget = \"gone\"\n"),
     );
     let (code, report) = doctor(&r);
     assert_eq!(code, 1);
