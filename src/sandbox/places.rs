@@ -153,8 +153,19 @@ fn small_file(path: &Path) -> Option<Vec<u8>> {
 
 /// A program's own directory, read with it (a script beside the helpers it runs), unless that
 /// directory is one a person keeps other things in (`/`, `$HOME`, a temp directory's root).
+/// A program installed by npm (its file under a `node_modules` directory) reads the outermost
+/// such directory whole: node resolves its packages there, and a CLI's native binary is a
+/// package of its own (`@openai/codex` starts `@openai/codex-linux-x64`'s).
 pub fn program_dir(program: &Path) -> Option<PathBuf> {
-    let dir = std::fs::canonicalize(program).ok()?.parent()?.to_path_buf();
+    let file = std::fs::canonicalize(program).ok()?;
+    let packages = file
+        .ancestors()
+        .filter(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .last();
+    let dir = match packages {
+        Some(p) => p.to_path_buf(),
+        None => file.parent()?.to_path_buf(),
+    };
     let broad = [
         Path::new("/"),
         Path::new("/tmp"),
@@ -192,5 +203,31 @@ fn expand(p: &str) -> PathBuf {
     match (p.strip_prefix("~/"), home()) {
         (Some(rest), Some(home)) => home.join(rest),
         _ => PathBuf::from(p),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::program_dir;
+
+    #[test]
+    fn an_npm_installed_program_reads_its_node_modules_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let modules = dir.path().join("cli/node_modules");
+        let bin = modules.join("@scope/cli/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(modules.join("@scope/cli-linux-x64/vendor")).unwrap();
+        std::fs::write(bin.join("cli.js"), "#!/usr/bin/env node\n").unwrap();
+        std::fs::create_dir_all(modules.join(".bin")).unwrap();
+        let link = modules.join(".bin/cli");
+        std::os::unix::fs::symlink("../@scope/cli/bin/cli.js", &link).unwrap();
+        let modules = std::fs::canonicalize(&modules).unwrap();
+        assert_eq!(program_dir(&link), Some(modules.clone()));
+        // Not npm's: its own directory.
+        let plain = dir.path().join("cli/tools");
+        std::fs::create_dir_all(&plain).unwrap();
+        std::fs::write(plain.join("agent.sh"), "#!/bin/sh\n").unwrap();
+        let plain = std::fs::canonicalize(&plain).unwrap();
+        assert_eq!(program_dir(&plain.join("agent.sh")), Some(plain));
     }
 }
