@@ -145,3 +145,53 @@ fn status_show_and_the_run_say_the_tokens_and_cost() {
     let text = String::from_utf8_lossy(&show.stdout);
     assert!(text.contains("1550 tokens, $0.4200 + unknown"), "{text}");
 }
+
+fn repo_with(script: &str, max_attempts: u32, config: &str) -> (Repo, String) {
+    let r = Repo::new();
+    r.write(
+        ".splice/manifest.json",
+        &common::work_step_manifest(json!(["sh", "-c", script]), json!([]), 120, max_attempts),
+    );
+    r.write(".splice/config.toml", config);
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "state"]);
+    let id = r.task("Work", &[]);
+    (r, id)
+}
+
+/// A silent hang is stopped after `[limits] stall_s`, not the step's timeout (120 s here).
+#[test]
+fn a_silent_hang_is_stopped_as_stalled() {
+    let (r, id) = repo_with("sleep 100", 1, "[limits]\nbackoff_s = 0\nstall_s = 3\n");
+    let started = std::time::Instant::now();
+    let out = r.run(&["run", "--output", "json", "--max-passes", "4"]);
+    common::no_panic(&out);
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+    let b = r.bead(&id);
+    assert_eq!(exits(&b), ["stalled"], "{b:#}");
+    let why = parked(&b);
+    assert!(why.contains("stalled"), "{why}");
+    assert!(why.contains("for 3s"), "{why}");
+}
+
+/// An agent that hangs retrying an API it cannot reach (Codex prints `Reconnecting…`) stalls
+/// and is retried as a transient end, counting no attempt.
+#[test]
+fn a_stall_while_reconnecting_to_the_api_is_transient() {
+    let script = "if [ ! -f .once ]; then touch .once; \
+        echo 'stream error: Reconnecting... 2/5' >&2; sleep 100; fi; \
+        splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact HEAD";
+    let (r, id) = repo_with(script, 1, "[limits]\nbackoff_s = 0\nstall_s = 3\n");
+    let out = r.run(&["run", "--output", "json", "--max-passes", "8"]);
+    common::no_panic(&out);
+    let b = r.bead(&id);
+    assert_eq!(exits(&b), ["transient", "ok"], "{b:#}");
+    assert_eq!(b["status"], "closed", "{b:#}");
+    assert!(
+        b["pipeline"]["exits"][0]["cause"]
+            .as_str()
+            .unwrap()
+            .contains("Reconnecting"),
+        "{b:#}"
+    );
+}

@@ -370,6 +370,7 @@ pub(crate) fn last_failure(bead: &Bead) -> String {
                 ExitKind::Cancelled => "was cancelled by the runner",
                 ExitKind::Transient => "met a transient API failure",
                 ExitKind::Unauthorized => "could not authenticate",
+                ExitKind::Stalled => "stalled and was stopped",
             };
             let cause = e.cause.as_ref().map_or(String::new(), |c| format!(": {c}"));
             format!("; last dispatch {exit}{code}{log}{cause}")

@@ -522,6 +522,7 @@ impl Job {
         let rc = &self.rc;
         DispatchSpec {
             timeout: Some(Duration::from_secs(self.step.timeout_s.max(1))),
+            stall: rc.config.limits.stall(),
             usage: usage::Adapter::from(rc.config.agent.usage),
             prices: &rc.config.prices,
             model: super::looping::configured_model(rc, &p.bead, &self.step.name),

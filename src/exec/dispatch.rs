@@ -136,6 +136,9 @@ pub struct DispatchSpec<'a> {
     pub argv: &'a [String],
     /// `None`: no limit.
     pub timeout: Option<Duration>,
+    /// Stop the command after this long without progress (`process::Cmd::stall`); `None`:
+    /// never.
+    pub stall: Option<Duration>,
     /// Log cap in bytes ([`DEFAULT_CAP`]).
     pub log_cap: usize,
     pub usage: Adapter,
@@ -186,6 +189,7 @@ impl<'a> DispatchSpec<'a> {
             paths,
             argv,
             timeout: None,
+            stall: None,
             log_cap: DEFAULT_CAP,
             usage: Adapter::Auto,
             prices: &NO_PRICES,
@@ -326,6 +330,7 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
             .map(|(k, v)| (k.into(), v))
             .collect(),
         timeout: spec.timeout,
+        stall: spec.stall,
         cancel: spec.cancel,
         fence: true,
         sandbox: spec.sandbox,
@@ -414,6 +419,15 @@ fn record_end(
             ExitKind::Error,
             None,
             Some(format!("the command died by signal {s}")),
+        ),
+        Exit::Stalled(after) => (
+            ExitKind::Stalled,
+            None,
+            Some(format!(
+                "stalled: no output, and next to no CPU time or reads and writes, for {}s; \
+                 killed the process group",
+                after.as_secs()
+            )),
         ),
         Exit::TimedOut => {
             let limit = spec.timeout.unwrap_or_default().as_secs_f64();

@@ -103,6 +103,16 @@ pub fn classify(log: &str) -> End {
 /// [`ExitKind::Unauthorized`] when the agent says so, and takes the agent's words as its cause
 /// when it said anything; other ends (a timeout, a signal, the runner's cancel) are kept.
 pub fn settle(exit: ExitKind, cause: Option<String>, log: &str) -> (ExitKind, Option<String>) {
+    // A session that stalled while its agent retried an unreachable API is a transient end.
+    if exit == ExitKind::Stalled {
+        return match classify(log).or_last_line(log) {
+            End::Transient(said) => (
+                ExitKind::Transient,
+                Some(format!("{}; {said}", cause.unwrap_or_default())),
+            ),
+            _ => (exit, cause),
+        };
+    }
     if !matches!(exit, ExitKind::Ok | ExitKind::Failed) {
         return (exit, cause);
     }
@@ -111,6 +121,33 @@ pub fn settle(exit: ExitKind, cause: Option<String>, log: &str) -> (ExitKind, Op
         End::Transient(said) => (ExitKind::Transient, Some(said)),
         End::Reported(said) => (exit, Some(said)),
         End::Silent => (exit, cause),
+    }
+}
+
+impl End {
+    /// A silent end judged by the last line its command printed instead (a CLI that prints
+    /// `Reconnecting… 3/5` on stderr while it retries, no event).
+    fn or_last_line(self, log: &str) -> End {
+        if self != End::Silent {
+            return self;
+        }
+        let Some(line) = log
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with("[splice:"))
+        else {
+            return End::Silent;
+        };
+        let lower = line.to_lowercase();
+        let line = super::prompt::truncate(line, CAP).into_owned();
+        if TRANSIENT.iter().any(|w| lower.contains(w))
+            || TRANSIENT_STATUS.iter().any(|s| number(&lower, s))
+        {
+            End::Transient(format!("last output: {line}"))
+        } else {
+            End::Reported(format!("last output: {line}"))
+        }
     }
 }
 
@@ -163,9 +200,10 @@ fn claude(events: &[Value]) -> Option<String> {
         .collect();
     if !denied.is_empty() {
         parts.push(format!(
-            "{} tool call(s) were denied permission ({}): the agent may not run them headless \
-             — run it in splice's sandbox with `[agent] kind = \"claude\"`, or allow them in \
-             `[agent] command` (docs/agents.md)",
+            "{} tool call(s) were denied permission ({}): its permission mode or splice's guard \
+             refused them — with `[agent] kind = \"claude\"` in splice's sandbox the mode allows \
+             every tool and the guard denies only what touches splice's state or the main \
+             checkout; else allow them in `[agent] command` (docs/agents.md)",
             denied.len(),
             denied.join("; ")
         ));

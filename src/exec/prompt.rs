@@ -131,6 +131,7 @@ fn describe_exit(e: &ExitRecord) -> Option<String> {
         (ExitKind::Cancelled, _) => "was stopped by the runner (Ctrl-C or SIGTERM)".to_string(),
         (ExitKind::Transient, _) => "met a transient failure of its API".to_string(),
         (ExitKind::Unauthorized, _) => "could not authenticate to its API".to_string(),
+        (ExitKind::Stalled, _) => "made no progress for a while and was stopped".to_string(),
     };
     match (e.exit, e.proposed) {
         (ExitKind::Ok, true) => None,

@@ -314,6 +314,24 @@ pub struct Limits {
     /// attempt (at most an hour); unset: 10; 0: no wait.
     #[serde(default)]
     pub backoff_s: Option<u64>,
+    /// Seconds a local dispatch may go without progress — no output, and next to no CPU time or
+    /// bytes read and written by its processes — before it is stopped as stalled (a hang is
+    /// not left to the step's timeout); unset: [`DEFAULT_STALL_S`]; 0: never.
+    #[serde(default)]
+    pub stall_s: Option<u64>,
+}
+
+/// `[limits] stall_s` unset: five minutes (a long build, a long streamed answer are progress).
+pub const DEFAULT_STALL_S: u64 = 300;
+
+impl Limits {
+    /// How long a dispatch may go without progress (`None`: forever).
+    pub fn stall(&self) -> Option<std::time::Duration> {
+        match self.stall_s.unwrap_or(DEFAULT_STALL_S) {
+            0 => None,
+            s => Some(std::time::Duration::from_secs(s)),
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]

@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 use std::io::{PipeReader, PipeWriter, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{Cmd, Exit, SharedSink, lock, procfs};
@@ -201,14 +201,21 @@ pub(super) fn reap_orphans() {
 
 /// Read `reader` into `sink` on a thread; the receiver hears when it reaches end-of-file. The
 /// thread is not joined: a pipe held open by a process outside the group must not block splice.
-pub(super) fn drain_into(mut reader: PipeReader, sink: SharedSink) -> mpsc::Receiver<()> {
+pub(super) fn drain_into(
+    mut reader: PipeReader,
+    sink: SharedSink,
+    output: Arc<AtomicU64>,
+) -> mpsc::Receiver<()> {
     let (done, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             match reader.read(&mut buf) {
                 Ok(0) => break,
-                Ok(n) => lock(&sink).write(&buf[..n]),
+                Ok(n) => {
+                    output.fetch_add(n as u64, Ordering::Relaxed);
+                    lock(&sink).write(&buf[..n]);
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(_) => break,
             }
@@ -220,25 +227,83 @@ pub(super) fn drain_into(mut reader: PipeReader, sink: SharedSink) -> mpsc::Rece
 
 /// Wait for the child without spinning; kill its group at the deadline or on cancel, and its
 /// leftovers once the leader is gone.
-pub(super) fn wait(
-    mut child: Child,
-    pgid: libc::pid_t,
-    timeout: Option<Duration>,
-    cancel: Option<&AtomicBool>,
-) -> Exit {
+pub(super) fn wait(mut child: Child, pgid: libc::pid_t, limits: &Limits) -> Exit {
     let leader = child.id() as i32;
-    let exit = wait_leader(&mut child, pgid, timeout, cancel);
+    let exit = wait_leader(&mut child, pgid, limits);
     lock(&TRACKED).remove(&leader);
     exit
 }
 
+/// When [`wait`] stops a group: its time limit, the cancel flag, and its stall limit with the
+/// count of output bytes its readers have drained.
+pub(super) struct Limits<'a> {
+    pub timeout: Option<Duration>,
+    pub cancel: Option<&'a AtomicBool>,
+    pub stall: Option<(Duration, Arc<AtomicU64>)>,
+}
+
+/// How often a group's progress is looked at.
+const PROBE: Duration = Duration::from_secs(2);
+
+/// Growth of a group's bytes read and written that counts as progress (a reconnect loop's
+/// handshakes are less; a streamed API answer, a build, file writes are more).
+const IO_PROGRESS: u64 = 64 * 1024;
+
+/// A group's progress, as [`wait`] watches it for a stall: any output, or since the last
+/// progress its CPU time grew by more than 1% of the time passed, or its bytes read and
+/// written by more than [`IO_PROGRESS`].
+struct Progress {
+    after: Duration,
+    output: Arc<AtomicU64>,
+    since: Instant,
+    at: (u64, procfs::Activity),
+    probed: Instant,
+}
+
+impl Progress {
+    fn new(after: Duration, output: Arc<AtomicU64>, pgid: libc::pid_t) -> Progress {
+        let now = Instant::now();
+        let at = (output.load(Ordering::Relaxed), procfs::group_activity(pgid));
+        Progress {
+            after,
+            output,
+            since: now,
+            at,
+            probed: now,
+        }
+    }
+
+    /// Has the group made no progress for `after`? Looked at every [`PROBE`].
+    fn stalled(&mut self, pgid: libc::pid_t) -> bool {
+        let now = Instant::now();
+        if now.duration_since(self.probed) < PROBE {
+            return false;
+        }
+        self.probed = now;
+        let out = self.output.load(Ordering::Relaxed);
+        let act = procfs::group_activity(pgid);
+        let ticks = procfs::ticks_per_second().max(1);
+        let passed = now.duration_since(self.since);
+        let cpu_ms = act.cpu_ticks.saturating_sub(self.at.1.cpu_ticks) * 1000 / ticks;
+        let moved = out != self.at.0
+            || u128::from(cpu_ms) * 100 > passed.as_millis()
+            || act.io_bytes.saturating_sub(self.at.1.io_bytes) > IO_PROGRESS;
+        if moved {
+            self.since = now;
+            self.at = (out, act);
+            return false;
+        }
+        passed >= self.after
+    }
+}
+
 /// The loop of [`wait`]: the leader reaped, and its group killed.
-fn wait_leader(
-    child: &mut Child,
-    pgid: libc::pid_t,
-    timeout: Option<Duration>,
-    cancel: Option<&AtomicBool>,
-) -> Exit {
+fn wait_leader(child: &mut Child, pgid: libc::pid_t, limits: &Limits) -> Exit {
+    let (timeout, cancel) = (limits.timeout, limits.cancel);
+    let mut progress = limits
+        .stall
+        .as_ref()
+        .map(|(after, output)| Progress::new(*after, output.clone(), pgid));
     let deadline = timeout.map(|t| Instant::now() + t);
     let exit = loop {
         match child.try_wait() {
@@ -254,6 +319,11 @@ fn wait_leader(
         }
         if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             break stop(child, pgid, Exit::Cancelled);
+        }
+        if let Some(p) = &mut progress
+            && p.stalled(pgid)
+        {
+            break stop(child, pgid, Exit::Stalled(p.after));
         }
         let now = Instant::now();
         match deadline {

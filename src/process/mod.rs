@@ -70,6 +70,10 @@ pub struct Cmd<'a> {
     /// Run it inside this kernel sandbox: its environment is then splice's filtered by the
     /// sandbox's allow-list, plus [`Cmd::env`] (`crate::sandbox`).
     pub sandbox: Option<&'a crate::sandbox::Sandbox>,
+    /// Kill the group when it has made no progress for this long ([`Exit::Stalled`]): no
+    /// output, and its CPU time and bytes read and written (files, pipes, sockets) barely grew
+    /// (`group::Progress`). `None`: never.
+    pub stall: Option<Duration>,
 }
 
 impl<'a> Cmd<'a> {
@@ -83,6 +87,7 @@ impl<'a> Cmd<'a> {
             cancel: None,
             fence: false,
             sandbox: None,
+            stall: None,
         }
     }
 }
@@ -107,6 +112,8 @@ pub enum Exit {
     Signal(i32),
     /// splice killed the group at the time limit.
     TimedOut,
+    /// splice killed the group after it made no progress for this long ([`Cmd::stall`]).
+    Stalled(Duration),
     /// splice killed the group because the cancel flag was set.
     Cancelled,
     /// Nothing ran; the reason, without the program's name.
@@ -153,13 +160,19 @@ pub fn run(cmd: &Cmd, output: Output) -> Ran {
             };
         }
     };
+    let output = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let done: Vec<_> = spawned
         .readers
         .into_iter()
         .zip(streams)
-        .map(|(reader, sink)| group::drain_into(reader, sink))
+        .map(|(reader, sink)| group::drain_into(reader, sink, output.clone()))
         .collect();
-    let exit = group::wait(spawned.child, spawned.pgid, cmd.timeout, cmd.cancel);
+    let limits = group::Limits {
+        timeout: cmd.timeout,
+        cancel: cmd.cancel,
+        stall: cmd.stall.map(|after| (after, output)),
+    };
+    let exit = group::wait(spawned.child, spawned.pgid, &limits);
     group::take_down(spawned.fence);
     group::reap_orphans();
     let deadline = Instant::now() + DRAIN_GRACE;

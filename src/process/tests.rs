@@ -248,3 +248,49 @@ fn captured_output_is_bounded() {
     assert!(c.stdout.contains("bytes of output elided"));
     assert!(c.stdout.ends_with("THE-END\n"));
 }
+
+fn stalling(script: &str, stall_s: u64) -> Captured {
+    let argv = sh(script);
+    let dir = std::env::temp_dir();
+    capture(
+        &Cmd {
+            timeout: Some(Duration::from_secs(60)),
+            stall: Some(Duration::from_secs(stall_s)),
+            ..Cmd::new(&argv, &dir)
+        },
+        64 * 1024,
+    )
+}
+
+#[test]
+fn a_silent_idle_group_is_stopped_as_stalled_long_before_its_timeout() {
+    let started = Instant::now();
+    let ran = stalling("echo starting; sleep 50", 3);
+    assert_eq!(ran.ran.exit, Exit::Stalled(Duration::from_secs(3)));
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn output_or_cpu_is_progress() {
+    // A line a second for 5 s: never 3 s without output.
+    let ran = stalling("for i in 1 2 3 4 5; do echo $i; sleep 1; done", 3);
+    assert_eq!(ran.ran.exit, Exit::Code(0), "{ran:?}");
+    // Silent but busy for 6 s (a build): CPU is progress.
+    let busy = "end=$(( $(date +%s) + 6 )); while [ $(date +%s) -lt $end ]; do :; done";
+    let ran = stalling(busy, 3);
+    assert_eq!(ran.ran.exit, Exit::Code(0), "{ran:?}");
+}
+
+#[test]
+fn group_activity_counts_cpu_and_io() {
+    // This test process's own group has used CPU and read files (its binary, /proc).
+    // SAFETY: getpgrp takes nothing and touches no memory.
+    let own = procfs::group_activity(unsafe { libc::getpgrp() });
+    assert!(own.io_bytes > 0, "{own:?}");
+    let later = procfs::group_activity(unsafe { libc::getpgrp() });
+    assert!(later.io_bytes >= own.io_bytes, "{own:?} {later:?}");
+}

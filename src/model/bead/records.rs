@@ -160,6 +160,9 @@ pub enum ExitKind {
     /// The agent cannot authenticate (not logged in, a bad key). Counts no attempt; the node is
     /// parked with the cause at once: a person must log in.
     Unauthorized,
+    /// The command made no progress for `[limits] stall_s` (no output, next to no CPU, reads or
+    /// writes) and was killed: a hang, stopped long before the step's timeout.
+    Stalled,
 }
 
 /// How many transient ends a step may have since it was entered before the next counts as a
@@ -177,6 +180,7 @@ impl ExitKind {
         "cancelled",
         "transient",
         "unauthorized",
+        "stalled",
     ];
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -189,6 +193,7 @@ impl ExitKind {
             "cancelled" => Some(Self::Cancelled),
             "transient" => Some(Self::Transient),
             "unauthorized" => Some(Self::Unauthorized),
+            "stalled" => Some(Self::Stalled),
             _ => None,
         }
     }
