@@ -7,6 +7,7 @@
 //! | event | words |
 //! |---|---|
 //! | `{"type":"system","subtype":"init","model":M}` | `session started (model M)` |
+//! | `{"type":"system","subtype":"api_retry","attempt":A,"max_retries":M,"error_status":S,"error":E}` | `retrying the API (A of M): S E` |
 //! | `assistant`, a `text` item | its first non-empty line |
 //! | `assistant`, a `tool_use` item | `Read src/a.rs`, `Edit …`, `Write …`, `Bash: cargo test`, `Grep "pattern"`, `Glob "**/*.rs"`, `Task: description`, `TodoWrite` (`: the item in progress`), `WebFetch URL`, any other tool by name |
 //! | `user`, a `tool_result` item with `is_error` | `(tool failed: its first line)` |
@@ -76,13 +77,34 @@ fn items(event: &Value) -> &[Value] {
 }
 
 fn session(event: &Value) -> Option<String> {
-    if event.get("subtype").and_then(Value::as_str) != Some("init") {
-        return None;
+    match event.get("subtype").and_then(Value::as_str) {
+        Some("init") => {}
+        Some("api_retry") => return Some(api_retry(event)),
+        _ => return None,
     }
     Some(match text_at(event, "model") {
         Some(model) => format!("session started (model {model})"),
         None => "session started".to_string(),
     })
+}
+
+/// Claude Code retrying its API: `retrying the API (2 of 10): 529 overloaded`.
+fn api_retry(event: &Value) -> String {
+    let n = |k: &str| event.get(k).and_then(Value::as_u64);
+    let count = match (n("attempt"), n("max_retries")) {
+        (Some(a), Some(m)) => format!(" ({a} of {m})"),
+        (Some(a), None) => format!(" ({a})"),
+        _ => String::new(),
+    };
+    let status = n("error_status")
+        .map(|s| format!("{s} "))
+        .unwrap_or_default();
+    let error = text_at(event, "error").unwrap_or("");
+    let why = format!("{status}{error}");
+    match why.trim() {
+        "" => format!("retrying the API{count}"),
+        why => format!("retrying the API{count}: {why}"),
+    }
 }
 
 fn assistant_item(item: &Value) -> Option<String> {

@@ -283,3 +283,14 @@ fn latest_reads_only_the_end_of_a_long_log() {
     append(&log, b"plain words at the end\n");
     assert_eq!(latest(&log).as_deref(), Some("plain words at the end"));
 }
+
+#[test]
+fn claude_retrying_its_api_says_so_with_the_count() {
+    let line = r#"{"type":"system","subtype":"api_retry","attempt":2,"max_retries":10,"retry_delay_ms":1200,"error_status":529,"error":"overloaded_error"}"#;
+    assert_eq!(
+        w(line).as_deref(),
+        Some("retrying the API (2 of 10): 529 overloaded_error")
+    );
+    let bare = r#"{"type":"system","subtype":"api_retry"}"#;
+    assert_eq!(w(bare).as_deref(), Some("retrying the API"));
+}
