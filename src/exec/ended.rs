@@ -68,6 +68,8 @@ pub const TRANSIENT: &[&str] = &[
     "etimedout",
     "connection error",
     "connection refused",
+    "connection failed",
+    "error sending request",
     "network is unreachable",
     "stream disconnected",
     "exceeded retry limit",

@@ -59,6 +59,7 @@ impl AgentKind {
                 "--allowedTools",
                 CLAUDE_ALLOWED,
             ],
+            // Without a bound on its reconnects, Codex with no way to its API never exits.
             (AgentKind::Codex, _) => &[
                 "codex",
                 "exec",
@@ -66,6 +67,8 @@ impl AgentKind {
                 "--dangerously-bypass-approvals-and-sandbox",
                 "-c",
                 "allow_login_shell=false",
+                "--disable",
+                "unbounded_connection_retries",
             ],
             (AgentKind::Gemini, _) => &["gemini", "--output-format", "json", "--yolo"],
         };
@@ -89,7 +92,11 @@ impl AgentKind {
                 "acceptEdits",
                 "--allowedTools",
             ],
-            (AgentKind::Codex, _) => vec!["--json", "--dangerously-bypass-approvals-and-sandbox"],
+            (AgentKind::Codex, _) => vec![
+                "--json",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "--disable",
+            ],
             (AgentKind::Gemini, _) => vec!["--output-format", "--yolo", "--prompt"],
         }
     }

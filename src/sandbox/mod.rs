@@ -280,6 +280,7 @@ pub const DEFAULT_ENV: &[&str] = &[
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_MODEL",
     "OPENAI_API_KEY",
+    "CODEX_API_KEY",
     "OPENAI_BASE_URL",
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
