@@ -151,7 +151,7 @@ pub enum Event {
         /// The known part when some dispatches' costs are unknown.
         #[serde(skip_serializing_if = "Option::is_none")]
         known_cost_usd: Option<f64>,
-        /// The cost as a person reads it: `$0.4200`, `$0.4200 + unknown`, `unknown`; `null`
+        /// The cost as a person reads it: `$0.4200`, `$0.4200 + unknown`, `cost unknown`; `null`
         /// when nothing reported usage.
         cost: Option<String>,
         duration_ms: u64,

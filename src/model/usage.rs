@@ -86,12 +86,12 @@ impl Usage {
     }
 
     /// The cost as a person reads it: `$0.4200`, `$0.4200 + unknown` when some parts' costs
-    /// are unknown, `unknown` when all are.
+    /// are unknown, `cost unknown` when all are.
     pub fn cost_text(&self) -> String {
         match (self.cost_usd, self.known_cost_usd) {
             (Some(c), _) => format!("${c:.4}"),
             (None, Some(k)) => format!("${k:.4} + unknown"),
-            (None, None) => "unknown".into(),
+            (None, None) => "cost unknown".into(),
         }
     }
 
@@ -145,6 +145,6 @@ mod tests {
         let mut none = None;
         Usage::accumulate(&mut none, &one(None));
         Usage::accumulate(&mut none, &one(None));
-        assert_eq!(none.unwrap().cost_text(), "unknown");
+        assert_eq!(none.unwrap().cost_text(), "cost unknown");
     }
 }
