@@ -503,6 +503,43 @@ def _():
     ], backoff_s=30)
 
 
+@case("transient-ends-back-off-counting-no-attempt")
+def _():
+    # Issue 32: transient ends (the API overloaded) gave their attempts back, yet wait: sp-a's
+    # one transient end just now waits backoff_s (10 s); sp-b's two, the last 15 s ago, wait
+    # 20 s, 5 s more. Neither used an attempt.
+    return snapshot([
+        bead("sp-a", "implement", last_dispatch=dispatch("implement", 8),
+             exits=[exit_("implement", 9, False, kind="transient",
+                          cause="the agent ended with an error: API Error: 529 overloaded")]),
+        bead("sp-b", "implement", last_dispatch=dispatch("implement", 10),
+             exits=[exit_("implement", 7, False, kind="transient", at=BEFORE),
+                    exit_("implement", 11, False, kind="transient", at=BEFORE)]),
+    ], backoff_s=10, jobs=2)
+
+
+@case("transient-backoff-came-due")
+def _():
+    # A transient end 15 s ago, backoff 10 s: the step is dispatched again as attempt 1.
+    return snapshot([
+        bead("sp-a", "implement", last_dispatch=dispatch("implement", 8),
+             exits=[exit_("implement", 9, False, kind="transient", at=BEFORE)]),
+    ], backoff_s=10)
+
+
+@case("stalled-uses-its-attempt")
+def _():
+    # A stalled dispatch (no progress for stall_s, killed) used its attempt: with all 3 used the
+    # node parks, saying it stalled.
+    return snapshot([
+        bead("sp-a", "implement", attempts={"implement": 3},
+             last_dispatch=dispatch("implement", 8, attempt=3),
+             exits=[exit_("implement", 9, False, attempt=3, kind="stalled",
+                          cause="stalled: no output, and next to no CPU time or reads and "
+                                "writes, for 300s; killed the process group")]),
+    ])
+
+
 @case("backoff-on-the-last-pass")
 def _():
     # Pass 3 of at most 3: the node backs off, but no pass is left to wake for (no `wake_at`).
