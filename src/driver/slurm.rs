@@ -360,15 +360,7 @@ fn confined_argv(job: &Job, p: &super::job::Prepared) -> Result<(Vec<String>, Jo
     let file = p.paths.log.with_extension("sandbox.json");
     let bytes = serde_json::to_vec_pretty(&policy).map_err(|e| Error::Internal(e.to_string()))?;
     crate::store::atomic::replace_file(&file, &bytes)?;
-    let mut argv = vec![
-        crate::hooks::splice_exe().display().to_string(),
-        "sandbox".into(),
-        "exec".into(),
-        "--policy".into(),
-        file.display().to_string(),
-        "--".into(),
-    ];
-    argv.extend(p.argv.iter().cloned());
+    let argv = crate::sandbox::exec_argv(&crate::hooks::splice_exe(), &file, &p.argv);
     Ok((argv, env))
 }
 

@@ -88,14 +88,9 @@ pub fn on_cluster(
     let file = dir.join(format!("{name}.sandbox.json"));
     let bytes = serde_json::to_vec_pretty(&policy).map_err(|e| e.to_string())?;
     crate::store::atomic::replace_file(&file, &bytes).map_err(|e| e.to_string())?;
-    let mut inner = vec![
-        crate::hooks::splice_exe().display().to_string(),
-        "sandbox".into(),
-        "exec".into(),
-        "--policy".into(),
-        file.display().to_string(),
-        "--".into(),
-    ];
-    inner.extend(argv.iter().cloned());
-    Ok(inner)
+    Ok(crate::sandbox::exec_argv(
+        &crate::hooks::splice_exe(),
+        &file,
+        argv,
+    ))
 }

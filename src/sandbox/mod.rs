@@ -36,7 +36,7 @@ pub mod places;
 mod ruleset;
 
 use std::ffi::OsStr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The newest Landlock ABI splice builds rules for.
 pub const MAX_ABI: i32 = 7;
@@ -100,6 +100,22 @@ impl Support {
 /// The variable a person sets to run one invocation unsandboxed (`off`) without editing
 /// `[sandbox] enabled`; `on` or unset: as the config says.
 pub const ENV: &str = "SPLICE_SANDBOX";
+
+/// `<splice> sandbox exec --policy <file> -- <argv>`: the command line that, on another host (a
+/// Slurm job, a floor sent through `srun`), enters the sandbox the policy file holds and runs
+/// `argv` in it; `splice` is the binary's path there.
+pub fn exec_argv(splice: &Path, policy_file: &Path, argv: &[String]) -> Vec<String> {
+    let mut out = vec![
+        splice.display().to_string(),
+        "sandbox".into(),
+        "exec".into(),
+        "--policy".into(),
+        policy_file.display().to_string(),
+        "--".into(),
+    ];
+    out.extend(argv.iter().cloned());
+    out
+}
 
 /// Is the sandbox switched off by [`ENV`]? `Ok(Some(why))`: off; `Err`: a value that is
 /// neither `on` nor `off`, named.
