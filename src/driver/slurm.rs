@@ -204,11 +204,7 @@ fn conclude(rc: &RunCtx, t: Tracked, end: &JobEnd) {
     let job = &t.job;
     let (exit, code, cause) = slurm::exit_of(&t.id, end, t.cancelled_here);
     // What the job's agent reported, as for a local dispatch (`exec::ended`).
-    let text = crate::exec::agent_file::read(&t.paths.log, crate::exec::agent_file::LOG)
-        .ok()
-        .flatten()
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
+    let text = crate::exec::agent_file::log_text(&t.paths.log);
     let (exit, cause) = crate::exec::ended::settle(exit, cause, &text);
     let mut f = Finished::new(job.bead.clone(), job.step.name.clone(), job.attempt);
     f.exit = exit;

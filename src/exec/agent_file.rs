@@ -21,6 +21,16 @@ pub fn read(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
     crate::safe_read::read_optional(path, cap)
 }
 
+/// A dispatch log's text (lossy UTF-8), read as [`read`] does; empty when it is missing or
+/// refused.
+pub fn log_text(path: &Path) -> String {
+    read(path, LOG)
+        .ok()
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::read;

@@ -349,11 +349,7 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
         let (exit, code, note) = record_end(spec, &ran.exit, &mut log)?;
         // What the agent itself reported: why it did nothing, a transient API failure, a
         // missing login (`ended`).
-        let text = super::agent_file::read(&paths.log, super::agent_file::LOG)
-            .ok()
-            .flatten()
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
+        let text = super::agent_file::log_text(&paths.log);
         let (exit, note) = super::ended::settle(exit, note.or(failed_with), &text);
         if matches!(exit, ExitKind::Transient | ExitKind::Unauthorized) {
             log.note(&format!(
