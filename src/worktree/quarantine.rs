@@ -102,9 +102,18 @@ pub fn enter(repo_root: &Path, worktrees_dir: &Path, id: &str) -> Result<PathBuf
     fs::create_dir_all(&p).map_err(|e| Error::io(&p, e))?;
     scrub(&p)?;
     let common = canonical(main.commondir());
+    // The agent's objects stay; nothing under them is followed: an `info` that is not a
+    // directory of its own (a link to the repository's) is replaced, never written through.
     let objects = p.join("objects");
     let info = objects.join("info");
-    fs::create_dir_all(&info).map_err(|e| Error::io(&info, e))?;
+    if !objects.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        remove_any(&objects)?;
+        fs::create_dir(&objects).map_err(|e| Error::io(&objects, e))?;
+    }
+    if !info.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        remove_any(&info)?;
+        fs::create_dir(&info).map_err(|e| Error::io(&info, e))?;
+    }
     remove_any(&info.join("alternates"))?;
     write_new(
         &info.join("alternates"),
@@ -116,9 +125,11 @@ pub fn enter(repo_root: &Path, worktrees_dir: &Path, id: &str) -> Result<PathBuf
         &p.join("packed-refs"),
         packed_refs(&main, &branch, id)?.as_bytes(),
     )?;
+    // Made afresh (the scrub removed them), each one new: none is an agent's link.
     let own = p.join(&branch);
-    for dir in [own.parent().unwrap_or(&p), &p.join("refs/tags")] {
-        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    for dir in ["refs", "refs/heads", "refs/heads/splice", "refs/tags"] {
+        let dir = p.join(dir);
+        fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
     }
     write_new(&own, format!("{tip}\n").as_bytes())?;
     let index = checkout.path().join("index");
@@ -273,8 +284,12 @@ fn copy_objects(main: &Repository, stage: &Path, head: Oid) -> Result<usize> {
             format!("{what}; the dispatch's commits are not imported"),
         )
     };
-    if !stage.is_dir() {
-        return Err(bad(format!("commit {head} is in no object directory")));
+    // Its own directory, never a link (a link to the repository's objects would have the
+    // import read and clean up there).
+    if !stage.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(bad(format!(
+            "commit {head} is in no object directory of the dispatch's own"
+        )));
     }
     only_files(stage, 0).map_err(&bad)?;
     for name in ["alternates", "http-alternates"] {
@@ -568,6 +583,46 @@ mod tests {
         assert_eq!(tip(&root, "refs/heads/splice/sp-1"), before);
         assert!(super::super::verify::open_checkout(&worktrees.join("sp-1")).is_ok());
         assert!(!entered(&worktrees, "sp-1"));
+    }
+
+    #[test]
+    fn a_link_the_agent_left_in_its_objects_is_never_written_through() {
+        let (dir, root, worktrees) = fixture();
+        let p = enter(&root, &worktrees, "sp-1").unwrap();
+        leave(&root, &worktrees, "sp-1").unwrap();
+        // The agent points its objects' `info` at the repository's.
+        let theirs = dir.path().join(".git/objects/info");
+        fs::create_dir_all(&theirs).unwrap();
+        fs::write(theirs.join("alternates"), "keep\n").unwrap();
+        fs::remove_dir_all(p.join("objects/info")).unwrap();
+        std::os::unix::fs::symlink(&theirs, p.join("objects/info")).unwrap();
+        enter(&root, &worktrees, "sp-1").unwrap();
+        assert_eq!(
+            fs::read_to_string(theirs.join("alternates")).unwrap(),
+            "keep\n"
+        );
+        assert!(p.join("objects/info").symlink_metadata().unwrap().is_dir());
+        leave(&root, &worktrees, "sp-1").unwrap();
+    }
+
+    #[test]
+    fn objects_that_are_a_link_are_refused_and_what_it_names_is_left_alone() {
+        let (dir, root, worktrees) = fixture();
+        let p = enter(&root, &worktrees, "sp-1").unwrap();
+        agent_commits(&worktrees, "work\n");
+        let theirs = dir.path().join(".git/objects");
+        fs::create_dir_all(theirs.join("info")).unwrap();
+        fs::write(theirs.join("info/alternates"), "keep\n").unwrap();
+        let before = tip(&root, "refs/heads/splice/sp-1");
+        fs::remove_dir_all(p.join("objects")).unwrap();
+        std::os::unix::fs::symlink(&theirs, p.join("objects")).unwrap();
+        let e = leave(&root, &worktrees, "sp-1").unwrap_err().to_string();
+        assert!(e.contains("not imported"), "{e}");
+        assert_eq!(
+            fs::read_to_string(theirs.join("info/alternates")).unwrap(),
+            "keep\n"
+        );
+        assert_eq!(tip(&root, "refs/heads/splice/sp-1"), before);
     }
 
     #[test]
