@@ -13,6 +13,10 @@
 //! * `quarantine/enter-commit-leave`: the same with one commit of one new file in it, which
 //!   `leave` imports (three objects hashed again) and puts on the node's branch.
 //!
+//! * `stall/group-activity`: one look at a dispatch's progress for stall detection (CPU time
+//!   and bytes read and written of its process group, a scan of `/proc`), made every 2 s
+//!   while a dispatch runs.
+//!
 //! The sandbox benches are skipped (saying so) where the kernel offers no sandbox.
 
 use std::path::{Path, PathBuf};
@@ -94,6 +98,11 @@ fn quarantine(c: &mut Criterion) {
 
 fn bench(c: &mut Criterion) {
     quarantine(c);
+    // SAFETY: getpgrp takes nothing and touches no memory.
+    let group = unsafe { libc::getpgrp() };
+    c.bench_function("stall/group-activity", |b| {
+        b.iter(|| splice::process::procfs::group_activity(group))
+    });
     if let Err(why) = splice::sandbox::probe().usable() {
         eprintln!("sandbox benches skipped: {why}");
         return;
