@@ -151,7 +151,7 @@ fn render_bar(model: &Model, frame: &mut Frame, area: Rect, paint: Paint) {
             parts.push(format!("pass {}", r.passes));
             parts.push(format!("{} in flight", r.in_flight.len()));
             parts.push(format!("{} tok", r.tokens));
-            parts.push(r.cost_usd.map_or("cost ?".into(), |c| format!("${c:.2}")));
+            parts.push(r.cost_text());
             parts.push(clock(r.wall_s));
             if r.running() {
                 paint.fg(Color::Cyan)

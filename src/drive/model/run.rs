@@ -24,10 +24,21 @@ pub struct RunBar {
     pub tokens: u64,
     /// `None` once a dispatch's cost is unknown.
     pub cost_usd: Option<f64>,
+    /// The sum of the costs that are known (beside an unknown one: `$0.42 + unknown`).
+    pub known_usd: f64,
     pub wall_s: u64,
 }
 
 impl RunBar {
+    /// The run's cost as the header shows it: `$0.42`, `$0.42 + unknown`, `cost ?`.
+    pub fn cost_text(&self) -> String {
+        match self.cost_usd {
+            Some(c) => format!("${c:.2}"),
+            None if self.known_usd > 0.0 => format!("${:.2} + unknown", self.known_usd),
+            None => "cost ?".into(),
+        }
+    }
+
     pub(crate) fn new(run: String, background: bool) -> RunBar {
         RunBar {
             run,
@@ -83,6 +94,7 @@ impl RunBar {
                     Some(u) => {
                         self.tokens = self.tokens.saturating_add(u.budget_tokens());
                         self.cost_usd = self.cost_usd.zip(u.cost_usd).map(|(a, b)| a + b);
+                        self.known_usd += u.cost_usd.or(u.known_cost_usd).unwrap_or(0.0);
                     }
                     None => self.cost_usd = None,
                 }

@@ -387,7 +387,13 @@ fn the_run_bar_adds_up_events() {
         (120, Some(0.25), 42)
     );
     assert_eq!(bar.status, "escalated");
-    assert!(bar.running());
+    assert_eq!(bar.cost_text(), "$0.25");
+    // A dispatch whose cost is unknown: the known part stays shown.
+    m.update(Msg::RunEvent(
+        json!({"type": "dispatch_end", "bead": "sp-b", "usage": {"input_tokens": 10}}),
+    ));
+    assert_eq!(m.run().unwrap().cost_text(), "$0.25 + unknown");
+    assert!(m.run().unwrap().running());
     m.update(Msg::RunEvent(json!({"type": "result", "status": "done", "num_passes": 3, "tokens": 900, "duration_ms": 61_000})));
     let bar = m.run().unwrap();
     assert!(!bar.running());
