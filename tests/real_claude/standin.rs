@@ -20,6 +20,12 @@
 //! stop reason and usage, `message_stop`), else one JSON message. Every request is recorded
 //! ([`StandIn::seen`]) so a test can say what the CLI asked for and what its tools answered;
 //! with `SPLICE_STANDIN_DUMP=FILE` each request is also appended to FILE whole, one JSON line.
+//!
+//! What the main conversation gets is the stand-in's [`Mode`]: the steps' scripts
+//! ([`StandIn::start`]), or a scripted failure ([`StandIn::with`]): the first session
+//! overloaded (`529`), every main request held unanswered, or a command the agent may not run.
+//! A session is told apart by the `x-claude-code-session-id` header Claude Code sends with each
+//! request (the same on each of its own retries).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -42,34 +48,83 @@ pub struct Seen {
     /// The text of the tool results in the request's last message (what the agent's tools
     /// answered the turn before).
     pub tool_results: Vec<String>,
+    /// The Claude Code session it came from (its `x-claude-code-session-id` header).
+    pub session: Option<String>,
+}
+
+/// What the stand-in answers the main conversation with.
+#[derive(Clone, Debug)]
+pub enum Mode {
+    /// Each step's [`script`].
+    Script,
+    /// The main conversation of the first session that asks is answered `529`
+    /// `overloaded_error`, each of its retries too; every later session gets the script.
+    OverloadedFirstSession,
+    /// The main conversation's request is read and never answered: the connection is held
+    /// open, nothing is sent, until the client closes it.
+    Hang,
+    /// Each step's first turn runs this shell command with `Bash`; whatever it answers, the
+    /// next turn ends the session without proposing.
+    Run(&'static str),
+}
+
+/// The stand-in's state shared by its connections.
+struct Shared {
+    mode: Mode,
+    seen: Mutex<Vec<Seen>>,
+    /// The session [`Mode::OverloadedFirstSession`] refuses, once one asked.
+    overloaded: Mutex<Option<String>>,
 }
 
 /// The stand-in server, running until the test process ends.
 pub struct StandIn {
     /// `http://127.0.0.1:<port>`, for `ANTHROPIC_BASE_URL`.
     pub url: String,
-    seen: Arc<Mutex<Vec<Seen>>>,
+    shared: Arc<Shared>,
 }
 
 impl StandIn {
-    /// Listen on a free port of 127.0.0.1 and serve in the background.
+    /// Listen on a free port of 127.0.0.1 and serve the steps' scripts in the background.
     pub fn start() -> StandIn {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("stand-in: bind 127.0.0.1:0");
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let log = seen.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let log = log.clone();
-                std::thread::spawn(move || serve(stream, &log));
-            }
-        });
-        StandIn { url, seen }
+        StandIn::with(Mode::Script)
     }
 
-    /// Every request so far, in the order answered.
+    /// Listen on a free port of 127.0.0.1 and serve in the background, the main conversation
+    /// as `mode` says.
+    pub fn with(mode: Mode) -> StandIn {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("stand-in: bind 127.0.0.1:0");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let shared = Arc::new(Shared {
+            mode,
+            seen: Mutex::new(Vec::new()),
+            overloaded: Mutex::new(None),
+        });
+        let serving = shared.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let shared = serving.clone();
+                std::thread::spawn(move || serve(stream, &shared));
+            }
+        });
+        StandIn { url, shared }
+    }
+
+    /// Every request so far, in the order received (a held one as soon as it is read).
     pub fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
+        self.shared.seen.lock().unwrap().clone()
+    }
+
+    /// The distinct sessions that asked for a step's turn (or were refused one), in order.
+    pub fn sessions(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in self.seen() {
+            if let Some(id) = s.session.filter(|_| s.kind.contains("step "))
+                && !out.contains(&id)
+            {
+                out.push(id);
+            }
+        }
+        out
     }
 
     /// One line per request: `METHOD PATH -> KIND (model, stream)`.
@@ -78,13 +133,17 @@ impl StandIn {
             .iter()
             .map(|s| {
                 format!(
-                    "{} {} -> {}{}",
+                    "{} {} -> {}{}{}",
                     s.method,
                     s.path,
                     s.kind,
                     s.model
                         .as_ref()
                         .map(|m| format!(" ({m}, stream {})", s.stream))
+                        .unwrap_or_default(),
+                    s.session
+                        .as_ref()
+                        .map(|id| format!(" [session {}]", &id[..id.len().min(8)]))
                         .unwrap_or_default()
                 )
             })
@@ -94,7 +153,7 @@ impl StandIn {
 }
 
 /// Answer the requests of one connection until the client closes it (or asks to).
-fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>) {
+fn serve(stream: TcpStream, shared: &Shared) {
     let mut out = stream.try_clone().expect("clone the connection");
     let mut reader = BufReader::new(stream);
     loop {
@@ -107,7 +166,7 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>) {
             words.next().unwrap_or("").to_string(),
             words.next().unwrap_or("").to_string(),
         );
-        let (mut length, mut close) = (0usize, false);
+        let (mut length, mut close, mut session) = (0usize, false, None);
         loop {
             let mut header = String::new();
             if reader.read_line(&mut header).unwrap_or(0) == 0 {
@@ -122,6 +181,7 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>) {
                 match name.trim().to_ascii_lowercase().as_str() {
                     "content-length" => length = value.parse().unwrap_or(0),
                     "connection" => close = value.eq_ignore_ascii_case("close"),
+                    "x-claude-code-session-id" => session = Some(value.to_string()),
                     _ => {}
                 }
             }
@@ -141,16 +201,29 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>) {
                 let _ = writeln!(file, "{line}");
             }
         }
-        let (seen, response) = answer(&method, &path, &request);
-        log.lock().unwrap().push(seen);
+        let (seen, response) = answer(&method, &path, &request, session, shared);
+        shared.seen.lock().unwrap().push(seen);
+        let Some(response) = response else {
+            // Held: nothing is sent; wait for the client to hang up (or be killed).
+            let mut rest = Vec::new();
+            let _ = reader.read_to_end(&mut rest);
+            return;
+        };
         if out.write_all(&response).and_then(|_| out.flush()).is_err() || close {
             return;
         }
     }
 }
 
-/// The record of a request and the bytes of its response.
-fn answer(method: &str, path: &str, request: &Value) -> (Seen, Vec<u8>) {
+/// The record of a request from `session` and the bytes of its response (`None`: held, never
+/// answered).
+fn answer(
+    method: &str,
+    path: &str,
+    request: &Value,
+    session: Option<String>,
+    shared: &Shared,
+) -> (Seen, Option<Vec<u8>>) {
     let route = path.split('?').next().unwrap_or("");
     let mut seen = Seen {
         method: method.to_string(),
@@ -159,6 +232,7 @@ fn answer(method: &str, path: &str, request: &Value) -> (Seen, Vec<u8>) {
         model: request["model"].as_str().map(str::to_string),
         stream: request["stream"] == true,
         tool_results: last_tool_results(request),
+        session,
     };
     let response = match (method, route) {
         ("HEAD", _) => {
@@ -175,18 +249,30 @@ fn answer(method: &str, path: &str, request: &Value) -> (Seen, Vec<u8>) {
             )
         }
         ("POST", "/v1/messages") => {
-            let (kind, blocks) = match Step::of(request) {
-                Some(step) => {
-                    let turn = assistant_turns(request);
-                    (
-                        format!("step {} turn {turn}", step.name),
-                        script(&step, turn, first_tool_result(request), &seen.tool_results),
-                    )
-                }
-                None => side(request),
+            let Some(step) = Step::of(request) else {
+                let (kind, blocks) = side(request);
+                seen.kind = kind;
+                return (seen, Some(message(request, &blocks)));
             };
-            seen.kind = kind;
-            message(request, &blocks)
+            let turn = assistant_turns(request);
+            seen.kind = format!("step {} turn {turn}", step.name);
+            match &shared.mode {
+                Mode::OverloadedFirstSession if overloaded(shared, &seen.session) => {
+                    seen.kind = format!("overloaded {}", seen.kind);
+                    let error = json!({"type": "error", "error": {"type": "overloaded_error",
+                        "message": "Overloaded"}});
+                    http(529, "application/json", error.to_string().as_bytes())
+                }
+                Mode::Hang => {
+                    seen.kind = format!("held {}", seen.kind);
+                    return (seen, None);
+                }
+                Mode::Run(command) => message(request, &run(command, turn, &seen.tool_results)),
+                _ => {
+                    let first = first_tool_result(request);
+                    message(request, &script(&step, turn, first, &seen.tool_results))
+                }
+            }
         }
         _ => {
             let error = json!({"type": "error", "error": {"type": "not_found_error",
@@ -194,7 +280,32 @@ fn answer(method: &str, path: &str, request: &Value) -> (Seen, Vec<u8>) {
             http(404, "application/json", error.to_string().as_bytes())
         }
     };
-    (seen, response)
+    (seen, Some(response))
+}
+
+/// Is `session` the one [`Mode::OverloadedFirstSession`] refuses (the first to ask)?
+fn overloaded(shared: &Shared, session: &Option<String>) -> bool {
+    let mut first = shared.overloaded.lock().unwrap();
+    let first = first.get_or_insert_with(|| session.clone().unwrap_or_default());
+    session.as_deref().unwrap_or_default() == first.as_str()
+}
+
+/// [`Mode::Run`]'s assistant turn number `turn`: `command` with `Bash`, then, with what it
+/// answered (`results`), the end of the session without a proposal.
+fn run(command: &str, turn: usize, results: &[String]) -> Vec<Block> {
+    if turn == 0 {
+        return vec![
+            Block::Text("First, the toolchain.".into()),
+            Block::Tool(
+                "Bash",
+                json!({"command": command, "description": "Check the toolchain"}),
+            ),
+        ];
+    }
+    vec![Block::Text(format!(
+        "Stopping without a proposal: `{command}` answered: {}",
+        results.join(" | ")
+    ))]
 }
 
 /// A request that is no step of splice's: a session title (Claude Code asks for one at the
@@ -483,7 +594,12 @@ fn message(request: &Value, blocks: &[Block]) -> Vec<u8> {
 
 /// An HTTP/1.1 response, kept alive.
 fn http(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
-    let reason = if status == 200 { "OK" } else { "Not Found" };
+    let reason = match status {
+        200 => "OK",
+        404 => "Not Found",
+        529 => "Overloaded",
+        _ => "Error",
+    };
     let mut out = format!(
         "HTTP/1.1 {status} {reason}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\
          request-id: req_standin\r\nconnection: keep-alive\r\n\r\n",
