@@ -356,7 +356,11 @@ pub(crate) fn last_failure(bead: &Bead) -> String {
         (Some(c), None) => format!("; last refusal: {}", c.reason),
         (Some(c), Some(e)) if c.seq > e.seq => format!("; last refusal: {}", c.reason),
         (_, Some(e)) => {
-            let code = e.code.map_or(String::new(), |c| format!(" with code {c}"));
+            // `exited 0` says its code already.
+            let code = e
+                .code
+                .filter(|_| e.exit != ExitKind::Ok)
+                .map_or(String::new(), |c| format!(" with code {c}"));
             let log = e
                 .log
                 .as_ref()

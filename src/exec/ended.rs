@@ -69,6 +69,7 @@ pub const TRANSIENT: &[&str] = &[
     "connection error",
     "connection refused",
     "connection failed",
+    "request timed out",
     "error sending request",
     "network is unreachable",
     "stream disconnected",
@@ -133,11 +134,12 @@ impl End {
         if self != End::Silent {
             return self;
         }
+        // Not a JSON event (an agent's `init` holds paths and ids whose digits mean nothing).
         let Some(line) = log
             .lines()
             .rev()
             .map(str::trim)
-            .find(|l| !l.is_empty() && !l.starts_with("[splice:"))
+            .find(|l| !l.is_empty() && !l.starts_with("[splice:") && !l.starts_with('{'))
         else {
             return End::Silent;
         };

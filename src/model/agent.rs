@@ -102,10 +102,17 @@ impl AgentKind {
     }
 
     /// The variables the built-in command needs: Claude Code refuses `bypassPermissions` as
-    /// root unless told it runs in a sandbox.
+    /// root unless told it runs in a sandbox; and it is kept from traffic an unattended session
+    /// has no use for (telemetry, update checks), whose retries would also look like progress
+    /// to stall detection while its API hangs.
     pub fn env(self, sandboxed: bool) -> Vec<(String, String)> {
+        let quiet = (
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".to_string(),
+            "1".to_string(),
+        );
         match (self, sandboxed) {
-            (AgentKind::Claude, true) => vec![("IS_SANDBOX".into(), "1".into())],
+            (AgentKind::Claude, true) => vec![("IS_SANDBOX".into(), "1".into()), quiet],
+            (AgentKind::Claude, false) => vec![quiet],
             _ => Vec::new(),
         }
     }
@@ -399,8 +406,8 @@ mod tests {
         assert!(inside.ends_with(&["--model".to_string(), "{{model}}".to_string()]));
         assert!(inside.contains(&"bypassPermissions".to_string()));
         assert_eq!(
-            AgentKind::Claude.env(true),
-            [("IS_SANDBOX".into(), "1".into())]
+            AgentKind::Claude.env(true)[0],
+            ("IS_SANDBOX".into(), "1".into())
         );
         let outside = claude.command_for("implement", false);
         assert_eq!(outside[..3], ["claude", "-p", "{{prompt}}"]);

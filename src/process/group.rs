@@ -249,9 +249,14 @@ const PROBE: Duration = Duration::from_secs(2);
 /// handshakes are less; a streamed API answer, a build, file writes are more).
 const IO_PROGRESS: u64 = 64 * 1024;
 
+/// How much of the time passed the group's CPU time must grow by to count as progress, in
+/// percent: an agent CLI idling on an API that does not answer keeps its runtime's timers going
+/// at 1.5–3.5% (Claude Code 2.1.197, measured); a build or a streamed answer uses far more.
+const CPU_PROGRESS_PERCENT: u128 = 5;
+
 /// A group's progress, as [`wait`] watches it for a stall: any output, or since the last
-/// progress its CPU time grew by more than 1% of the time passed, or its bytes read and
-/// written by more than [`IO_PROGRESS`].
+/// progress its CPU time grew by more than [`CPU_PROGRESS_PERCENT`] of the time passed, or its
+/// bytes read and written by more than [`IO_PROGRESS`].
 struct Progress {
     after: Duration,
     output: Arc<AtomicU64>,
@@ -286,7 +291,7 @@ impl Progress {
         let passed = now.duration_since(self.since);
         let cpu_ms = act.cpu_ticks.saturating_sub(self.at.1.cpu_ticks) * 1000 / ticks;
         let moved = out != self.at.0
-            || u128::from(cpu_ms) * 100 > passed.as_millis()
+            || u128::from(cpu_ms) * 100 > passed.as_millis() * CPU_PROGRESS_PERCENT
             || act.io_bytes.saturating_sub(self.at.1.io_bytes) > IO_PROGRESS;
         if moved {
             self.since = now;
