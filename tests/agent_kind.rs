@@ -226,3 +226,19 @@ fn a_kind_that_contradicts_the_command_is_refused_naming_both() {
         "{stderr}"
     );
 }
+
+/// `plan crystallize`'s design agent is the kind's built-in too: Codex's, which turns its own
+/// approvals off, is refused where there is no sandbox, before anything runs.
+#[test]
+fn crystallize_refuses_codex_built_in_without_the_sandbox() {
+    let r = Repo::unconfined();
+    r.task("Kind", &[]);
+    r.write(".splice/config.toml", "[agent]\nkind = \"codex\"\n");
+    r.write("notes.md", "# Notes\n\nBuild a calculator.\n");
+    let out = r.run(&["plan", "crystallize", "notes.md", "-o", "p.json"]);
+    common::no_panic(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unsandboxed"), "{stderr}");
+    assert!(!r.path().join("p.json").exists());
+}

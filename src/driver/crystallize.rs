@@ -59,6 +59,13 @@ pub fn crystallize(store: &Store, notes: &Path, out: &Path) -> Result<Crystalliz
     let sandboxed = crate::sandbox::choose(config.sandbox.enabled(), config.sandbox.required())
         .is_ok_and(|why| why.is_none());
     let builtin = config.plan.designer.is_none() && config.agent.command.is_none();
+    if builtin {
+        // Codex's and Gemini's built-ins turn their approvals off: only inside the sandbox.
+        config
+            .agent
+            .check_for_run(sandboxed)
+            .map_err(Error::Invalid)?;
+    }
     let mut argv = config
         .plan
         .designer
