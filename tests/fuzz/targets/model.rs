@@ -255,7 +255,11 @@ fn decide_target(data: &[u8]) -> bool {
     // Every node has a decision; a plain bead (no route: imported, or made by `splice
     // create`) is no node and has none.
     for b in snap.beads.iter().filter(|b| b.is_node()) {
-        assert!(d.nodes.contains_key(b.id.as_str()), "{} has no decision", b.id);
+        assert!(
+            d.nodes.contains_key(b.id.as_str()),
+            "{} has no decision",
+            b.id
+        );
     }
     for id in d.nodes.keys() {
         assert!(
