@@ -60,10 +60,11 @@ pub fn ensure(repo_root: &Path, worktrees_dir: &Path, id: &str, target: &str) ->
         branch,
         created: false,
     };
-    // A runner that died while a dispatch ran left its worktree in the quarantine: the work
-    // is imported first (`quarantine`).
-    if super::quarantine::entered(worktrees_dir, id) {
-        super::quarantine::leave(repo_root, worktrees_dir, id)?;
+    // In a dispatch's quarantine: another runner's live dispatch, or one a dead runner left.
+    // Only the next claimant may touch it (`quarantine::enter` imports a dead one's work
+    // first); until then it is reused as it is.
+    if super::quarantine::entered(worktrees_dir, id) && path.is_dir() {
+        return Ok(reuse(path, branch));
     }
     if is_worktree(&path) {
         return Ok(reuse(path, branch));

@@ -25,8 +25,9 @@
 //! followed, bounded) and its objects only after moving the object directory where no sandboxed
 //! process can write (a process that outlived its dispatch cannot swap an object for a FIFO
 //! under the import), checking that it holds only directories and regular files. A marker
-//! outside `P` (`<id>.entered`) says a dispatch entered and was not left, so a runner that died
-//! mid-dispatch has its successor import the work ([`super::ensure`]).
+//! outside `P` (`<id>.entered`) says a dispatch entered and was not left: the next runner to
+//! claim the node imports a dead runner's work when it enters ([`enter`]); no one else touches
+//! a quarantine a live dispatch may be in.
 
 use std::fs;
 use std::io::Write;
@@ -661,11 +662,19 @@ mod tests {
     #[test]
     fn a_runner_that_died_mid_dispatch_has_the_work_imported_by_the_next() {
         let (_dir, root, worktrees) = fixture();
+        let before = tip(&root, "refs/heads/splice/sp-1");
         enter(&root, &worktrees, "sp-1").unwrap();
         let commit = agent_commits(&worktrees, "work\n");
-        // No leave: the next runner's `ensure` finds the marker.
-        super::super::ensure(&root, &worktrees, "sp-1", "main").unwrap();
+        // No leave. `ensure`, which runs before a claim, touches nothing (the dispatch may be
+        // another runner's, alive).
+        let wt = super::super::ensure(&root, &worktrees, "sp-1", "main").unwrap();
+        assert!(!wt.created);
+        assert!(entered(&worktrees, "sp-1"));
+        assert_eq!(tip(&root, "refs/heads/splice/sp-1"), before);
+        // The next claimant's entry imports the work first.
+        enter(&root, &worktrees, "sp-1").unwrap();
         assert_eq!(tip(&root, "refs/heads/splice/sp-1"), commit);
+        leave(&root, &worktrees, "sp-1").unwrap();
         assert!(!entered(&worktrees, "sp-1"));
     }
 }
