@@ -107,20 +107,23 @@ fn bounded(mut cmd: Command, bound: Duration) -> (Option<i32>, String, String) {
     };
     let out = drain(Box::new(child.stdout.take().unwrap()));
     let err = drain(Box::new(child.stderr.take().unwrap()));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for splice") {
-            break status;
-        }
-        if start.elapsed() > bound {
-            let _ = child.kill();
-            let _ = child.wait();
+    // Waited for on a thread, the result sent back: the wait ends when splice does, or at
+    // `bound`, when it is killed.
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let status = match rx.recv_timeout(bound) {
+        Ok(status) => status.expect("wait for splice"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            let _ = rx.recv();
             panic!(
                 "splice run did not end within {bound:?}\nstderr: {}",
                 err.join().unwrap()
             );
         }
-        std::thread::sleep(Duration::from_millis(20));
     };
     (status.code(), out.join().unwrap(), err.join().unwrap())
 }
