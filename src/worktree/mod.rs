@@ -201,6 +201,11 @@ pub fn uncommitted(repo_root: &Path) -> Option<Vec<String>> {
     Some(paths)
 }
 
+/// `p` with every link resolved, or as it is when it cannot be (it does not exist).
+fn canonical(p: &Path) -> PathBuf {
+    fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
 /// Is `path` an opened worktree of some repository (its `.git` file is valid)?
 fn is_worktree(path: &Path) -> bool {
     path.join(".git").exists()

@@ -12,11 +12,11 @@
 //!
 //! Anything else is an error naming what changed: the caller escalates, and nothing is reset.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use git2::Repository;
 
-use super::git_at;
+use super::{canonical, git_at};
 use crate::error::{Error, Result};
 
 /// Open the checkout at `path` (a node's worktree or a target checkout under
@@ -97,12 +97,10 @@ fn small(path: &Path) -> Option<String> {
     crate::safe_read::read_text(path, 4096).ok()
 }
 
-fn canonical(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     /// A repository with one commit and a worktree `sp-1` under `.splice/worktrees/`.
