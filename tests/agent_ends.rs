@@ -70,6 +70,52 @@ fn an_overloaded_api_then_success_counts_no_attempt() {
 }
 
 #[test]
+fn a_retry_after_a_transient_end_keeps_the_first_sessions_log() {
+    let script = format!(
+        "if [ ! -f .overloaded-once ]; then touch .overloaded-once; echo 'first session'; \
+         echo '{OVERLOADED}'; exit 1; fi; echo 'second session'; \
+         splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact HEAD"
+    );
+    let (r, id) = repo(&script, 1);
+    common::no_panic(&r.run(&["run", "--output", "json", "--max-passes", "8"]));
+    let b = r.bead(&id);
+    assert_eq!(exits(&b), ["transient", "ok"], "{b:#}");
+    // Each exit names its own log, and each log holds its own session.
+    let logs: Vec<String> = b["pipeline"]["exits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["log"].as_str().unwrap().to_string())
+        .collect();
+    assert!(logs[0].ends_with(&format!("{id}-work-1.log")), "{logs:?}");
+    assert!(logs[1].ends_with(&format!("{id}-work-1.1.log")), "{logs:?}");
+    let text = |p: &str| std::fs::read_to_string(r.path().join(p)).unwrap();
+    assert!(
+        text(&logs[0]).contains("first session"),
+        "{}",
+        text(&logs[0])
+    );
+    assert!(!text(&logs[0]).contains("second session"));
+    assert!(
+        text(&logs[1]).contains("second session"),
+        "{}",
+        text(&logs[1])
+    );
+    // `splice logs` lists both, the retry named as one.
+    let out = r.run(&["logs", &id, "--json"]);
+    let listing: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let retries: Vec<u64> = listing["logs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["retry"].as_u64().unwrap())
+        .collect();
+    assert_eq!(retries, [1, 0], "newest first: {listing:#}");
+    let human = String::from_utf8_lossy(&r.run(&["logs", &id]).stdout).into_owned();
+    assert!(human.contains("work attempt 1 retry 1,"), "{human}");
+}
+
+#[test]
 fn an_agent_that_is_not_logged_in_parks_at_once_naming_it() {
     let script = format!("echo '{NOT_LOGGED_IN}'; exit 1");
     let (r, id) = repo(&script, 3);
@@ -194,4 +240,31 @@ fn a_stall_while_reconnecting_to_the_api_is_transient() {
             .contains("Reconnecting"),
         "{b:#}"
     );
+}
+
+/// Claude Code's last event when its API was rate limited and said how long to wait.
+const RATE_LIMITED: &str = r#"{"type":"result","subtype":"success","is_error":true,"num_turns":1,"result":"API Error: 429 rate_limit_error: Number of requests has exceeded your rate limit. Please retry after 90 seconds.","total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}"#;
+
+#[test]
+fn a_rate_limits_retry_after_is_waited_for() {
+    // splice's own backoff would wait 1 s; the API asked for 90.
+    let (r, id) = repo_with(
+        &format!("echo '{RATE_LIMITED}'; exit 1"),
+        3,
+        "[limits]\nbackoff_s = 1\n",
+    );
+    common::no_panic(&r.run(&["run", "--output", "json", "--max-passes", "1"]));
+    let b = r.bead(&id);
+    let exit = &b["pipeline"]["exits"][0];
+    assert_eq!(exit["exit"], "transient", "{b:#}");
+    assert_eq!(exit["retry_after_s"], 90, "{exit:#}");
+    let ended = exit["at"].as_str().unwrap().to_string();
+    // The next pass rests the node until 90 s after the end.
+    let out = r.run(&["pass", "--dry-run", "--json"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let ended = chrono::DateTime::parse_from_rfc3339(&ended).unwrap();
+    let until =
+        (ended + chrono::TimeDelta::seconds(90)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    assert!(text.contains(&until), "the rest ends at {until}: {text}");
+    assert!(text.contains("backoff"), "{text}");
 }

@@ -207,6 +207,7 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
             proposed: e & 1 != 0,
             log: None,
             usage: None,
+            retry_after_s: None,
             at: AT.into(),
         });
     }

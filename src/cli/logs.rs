@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, short = 'f', conflicts_with = "json")]
     pub follow: bool,
     /// Print JSON: `{"schema_version", "bead", "logs": [{"path", "run", "bead", "step",
-    /// "attempt", "bytes"}]}`, newest first, without the logs' text (docs/cli.md).
+    /// "attempt", "retry", "bytes"}]}`, newest first, without the logs' text (docs/cli.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -48,6 +48,9 @@ struct Log {
     bead: String,
     step: String,
     attempt: u32,
+    /// Which try of the attempt: 0 for its first, n for the n-th retry after a transient end
+    /// (`<bead>-<step>-<attempt>.<n>.log`).
+    retry: u32,
     bytes: u64,
     #[serde(skip)]
     file: PathBuf,
@@ -101,10 +104,16 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
     Ok(0)
 }
 
-/// `== PATH (BEAD STEP attempt N, run RUN) ==`, escaped: a run directory may be named anything.
+/// `== PATH (BEAD STEP attempt N[ retry R], run RUN) ==`, escaped: a run directory may be
+/// named anything.
 fn header(log: &Log) -> String {
+    let retry = if log.retry > 0 {
+        format!(" retry {}", log.retry)
+    } else {
+        String::new()
+    };
     let line = format!(
-        "== {} ({} {} attempt {}, run {}) ==",
+        "== {} ({} {} attempt {}{retry}, run {}) ==",
         log.path, log.bead, log.step, log.attempt, log.run
     );
     format!("{}\n", output::printable(&line))
@@ -136,7 +145,7 @@ fn find(store: &Store, bead: Option<&str>, steps: &[String]) -> Result<Vec<Log>>
             let Some(name) = entry.file_name().to_str().map(str::to_string) else {
                 continue;
             };
-            let Some((id, step, attempt)) = parse_name(&name, steps) else {
+            let Some((id, step, (attempt, retry))) = parse_name(&name, steps) else {
                 continue;
             };
             if bead.is_some_and(|b| b != id) {
@@ -150,6 +159,7 @@ fn find(store: &Store, bead: Option<&str>, steps: &[String]) -> Result<Vec<Log>>
                 bead: id.to_string(),
                 step: step.to_string(),
                 attempt,
+                retry,
                 bytes: meta.len(),
                 file: entry.path(),
                 modified: meta.modified().ok(),
@@ -157,7 +167,8 @@ fn find(store: &Store, bead: Option<&str>, steps: &[String]) -> Result<Vec<Log>>
         }
     }
     logs.sort_by(|a, b| {
-        (b.modified, &b.run, b.attempt, &b.bead).cmp(&(a.modified, &a.run, a.attempt, &a.bead))
+        (b.modified, &b.run, b.attempt, b.retry, &b.bead)
+            .cmp(&(a.modified, &a.run, a.attempt, a.retry, &a.bead))
     });
     Ok(logs)
 }
@@ -185,11 +196,14 @@ fn dirs(runs: &Path) -> Result<Vec<(String, Option<SystemTime>)>> {
         .collect())
 }
 
-/// `<bead>-<step>-<attempt>.log`: its bead, step (one of `steps`: the longest that fits, since
-/// both may hold `-`) and attempt.
-fn parse_name<'a>(name: &'a str, steps: &'a [String]) -> Option<(&'a str, &'a str, u32)> {
+/// `<bead>-<step>-<attempt>[.<retry>].log`: its bead, step (one of `steps`: the longest that
+/// fits, since both may hold `-`), attempt and retry (0 when the name has none).
+fn parse_name<'a>(name: &'a str, steps: &'a [String]) -> Option<(&'a str, &'a str, (u32, u32))> {
     let (stem, attempt) = name.strip_suffix(".log")?.rsplit_once('-')?;
-    let attempt = attempt.parse().ok()?;
+    let (attempt, retry) = match attempt.split_once('.') {
+        Some((attempt, retry)) => (attempt.parse().ok()?, retry.parse().ok()?),
+        None => (attempt.parse().ok()?, 0),
+    };
     let step = steps
         .iter()
         .filter(|s| {
@@ -198,7 +212,7 @@ fn parse_name<'a>(name: &'a str, steps: &'a [String]) -> Option<(&'a str, &'a st
         })
         .max_by_key(|s| s.len())?;
     let bead = &stem[..stem.len() - step.len() - 1];
-    crate::model::id::is_valid(bead).then_some((bead, step.as_str(), attempt))
+    crate::model::id::is_valid(bead).then_some((bead, step.as_str(), (attempt, retry)))
 }
 
 /// Print `log` and what is appended to it while its dispatch is in flight; then the rest.
@@ -262,12 +276,18 @@ mod tests {
         ];
         assert_eq!(
             parse_name("sp-a.1-generate-spec-2.log", &steps),
-            Some(("sp-a.1", "generate-spec", 2))
+            Some(("sp-a.1", "generate-spec", (2, 0)))
         );
         assert_eq!(
             parse_name("bd-x-y-implement-10.log", &steps),
-            Some(("bd-x-y", "implement", 10))
+            Some(("bd-x-y", "implement", (10, 0)))
         );
+        assert_eq!(
+            parse_name("sp-a.1-implement-2.3.log", &steps),
+            Some(("sp-a.1", "implement", (2, 3))),
+            "a retry after a transient end"
+        );
+        assert_eq!(parse_name("sp-a-implement-2.x.log", &steps), None);
         assert_eq!(parse_name("sp-a-implement-1.usage.json", &steps), None);
         assert_eq!(parse_name("sp-a-unknown-1.log", &steps), None);
         assert_eq!(parse_name("-implement-1.log", &steps), None);

@@ -26,7 +26,7 @@
 //! | 11 | the check since entry escalated                                      | rest `escalated` {reason} |
 //! | 12 | a PR is recorded and the check since entry refused awaiting its merge | action `check` if an earlier run made that check, else rest `awaiting-merge` |
 //! | 12a | as 14 (attempts left or not), and S is `optional: true` and one of the snapshot's `unavailable` steps (its command cannot be found in this run) | action `skip` {the program and where it is set} |
-//! | 13 | as 14, and the last exit since entry used an attempt and ended less than [`backoff_s`] ago, or was `transient` and ended less than [`backoff_s`] of the transient exits since entry ago | rest `backoff` {until, attempt} |
+//! | 13 | as 14, and the last exit since entry used an attempt and ended less than [`backoff_s`] ago, or was `transient` and ended less than the larger of [`backoff_s`] of the transient exits since entry and its `retry_after_s` (capped) ago | rest `backoff` {until, attempt} |
 //! | 14 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt, target}; rest `escalated` when no delivery target resolves (nothing to branch the worktree from), or the target is one of the snapshot's `missing_targets` (it names no commit) |
 //! | 15 | as 14, attempts exhausted                                            | action `park` {the last refusal, or how the last dispatch ended and its cause} |
 //! | 16 | otherwise (no command: a person does S and proposes)                 | rest `awaiting-human` |

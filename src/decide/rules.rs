@@ -306,7 +306,8 @@ pub(crate) fn dispatch_or_park<'a>(
 
 /// Rule 13: when the next attempt may start, if that is after `now`. The wait runs from the end
 /// of the last dispatch since entry that used an attempt; `attempts` is the attempts used so far
-/// (none: a first attempt, or one after `unpark`, never waits). A time that does not parse (a
+/// (none: a first attempt, or one after `unpark`, never waits). A transient end waits at least
+/// its `retry_after_s`, at most [`super::MAX_BACKOFF_S`]. A time that does not parse (a
 /// hand-edited file) waits none.
 fn backoff_until(ix: &Index, bead: &Bead, attempts: u32, measured: u32) -> Option<String> {
     let exit = bead.exit_since_entry()?;
@@ -317,7 +318,13 @@ fn backoff_until(ix: &Index, bead: &Bead, attempts: u32, measured: u32) -> Optio
         kind if kind.counts_attempt() && exit.attempt > measured => attempts,
         _ => return None,
     };
-    let wait = super::backoff_s(ix.snapshot.limits.backoff_s, n);
+    let mut wait = super::backoff_s(ix.snapshot.limits.backoff_s, n);
+    // A transient end waits at least what its API asked for, within the cap.
+    if exit.exit == ExitKind::Transient
+        && let Some(asked) = exit.retry_after_s
+    {
+        wait = wait.max(asked.min(super::MAX_BACKOFF_S));
+    }
     if wait == 0 || n == 0 {
         return None;
     }

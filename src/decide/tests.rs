@@ -216,6 +216,7 @@ fn an_exit_time_that_does_not_parse_waits_none() {
         proposed: false,
         log: None,
         usage: None,
+        retry_after_s: None,
         at: "yesterday".into(),
     });
     let mut s = snap(vec![b]);
@@ -226,6 +227,53 @@ fn an_exit_time_that_does_not_parse_waits_none() {
         "{d:?}"
     );
     assert_eq!(d.wake_at, None);
+}
+
+#[test]
+fn a_transient_end_waits_at_least_the_retry_after_its_api_asked_for() {
+    use crate::model::bead::{ExitKind, ExitRecord};
+    let transient = |retry_after_s| {
+        // The transient end gave its attempt back.
+        let mut b = bead("sp-a", "implement");
+        b.push_exit(ExitRecord {
+            step: "implement".into(),
+            attempt: 1,
+            seq: 9,
+            exit: ExitKind::Transient,
+            code: Some(1),
+            cause: Some("429 Too Many Requests; retry after 120s".into()),
+            proposed: false,
+            log: None,
+            usage: None,
+            retry_after_s,
+            at: AT.into(),
+        });
+        b
+    };
+    let at = |now: &str, retry_after_s| {
+        let mut s = snap(vec![transient(retry_after_s)]);
+        s.limits.backoff_s = 10;
+        s.now = now.into();
+        decide(&s)
+    };
+    // Without a retry-after, splice's own backoff (10 s for one transient end).
+    let d = at("2025-01-01T00:01:00Z", None);
+    assert!(
+        matches!(d.actions[..], [Action::Dispatch { attempt: 1, .. }]),
+        "{d:?}"
+    );
+    // With one, at least that long: 120 s, not 10.
+    let d = at("2025-01-01T00:01:00Z", Some(120));
+    assert!(d.actions.is_empty(), "{d:?}");
+    assert_eq!(d.wake_at.as_deref(), Some("2025-01-01T00:02:00Z"));
+    let d = at("2025-01-01T00:02:00Z", Some(120));
+    assert!(
+        matches!(d.actions[..], [Action::Dispatch { attempt: 1, .. }]),
+        "{d:?}"
+    );
+    // A hostile wait is capped at the backoff's cap.
+    let d = at("2025-01-01T00:01:00Z", Some(u64::MAX));
+    assert_eq!(d.wake_at.as_deref(), Some("2025-01-01T01:00:00Z"));
 }
 
 /// An imported issue (no route) with the given status.

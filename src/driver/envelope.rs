@@ -24,6 +24,9 @@ use super::advice::{self, Next, Node};
 pub struct Running {
     pub step: String,
     pub attempt: u32,
+    /// Which try of the attempt it is after transient ends ([`crate::model::Bead::retries_at`]):
+    /// the heartbeat reads its log.
+    pub retry: u32,
     pub since: Instant,
     pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }

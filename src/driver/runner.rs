@@ -259,6 +259,7 @@ impl<'a> Run<'a> {
         };
         let beads = &self.feed.snapshot.beads;
         for a in super::slurm::adopt_at_start(&self.rc, &poller, beads, &self.done_tx) {
+            let retry = retries(beads, &a.bead, a.attempt);
             self.events.emit(&Event::Warning {
                 text: format!(
                     "adopted the slurm job of {} {} attempt {} from a runner that died",
@@ -270,6 +271,7 @@ impl<'a> Run<'a> {
                 Running {
                     step: a.step,
                     attempt: a.attempt,
+                    retry,
                     since: Instant::now(),
                     cancel: a.cancel,
                 },
@@ -367,11 +369,13 @@ impl<'a> Run<'a> {
                     },
                 ) => {
                     self.sum.dispatches += 1;
+                    let retry = retries(&self.feed.snapshot.beads, bead, *attempt);
                     self.inflight.insert(
                         bead.clone(),
                         Running {
                             step: step.clone(),
                             attempt: *attempt,
+                            retry,
                             since: Instant::now(),
                             cancel,
                         },
@@ -535,6 +539,7 @@ impl<'a> Run<'a> {
                                 bead,
                                 &r.step,
                                 r.attempt,
+                                r.retry,
                             ),
                         });
                     }
@@ -625,4 +630,12 @@ fn seconds_between(from: &str, to: &str) -> Option<Duration> {
 
 fn elapsed_ms(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The retry of `bead`'s `attempt` a dispatch made now is ([`crate::model::Bead::retries_at`]).
+fn retries(beads: &[crate::model::Bead], bead: &str, attempt: u32) -> u32 {
+    beads
+        .iter()
+        .find(|b| b.id == bead)
+        .map_or(0, |b| b.retries_at(attempt))
 }

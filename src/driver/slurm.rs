@@ -207,6 +207,9 @@ fn conclude(rc: &RunCtx, t: Tracked, end: &JobEnd) {
     let text = crate::exec::agent_file::log_text(&t.paths.log);
     let (exit, cause) = crate::exec::ended::settle(exit, cause, &text);
     let mut f = Finished::new(job.bead.clone(), job.step.name.clone(), job.attempt);
+    f.retry_after_s = (exit == ExitKind::Transient)
+        .then(|| crate::exec::ended::retry_after_s(cause.as_deref(), &text))
+        .flatten();
     f.exit = exit;
     f.code = code;
     f.cause = cause.clone();
@@ -524,7 +527,8 @@ fn tracked(
         &claim.step,
         claim.attempt,
     )
-    .ok()?;
+    .ok()?
+    .retry(bead.retries_at(claim.attempt));
     let expected = transition::proposals::Expected {
         bead: claim.bead.clone(),
         step: claim.step.clone(),

@@ -33,7 +33,9 @@ use super::usage::{self, Adapter, Usage};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DispatchPaths {
     pub run_dir: PathBuf,
-    /// `<bead>-<step>-<attempt>.log`
+    /// `<bead>-<step>-<attempt>.log`; a retry after a transient end,
+    /// `<bead>-<step>-<attempt>.<retry>.log` ([`DispatchPaths::retry`]), so that no try's log
+    /// overwrites another's.
     pub log: PathBuf,
     /// `<bead>-<step>-<attempt>/`: the dispatch's own directory, the one place under `.splice/`
     /// its sandbox may write: the usage and result files, the inbox, the temp directory.
@@ -95,6 +97,24 @@ impl DispatchPaths {
             run_dir,
         })
     }
+
+    /// The same dispatch's retry number `retry` after transient ends ([`Bead::retries_at`]): its
+    /// log is `<bead>-<step>-<attempt>.<retry>.log` (the first try, 0, keeps
+    /// `<bead>-<step>-<attempt>.log`). Its other files are the attempt's: a retry starts them
+    /// afresh, and its exit record keeps what it used.
+    #[must_use]
+    pub fn retry(mut self, retry: u32) -> DispatchPaths {
+        if retry > 0
+            && let Some(stem) = self
+                .log
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".log"))
+        {
+            self.log = self.run_dir.join(format!("{stem}.{retry}.log"));
+        }
+        self
+    }
 }
 
 /// The dispatch log of `bead`'s dispatch in flight (the cockpit's log pane, `splice logs
@@ -111,7 +131,7 @@ pub fn in_flight_log(runs_dir: &Path, bead: &Bead) -> Option<PathBuf> {
     let attempt = bead.pipeline.attempts.get(step).copied().unwrap_or(1);
     DispatchPaths::new(runs_dir, run, &bead.id, step, attempt)
         .ok()
-        .map(|p| p.log)
+        .map(|p| p.retry(bead.retries_at(attempt)).log)
 }
 
 /// Can `s` name a file inside a directory (no separator, not hidden, not `..`)?
@@ -218,6 +238,8 @@ pub struct DispatchResult {
     pub usage: Option<Usage>,
     /// Its final response ([`super::response`]), for result branches.
     pub response: Option<StepResponse>,
+    /// A transient end's wait the agent's API asked for ([`super::ended::retry_after_s`]).
+    pub retry_after_s: Option<u64>,
 }
 
 /// The `PATH` a dispatched command gets: the directory of the running splice binary (or
@@ -337,7 +359,7 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
         ..Cmd::new(spec.argv, spec.worktree)
     };
     let ran = process::run(&cmd, Output::Combined(log.clone()));
-    let (exit, code, note) = {
+    let (exit, code, note, retry_after_s) = {
         let mut log = lock(&log);
         log.finish()?;
         let failed_with = matches!(ran.exit, Exit::Code(c) if c != 0)
@@ -351,6 +373,9 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
         // missing login (`ended`).
         let text = super::agent_file::log_text(&paths.log);
         let (exit, note) = super::ended::settle(exit, note.or(failed_with), &text);
+        let retry_after_s = (exit == ExitKind::Transient)
+            .then(|| super::ended::retry_after_s(note.as_deref(), &text))
+            .flatten();
         if matches!(exit, ExitKind::Transient | ExitKind::Unauthorized) {
             log.note(&format!(
                 "{}: {}",
@@ -358,7 +383,7 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
                 note.as_deref().unwrap_or("")
             ))?;
         }
-        (exit, code, note)
+        (exit, code, note, retry_after_s)
     };
     let elapsed_ms = u64::try_from(ran.elapsed.as_millis()).unwrap_or(u64::MAX);
     let usage = match usage::collect(
@@ -383,6 +408,7 @@ pub fn dispatch(spec: &DispatchSpec) -> Result<DispatchResult> {
         elapsed_ms,
         usage,
         response: super::response::read(&paths.log, &paths.result_file),
+        retry_after_s,
     })
 }
 
@@ -515,6 +541,13 @@ mod tests {
             p.run_dir.join("sp-1.2-review-3").join("usage.json")
         );
         assert_eq!(p.prompt_file, p.run_dir.join("sp-1.2-review-3.prompt.md"));
+        let retried = p.clone().retry(2);
+        assert_eq!(retried.log, p.run_dir.join("sp-1.2-review-3.2.log"));
+        assert_eq!(
+            retried.private_dir, p.private_dir,
+            "a retry's other files are its attempt's"
+        );
+        assert_eq!(p.clone().retry(0), p);
         for bad in ["", "..", "../x", "a/b", ".hidden"] {
             assert!(
                 DispatchPaths::new(Path::new("/s"), bad, "sp-1", "s", 1).is_err(),

@@ -352,15 +352,18 @@ pub fn latest(path: &Path) -> Option<String> {
 }
 
 /// What the agent of a dispatch is doing: [`latest`] of its log
-/// (`<runs_dir>/<run>/<bead>-<step>-<attempt>.log`, [`super::DispatchPaths`]).
+/// (`<runs_dir>/<run>/<bead>-<step>-<attempt>.log`, or its retry's, [`super::DispatchPaths`]).
 pub fn of_dispatch(
     runs_dir: &Path,
     run: &str,
     bead: &str,
     step: &str,
     attempt: u32,
+    retry: u32,
 ) -> Option<String> {
-    let paths = super::DispatchPaths::new(runs_dir, run, bead, step, attempt).ok()?;
+    let paths = super::DispatchPaths::new(runs_dir, run, bead, step, attempt)
+        .ok()?
+        .retry(retry);
     latest(&paths.log)
 }
 

@@ -309,6 +309,7 @@ mod tests {
             proposed: false,
             log: None,
             usage: None,
+            retry_after_s: None,
             at: "t".into(),
         });
         let vars = PromptVars::for_dispatch(&b, None, "sp-1.2", 2, "");

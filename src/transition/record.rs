@@ -21,6 +21,8 @@ pub struct ExitArgs {
     pub usage: Option<Usage>,
     /// The dispatch's final response, recorded on the node for the step's result branches.
     pub response: Option<StepResponse>,
+    /// A transient end's wait the agent's API asked for (see [`ExitRecord::retry_after_s`]).
+    pub retry_after_s: Option<u64>,
 }
 
 /// A recorded dispatch exit.
@@ -140,6 +142,9 @@ pub fn plan_exit(
         proposed,
         log: args.log.clone(),
         usage: args.usage.clone(),
+        retry_after_s: args
+            .retry_after_s
+            .filter(|_| args.exit == ExitKind::Transient),
         at: now.to_string(),
     });
     let mut reason = format!(
@@ -274,6 +279,7 @@ mod tests {
             log: None,
             usage: None,
             response: None,
+            retry_after_s: None,
         }
     }
 

@@ -261,6 +261,7 @@ fn exit_args(
         log,
         usage,
         response: None,
+        retry_after_s: None,
     })
 }
 

@@ -51,6 +51,8 @@ pub struct Finished {
     pub log: Option<PathBuf>,
     /// The dispatch's final response, for the step's result branches.
     pub response: Option<crate::model::bead::StepResponse>,
+    /// A transient end's wait the agent's API asked for.
+    pub retry_after_s: Option<u64>,
     /// What went wrong around the dispatch (preparing it, or recording its exit).
     pub problem: Option<String>,
     /// The dispatch's thread panicked (a bug in splice): the run must stop, with exit 2.
@@ -72,6 +74,7 @@ impl Finished {
             usage: None,
             log: None,
             response: None,
+            retry_after_s: None,
             problem: None,
             panic: None,
             iteration: None,
@@ -263,6 +266,7 @@ impl Job {
                 finished.usage = result.usage;
                 finished.log = Some(result.log);
                 finished.response = result.response;
+                finished.retry_after_s = result.retry_after_s;
             }
             Ok(Err(e)) => {
                 finished.cause = Some(format!("splice could not start it: {e}"));
@@ -302,6 +306,7 @@ impl Job {
             log: finished.log.as_ref().map(|p| p.display().to_string()),
             usage: finished.usage.clone(),
             response: finished.response.clone(),
+            retry_after_s: finished.retry_after_s,
         };
         let recorded = self
             .rc

@@ -75,7 +75,8 @@ impl Job {
             &self.bead,
             &self.step.name,
             self.attempt,
-        )?;
+        )?
+        .retry(bead.retries_at(self.attempt));
         let vars = template::ArgvVars {
             bead: &self.bead,
             step: &self.step.name,

@@ -512,6 +512,24 @@ impl Bead {
             .count()
     }
 
+    /// How many dispatches of attempt `attempt` of the current step since entry met a transient
+    /// failure of their API: the retry a new dispatch of that attempt is (0 for its first try),
+    /// which names its log apart ([`crate::exec::DispatchPaths::retry`]).
+    pub fn retries_at(&self, attempt: u32) -> u32 {
+        let p = &self.pipeline;
+        let n = p
+            .exits
+            .iter()
+            .filter(|e| {
+                e.step == p.step
+                    && e.seq > p.entered
+                    && e.attempt == attempt
+                    && e.exit == ExitKind::Transient
+            })
+            .count();
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
     pub fn exit_since_entry(&self) -> Option<&ExitRecord> {
         let p = &self.pipeline;
         p.exits

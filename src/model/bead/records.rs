@@ -228,6 +228,10 @@ pub struct ExitRecord {
     pub log: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// A `transient` end's wait, in seconds, that the agent's API asked for (its
+    /// `retry-after`): rule 13 waits at least that long, within its cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_s: Option<u64>,
     pub at: String,
 }
 

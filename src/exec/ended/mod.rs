@@ -20,6 +20,10 @@ use serde_json::Value;
 
 use crate::model::bead::ExitKind;
 
+mod retry_after;
+
+pub use retry_after::retry_after_s;
+
 /// How a session ended, by what its agent reported.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum End {
