@@ -52,13 +52,16 @@ def dispatch(step, seq, attempt=1, holder=HOLDER):
     return {"step": step, "attempt": attempt, "seq": seq, "holder": holder, "at": AT}
 
 
-def exit_(step, seq, proposed, attempt=1, kind="ok", at=AT, code=None, cause=None):
+def exit_(step, seq, proposed, attempt=1, kind="ok", at=AT, code=None, cause=None,
+          retry_after_s=None):
     e = {"step": step, "attempt": attempt, "seq": seq, "exit": kind, "proposed": proposed,
          "at": at}
     if code is not None:
         e["code"] = code
     if cause:
         e["cause"] = cause
+    if retry_after_s is not None:
+        e["retry_after_s"] = retry_after_s
     return e
 
 
@@ -524,6 +527,18 @@ def _():
     return snapshot([
         bead("sp-a", "implement", last_dispatch=dispatch("implement", 8),
              exits=[exit_("implement", 9, False, kind="transient", at=BEFORE)]),
+    ], backoff_s=10)
+
+
+@case("transient-retry-after-is-waited-for")
+def _():
+    # A rate limit whose API asked for 90 s: the wait is 90 s, not backoff_s's 10.
+    return snapshot([
+        bead("sp-a", "implement", last_dispatch=dispatch("implement", 8),
+             exits=[exit_("implement", 9, False, kind="transient",
+                          cause="the agent ended with an error: API Error: 429 "
+                                "rate_limit_error: Please retry after 90 seconds.",
+                          retry_after_s=90)]),
     ], backoff_s=10)
 
 
