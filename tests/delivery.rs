@@ -29,6 +29,42 @@ fn run(r: &Repo) -> Value {
     r.ok(&["run", "--output", "json"])
 }
 
+/// The nodes waiting at a landing gate (issue 33: `main` is protected, so a person approves
+/// each landing before it moves).
+fn pending_landings(r: &Repo) -> Vec<String> {
+    let status = r.ok(&["status", "--json"]);
+    status["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["rest"]["land"].is_object())
+        .map(|n| n["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// [`run`], a person approving each landing it waits for, until it rests otherwise.
+fn run_approving(r: &Repo) -> Value {
+    loop {
+        let env = run(r);
+        let pending = pending_landings(r);
+        if pending.is_empty() {
+            return env;
+        }
+        for id in pending {
+            r.ok(&["transition", "approve", "--bead", &id, "--step", "deliver"]);
+        }
+    }
+}
+
+/// A person's `deliver` of a node whose target is protected: the check stops at the landing
+/// gate, the person approves, and the next `deliver` lands.
+fn deliver_approved(r: &Repo, id: &str) -> Value {
+    let out = r.ok(&["transition", "deliver", "--bead", id]);
+    assert_eq!(out["gate"], "pending", "{out:#}");
+    r.ok(&["transition", "approve", "--bead", id, "--step", "deliver"]);
+    r.ok(&["transition", "deliver", "--bead", id])
+}
+
 /// Tracked changes in the main checkout (`.splice/` is untracked in these repositories).
 fn tracked_changes(r: &Repo) -> String {
     r.git(&["status", "--porcelain", "--untracked-files=no"])
@@ -127,7 +163,7 @@ fn direct_delivery_to_the_checked_out_branch_leaves_the_checkout_current_and_cle
     let r = Repo::new();
     let id = r.task("Write the notes", &["--autonomy", "wave"]);
     sim_agent(&r, "direct");
-    let env = run(&r);
+    let env = run_approving(&r);
     assert_eq!(env["status"], "done", "{env:#}");
     let reviewed = r.bead(&id)["pipeline"]["reviewed_sha"]
         .as_str()
@@ -199,7 +235,7 @@ fn direct_delivery_refuses_a_dirty_checkout_of_the_target_and_says_what_to_run()
     sim_agent(&r, "direct");
     r.write("README.md", "a person's edit in progress\n");
     let before = r.git(&["rev-parse", "main"]);
-    let env = run(&r);
+    let env = run_approving(&r);
     assert_eq!(env["status"], "escalated", "{env:#}");
     assert_eq!(
         r.git(&["rev-parse", "main"]),
@@ -238,6 +274,8 @@ fn an_untracked_file_the_delivery_would_overwrite_stops_it_and_is_kept() {
     let (id, _) = reviewed_task(&r, "A", &[("src/a.rs", "pub fn a() {}\n")]);
     r.write("src/a.rs", "a person's draft\n");
     let before = r.git(&["rev-parse", "main"]);
+    r.ok(&["transition", "deliver", "--bead", &id]);
+    r.ok(&["transition", "approve", "--bead", &id, "--step", "deliver"]);
     let err = r.fails(1, &["transition", "deliver", "--bead", &id]);
     assert!(
         err.contains("escalated") && err.contains("src/a.rs"),
@@ -255,6 +293,10 @@ fn two_deliveries_to_one_target_at_once_both_land_and_the_checkout_follows() {
     let r = Repo::new();
     let (a, ra) = reviewed_task(&r, "A", &[("src/a.rs", "pub fn a() {}\n")]);
     let (b, rb) = reviewed_task(&r, "B", &[("src/b.rs", "pub fn b() {}\n")]);
+    for id in [&a, &b] {
+        r.ok(&["transition", "deliver", "--bead", id]);
+        r.ok(&["transition", "approve", "--bead", id, "--step", "deliver"]);
+    }
     let children: Vec<_> = [&a, &b]
         .iter()
         .map(|id| {
@@ -348,7 +390,7 @@ fn a_finished_lone_task_leaves_no_worktree_and_no_branch() {
     let r = Repo::new();
     let id = r.task("Write the notes", &["--autonomy", "wave"]);
     sim_agent(&r, "direct");
-    let env = run(&r);
+    let env = run_approving(&r);
     assert_eq!(env["status"], "done", "{env:#}");
     assert!(!worktree(&r, &id).exists(), "its worktree is left");
     assert_eq!(
@@ -368,7 +410,7 @@ fn a_finished_lone_task_leaves_no_worktree_and_no_branch() {
 fn a_branch_with_undelivered_commits_is_kept_and_the_run_says_so() {
     let r = Repo::new();
     let (id, _) = reviewed_task(&r, "A", &[("src/a.rs", "pub fn a() {}\n")]);
-    r.ok(&["transition", "deliver", "--bead", &id]);
+    deliver_approved(&r, &id);
     // A commit made on the branch after delivery is not on the target.
     let wt = worktree(&r, &id);
     std::fs::write(wt.join("later.txt"), "later\n").unwrap();

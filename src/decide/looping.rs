@@ -161,6 +161,7 @@ fn ask<'a>(
             c.join(" > "),
             id = bead.id
         )),
+        land: None,
     })
 }
 

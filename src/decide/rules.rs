@@ -133,10 +133,12 @@ fn waiting<'a>(ix: &Index<'a>, at: usize, step: Option<&'a Step>) -> Option<Outc
     {
         let (level, source) = resolve_autonomy(ix, bead);
         let target = ix.target(bead);
-        // A route gate (a branch's `suggest_route`) is a person's choice: no level relaxes it.
-        let relaxes = match gate.route {
-            Some(_) => Some(false),
-            None => step.map(|s| gate::relaxes(s, bead, level, target)),
+        // A route gate (a branch's `suggest_route`) is a person's choice, and a landing gate a
+        // person's approval: no level relaxes them.
+        let relaxes = if gate.route.is_some() || gate.land.is_some() {
+            Some(false)
+        } else {
+            step.map(|s| gate::relaxes(s, bead, level, target))
         };
         return Some(Outcome::Rest(Rest::AwaitingHuman {
             gate: Some(p.step.clone()),
@@ -145,6 +147,7 @@ fn waiting<'a>(ix: &Index<'a>, at: usize, step: Option<&'a Step>) -> Option<Outc
             autonomy_source: source.label().into(),
             relaxes,
             question: None,
+            land: gate.land.clone(),
         }));
     }
 
@@ -165,9 +168,13 @@ fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome
     let proposal = bead.proposal_since_entry();
     let check = bead.check_since_entry();
 
-    // 10: evidence to check (a proposal newer than the last check; or floors never checked here).
+    // 10: evidence to check (a proposal newer than the last check; a landing a person approved
+    // since it; or floors never checked here).
     let newer_proposal = proposal.is_some_and(|pr| check.is_none_or(|c| pr.seq > c.seq));
-    if newer_proposal || (!step.floors.is_empty() && check.is_none()) {
+    let approved_landing = bead.gate_on_step().is_some_and(|g| {
+        g.state == GateState::Approved && g.land.is_some() && check.is_none_or(|c| g.seq > c.seq)
+    });
+    if newer_proposal || approved_landing || (!step.floors.is_empty() && check.is_none()) {
         return Some(Outcome::Act(Action::Check {
             bead: bead.id.to_string(),
             step: here(),
@@ -224,6 +231,7 @@ fn work<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Outcome<'a> {
         autonomy_source: source.label().into(),
         relaxes: None,
         question: None,
+        land: None,
     })
 }
 

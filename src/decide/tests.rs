@@ -105,6 +105,7 @@ fn a_parent_cycle_does_not_hang() {
         autonomy: None,
         supplied_by: None,
         route: None,
+        land: None,
         at: AT.into(),
     }));
     let mut b = bead("sp-b", "implement");

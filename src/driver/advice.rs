@@ -158,6 +158,20 @@ pub fn for_rest(node: &Node, rest: &Rest) -> Next {
         )),
         Rest::AwaitingHuman {
             gate: Some(g),
+            land: Some(l),
+            ..
+        } => Next::run(
+            format!(
+                "waits for a person to approve landing {} on {} (the {g} step; no autonomy \
+                 relaxes it): approve it, or send it back with `splice transition reject --bead \
+                 {id} --step {g} --reason \"…\"`",
+                l.sha.get(..10).unwrap_or(&l.sha),
+                l.target
+            ),
+            format!("splice transition approve --bead {id} --step {g}"),
+        ),
+        Rest::AwaitingHuman {
+            gate: Some(g),
             autonomy,
             autonomy_source,
             ..

@@ -67,6 +67,9 @@ pub enum Effect {
     SetPrUrl(String),
     /// A review said FAIL: send the node back to `step` with `guidance` for the next dispatch.
     SendBack { step: String, guidance: String },
+    /// The landing of `sha` on the protected `target` (or through the step's own gate) waits
+    /// for a person's approval: the check records a pending landing gate, and nothing moved.
+    AwaitLand { sha: String, target: String },
 }
 
 /// One floor's answer.

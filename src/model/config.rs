@@ -353,6 +353,10 @@ pub struct DeliveryConfig {
     /// (`floors::github`).
     #[serde(default)]
     pub forge_command: Option<Vec<String>>,
+    /// Branches splice never moves without a person's approval recorded before the move
+    /// (issue 33), besides the main line (`main`, `master`, a remote's default branch).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected: Vec<String>,
 }
 
 /// Per-million-token prices in US dollars.
@@ -412,6 +416,17 @@ impl Config {
                  about GitHub pull requests"
                     .into(),
             );
+        }
+        if let Some(bad) = self
+            .delivery
+            .protected
+            .iter()
+            .find(|b| b.trim().is_empty() || b.starts_with("refs/") || b.contains(['*', ' ']))
+        {
+            return Err(format!(
+                "[delivery] protected: {bad:?} is not a branch name (write local branch names, \
+                 such as \"release\", without `refs/heads/` or patterns)"
+            ));
         }
         for (step, agent) in &self.agent.steps {
             if empty(&agent.command) {
@@ -492,6 +507,8 @@ mod tests {
         assert!(e("[agent.steps.review]\ncommand = []\n").contains("[agent.steps.review]"));
         assert!(e("[limits]\njobs = 0\n").contains("[limits] jobs"));
         assert!(e("[delivery]\nforge_command = []\n").contains("[delivery] forge_command"));
+        assert!(e("[delivery]\nprotected = [\"refs/heads/x\"]\n").contains("[delivery] protected"));
+        assert!(e("[delivery]\nprotected = [\"\"]\n").contains("[delivery] protected"));
         assert!(e("[prices.m]\ninput = nan\n").contains("[prices.m]"));
         assert!(e("[prices.m]\noutput = -1.0\n").contains("is not a price"));
         assert!(Config::parse("[prices.m]\ninput = 0.0\n").is_ok());

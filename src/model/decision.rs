@@ -179,6 +179,10 @@ pub enum Rest {
         /// options `guide` (`transition guide --bead ID --text T`) and `cancel`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         question: Option<String>,
+        /// A landing gate: the commit that would land, and on what (issue 33). No level
+        /// relaxes it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        land: Option<crate::model::bead::GateLand>,
     },
     /// Delegating: sanctioned children still open.
     WaitingChildren { children: Vec<Text> },

@@ -114,6 +114,7 @@ fn open_route_gate(bead: &mut Bead, route: &str, (seq, now): (u64, &str)) {
         autonomy: None,
         supplied_by: None,
         route: Some(route.to_string()),
+        land: None,
         at: now.to_string(),
     }));
 }

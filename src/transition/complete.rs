@@ -16,7 +16,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::floors::{self, Effect};
-use crate::model::bead::{Check, Gate, GateState, Proposal, Verdict};
+use crate::model::bead::{Check, Gate, GateLand, GateState, Proposal, Verdict};
 pub use crate::model::check::{Checked, FloorReport, GateMet};
 use crate::model::{Bead, Config, Kind, Manifest, Step};
 use crate::policy::branch::Firing;
@@ -140,10 +140,19 @@ pub fn gather(
 
 /// The step's floors, and for a direct delivery the landing of the node's branch around them
 /// ([`land`]): before the floors on a deliver step (whose proof needs it; a landing that does
-/// not pass leaves them unrun), after they pass on an integrate step.
+/// not pass, or waits for a person's approval, leaves them unrun), after they pass on an
+/// integrate step.
 fn check_and_land(ctx: &floors::Ctx) -> Vec<floors::Outcome> {
     let when = land::when(ctx.manifest, ctx.step, ctx.bead, &ctx.lineage);
-    let landing = || land::land(ctx.store, ctx.manifest, ctx.bead, &ctx.lineage);
+    let landing = || {
+        land::land(
+            ctx.store,
+            (ctx.manifest, ctx.config),
+            ctx.step,
+            ctx.bead,
+            &ctx.lineage,
+        )
+    };
     let mut outcomes: Vec<floors::Outcome> = Vec::new();
     if ctx.step.loop_.is_some() {
         let answer = loop_evidence(ctx.bead);
@@ -155,7 +164,7 @@ fn check_and_land(ctx: &floors::Ctx) -> Vec<floors::Outcome> {
     }
     if when == Some(land::When::BeforeFloors) {
         outcomes.extend(landing());
-        if floors::combine(&outcomes) != Verdict::Pass {
+        if floors::combine(&outcomes) != Verdict::Pass || awaits_land(&outcomes).is_some() {
             return outcomes;
         }
     }
@@ -174,6 +183,20 @@ fn check_and_land(ctx: &floors::Ctx) -> Vec<floors::Outcome> {
         outcomes.extend(landing());
     }
     outcomes
+}
+
+/// The landing a person must approve first, when the check's landing waits for one.
+fn awaits_land(outcomes: &[floors::Outcome]) -> Option<GateLand> {
+    outcomes
+        .iter()
+        .flat_map(|o| &o.effects)
+        .find_map(|e| match e {
+            Effect::AwaitLand { sha, target } => Some(GateLand {
+                sha: sha.clone(),
+                target: target.clone(),
+            }),
+            _ => None,
+        })
 }
 
 /// A loop step's own evidence (`docs/monitor.md`): its latest iteration since the node entered
@@ -263,7 +286,10 @@ pub fn plan(
             for effect in ev.outcomes.iter().flat_map(|o| &o.effects) {
                 apply_effect(&mut after, &mut root, lineage, effect);
             }
-            meet_gate(&mut after, ev, lineage, manifest, (seq, now))
+            match awaits_land(&ev.outcomes) {
+                Some(land) => await_land(&mut after, step, land, (seq, now)),
+                None => meet_gate(&mut after, ev, lineage, manifest, (seq, now)),
+            }
         }
         Verdict::Refuse => (None, refused(&mut after, ev, manifest, seq, now)),
         Verdict::Escalate => (None, None),
@@ -304,7 +330,30 @@ fn keep_pending_pr(bead: &mut Bead, url: &str, seq: u64, now: &str) {
     }
 }
 
-/// A passed check at the step's gate: advance (open or relaxed), or wait for a person.
+/// A passed check whose landing waits for a person: a pending landing gate on `step`, bound to
+/// the tip that would land; nothing advances.
+fn await_land(
+    bead: &mut Bead,
+    step: &str,
+    land: GateLand,
+    (seq, now): (u64, &str),
+) -> (Option<GateMet>, Option<String>) {
+    bead.pipeline.gate = Some(Box::new(Gate {
+        step: step.to_string(),
+        state: GateState::Pending,
+        seq,
+        by: None,
+        autonomy: None,
+        supplied_by: None,
+        route: None,
+        land: Some(land),
+        at: now.to_string(),
+    }));
+    (Some(GateMet::Pending), None)
+}
+
+/// A passed check at the step's gate: advance (open or relaxed), or wait for a person. A step
+/// whose landing a person approved (and which then landed) has met its gate.
 fn meet_gate(
     bead: &mut Bead,
     ev: &Evidence,
@@ -312,6 +361,12 @@ fn meet_gate(
     manifest: &Manifest,
     (seq, now): (u64, &str),
 ) -> (Option<GateMet>, Option<String>) {
+    let landed_approved = bead
+        .gate_on_step()
+        .is_some_and(|g| g.state == GateState::Approved && g.land.is_some());
+    if landed_approved {
+        return (None, advance(bead, manifest, seq, now));
+    }
     let at_gate = gate::at_pass(&ev.step, bead, lineage.autonomy(bead), lineage.target(bead));
     let mut record = |state, autonomy, supplied_by| {
         bead.pipeline.gate = Some(Box::new(Gate {
@@ -322,6 +377,7 @@ fn meet_gate(
             autonomy,
             supplied_by,
             route: None,
+            land: None,
             at: now.to_string(),
         }));
     };
@@ -418,6 +474,6 @@ fn apply_effect(bead: &mut Bead, root: &mut Option<Bead>, lineage: &Lineage, eff
         }
         Effect::SetReviewedSha(sha) => bead.pipeline.reviewed_sha = Some(sha.clone().into()),
         Effect::SetPrUrl(url) => bead.pipeline.pr_url = Some(url.clone().into()),
-        Effect::SendBack { .. } => {}
+        Effect::SendBack { .. } | Effect::AwaitLand { .. } => {}
     }
 }

@@ -8,7 +8,7 @@ use super::{
     require_open, require_step,
 };
 use crate::error::{Error, Result};
-use crate::model::bead::{Check, GateState, Verdict};
+use crate::model::bead::{Check, GateLand, GateState, Verdict};
 use crate::model::{Bead, Manifest};
 use crate::store::{Change, Reads};
 
@@ -19,9 +19,13 @@ pub struct Approved {
     pub step: String,
     /// Always `true`.
     pub approved: bool,
-    /// The step entered, or `None` when the node closed.
+    /// The step entered, or `None` when the node closed or (a landing gate) stays to land.
     pub next: Option<String>,
     pub closed: bool,
+    /// A landing gate: what was approved to land. The node stays on its step, and its next
+    /// check lands that commit and advances.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lands: Option<GateLand>,
 }
 
 /// A recorded rejection.
@@ -84,10 +88,22 @@ pub fn plan_approve(
         gate.seq = seq;
         gate.at = now.to_string();
     }
-    // A route gate (a branch's `suggest_route`) switches the node; any other gate advances it.
-    let next = match bead.gate_on_step().and_then(|g| g.route.clone()) {
-        Some(route) => branch::approve_route(&mut after, manifest, &route, (seq, now)),
-        None => advance(&mut after, manifest, seq, now),
+    // A route gate (a branch's `suggest_route`) switches the node; a landing gate leaves it on
+    // its step for the check that lands; any other gate advances it.
+    let gate = bead.gate_on_step();
+    let lands = gate.and_then(|g| g.land.clone());
+    let next = match (gate.and_then(|g| g.route.clone()), &lands) {
+        (Some(route), _) => branch::approve_route(&mut after, manifest, &route, (seq, now)),
+        (None, Some(_)) => None,
+        (None, None) => advance(&mut after, manifest, seq, now),
+    };
+    let reason = match &lands {
+        Some(l) => format!(
+            "{step}: landing {} on {} approved by {actor}",
+            l.sha.get(..10).unwrap_or(&l.sha),
+            l.target
+        ),
+        None => format!("{step} approved by {actor}"),
     };
     let output = Approved {
         bead: bead.id.to_string(),
@@ -95,8 +111,8 @@ pub fn plan_approve(
         approved: true,
         next,
         closed: after.is_closed(),
+        lands,
     };
-    let reason = format!("{step} approved by {actor}");
     Ok(Change::one(after, Some(reason), output))
 }
 

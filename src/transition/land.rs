@@ -11,6 +11,17 @@
 //! on a mainline target (the `delivered` floor escalates that: the merge to mainline is a
 //! person's job), nor, on a deliver step, before a review has recorded the reviewed commit.
 //!
+//! **Approval before the move (issue 33).** A landing needs a person's approval, recorded on
+//! the node as an approved landing gate bound to the branch's tip, before anything moves when
+//! its target is *protected* — the main line (`main`, `master`, a remote's default branch) or a
+//! branch in `[delivery] protected` — at any autonomy, or when the step's own gate (the
+//! integrate gate) would wait for a person at the node's autonomy. Without one, the check runs
+//! the landing as a dry run: a landing that would be refused is refused as below; one that would
+//! move records a pending landing gate (the `AwaitLand` effect) and moves nothing. The approval
+//! (`splice transition approve`) advances nothing: the next check lands the approved tip and
+//! advances. No autonomy relaxes a landing gate, and a branch whose tip moved after the approval
+//! asks again.
+//!
 //! The landing is one more answer of the check, kind `land`, recorded with the floors': a pass
 //! says what moved; a refusal (the branch conflicts with the target, lacks the reviewed commit,
 //! adds unreviewed commits, or changes `.splice/`) is one the agent can fix on its branch, so
@@ -27,11 +38,12 @@
 
 use serde_json::{Value, json};
 
-use crate::floors::Outcome;
-use crate::model::bead::{DeliveryMethod, Verdict};
-use crate::model::{Autonomy, Bead, Manifest, Role, Step};
-use crate::policy::Lineage;
+use crate::floors::{Effect, Outcome};
+use crate::model::bead::{DeliveryMethod, GateState, Verdict};
+use crate::model::manifest::FloorKind;
+use crate::model::{Autonomy, Bead, Config, Manifest, Role, Step};
 use crate::policy::lineage::is_mainline;
+use crate::policy::{GateOutcome, Lineage, gate};
 use crate::store::Store;
 use crate::worktree::{self, Landed, Landing, Refused};
 
@@ -65,16 +77,67 @@ pub fn when(manifest: &Manifest, step: &Step, bead: &Bead, lineage: &Lineage) ->
     Some(when)
 }
 
-/// Land `bead`'s branch on its target; `None` when it has no branch to land.
-pub fn land(store: &Store, manifest: &Manifest, bead: &Bead, lineage: &Lineage) -> Option<Outcome> {
+/// Why a landing on `target` needs a person's approval before it moves, if it does: the target
+/// is protected, or `step`'s own gate would wait for a person (see the module doc).
+pub fn needs_approval(
+    store: &Store,
+    config: &Config,
+    step: &Step,
+    bead: &Bead,
+    lineage: &Lineage,
+    target: &str,
+) -> Option<String> {
+    if is_mainline(target) {
+        return Some(format!("`{target}` is the main line"));
+    }
+    if config.delivery.protected.iter().any(|p| p == target) {
+        return Some(format!("`{target}` is protected (`[delivery] protected`)"));
+    }
+    if worktree::remote_main_lines(store.repo())
+        .iter()
+        .any(|m| m == target)
+    {
+        return Some(format!("`{target}` is a remote's default branch"));
+    }
+    let at_gate = gate::at_pass(step, bead, lineage.autonomy(bead), Some(target));
+    (at_gate == GateOutcome::Pending).then(|| {
+        format!(
+            "the {} gate waits for a person at {} autonomy",
+            step.name,
+            lineage.autonomy(bead).0.as_str()
+        )
+    })
+}
+
+/// The tip a person approved landing on `target`: an approved landing gate on the node's step
+/// since it entered it.
+pub fn approved_tip<'a>(bead: &'a Bead, target: &str) -> Option<&'a str> {
+    bead.gate_on_step()
+        .filter(|g| g.state == GateState::Approved)
+        .and_then(|g| g.land.as_ref())
+        .filter(|l| l.target == target)
+        .map(|l| l.sha.as_str())
+}
+
+/// Land `bead`'s branch on its target; `None` when it has no branch to land. A landing that
+/// needs a person's approval and has none for the branch's tip only says what would move.
+pub fn land(
+    store: &Store,
+    (manifest, config): (&Manifest, &Config),
+    step: &Step,
+    bead: &Bead,
+    lineage: &Lineage,
+) -> Option<Outcome> {
     let target = lineage.target(bead)?;
-    let request = Landing {
+    let ask = needs_approval(store, config, step, bead, lineage, target);
+    let mut request = Landing {
         repo_root: store.repo(),
         worktrees_dir: &store.worktrees_dir(),
         id: &bead.id,
         title: &bead.title,
         target,
         reviewed: bead.pipeline.reviewed_sha.as_deref(),
+        dry_run: ask.is_some(),
     };
     let verb = [Role::Integrate, Role::Deliver]
         .into_iter()
@@ -88,10 +151,22 @@ pub fn land(store: &Store, manifest: &Manifest, bead: &Bead, lineage: &Lineage) 
     } else {
         format!("splice transition {verb} --bead {}", bead.id)
     };
-    match worktree::land(&request) {
+    let mut landed = worktree::land(&request);
+    if let (Some(why), Ok(Ok(Landed::Would { branch, tip, .. }))) = (&ask, &landed) {
+        if approved_tip(bead, target) != Some(tip.as_str()) {
+            return Some(awaiting(bead, (branch, tip), target, why));
+        }
+        request.dry_run = false;
+        landed = worktree::land(&request);
+    }
+    match landed {
         Ok(Ok(Landed::NoBranch { .. })) => None,
         Ok(Ok(landed)) => Some(landed_outcome(&landed, target)),
-        Ok(Err(refused)) => Some(refused_outcome(&refused, &again)),
+        Ok(Err(refused)) => Some(refused_outcome(
+            &refused,
+            &again,
+            review_step(manifest, bead),
+        )),
         Err(e) => Some(Outcome::named(
             KIND,
             Verdict::Escalate,
@@ -99,6 +174,24 @@ pub fn land(store: &Store, manifest: &Manifest, bead: &Bead, lineage: &Lineage) 
             json!({ "target": target }),
         )),
     }
+}
+
+/// A landing that would move `target` to `tip` and waits for a person's approval first.
+fn awaiting(bead: &Bead, (branch, tip): (&str, &str), target: &str, why: &str) -> Outcome {
+    let step = &bead.pipeline.step;
+    let reason = format!(
+        "landing {branch} ({}) on {target} waits for a person's approval, since {why}: \
+         approve it with `splice transition approve --bead {id} --step {step}` (splice then \
+         lands that commit), or reject it with `splice transition reject --bead {id} --step \
+         {step} --reason …`",
+        short(tip),
+        id = bead.id,
+    );
+    let evidence = json!({ "branch": branch, "target": target, "tip": tip, "why": why });
+    Outcome::named(KIND, Verdict::Pass, reason, evidence).with_effect(Effect::AwaitLand {
+        sha: tip.to_string(),
+        target: target.to_string(),
+    })
 }
 
 fn landed_outcome(landed: &Landed, target: &str) -> Outcome {
@@ -110,6 +203,12 @@ fn landed_outcome(landed: &Landed, target: &str) -> Outcome {
         Landed::Already { branch, tip } => (
             format!("{branch} is already on {target}"),
             json!({ "branch": branch, "target": target, "tip": tip }),
+        ),
+        Landed::Would {
+            branch, from, tip, ..
+        } => (
+            format!("{branch} would land on {target}"),
+            json!({ "branch": branch, "target": target, "from": from, "tip": tip }),
         ),
         Landed::Moved {
             branch,
@@ -139,7 +238,7 @@ fn landed_outcome(landed: &Landed, target: &str) -> Outcome {
     Outcome::named(KIND, Verdict::Pass, reason, evidence)
 }
 
-fn refused_outcome(refused: &Refused, again: &str) -> Outcome {
+fn refused_outcome(refused: &Refused, again: &str, review_step: Option<&str>) -> Outcome {
     let (reason, evidence): (String, Value) = match refused {
         Refused::NotABranch { target } => (
             format!(
@@ -169,6 +268,33 @@ fn refused_outcome(refused: &Refused, again: &str) -> Outcome {
             ),
             json!({ "branch": branch, "reviewed_sha": reviewed, "commits": commits }),
         ),
+        Refused::BeyondReview {
+            branch,
+            reviewed,
+            paths,
+            conflicted,
+        } => {
+            let what = if *conflicted {
+                format!(
+                    "the reviewed commit {} conflicts with the target in {}, and the branch's \
+                     resolution of it is new code",
+                    short(reviewed),
+                    paths.join(", ")
+                )
+            } else {
+                format!(
+                    "what would land differs from the reviewed commit {} merged cleanly with \
+                     the target in {}",
+                    short(reviewed),
+                    paths.join(", ")
+                )
+            };
+            (
+                format!("{branch} moved past its review: {what}; it goes back for review"),
+                json!({ "branch": branch, "reviewed_sha": reviewed, "paths": paths,
+                        "conflicted": conflicted }),
+            )
+        }
         Refused::TouchesState { branch, paths } => (
             format!(
                 "{branch} changes splice's state ({}): `.splice/` is never delivered from a \
@@ -216,7 +342,33 @@ fn refused_outcome(refused: &Refused, again: &str) -> Outcome {
     } else {
         Verdict::Refuse
     };
-    Outcome::named(KIND, verdict, reason, evidence)
+    let outcome = Outcome::named(KIND, verdict, reason.clone(), evidence);
+    // New code is for review: the step that recorded the reviewed commit checks it again.
+    match (refused, review_step) {
+        (Refused::BeyondReview { .. }, Some(step)) => outcome.with_effect(Effect::SendBack {
+            step: step.to_string(),
+            guidance: format!(
+                "{reason}. Review the branch's tip as it is now, including the merge commit."
+            ),
+        }),
+        _ => outcome,
+    }
+}
+
+/// The step of `bead`'s route before `step` that declares the review floor: where a branch that
+/// moved past its review goes back to.
+fn review_step<'a>(manifest: &'a Manifest, bead: &Bead) -> Option<&'a str> {
+    let route = manifest.route(&bead.pipeline.route)?;
+    let here = route
+        .iter()
+        .position(|s| s.as_str() == bead.pipeline.step.as_str())?;
+    route[..here].iter().rev().find_map(|name| {
+        let step = manifest.step(name)?;
+        step.floors
+            .iter()
+            .any(|f| f.kind == FloorKind::Review)
+            .then_some(step.name.as_str())
+    })
 }
 
 fn short(sha: &str) -> &str {

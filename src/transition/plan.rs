@@ -210,6 +210,7 @@ fn approved_gate(step: &str, by: String, seq: u64, now: &str) -> Gate {
         autonomy: None,
         supplied_by: None,
         route: None,
+        land: None,
         at: now.to_string(),
     }
 }

@@ -185,6 +185,7 @@ mod tests {
             autonomy: None,
             supplied_by: None,
             route: None,
+            land: None,
             at: "then".into(),
         }));
         assert_eq!(

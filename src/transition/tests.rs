@@ -203,6 +203,7 @@ fn pending(step: &str, seq: u64) -> Gate {
         autonomy: None,
         supplied_by: None,
         route: None,
+        land: None,
         at: "then".into(),
     }
 }

@@ -14,10 +14,16 @@
 //!    overwrite the live state;
 //! 4. fast-forward when the target is an ancestor of the branch, else make a merge commit
 //!    naming the bead (a conflict refuses with the conflicting paths; nothing is written);
-//! 5. where the target is checked out (the main checkout or another worktree), bring that
+//!    when the branch moved past the reviewed commit (the target merged in), refuse unless the
+//!    tree that would land is exactly the reviewed commit merged cleanly with the target: a
+//!    conflict's resolution, or anything else a merge commit adds, is new code for review
+//!    ([`Refused::BeyondReview`]);
+//! 5. a dry run ([`Landing::dry_run`], a landing that waits for a person's approval) stops
+//!    here, saying what would move ([`Landed::Would`]);
+//! 6. where the target is checked out (the main checkout or another worktree), bring that
 //!    checkout's index and files to the new commit first, as `git merge --ff-only` would, or
 //!    refuse when it has uncommitted changes ([`super::checkout`]);
-//! 6. move the target ref, only if it still points where it did.
+//! 7. move the target ref, only if it still points where it did.
 //!
 //! A branch is never moved while it is checked out with another tree, so a person's `git
 //! commit -a` in the main checkout can never undo a delivery.
@@ -44,8 +50,10 @@ pub struct Landing<'a> {
     /// A local branch.
     pub target: &'a str,
     /// The commit the review passed on (a delivery): the branch must hold it, and add nothing
-    /// after it but merges.
+    /// after it but merges, and what lands must be it merged cleanly with the target.
     pub reviewed: Option<&'a str>,
+    /// Check everything and say what would move, moving nothing.
+    pub dry_run: bool,
 }
 
 /// What landing did.
@@ -55,6 +63,14 @@ pub enum Landed {
     NoBranch { branch: String },
     /// The branch's tip is already on the target.
     Already { branch: String, tip: String },
+    /// A dry run: the target at `from` would move to the branch's tip `tip` (by a merge commit
+    /// of the two when `merge`).
+    Would {
+        branch: String,
+        from: String,
+        tip: String,
+        merge: bool,
+    },
     /// The target was moved from `from` to `to`: the branch's tip (a fast-forward), or a merge
     /// commit of the two. `checkout` is where the target is checked out, brought to `to`.
     Moved {
@@ -81,6 +97,16 @@ pub enum Refused {
     },
     /// The branch's changes touch `.splice/`.
     TouchesState { branch: String, paths: Vec<String> },
+    /// The branch moved past the reviewed commit by merges, and what would land is not the
+    /// reviewed commit merged cleanly with the target: `paths` differ from that clean merge (or,
+    /// when `conflicted`, the clean merge conflicts there and the branch resolved them). New
+    /// code, for review.
+    BeyondReview {
+        branch: String,
+        reviewed: String,
+        paths: Vec<String>,
+        conflicted: bool,
+    },
     /// Merging the branch into the target conflicts on these paths.
     Conflict {
         branch: String,
@@ -106,6 +132,29 @@ impl Refused {
             Refused::NotABranch { .. } | Refused::Dirty { .. } | Refused::TargetMoved { .. }
         )
     }
+}
+
+/// The branches the repository's remotes name as their default (`refs/remotes/<remote>/HEAD`,
+/// as `git clone` and `git remote set-head` leave it): each is a main line, protected like
+/// `main` and `master`. Unreadable refs name none.
+pub fn remote_main_lines(repo_root: &Path) -> Vec<String> {
+    let Ok(repo) = open_repo(repo_root) else {
+        return Vec::new();
+    };
+    let Ok(refs) = repo.references_glob("refs/remotes/*/HEAD") else {
+        return Vec::new();
+    };
+    let mut lines: Vec<String> = refs
+        .flatten()
+        .filter_map(|r| {
+            let name = r.name()?.strip_suffix("/HEAD")?.to_string();
+            let target = r.symbolic_target()?;
+            target.strip_prefix(&format!("{name}/")).map(str::to_string)
+        })
+        .collect();
+    lines.sort();
+    lines.dedup();
+    lines
 }
 
 /// The lock file serializing landings on `target`.
@@ -145,13 +194,37 @@ pub fn land(req: &Landing) -> Result<std::result::Result<Landed, Refused>> {
     if let Some(refused) = check_branch(&repo, req, &branch, tip, old)? {
         return Ok(Err(refused));
     }
-    let (new, merge) = if is_on(&repo, old, tip)? {
+    let fast_forward = is_on(&repo, old, tip)?;
+    let tree = if fast_forward {
+        repo.find_commit(tip)?.tree_id()
+    } else {
+        match merged_tree(&repo, old, tip)? {
+            Ok(tree) => tree,
+            Err(paths) => {
+                let (branch, target) = (branch, req.target.to_string());
+                return Ok(Err(Refused::Conflict {
+                    branch,
+                    target,
+                    paths,
+                }));
+            }
+        }
+    };
+    if let Some(refused) = beyond_review(&repo, req, &branch, (old, tip), tree)? {
+        return Ok(Err(refused));
+    }
+    if req.dry_run {
+        return Ok(Ok(Landed::Would {
+            branch,
+            from: old.to_string(),
+            tip: tip.to_string(),
+            merge: !fast_forward,
+        }));
+    }
+    let (new, merge) = if fast_forward {
         (tip, false)
     } else {
-        match merge_commit(&repo, req, &branch, old, tip)? {
-            Ok(id) => (id, true),
-            Err(refused) => return Ok(Err(refused)),
-        }
+        (merge_commit(&repo, req, &branch, (old, tip), tree)?, true)
     };
     let checkout = match checkout::update(&repo, &refname, old, new)? {
         Update::NotCheckedOut => None,
@@ -266,16 +339,14 @@ fn state_paths(repo: &Repository, base: Oid, tip: Oid) -> Result<Vec<String>> {
     Ok(paths)
 }
 
-/// Step 4, when the target is not an ancestor of the branch: a merge commit of the two (the
-/// target first), written to the object database only; no ref moves. `Err` is the conflict.
-fn merge_commit(
+/// The tree of `ours` and `theirs` merged, written to the object database only; `Err` holds the
+/// conflicting paths.
+fn merged_tree(
     repo: &Repository,
-    req: &Landing,
-    branch: &str,
-    target: Oid,
-    tip: Oid,
-) -> Result<std::result::Result<Oid, Refused>> {
-    let (ours, theirs) = (repo.find_commit(target)?, repo.find_commit(tip)?);
+    ours: Oid,
+    theirs: Oid,
+) -> Result<std::result::Result<Oid, Vec<String>>> {
+    let (ours, theirs) = (repo.find_commit(ours)?, repo.find_commit(theirs)?);
     let mut index = repo.merge_commits(&ours, &theirs, None)?;
     if index.has_conflicts() {
         let mut paths: Vec<String> = index
@@ -286,23 +357,69 @@ fn merge_commit(
             .collect();
         paths.sort();
         paths.dedup();
-        return Ok(Err(Refused::Conflict {
-            branch: branch.to_string(),
-            target: req.target.to_string(),
-            paths,
-        }));
+        return Ok(Err(paths));
     }
-    let tree = repo.find_tree(index.write_tree_to(repo)?)?;
+    Ok(Ok(index.write_tree_to(repo)?))
+}
+
+/// Step 4's check of a branch that moved past its reviewed commit: what would land (`tree`)
+/// must be the reviewed commit merged cleanly with the target.
+fn beyond_review(
+    repo: &Repository,
+    req: &Landing,
+    branch: &str,
+    (target, tip): (Oid, Oid),
+    tree: Oid,
+) -> Result<Option<Refused>> {
+    let Some(reviewed) = req.reviewed.and_then(|r| Oid::from_str(r).ok()) else {
+        return Ok(None);
+    };
+    if reviewed == tip {
+        return Ok(None);
+    }
+    let clean = if is_on(repo, target, reviewed)? {
+        Ok(repo.find_commit(reviewed)?.tree_id())
+    } else {
+        merged_tree(repo, target, reviewed)?
+    };
+    let refused = |paths, conflicted| Refused::BeyondReview {
+        branch: branch.to_string(),
+        reviewed: reviewed.to_string(),
+        paths,
+        conflicted,
+    };
+    match clean {
+        Err(paths) => Ok(Some(refused(paths, true))),
+        Ok(clean) if clean == tree => Ok(None),
+        Ok(clean) => {
+            let (clean, tree) = (repo.find_tree(clean)?, repo.find_tree(tree)?);
+            let diff = repo.diff_tree_to_tree(Some(&clean), Some(&tree), None)?;
+            let mut paths: Vec<String> = diff
+                .deltas()
+                .filter_map(|d| d.new_file().path().or_else(|| d.old_file().path()))
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect();
+            paths.sort();
+            paths.dedup();
+            Ok(Some(refused(paths, false)))
+        }
+    }
+}
+
+/// Step 4, when the target is not an ancestor of the branch: the merge commit of the two (the
+/// target first) with the merged `tree`, written to the object database only; no ref moves.
+fn merge_commit(
+    repo: &Repository,
+    req: &Landing,
+    branch: &str,
+    (target, tip): (Oid, Oid),
+    tree: Oid,
+) -> Result<Oid> {
+    let (ours, theirs) = (repo.find_commit(target)?, repo.find_commit(tip)?);
+    let tree = repo.find_tree(tree)?;
     let sig = signature(repo)?;
     let message = merge_message(req, branch, &theirs);
-    Ok(Ok(repo.commit(
-        None,
-        &sig,
-        &sig,
-        &message,
-        &tree,
-        &[&ours, &theirs],
-    )?))
+    Ok(repo.commit(None, &sig, &sig, &message, &tree, &[&ours, &theirs])?)
 }
 
 /// The merge commit's message: the bead, its branch and where it lands.

@@ -36,7 +36,7 @@ use git2::{BranchType, Oid, Repository, WorktreePruneOptions};
 use crate::error::{Error, Result};
 use crate::store::ids;
 
-pub use land::{Landed, Landing, Refused, land};
+pub use land::{Landed, Landing, Refused, land, remote_main_lines};
 pub use node::{
     Branch, Prepared, Worktree, branch_name, delete_branch_if_on, ensure, prepare_for_attempt,
     remove, reset_hard_clean, step_base,

@@ -482,6 +482,15 @@ pub(crate) fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
             parent_step,
         } => format!("waiting-parent: {parent} is at {parent_step}"),
         Rest::AwaitingHuman {
+            gate: Some(g),
+            land: Some(l),
+            ..
+        } => format!(
+            "awaiting-human: approve landing {} on {} (the {g} step)",
+            l.sha.get(..10).unwrap_or(&l.sha),
+            l.target
+        ),
+        Rest::AwaitingHuman {
             gate,
             step,
             autonomy,

@@ -23,9 +23,9 @@ mod thin;
 
 pub use counts::Counts;
 pub use records::{
-    Acceptance, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateState,
-    Lease, MAX_TRANSIENT, PlanApproval, Proposal, Provenance, Routing, SplitRecord, StepEntry,
-    StepResponse, Verdict,
+    Acceptance, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateLand,
+    GateState, Lease, MAX_TRANSIENT, PlanApproval, Proposal, Provenance, Routing, SplitRecord,
+    StepEntry, StepResponse, Verdict,
 };
 pub use sparse::{Extra, Few, Sparse};
 pub use thin::ThinText;

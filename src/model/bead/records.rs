@@ -106,7 +106,19 @@ pub struct Gate {
     /// the node to it, rejecting keeps it on its route.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<String>,
+    /// A landing gate (issue 33): the person's approval to move `target` to the branch's tip
+    /// `sha`, recorded before the move. No autonomy relaxes it, and an approval holds only for
+    /// that commit: a branch that moves after it asks again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub land: Option<GateLand>,
     pub at: String,
+}
+
+/// What a landing gate approves: `target` moved to `sha`, the tip of the node's branch.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct GateLand {
+    pub sha: String,
+    pub target: String,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
