@@ -220,6 +220,7 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
             autonomy: None,
             supplied_by: None,
             route: None,
+            land: None,
             at: AT.into(),
         }));
     }

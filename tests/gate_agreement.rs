@@ -155,6 +155,7 @@ fn decide_rest(case: &Case, m: &Manifest, node: &Bead, ancestors: &[Bead]) -> Re
         autonomy: None,
         supplied_by: None,
         route: None,
+        land: None,
         at: NOW.into(),
     }));
     let mut snapshot = Snapshot::new(m.clone(), vec![waiting], NOW, "runner-1", "run-1");

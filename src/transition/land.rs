@@ -324,10 +324,11 @@ fn refused_outcome(refused: &Refused, again: &str, review_step: Option<&str>) ->
             (
                 format!(
                     "{target} is checked out at {dir} with uncommitted work ({}), and splice \
-                     never moves a checked-out branch under it: commit it, or stash it (`git -C \
-                     '{dir}' stash --include-untracked`), then run `{again}` (and `git -C \
-                     '{dir}' stash pop` after it)",
-                    paths.join(", ")
+                     never moves a checked-out branch under it: commit it, or set just those \
+                     files aside (`{}`), then run `{again}` (and `{}` after it)",
+                    paths.join(", "),
+                    stash_command(checkout, paths),
+                    format_args!("git -C {} stash pop", shell_word(checkout)),
                 ),
                 json!({ "target": target, "checkout": checkout, "paths": paths }),
             )
@@ -369,6 +370,26 @@ fn review_step<'a>(manifest: &'a Manifest, bead: &Bead) -> Option<&'a str> {
             .any(|f| f.kind == FloorKind::Review)
             .then_some(step.name.as_str())
     })
+}
+
+/// The command that stashes exactly `paths` of the checkout at `dir` (untracked ones too), and
+/// nothing else: never `.splice/` (the live state, when it is untracked) nor another file a
+/// person is working on.
+fn stash_command(dir: &std::path::Path, paths: &[String]) -> String {
+    let words: Vec<String> = paths
+        .iter()
+        .filter(|p| p.as_str() != crate::store::STATE_DIR && !p.starts_with(".splice/"))
+        .map(|p| shell_word(std::path::Path::new(p)))
+        .collect();
+    format!(
+        "git -C {} stash push --include-untracked -m 'before splice lands' -- {}",
+        shell_word(dir),
+        words.join(" ")
+    )
+}
+
+fn shell_word(p: &std::path::Path) -> String {
+    crate::hooks::shell_word(p)
 }
 
 fn short(sha: &str) -> &str {
