@@ -81,7 +81,7 @@ def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall
              passes=0, tokens=0, wall_s=0, idle_passes=0, autonomy_default=None, worktrees=(),
              branch="main", delivery_target=None, ancestors=(), unreadable=(), backoff_s=None,
              missing_targets=(), unavailable=None, manifest=None, max_turns=None,
-             no_person=False):
+             no_person=False, dead_holders=None):
     snap = {
         "version": 1, "now": AT, "holder": HOLDER, "run": RUN, "scope": scope,
         "limits": {"max_passes": max_passes, "token_budget": token_budget,
@@ -108,6 +108,8 @@ def snapshot(beads, scope=None, jobs=1, max_passes=None, token_budget=None, wall
         snap["missing_targets"] = sorted(missing_targets)
     if unavailable:
         snap["unavailable"] = dict(sorted(unavailable.items()))
+    if dead_holders:
+        snap["dead_holders"] = dict(sorted(dead_holders.items()))
     snap.update({"manifest": manifest or MANIFEST, "beads": beads})
     if unreadable:
         snap["unreadable"] = list(unreadable)
@@ -181,6 +183,18 @@ def _():
         bead("sp-a", "implement", lease=lease("alice@laptop"), dead_letter=None,
              attempts={"implement": 1}, last_dispatch=dispatch("implement", 8, holder="alice@laptop")),
     ])
+
+
+@case("running-dead-holder")
+def _():
+    # Issue 33: the snapshot found one claim's runner dead (its pid gone), the other's alive.
+    dead = "run:host-a:41:20250101T000000Z-41-0"
+    return snapshot([
+        bead("sp-a", "implement", lease=lease(dead), attempts={"implement": 1},
+             last_dispatch=dispatch("implement", 8, holder=dead)),
+        bead("sp-b", "implement", lease=lease("alice@laptop"), attempts={"implement": 1},
+             last_dispatch=dispatch("implement", 8, holder="alice@laptop")),
+    ], dead_holders={dead: {"pid": 41, "cause": "gone"}})
 
 
 @case("in-flight-own-lease")

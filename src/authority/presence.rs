@@ -6,8 +6,10 @@
 //! dropped). Every process it starts is its descendant, and stays one when its parent dies (the
 //! subreaper takes in orphans), so a caller whose ancestry (`/proc`) reaches a recorded runner is
 //! one of its dispatches. A record whose process is gone, or whose pid now names another process
-//! (another start time), is ignored: a runner killed with `kill -9` leaves a stale file, which the
-//! next runner removes. Processes the runner starts *for a person* (a cockpit's editor or pager)
+//! (another start time), is ignored: a runner killed with `kill -9` leaves a stale file. It is
+//! kept while a claim still names its runner's holder — it is what proves that runner dead when
+//! its pid has been reused ([`record_of`], `driver::holder::judge`) — and a later runner removes
+//! it once no claim does ([`sweep`]). Processes the runner starts *for a person* (a cockpit's editor or pager)
 //! are recorded in its `person` list ([`Presence::add_person_process`]); a caller descending
 //! from one of them is that person's.
 //!
@@ -51,7 +53,7 @@ pub fn records_dir(state_dir: &Path) -> PathBuf {
 }
 
 /// This boot's id (Linux), else empty.
-fn boot_id() -> String {
+pub fn boot_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
@@ -66,6 +68,30 @@ pub fn live_records(state_dir: &Path) -> Vec<RunnerRecord> {
         .filter(|(_, r)| procfs::alive(r.runner.pid, r.runner.start))
         .map(|(_, r)| r)
         .collect()
+}
+
+/// The record of the runner whose holder is `holder`, of whatever boot, if one is there.
+pub fn record_of(state_dir: &Path, holder: &str) -> Option<RunnerRecord> {
+    read_records(state_dir)
+        .into_iter()
+        .map(|(_, r)| r)
+        .find(|r| r.holder == holder)
+}
+
+/// Remove the records of this boot whose runner is dead and whose holder no claim names any more
+/// (`claimed` answers for a holder). A record of another boot is left alone: its start time
+/// cannot be checked here, and it may be another machine's that shares the directory.
+pub fn sweep(state_dir: &Path, claimed: impl Fn(&str) -> bool) {
+    let boot = boot_id();
+    if boot.is_empty() {
+        return;
+    }
+    for (path, r) in read_records(state_dir) {
+        let dead = r.boot_id == boot && !procfs::alive(r.runner.pid, r.runner.start);
+        if dead && !claimed(&r.holder) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// Every record that parses, with its file.
@@ -124,9 +150,9 @@ pub struct Presence {
 }
 
 impl Presence {
-    /// Make this process a child subreaper, remove stale records of this boot, and record this
-    /// runner. Failing to do either is a fault: a runner that could not be recognized must not
-    /// dispatch.
+    /// Make this process a child subreaper and record this runner. Failing to do either is a
+    /// fault: a runner that could not be recognized must not dispatch. (Stale records of dead
+    /// runners are the runner's to [`sweep`] once it knows which holders still have claims.)
     pub fn register(state_dir: &Path, holder: &str, run: &str) -> Result<Presence> {
         process::become_subreaper()
             .map_err(|e| Error::Invalid(format!("cannot become a child subreaper: {e}")))?;
@@ -136,11 +162,6 @@ impl Presence {
     /// [`Presence::register`] without becoming a subreaper (a test process must not).
     fn record_at(state_dir: &Path, holder: &str, run: &str) -> Result<Presence> {
         let boot = boot_id();
-        for (path, r) in read_records(state_dir) {
-            if r.boot_id == boot && !procfs::alive(r.runner.pid, r.runner.start) {
-                let _ = std::fs::remove_file(path);
-            }
-        }
         let runner = Proc {
             pid: std::process::id() as i32,
             start: procfs::own_start().unwrap_or(0),
@@ -285,15 +306,22 @@ mod tests {
             assert_eq!(live, vec![p.record()]);
             let me = std::process::id() as i32;
             assert_eq!(descent(dir.path(), me).map(|r| r.run), Some("r-1".into()));
-            // A record of a dead runner is ignored, and the next runner removes it.
+            // A record of a dead runner is ignored; it is kept while a claim names its holder
+            // (it proves the runner dead once its pid is reused), and swept once none does.
             let mut dead = p.record();
             dead.runner.start += 1;
             dead.run = "dead".into();
+            dead.holder = "run:h:1:dead".into();
             let stale = records_dir(dir.path()).join("dead.json");
             std::fs::write(&stale, serde_json::to_vec(&dead).unwrap()).unwrap();
             assert_eq!(live_records(dir.path()).len(), 1);
             drop(Presence::record_at(dir.path(), "run:h:1:s", "r-2").unwrap());
+            assert_eq!(record_of(dir.path(), "run:h:1:dead"), Some(dead.clone()));
+            sweep(dir.path(), |h| h == "run:h:1:dead");
+            assert!(stale.exists(), "its holder still has a claim");
+            sweep(dir.path(), |_| false);
             assert!(!stale.exists());
+            assert!(file.exists(), "a live runner's record is never swept");
         }
         drop(p);
         assert!(!file.exists(), "the record goes with the runner");

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::{Global, output, status};
 use crate::decide::decide;
+use crate::driver::runner::holder_alive;
 use crate::driver::{advice, snapshot};
 use crate::error::Result;
 use crate::model::bead::Status;
@@ -56,6 +57,9 @@ struct Startable<'a> {
 struct Report<'a> {
     schema_version: u32,
     status: RunStatus,
+    /// The status line ([`advice::headline`]); not in the JSON.
+    #[serde(skip)]
+    headline: String,
     actions: Vec<Ready<'a>>,
     startable: Vec<Startable<'a>>,
 }
@@ -84,8 +88,14 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         .filter(|b| deps::blocked_by(b, |id| by_id.get(id).copied()).is_empty())
         .collect();
     startable.sort_by(|a, b| a.priority.cmp(&b.priority).then(natural_cmp(&a.id, &b.id)));
+    let rests = decision
+        .nodes
+        .iter()
+        .filter_map(|(id, n)| Some((id.as_str(), n.rest.as_ref()?)));
+    let headline = advice::headline(decision.status, rests, holder_alive);
     let report = Report {
         schema_version: output::OUTPUT_SCHEMA,
+        headline,
         status: decision.status,
         actions,
         startable: startable
@@ -111,7 +121,7 @@ fn human(r: &Report) -> String {
     let mut out = format!(
         "status: {} — {}\n",
         r.status.as_str(),
-        advice::status_line(r.status)
+        output::printable(&r.headline)
     );
     if r.actions.is_empty() {
         out.push_str("nothing for `splice run` to do now (`splice status` says why)\n");

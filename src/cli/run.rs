@@ -41,6 +41,12 @@ pub struct RunArgs {
     pub keep_snapshots: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+    /// Release the claims of runners that died on this host (their process is gone, or their
+    /// pid now names another process; never a Slurm job's claim, nor while a process of the
+    /// dead runner's dispatch lives), as your act, journaled; then their nodes run.
+    /// `[limits] reclaim_dead = true` asks the same of every run.
+    #[arg(long)]
+    pub reclaim_dead: bool,
     /// Exit with the final run status instead of 0: done 0, suspended-human 10,
     /// suspended-running 11, escalated 12, budget 13, stalled 14, idle 15 (see docs/cli.md;
     /// `ready`, 16, cannot end a run).
@@ -101,6 +107,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<i32> {
         wall_time_s: args.wall_time,
         max_turns: args.max_turns,
         keep_snapshots: args.keep_snapshots,
+        reclaim_dead: args.reclaim_dead,
         ..Options::default()
     };
     let output = args.output.chosen();

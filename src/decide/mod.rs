@@ -15,7 +15,7 @@
 //! | 0  | a plain bead: no route (imported from bd, or made by `splice create`; `splice start` puts it on one) | no decision: the bead is not a node (a node may depend on it, or be its child: a node under a plain parent is top-level) |
 //! | 1  | closed, and a child has a checkout, or it finished its route and has one of its own | action `cleanup-fanout` {children, own} |
 //! | 2  | closed                                                               | rest `closed` |
-//! | 3  | leased by another holder                                             | rest `running` {holder, since, options: wait, clear-claim} |
+//! | 3  | leased by another holder                                             | rest `running` {holder, since, options: wait, clear-claim}; with `died` {pid, cause} and options reclaim-dead, clear-claim when the snapshot's `dead_holders` names the holder (found dead on this host when the snapshot was read) |
 //! | 4  | leased by this runner (dispatch in flight)                           | rest `in-flight` |
 //! | 5  | dead-lettered                                                        | rest `parked` {step, reason} |
 //! | 6  | a `blocks` dependency not done: open, cancelled, or absent from the snapshot (= open; [`crate::policy::deps`], which `splice ready` applies to plain beads too) | rest `blocked` {by}; rest `escalated` {reason: the cycle} when the dependencies lead back to the node through beads not done (it would wait for itself: [`cycles`]) |

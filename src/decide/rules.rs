@@ -69,10 +69,16 @@ fn settled<'a>(ix: &Index<'a>, at: usize, bead: &'a Bead) -> Option<Outcome<'a>>
     // 3, 4: leased.
     if let Some(lease) = &p.lease {
         if lease.holder != ix.snapshot.holder {
+            let died = ix.snapshot.dead_holders.get(&lease.holder).cloned();
+            let first = match died {
+                Some(_) => "reclaim-dead",
+                None => "wait",
+            };
             return Some(Outcome::Rest(Rest::Running {
                 holder: lease.holder.as_str().into(),
                 since: lease.since.as_str().into(),
-                options: vec!["wait".into(), "clear-claim".into()],
+                options: vec![first.into(), "clear-claim".into()],
+                died,
             }));
         }
         return Some(Outcome::Rest(Rest::InFlight {

@@ -161,7 +161,14 @@ fn render_bar(model: &Model, frame: &mut Frame, area: Rect, paint: Paint) {
         }
         None => {
             if let Some(s) = model.state() {
-                parts.push(advice::status_line(s.decision.status).to_string());
+                let rests = s
+                    .decision
+                    .nodes
+                    .iter()
+                    .filter_map(|(id, n)| Some((id.as_str(), n.rest.as_ref()?)));
+                parts.push(advice::headline(s.decision.status, rests, |h| {
+                    model.holder_alive(h)
+                }));
             }
             Style::new()
         }

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::runner::holder_alive;
+use crate::model::snapshot::Died;
 use crate::model::{Action, Rest, RunStatus};
 
 /// The next step for a node: a sentence, and the command that takes it (if a person acts).
@@ -62,6 +63,72 @@ pub fn status_line(status: RunStatus) -> &'static str {
             "another runner is at work; nothing to do here until it ends"
         }
         RunStatus::Idle => "nothing to do and nothing waiting",
+    }
+}
+
+/// The run status in a sentence, told by the nodes' rests (id and rest): a run suspended on
+/// claims whose runners died says so — which ones, how it knows, and what releases them — and
+/// never that another runner is at work. `alive` answers for a holder the decision did not find
+/// dead (`None`: cannot tell): the caller's own probe ([`holder_alive`], or the cockpit's).
+pub fn headline<'a>(
+    status: RunStatus,
+    rests: impl IntoIterator<Item = (&'a str, &'a Rest)>,
+    alive: impl Fn(&str) -> Option<bool>,
+) -> String {
+    if status != RunStatus::SuspendedRunning {
+        return status_line(status).to_string();
+    }
+    // (id, how it died) of the proven dead, (id) of the dead not proven, and the others.
+    let (mut proven, mut gone, mut live) = (Vec::new(), Vec::new(), Vec::new());
+    for (id, rest) in rests {
+        let Rest::Running { holder, died, .. } = rest else {
+            continue;
+        };
+        match (died, alive(holder)) {
+            (Some(d), _) => proven.push((id, d.text())),
+            (None, Some(false)) => gone.push(id),
+            _ => live.push(id),
+        }
+    }
+    let mut parts = Vec::new();
+    if !proven.is_empty() {
+        let ids: Vec<&str> = proven.iter().map(|(id, _)| *id).collect();
+        let how: Vec<&str> = proven.iter().map(|(_, how)| how.as_str()).collect();
+        let clear = format!(
+            "`splice transition release --bead {} --clear --reason \"its runner died\"`",
+            ids[0]
+        );
+        parts.push(match ids.len() {
+            1 => format!(
+                "the runner that claimed {} has died ({}); `splice run --reclaim-dead` or {clear} \
+                 releases its claim",
+                ids[0], how[0]
+            ),
+            _ => format!(
+                "the runners that claimed {} have died ({}); `splice run --reclaim-dead` releases \
+                 their claims (or {clear}, one by one)",
+                some_of(&ids),
+                some_of(&how)
+            ),
+        });
+    }
+    if !gone.is_empty() {
+        parts.push(format!(
+            "the runner that claimed {} is no longer running here; `splice transition release \
+             --bead {} --clear --reason R` releases its claim",
+            some_of(&gone),
+            gone[0]
+        ));
+    }
+    if !live.is_empty() {
+        parts.push(match parts.is_empty() {
+            true => status_line(status).to_string(),
+            false => format!("another holder has claimed {}", some_of(&live)),
+        });
+    }
+    match parts.is_empty() {
+        true => status_line(status).to_string(),
+        false => parts.join("; "),
     }
 }
 
@@ -137,7 +204,12 @@ pub fn for_action(node: &Node, action: &Action) -> Next {
 pub fn for_rest(node: &Node, rest: &Rest) -> Next {
     let id = node.id;
     match rest {
-        Rest::Running { holder, since, .. } => running(id, holder, since),
+        Rest::Running {
+            holder,
+            since,
+            died,
+            ..
+        } => running(id, holder, since, died.as_ref()),
         Rest::InFlight { since, .. } => Next::say(format!("dispatched by this run since {since}")),
         Rest::Parked { step, reason } => Next::run(
             format!(
@@ -238,9 +310,21 @@ fn gate(node: &Node, step: &str, autonomy: &str) -> Next {
     )
 }
 
-/// A claim by another holder: wait while it lives, clear it when it is gone.
-fn running(id: &str, holder: &str, since: &str) -> Next {
+/// A claim by another holder: wait while it lives, clear it when it is gone (a run with
+/// `--reclaim-dead` releases it when the decision found its runner dead).
+fn running(id: &str, holder: &str, since: &str, died: Option<&Died>) -> Next {
     let clear = format!("splice transition release --bead {id} --clear --reason \"<why>\"");
+    if let Some(d) = died {
+        return Next::run(
+            format!(
+                "claimed since {since} by {holder}, a runner that is no longer running ({}); \
+                 `splice run --reclaim-dead` releases its claim and runs the node, or clear the \
+                 claim",
+                d.text()
+            ),
+            clear.replace("<why>", "its runner died"),
+        );
+    }
     match holder_alive(holder) {
         Some(true) => Next::say(format!(
             "a runner on this machine is working on it since {since} ({holder}); wait for it"
@@ -264,7 +348,58 @@ fn running(id: &str, holder: &str, since: &str) -> Next {
 
 #[cfg(test)]
 mod tests {
-    use super::some_of;
+    use super::{headline, some_of};
+    use crate::model::snapshot::{DeathCause, Died};
+    use crate::model::{Rest, RunStatus};
+
+    fn running(holder: &str, died: Option<Died>) -> Rest {
+        Rest::Running {
+            holder: holder.into(),
+            since: "t".into(),
+            options: vec![],
+            died,
+        }
+    }
+
+    #[test]
+    fn the_headline_names_a_dead_runner_and_never_says_it_works() {
+        let dead = running(
+            "run:h:41:r",
+            Some(Died {
+                pid: 41,
+                cause: DeathCause::Gone,
+            }),
+        );
+        let live = running("alice", None);
+        let alive = |h: &str| (h == "alice").then_some(true);
+        let one = headline(RunStatus::SuspendedRunning, [("sp-a", &dead)], alive);
+        assert_eq!(
+            one,
+            "the runner that claimed sp-a has died (pid 41 gone); `splice run --reclaim-dead` \
+             or `splice transition release --bead sp-a --clear --reason \"its runner died\"` \
+             releases its claim"
+        );
+        let both = headline(
+            RunStatus::SuspendedRunning,
+            [("sp-a", &dead), ("sp-b", &live)],
+            alive,
+        );
+        assert!(
+            both.ends_with("; another holder has claimed sp-b"),
+            "{both}"
+        );
+        assert!(!both.contains("another runner is at work"), "{both}");
+        let only_live = headline(RunStatus::SuspendedRunning, [("sp-b", &live)], alive);
+        assert_eq!(only_live, super::status_line(RunStatus::SuspendedRunning));
+        // Not proven dead, but its pid is gone: said so, without `--reclaim-dead`.
+        let gone = headline(RunStatus::SuspendedRunning, [("sp-b", &live)], |_| {
+            Some(false)
+        });
+        assert!(gone.starts_with("the runner that claimed sp-b is no longer running here"));
+        assert!(!gone.contains("--reclaim-dead"), "{gone}");
+        let other = headline(RunStatus::Escalated, [("sp-a", &dead)], alive);
+        assert_eq!(other, super::status_line(RunStatus::Escalated));
+    }
 
     #[test]
     fn a_long_list_of_ids_is_counted_past_the_first_three() {

@@ -52,6 +52,7 @@ pub fn build(
         }
         let rest = node.rest.clone().map(|rest| RestReport {
             holder_alive: match &rest {
+                Rest::Running { died: Some(_), .. } => Some(false),
                 Rest::Running { holder, .. } => holder_alive(holder),
                 _ => None,
             },
@@ -232,10 +233,15 @@ pub fn describe_action(report: &ActionReport) -> String {
 /// The final envelope for a person: the status, and for every open node why it rests and what a
 /// person can do next.
 pub fn human(env: &Envelope) -> String {
+    let rests = env
+        .nodes
+        .iter()
+        .filter_map(|(id, n)| Some((id.as_str(), &n.rest.as_ref()?.rest)));
+    let headline = advice::headline(env.status, rests, holder_alive);
     let mut out = format!(
         "status: {} — {}\n",
         env.status.as_str(),
-        advice::status_line(env.status)
+        printable(&headline)
     );
     for (id, node) in &env.nodes {
         let who = Node {

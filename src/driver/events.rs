@@ -134,6 +134,14 @@ pub enum Event {
     Note { text: String },
     /// Something a person should know before trusting the run's result.
     Warning { text: String },
+    /// The claim of a runner that died on this host was released, as the act of the person who
+    /// asked for it (`by`: `--reclaim-dead` or `[limits] reclaim_dead`), so the node runs again.
+    Reclaimed {
+        bead: String,
+        holder: String,
+        died: crate::model::snapshot::Died,
+        by: String,
+    },
     /// Ctrl-C or SIGTERM stopped the run.
     Interrupted { run: String },
     /// The run ended; `text` is the final envelope as JSON.
@@ -243,6 +251,15 @@ impl Event {
             ),
             Event::Note { text } => text.clone(),
             Event::Warning { text } => format!("warning: {text}"),
+            Event::Reclaimed {
+                bead,
+                holder,
+                died,
+                by,
+            } => format!(
+                "reclaimed {bead}'s claim from {holder}, whose runner died ({}); asked by {by}",
+                died.text()
+            ),
             Event::Interrupted { .. } => {
                 "interrupted: dispatches in flight were stopped and their claims released".into()
             }

@@ -146,6 +146,12 @@ impl Feed {
             super::snapshot::missing_targets(&self.store, &self.snapshot);
     }
 
+    /// Judge the holders of the snapshot's claims again (one may have died since, or its claim
+    /// gone): the snapshot's `dead_holders`.
+    pub fn refresh_holders(&mut self) {
+        self.snapshot.dead_holders = super::holder::dead_holders(self.store.dir(), &self.snapshot);
+    }
+
     /// Re-list the worktrees of beads in scope.
     pub fn refresh_worktrees(&mut self) {
         // A listing that fails leaves no worktree known; the next refresh tries again.

@@ -8,7 +8,8 @@
 //! | [`commands`] | the commands a run may start, where each is set, and the check that they can |
 //! | [`advice`] | what a person can do about a node, in words and with the exact command |
 //! | [`runner`] | the loop of passes, dispatches in flight on threads |
-//! | [`holder`] | a run's holder identity, and whether a holder's process lives |
+//! | [`holder`] | a run's holder identity, and whether a holder's process lives (or is provably dead) |
+//! | [`reclaim`] | `--reclaim-dead`: a dead runner's claim released as the person's act |
 //! | [`envelope`] | what a pass reports, and where it is recorded |
 //! | [`events`] | human, json and stream-json output |
 //! | [`interrupt`] | Ctrl-C: stop cleanly, releasing every claim |
@@ -30,6 +31,7 @@ pub mod interrupt;
 pub mod job;
 pub mod looping;
 pub mod prompts;
+pub mod reclaim;
 pub mod runner;
 pub mod slurm;
 pub mod snapshot;

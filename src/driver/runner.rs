@@ -31,6 +31,7 @@ pub use super::holder::{holder_alive, host, identity};
 use super::interrupt;
 use super::job::{self, Finished};
 use super::looping;
+use super::reclaim::Reclaim;
 use super::start;
 use crate::decide::decide;
 use crate::error::{Error, Result};
@@ -59,6 +60,9 @@ pub struct Options {
     pub max_turns: Option<u32>,
     /// Keep a loop node's snapshot refs when its checkouts are removed (`--keep-snapshots`).
     pub keep_snapshots: bool,
+    /// Release the claims of runners found dead on this host, as the person's act
+    /// (`--reclaim-dead`; `[limits] reclaim_dead = true` asks the same of every run).
+    pub reclaim_dead: bool,
     /// No person answers during this run (`splice exec`): a node the pass monitor would ask
     /// about is parked instead.
     pub no_person: bool,
@@ -171,6 +175,8 @@ struct Run<'a> {
     idle_passes: u64,
     /// A dispatch thread panicked: the run stops (exit 2) once every dispatch has ended.
     panicked: Option<String>,
+    /// Dead runners' claims released before each pass decides (`--reclaim-dead`).
+    reclaim: Option<Reclaim>,
     sum: Summary,
 }
 
@@ -210,7 +216,12 @@ impl<'a> Run<'a> {
         if !opts.dry_run {
             events.record_to(&store.runs_dir().join(&who.run))?;
             start::prune_runs(&store.runs_dir(), config.runs.keep(), &who.run)?;
+            start::sweep_records(store, opts.scope.as_deref(), &feed.snapshot);
         }
+        let reclaim = match opts.dry_run {
+            true => None,
+            false => Reclaim::new(opts.reclaim_dead, &config),
+        };
         events.emit(&Event::RunStart {
             run: who.run.clone(),
             holder: who.holder.clone(),
@@ -233,6 +244,7 @@ impl<'a> Run<'a> {
             inflight: BTreeMap::new(),
             idle_passes: 0,
             panicked: None,
+            reclaim,
             sum: Summary {
                 run: who.run,
                 holder: who.holder,
@@ -287,6 +299,13 @@ impl<'a> Run<'a> {
         }
         self.feed.refresh_worktrees();
         self.feed.refresh_targets();
+        self.feed.refresh_holders();
+        if let Some(reclaim) = &mut self.reclaim
+            && reclaim.pass(&self.rc, &self.feed.snapshot, self.events) > 0
+        {
+            self.feed.refresh()?;
+            self.feed.refresh_holders();
+        }
         let snap = &mut self.feed.snapshot;
         snap.now = self.rc.now()?;
         snap.counters = Counters {

@@ -70,11 +70,13 @@ pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapsh
         worktrees,
         missing_targets: Vec::new(),
         unavailable,
+        dead_holders: Default::default(),
         manifest,
         beads,
         unreadable: unreadable.into_iter().map(unreadable_of).collect(),
     };
     snapshot.missing_targets = missing_targets(store, &snapshot);
+    snapshot.dead_holders = super::holder::dead_holders(store.dir(), &snapshot);
     Ok(snapshot)
 }
 

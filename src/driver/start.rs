@@ -35,6 +35,23 @@ pub(super) fn limits(opts: &Options, config: &Config, backoff_s: u64) -> Limits 
     }
 }
 
+/// Remove the records of dead runners (`.splice/runs/runners/`) whose holders no claim names
+/// any more; a record is kept while one does, since it proves the runner dead once its pid is
+/// reused (`super::holder::judge`). A scoped run sees only its scope's claims, so it leaves the
+/// records to an unscoped one.
+pub(super) fn sweep_records(store: &Store, scope: Option<&str>, snapshot: &crate::model::Snapshot) {
+    if scope.is_some() {
+        return;
+    }
+    let claimed: std::collections::BTreeSet<&str> = snapshot
+        .beads
+        .iter()
+        .filter_map(|b| b.pipeline.lease.as_deref())
+        .map(|l| l.holder.as_str())
+        .collect();
+    crate::authority::presence::sweep(store.dir(), |h| claimed.contains(h));
+}
+
 /// Keep the newest `keep` run directories (the current one among them) and remove the older
 /// ones: their envelopes, events and dispatch logs (`[runs] keep`). Only directories named like
 /// a run id (`<stamp>-<pid>-<n>`, which sort by time) are touched.

@@ -319,6 +319,11 @@ pub struct Limits {
     /// not left to the step's timeout); unset: [`DEFAULT_STALL_S`]; 0: never.
     #[serde(default)]
     pub stall_s: Option<u64>,
+    /// Every run releases the claims of runners found dead on this host (their process gone, or
+    /// their pid reused), as `splice run --reclaim-dead` does: a person's standing choice
+    /// (`driver::reclaim`). Unset: `false`.
+    #[serde(default)]
+    pub reclaim_dead: Option<bool>,
 }
 
 /// `[limits] stall_s` unset: five minutes (a long build, a long streamed answer are progress).

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Text;
 use super::manifest::Autonomy;
+use super::snapshot::Died;
 
 /// How the run stands after this decision, the first that applies in this order.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,11 +150,15 @@ impl Action {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Rest {
-    /// Another holder has a claim; it never expires, so a person may wait or clear it.
+    /// Another holder has a claim; it never expires, so a person may wait or clear it. When
+    /// the snapshot found its holder dead (`dead_holders`), `died` says how, and the options
+    /// are `reclaim-dead` (`splice run --reclaim-dead`) and `clear-claim`.
     Running {
         holder: Text,
         since: Text,
         options: Vec<Text>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        died: Option<Died>,
     },
     /// This runner's own dispatch is in flight.
     InFlight { holder: Text, since: Text },

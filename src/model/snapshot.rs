@@ -83,6 +83,35 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// How a claim's holder, a runner of this host, was found dead.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Died {
+    /// The runner's pid, as its holder names it.
+    pub pid: i32,
+    pub cause: DeathCause,
+}
+
+/// What shows that a runner is dead.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeathCause {
+    /// No process has its pid.
+    Gone,
+    /// Its pid names a process that started at another time than the runner (its record under
+    /// `.splice/runs/runners/` says when the runner started, in this boot).
+    Reused,
+}
+
+impl Died {
+    /// `pid 41 gone`, `pid 41 now another process`.
+    pub fn text(&self) -> String {
+        match self.cause {
+            DeathCause::Gone => format!("pid {} gone", self.pid),
+            DeathCause::Reused => format!("pid {} now another process", self.pid),
+        }
+    }
+}
+
 /// One read of the state, the whole input of `decide`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Snapshot {
@@ -132,6 +161,12 @@ pub struct Snapshot {
     /// `skip`, DESIGN §5 rule 12a). A snapshot without it has none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unavailable: BTreeMap<String, String>,
+    /// The holders of claims in this snapshot that were found dead when it was read: runners of
+    /// this host whose process is gone, or whose pid now names another process
+    /// (`driver::holder::judge`). `decide` says so in the node's `running` rest; a snapshot
+    /// without it knows of none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dead_holders: BTreeMap<String, Died>,
     /// Typed and validated as `.splice/manifest.json` is (an older shape is brought up to date).
     #[serde(deserialize_with = "super::manifest::deserialize_checked")]
     pub manifest: Manifest,
@@ -195,6 +230,7 @@ impl Snapshot {
             worktrees: Vec::new(),
             missing_targets: Vec::new(),
             unavailable: BTreeMap::new(),
+            dead_holders: BTreeMap::new(),
             manifest,
             beads,
             unreadable: Vec::new(),

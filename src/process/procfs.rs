@@ -111,20 +111,63 @@ pub fn users_of(dir: &Path) -> Vec<User> {
         // A zombie has no working directory: the link does not resolve.
         let cwd: Option<PathBuf> = std::fs::read_link(entry.path().join("cwd")).ok();
         if pid != me && cwd.is_some_and(|c| c.starts_with(&dir)) {
-            let command = std::fs::read(entry.path().join("cmdline"))
-                .map(|raw| {
-                    String::from_utf8_lossy(&raw)
-                        .split('\0')
-                        .filter(|a| !a.is_empty())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default();
-            users.push(User { pid, command });
+            users.push(User {
+                pid,
+                command: command_of(&entry.path()),
+            });
         }
     }
     users.sort_by_key(|u| u.pid);
     users
+}
+
+/// The command line of the process at `/proc/<pid>` (`proc`), its arguments joined by spaces.
+fn command_of(proc: &Path) -> String {
+    std::fs::read(proc.join("cmdline"))
+        .map(|raw| {
+            String::from_utf8_lossy(&raw)
+                .split('\0')
+                .filter(|a| !a.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+/// The live processes other than this one whose environment (as they were started: `/proc/<pid>/
+/// environ`) holds every `NAME=value` of `vars`. Only processes this user may inspect are seen;
+/// a zombie has no environment. Empty without `/proc`.
+pub fn with_environment(vars: &[(&str, &str)]) -> Vec<User> {
+    let wanted: Vec<Vec<u8>> = vars
+        .iter()
+        .map(|(k, v)| format!("{k}={v}").into_bytes())
+        .collect();
+    let me = std::process::id() as i32;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        let has = |w: &Vec<u8>| environ.split(|b| *b == 0).any(|e| e == w.as_slice());
+        if pid != me && !wanted.is_empty() && wanted.iter().all(has) {
+            found.push(User {
+                pid,
+                command: command_of(&entry.path()),
+            });
+        }
+    }
+    found.sort_by_key(|u| u.pid);
+    found
 }
 
 /// This process's children (of every thread), from `/proc/self/task/*/children`.
@@ -275,5 +318,41 @@ mod tests {
         let _ = child.wait();
         assert!(found.is_some(), "the child {pid} works in the directory");
         assert!(users_of(&dir.path().join("missing")).is_empty());
+    }
+
+    #[test]
+    fn a_process_is_found_by_what_its_environment_holds() {
+        if !available() {
+            return;
+        }
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env("SPLICE_TEST_MARK", "procfs-env")
+            .env("SPLICE_TEST_OTHER", "x")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mark = [
+            ("SPLICE_TEST_MARK", "procfs-env"),
+            ("SPLICE_TEST_OTHER", "x"),
+        ];
+        let found = loop {
+            let found = with_environment(&mark).into_iter().find(|u| u.pid == pid);
+            match found {
+                Some(u) if u.command.starts_with("sleep") => break Some(u),
+                _ if std::time::Instant::now() > deadline => break None,
+                _ => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
+        };
+        let other = with_environment(&[
+            ("SPLICE_TEST_MARK", "procfs-env"),
+            ("SPLICE_TEST_OTHER", "y"),
+        ]);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(found.is_some(), "the child {pid} carries the mark");
+        assert!(other.iter().all(|u| u.pid != pid), "every pair must match");
+        assert!(with_environment(&[]).is_empty(), "no pairs match nothing");
     }
 }

@@ -8,7 +8,6 @@
 use std::io::{self, Write};
 
 use crate::cli::output::printable;
-use crate::driver::advice;
 use crate::model::RunStatus;
 
 use super::{LoopRow, Row, UNREADABLE};
@@ -42,10 +41,10 @@ impl Paint {
     }
 }
 
-/// The status line, then each row as it comes.
+/// The status line (`headline`: [`crate::driver::advice::headline`]), then each row as it comes.
 pub(super) fn write<'a>(
     out: &mut impl Write,
-    status: RunStatus,
+    (status, headline): (RunStatus, &str),
     rows: impl Iterator<Item = Row<'a>>,
     paint: Paint,
 ) -> io::Result<()> {
@@ -53,7 +52,7 @@ pub(super) fn write<'a>(
         out,
         "status: {} — {}",
         paint.status(status),
-        advice::status_line(status)
+        printable(headline)
     )?;
     for r in rows {
         row(out, &r, paint)?;

@@ -20,6 +20,7 @@ use crate::store::Store;
 
 use super::Global;
 use crate::driver::advice::{self, Next, Node};
+use crate::driver::runner::holder_alive;
 
 mod human;
 mod tree;
@@ -227,8 +228,14 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
                 std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
             }
         };
+        let rests = decision
+            .nodes
+            .iter()
+            .filter_map(|(id, n)| Some((id.as_str(), n.rest.as_ref()?)));
+        let headline = advice::headline(decision.status, rests, holder_alive);
         // Streamed: each row is written as it is made.
-        human::write(&mut out, decision.status, rows.iter(), human::Paint(colour))
+        let status = (decision.status, headline.as_str());
+        human::write(&mut out, status, rows.iter(), human::Paint(colour))
             .and_then(|()| human::total(&mut out, rows.usage().as_ref()))
     };
     written
@@ -471,6 +478,16 @@ pub(crate) fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
         return String::new();
     };
     match r {
+        Rest::Running {
+            holder,
+            since,
+            died: Some(d),
+            ..
+        } => format!(
+            "running: claimed by {holder} since {since}, whose runner died ({}) (reclaim it, or \
+             clear the claim)",
+            d.text()
+        ),
         Rest::Running { holder, since, .. } => {
             format!("running: claimed by {holder} since {since} (wait, or clear the claim)")
         }

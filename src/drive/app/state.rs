@@ -68,16 +68,22 @@ impl State {
 fn decide_now(feed: &mut Feed) -> Result<Decision> {
     feed.refresh_worktrees();
     feed.refresh_targets();
+    feed.refresh_holders();
     feed.snapshot.now = crate::clock::now_string()?;
     Ok(decide(&feed.snapshot))
 }
 
-/// Whether each claim holder in the snapshot lives (`None`: cannot tell).
+/// Whether each claim holder in the snapshot lives (`None`: cannot tell): dead when the snapshot
+/// found it so (`dead_holders`), else as its pid says.
 fn liveness(feed: &Feed) -> BTreeMap<String, Option<bool>> {
+    let dead = &feed.snapshot.dead_holders;
     feed.snapshot
         .beads
         .iter()
         .filter_map(|b| b.pipeline.lease.as_ref())
-        .map(|l| (l.holder.clone(), holder_alive(&l.holder)))
+        .map(|l| match dead.contains_key(&l.holder) {
+            true => (l.holder.clone(), Some(false)),
+            false => (l.holder.clone(), holder_alive(&l.holder)),
+        })
         .collect()
 }

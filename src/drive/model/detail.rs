@@ -42,6 +42,14 @@ impl Model {
             return advice::for_action(&node, a);
         }
         match self.rest(id) {
+            // The decision found its runner dead: what `advice` says, with the cockpit's key.
+            Some(r @ Rest::Running { died: Some(_), .. }) => {
+                let mut next = advice::for_rest(&node, r);
+                next.text = next
+                    .text
+                    .replace("or clear the claim", "or clear the claim (c)");
+                next
+            }
             Some(Rest::Running { holder, since, .. }) => running(id, holder, since, self),
             Some(r) => advice::for_rest(&node, r),
             None => Next::default(),
