@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::model::bead::{Proposal, SpecVerdict, Verdict};
+use crate::model::bead::{Proposal, ReviewVerdict, SpecVerdict, Verdict};
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::model::{Bead, Config, Manifest, Step};
 use crate::policy::Lineage;
@@ -67,6 +67,26 @@ pub enum Effect {
     SetPrUrl(String),
     /// A review said FAIL: send the node back to `step` with `guidance` for the next dispatch.
     SendBack { step: String, guidance: String },
+    /// A review the floor read, to be kept whatever the verdict: the writer stores its text
+    /// (`.splice/reviews/<id>/<sha256>.md`) before its lock and records it on the node.
+    KeepReview(Box<ReviewText>),
+}
+
+/// A review's text and what the review floor read in it ([`Effect::KeepReview`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReviewText {
+    /// The whole file (at most [`crate::store::reviews::MAX_REVIEW_BYTES`]); emptied by the
+    /// writer once it is kept.
+    pub text: String,
+    /// The sha256 of the kept text, set by the writer when it keeps it.
+    pub sha256: Option<String>,
+    /// The commit its latest section names.
+    pub reviewed_sha: Option<String>,
+    /// Its verdict, when its four verdict lines are all there and valid.
+    pub verdict: Option<ReviewVerdict>,
+    /// The floor refused with this review's FAIL (of the current HEAD, not acted on before):
+    /// the refusal that sends the node back.
+    pub fail: bool,
 }
 
 /// One floor's answer.
