@@ -398,6 +398,8 @@ fn a_cancelled_node_whose_worktree_is_still_there_is_cleaned_up_by_the_next_pass
     // E.g. a live runner's dispatch was still working in it when the cancel came.
     let r = Repo::new();
     let id = r.task("Not wanted", &[]);
+    // A run looks up every command it may start first.
+    r.write(".splice/config.toml", "[agent]\ncommand = [\"true\"]\n");
     r.ok(&["cancel", &id, "--reason", "not wanted"]);
     let wt = add_worktree(&r, &id);
     let shown = r.ok(&["show", &id, "--json"]);
