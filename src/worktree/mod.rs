@@ -40,8 +40,8 @@ use crate::store::ids;
 
 pub use land::{Landed, Landing, Refused, land};
 pub use node::{
-    Branch, Prepared, Worktree, branch_name, delete_branch_if_on, ensure, prepare_for_attempt,
-    remove, reset_hard_clean, step_base,
+    Branch, Prepared, Worktree, branch_name, delete_branch_if_on, ensure, is_retry,
+    prepare_for_attempt, remove, reset_hard_clean, step_base,
 };
 pub use target::{TargetCheckout, checkout_target};
 pub use tidy::{KeptBranch, Tidied, has_leftovers};
