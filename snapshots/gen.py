@@ -755,6 +755,16 @@ def _():
     ])
 
 
+@case("cancelled-cleans-own")
+def _():
+    # Issue 33: a cancelled node's checkouts go (rule 1, `own`: the cleanup keeps a branch with
+    # commits not on the target); one closed mid-route as done another way keeps its worktree.
+    return snapshot([
+        bead("sp-a", "implement", status="closed", cancelled=cancelled()),
+        bead("sp-b", "implement", status="closed"),
+    ], worktrees=["sp-a", "sp-b"])
+
+
 @case("cancelled-only-idle")
 def _():
     # Nothing but cancelled beads: nothing was done, so not `done`.

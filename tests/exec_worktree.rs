@@ -154,18 +154,19 @@ fn redo_resets_and_cleans_on_a_retry_continue_keeps() {
     dirty(&wt.path);
 
     // The first dispatch of a step never resets, whatever the policy.
-    let first = worktree::prepare_for_attempt(&wt.path, Resume::Redo, 1, Some(&base)).unwrap();
+    let first = worktree::prepare_for_attempt(&wt.path, Resume::Redo, false, Some(&base)).unwrap();
     assert_eq!(first, Prepared::First);
     assert!(wt.path.join("new.txt").exists());
 
     // continue keeps everything.
-    let kept = worktree::prepare_for_attempt(&wt.path, Resume::Continue, 2, Some(&base)).unwrap();
+    let kept =
+        worktree::prepare_for_attempt(&wt.path, Resume::Continue, true, Some(&base)).unwrap();
     assert_eq!(kept, Prepared::Kept);
     assert!(wt.path.join("new.txt").exists());
     assert_ne!(worktree::head(&wt.path).unwrap(), base);
 
     // redo on a retry: back to the base, untracked gone, ignored kept.
-    let reset = worktree::prepare_for_attempt(&wt.path, Resume::Redo, 2, Some(&base)).unwrap();
+    let reset = worktree::prepare_for_attempt(&wt.path, Resume::Redo, true, Some(&base)).unwrap();
     assert_eq!(reset, Prepared::Reset(base.clone()));
     assert_eq!(worktree::head(&wt.path).unwrap(), base);
     assert_eq!(
@@ -179,7 +180,7 @@ fn redo_resets_and_cleans_on_a_retry_continue_keeps() {
     assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
 
     // redo without a recorded base refuses to guess.
-    let err = worktree::prepare_for_attempt(&wt.path, Resume::Redo, 3, None).unwrap_err();
+    let err = worktree::prepare_for_attempt(&wt.path, Resume::Redo, true, None).unwrap_err();
     assert!(err.to_string().contains("redo"), "{err}");
 }
 

@@ -5,7 +5,8 @@ mod common;
 
 use common::{Repo, assert_verdict, bead};
 use serde_json::json;
-use splice::floors::{Effect, Outcome};
+use splice::floors::{Effect, Outcome, ReviewText};
+use splice::model::bead::ReviewVerdict;
 
 fn review(sha: &str, verdicts: [&str; 4]) -> String {
     format!(
@@ -18,6 +19,23 @@ fn check(repo: &Repo, spec: serde_json::Value, text: &str) -> Outcome {
     repo.write("reviews/sp-a.md", text);
     let b = bead("sp-a", "review");
     repo.check(spec, &b, &b, "review", None)
+}
+
+/// The effects that act on the node: every review read is also kept ([`Effect::KeepReview`]),
+/// whatever its verdict.
+fn acting(o: &Outcome) -> Vec<&Effect> {
+    o.effects
+        .iter()
+        .filter(|e| !matches!(e, Effect::KeepReview(_)))
+        .collect()
+}
+
+/// The review the floor asks the writer to keep.
+fn kept(o: &Outcome) -> Option<&ReviewText> {
+    o.effects.iter().find_map(|e| match e {
+        Effect::KeepReview(r) => Some(&**r),
+        _ => None,
+    })
 }
 
 fn default_spec() -> serde_json::Value {
@@ -35,7 +53,10 @@ fn passes_against_head_and_lists_warnings() {
     );
     assert_verdict(&o, "pass");
     assert_eq!(o.evidence["warnings"], json!(["Spec"]));
-    assert_eq!(o.effects, vec![Effect::SetReviewedSha(head)]);
+    assert_eq!(acting(&o), vec![&Effect::SetReviewedSha(head)]);
+    let k = kept(&o).unwrap();
+    assert_eq!(k.verdict, Some(ReviewVerdict::Warning));
+    assert!(!k.fail);
 }
 
 #[test]
@@ -62,7 +83,8 @@ fn fail_refuses_with_its_verdict_and_the_review_as_text() {
     );
     let o = check(&repo, default_spec(), &text);
     assert_verdict(&o, "refuse");
-    assert!(o.effects.is_empty(), "{:?}", o.effects);
+    assert!(acting(&o).is_empty(), "{:?}", o.effects);
+    assert!(kept(&o).unwrap().fail, "the FAIL that sends the node back");
     assert_eq!(o.evidence["verdict"], json!("FAIL"));
     assert!(o.evidence.get("stale").is_none());
     let guidance = o.evidence["text"].as_str().unwrap();
@@ -107,7 +129,7 @@ fn missing_or_bad_verdicts_refuse_without_send_back() {
     );
     assert_verdict(&o, "refuse");
     assert!(o.reason.contains("Evidence"), "{}", o.reason);
-    assert!(o.effects.is_empty());
+    assert!(acting(&o).is_empty());
     let o = check(
         &repo,
         default_spec(),
@@ -139,7 +161,7 @@ fn a_review_of_an_older_commit_is_refused_after_a_new_commit_lands() {
         o.reason
     );
     assert!(
-        o.effects.is_empty(),
+        acting(&o).is_empty(),
         "a stale sha only refuses: {:?}",
         o.effects
     );
@@ -162,7 +184,7 @@ fn a_stale_fail_review_never_sends_the_node_back() {
         o.reason
     );
     assert!(
-        o.effects.is_empty(),
+        acting(&o).is_empty(),
         "a stale FAIL only refuses: {:?}",
         o.effects
     );
@@ -176,7 +198,7 @@ fn a_stale_fail_review_never_sends_the_node_back() {
         "## Review\nStandards: FAIL\nSpec: PASS\nArchitecture: PASS\nEvidence: PASS\n",
     );
     assert_verdict(&o, "refuse");
-    assert!(o.effects.is_empty(), "{:?}", o.effects);
+    assert!(acting(&o).is_empty(), "{:?}", o.effects);
     assert_eq!(o.evidence["stale"], json!(true));
 }
 
@@ -210,7 +232,11 @@ fn evidence_through_a_link_is_never_read() {
     let o = repo.check(default_spec(), &b, &b, "review", None);
     assert_verdict(&o, "refuse");
     assert!(o.reason.contains("symbolic link"), "{}", o.reason);
-    assert!(o.effects.is_empty(), "{:?}", o.effects);
+    assert!(
+        o.effects.is_empty(),
+        "nothing read, nothing kept: {:?}",
+        o.effects
+    );
     let all = format!("{} {} {:?}", o.reason, o.evidence, o.effects);
     assert!(!all.contains("hunter2"), "{all}");
     // The same for a floor that only asks whether the file is there.
@@ -239,4 +265,41 @@ fn evidence_through_a_link_is_never_read() {
     repo.write("reviews/sp-a.md", &review(&repo.head(), ["PASS"; 4]));
     let o = repo.check(default_spec(), &b, &b, "review", None);
     assert_verdict(&o, "pass");
+}
+
+#[test]
+fn a_fail_of_a_commit_already_sent_back_refuses_as_stale_for_a_fresh_review() {
+    // Issue 33: a FAIL is acted on once per reviewed commit; an unchanged HEAD gets a fresh
+    // review instead of another send-back.
+    let repo = Repo::new();
+    let head = repo.head();
+    let text = review(&head, ["PASS", "FAIL: S2 is missing", "PASS", "PASS"]);
+    repo.write("reviews/sp-a.md", &text);
+    let mut b = bead("sp-a", "review");
+    b.push_review(splice::model::bead::KeptReview {
+        sha256: "0".repeat(64),
+        step: "review".into(),
+        seq: 3,
+        reviewed_sha: Some(head.clone()),
+        verdict: Some(ReviewVerdict::Fail),
+        sent_back: true,
+        at: "2026-01-01T00:00:00Z".into(),
+    });
+    let o = repo.check(default_spec(), &b, &b, "review", None);
+    assert_verdict(&o, "refuse");
+    assert!(
+        o.reason.contains("already sent the node back"),
+        "{}",
+        o.reason
+    );
+    assert_eq!(o.evidence["stale"], json!(true));
+    assert_eq!(o.evidence["acted_on"], json!(true));
+    assert!(o.evidence.get("verdict").is_none(), "{}", o.evidence);
+    assert!(acting(&o).is_empty());
+    let k = kept(&o).unwrap();
+    assert_eq!(k.verdict, Some(ReviewVerdict::Fail));
+    assert!(!k.fail, "not the FAIL that acts");
+    // A PASS of the same commit passes.
+    repo.write("reviews/sp-a.md", &review(&head, ["PASS"; 4]));
+    assert_verdict(&repo.check(default_spec(), &b, &b, "review", None), "pass");
 }

@@ -4,8 +4,12 @@
 //! node, its step, its claim and what the decision does with it (an action or a rest, with the
 //! reason `splice status` prints). The bead is read as `splice transition show` reads it.
 //!
-//! `--json`: the bead file's JSON (its own `schema_version` first) and a `decision` object,
-//! `null` for a plain bead (`docs/cli.md`).
+//! Its latest kept review (`.splice/reviews/<id>/<sha256>.md`, `store::reviews`) is shown with
+//! its path, verdict and text; a kept file that cannot be shown (missing in this clone, a link,
+//! altered) is named with why, never followed or trusted.
+//!
+//! `--json`: the bead file's JSON (its own `schema_version` first), a `decision` object, `null`
+//! for a plain bead, and a `review` object, `null` when none was kept (`docs/cli.md`).
 
 use serde::Serialize;
 use serde_json::Value;
@@ -29,6 +33,39 @@ pub struct Args {
     pub json: bool,
 }
 
+/// The node's latest kept review, as shown.
+#[derive(Serialize, Debug)]
+struct Review {
+    /// Relative to the repository: `.splice/reviews/<id>/<sha256>.md`.
+    path: String,
+    sha256: String,
+    reviewed_sha: Option<String>,
+    verdict: Option<&'static str>,
+    sent_back: bool,
+    /// The kept text; `null` when it cannot be read (then `unreadable` says why).
+    text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unreadable: Option<String>,
+}
+
+fn review_of(store: &Store, b: &Bead) -> Option<Review> {
+    let kept = b.latest_review()?;
+    let path = crate::store::reviews::review_rel(&b.id, &kept.sha256);
+    let (text, unreadable) = match store.read_review(&b.id, &kept.sha256) {
+        Ok(text) => (Some(text), None),
+        Err(why) => (None, Some(format!("{path} {why}"))),
+    };
+    Some(Review {
+        path,
+        sha256: kept.sha256.clone(),
+        reviewed_sha: kept.reviewed_sha.clone(),
+        verdict: kept.verdict.map(|v| v.as_str()),
+        sent_back: kept.sent_back,
+        text,
+        unreadable,
+    })
+}
+
 /// What the decision does with a node.
 #[derive(Serialize, Debug)]
 struct Decided {
@@ -50,15 +87,18 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         true => Some(decision_of(&store, id)?),
         false => None,
     };
+    let review = review_of(&store, &bead);
     if args.json {
         let mut value = serde_json::to_value(&*bead).unwrap_or(Value::Null);
         if let Value::Object(fields) = &mut value {
             let d = serde_json::to_value(&decided).unwrap_or(Value::Null);
             fields.insert("decision".into(), d);
+            let r = serde_json::to_value(&review).unwrap_or(Value::Null);
+            fields.insert("review".into(), r);
         }
         output::print_json(&value);
     } else {
-        output::out(&human(&bead, decided.as_ref()));
+        output::out(&human(&bead, decided.as_ref(), review.as_ref()));
     }
     Ok(0)
 }
@@ -82,7 +122,7 @@ fn decision_of(store: &Store, id: &str) -> Result<Decided> {
     })
 }
 
-fn human(b: &Bead, decided: Option<&Decided>) -> String {
+fn human(b: &Bead, decided: Option<&Decided>, review: Option<&Review>) -> String {
     let p = output::printable;
     let mut out = format!("{}  {}\n", b.id, p(&b.title));
     let mut line = |k: &str, v: String| out.push_str(&format!("  {k:<13} {v}\n"));
@@ -135,6 +175,19 @@ fn human(b: &Bead, decided: Option<&Decided>) -> String {
             line("decision", p(&d.reason));
         }
     }
+    if let Some(r) = review {
+        let mut about = r.verdict.unwrap_or("no verdict").to_string();
+        if let Some(sha) = &r.reviewed_sha {
+            about.push_str(&format!(" of {}", sha.get(..12).unwrap_or(sha)));
+        }
+        if r.sent_back {
+            about.push_str(", sent back");
+        }
+        line("review", p(&format!("{about}: {}", r.path)));
+        if let Some(why) = &r.unreadable {
+            line("", p(&format!("cannot be shown: {why}")));
+        }
+    }
     let mut text = |name: &str, body: &str| {
         if !body.trim().is_empty() {
             out.push_str(&format!("\n{name}:\n"));
@@ -144,6 +197,9 @@ fn human(b: &Bead, decided: Option<&Decided>) -> String {
         }
     };
     text("description", &b.description);
+    if let Some(body) = review.and_then(|r| r.text.as_deref()) {
+        text("review", body);
+    }
     for (key, value) in &b.extra {
         match value {
             Value::String(s) => text(&p(key), s),

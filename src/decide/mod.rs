@@ -13,7 +13,7 @@
 //! | #  | condition                                                            | result |
 //! |----|----------------------------------------------------------------------|--------|
 //! | 0  | a plain bead: no route (imported from bd, or made by `splice create`; `splice start` puts it on one) | no decision: the bead is not a node (a node may depend on it, or be its child: a node under a plain parent is top-level) |
-//! | 1  | closed, and a child has a checkout, or it finished its route and has one of its own | action `cleanup-fanout` {children, own} |
+//! | 1  | closed, and a child has a checkout, or it finished its route or was cancelled and has one of its own | action `cleanup-fanout` {children, own} |
 //! | 2  | closed                                                               | rest `closed` |
 //! | 3  | leased by another holder                                             | rest `running` {holder, since, options: wait, clear-claim}; with `died` {pid, cause} and options reclaim-dead, clear-claim when the snapshot's `dead_holders` names the holder (found dead on this host when the snapshot was read) |
 //! | 4  | leased by this runner (dispatch in flight)                           | rest `in-flight` |

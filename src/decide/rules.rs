@@ -54,7 +54,10 @@ fn settled<'a>(ix: &Index<'a>, at: usize, bead: &'a Bead) -> Option<Outcome<'a>>
     // 1, 2: closed.
     if bead.is_closed() {
         let children = ix.worktree_children(&bead.id);
-        let own = ix.has_worktree(at) && route::finished(&ix.snapshot.manifest, bead);
+        // Its own go once its route finished (its work is on its target) or a person cancelled
+        // it (the work will not be done; a branch with commits is kept by the cleanup).
+        let own = ix.has_worktree(at)
+            && (route::finished(&ix.snapshot.manifest, bead) || bead.is_cancelled());
         if !children.is_empty() || own {
             let children = children.iter().map(|c| c.to_string()).collect();
             return Some(Outcome::Act(Action::CleanupFanout {

@@ -184,39 +184,29 @@ pub fn cleanup_fanout(
         .into_iter()
         .chain(children.iter().map(String::as_str))
         .collect();
-    let (mut deleted, mut kept) = (Vec::new(), Vec::new());
+    let mut tidied = worktree::Tidied::default();
+    let wts = rc.store.worktrees_dir();
     for node in &nodes {
-        worktree::remove(rc.store.repo(), &rc.store.worktrees_dir(), node)?;
-        if !rc.keep_snapshots {
-            worktree::snapshots::delete_all(rc.store.repo(), node)?;
-        }
-        let Some(target) = target_of(rc, node)? else {
-            continue;
-        };
-        let wts = rc.store.worktrees_dir();
-        match worktree::delete_branch_if_on(rc.store.repo(), &wts, node, &target)? {
-            worktree::Branch::Absent => {}
-            worktree::Branch::Deleted { branch } => deleted.push(branch),
-            worktree::Branch::Kept {
-                branch,
-                target,
-                commits,
-            } => kept.push(format!(
-                "kept {branch}: {commits} commit(s) not on {target}; delete it with `git branch \
-                 -D {branch}` once they are not needed"
-            )),
-        }
+        let target = target_of(rc, node)?;
+        tidied.node(
+            rc.store.repo(),
+            &wts,
+            node,
+            target.as_deref(),
+            rc.keep_snapshots,
+        )?;
     }
+    let kept: Vec<String> = tidied.kept.iter().map(worktree::KeptBranch::says).collect();
     let mut status = format!("removed the checkouts of {}", nodes.join(", "));
-    if !deleted.is_empty() {
-        status.push_str(&format!("; deleted {}", deleted.join(", ")));
+    if !tidied.deleted.is_empty() {
+        status.push_str(&format!("; deleted {}", tidied.deleted.join(", ")));
     }
     for k in &kept {
         status.push_str(&format!("; {k}"));
     }
     Ok(ActResult::Done {
         status,
-        detail: json!({ "removed": nodes, "deleted": deleted, "kept": kept }),
+        detail: json!({ "removed": nodes, "deleted": tidied.deleted, "kept": kept }),
     })
 }
 

@@ -455,6 +455,13 @@ impl<'a> Run<'a> {
                 iteration,
                 reason,
             } => looping::step_back(rc, bead, step, *iteration, reason),
+            // A node cancelled while its dispatch ran: that dispatch is still ending in the
+            // worktree; a later pass removes it.
+            Action::CleanupFanout { bead, own, .. } if *own && self.inflight.contains_key(bead) => {
+                Ok(ActResult::Skipped {
+                    reason: format!("{bead}'s dispatch is still ending in its worktree"),
+                })
+            }
             Action::CleanupFanout {
                 bead,
                 children,

@@ -18,7 +18,7 @@
 //!
 //! ```text
 //! let wt = worktree::ensure(store.repo(), &store.worktrees_dir(), id, target)?;
-//! worktree::prepare_for_attempt(&wt.path, step.resume, attempt, worktree::step_base(&bead))?;
+//! worktree::prepare_for_attempt(&wt.path, step.resume, worktree::is_retry(&bead, attempt), worktree::step_base(&bead))?;
 //! let paths = DispatchPaths::new(&store.runs_dir(), run_id, id, &step.name, attempt)?;
 //! let prompt = prompt::render(&template_text, &PromptVars::for_dispatch(..))?;
 //! let argv = template::command_argv(&config.agent.command_for(&step.name), &vars, Some(&prompt), &paths.prompt_file)?;

@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::model::bead::{Proposal, SpecVerdict, Verdict};
+use crate::model::bead::{Proposal, ReviewVerdict, SpecVerdict, Verdict};
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::model::{Bead, Config, Manifest, Step};
 use crate::policy::Lineage;
@@ -70,6 +70,26 @@ pub enum Effect {
     /// The landing of `sha` on the protected `target` (or through the step's own gate) waits
     /// for a person's approval: the check records a pending landing gate, and nothing moved.
     AwaitLand { sha: String, target: String },
+    /// A review the floor read, to be kept whatever the verdict: the writer stores its text
+    /// (`.splice/reviews/<id>/<sha256>.md`) before its lock and records it on the node.
+    KeepReview(Box<ReviewText>),
+}
+
+/// A review's text and what the review floor read in it ([`Effect::KeepReview`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReviewText {
+    /// The whole file (at most [`crate::store::reviews::MAX_REVIEW_BYTES`]); emptied by the
+    /// writer once it is kept.
+    pub text: String,
+    /// The sha256 of the kept text, set by the writer when it keeps it.
+    pub sha256: Option<String>,
+    /// The commit its latest section names.
+    pub reviewed_sha: Option<String>,
+    /// Its verdict, when its four verdict lines are all there and valid.
+    pub verdict: Option<ReviewVerdict>,
+    /// The floor refused with this review's FAIL (of the current HEAD, not acted on before):
+    /// the refusal that sends the node back.
+    pub fail: bool,
 }
 
 /// One floor's answer.

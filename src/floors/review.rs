@@ -6,12 +6,22 @@
 //! in the manifest) reads to send the node back with that text as guidance. A stale review — its
 //! `Reviewed-SHA` missing or not the current HEAD, a FAIL included — refuses with `stale: true`
 //! and no `verdict`, so the reviewer is dispatched again on the new code; no FAIL branch matches
-//! it.
+//! it. A FAIL is acted on once per reviewed commit: a FAIL of a commit whose FAIL already sent
+//! the node back (an implement step that made no new commit, an old review file read again)
+//! refuses with `stale: true`, `acted_on: true` and no `verdict`, so the review step dispatches a
+//! fresh review of the unchanged HEAD instead of sending the node back again.
+//!
+//! Every review read with a `## Review` section travels to the writer to be kept
+//! ([`Effect::KeepReview`], `store::reviews`), whatever the verdict. The file is read as hostile:
+//! at most [`MAX_REVIEW_BYTES`], no link on its path, UTF-8.
 
 use serde_json::{Value, json};
 
-use super::{Ctx, Effect, Floor, Outcome, head, is_full_sha};
+use super::{Ctx, Effect, Floor, Outcome, ReviewText, head, is_full_sha, unread};
+use crate::model::bead::ReviewVerdict;
 use crate::model::manifest::{FloorKind, FloorSpec};
+use crate::safe_read;
+use crate::store::reviews::MAX_REVIEW_BYTES;
 
 pub struct Review;
 
@@ -94,7 +104,7 @@ pub fn sections(text: &str) -> Vec<Section> {
 
 impl Floor for Review {
     fn check(&self, spec: &FloorSpec, ctx: &Ctx) -> Outcome {
-        let (rel, text) = match ctx.read_artifact(spec, KIND) {
+        let (rel, text) = match read_review(spec, ctx) {
             Ok(found) => found,
             Err(answer) => return *answer,
         };
@@ -106,31 +116,92 @@ impl Floor for Review {
                 json!({ "path": rel }),
             );
         };
-        let verdicts: serde_json::Map<String, Value> = latest
-            .verdicts
-            .iter()
-            .map(|(n, v)| (n.clone(), json!(v)))
-            .collect();
-        let mut evidence = json!({
-            "path": rel,
-            "reviews": all.len(),
-            "verdicts": verdicts,
-            "reviewed_sha": latest.sha,
-        });
-        if let Some(refusal) = malformed(&rel, latest, &mut evidence) {
-            return refusal;
-        }
-        // Only a review of the current HEAD may act: a stale one (a FAIL included) only refuses,
-        // so the reviewer runs again on the new code.
-        let sha = match current(ctx, &rel, latest, &mut evidence) {
-            Ok(sha) => sha,
-            Err(refusal) => return *refusal,
+        let outcome = judge(ctx, &rel, all.len(), latest);
+        let kept = ReviewText {
+            fail: outcome.evidence.get("verdict") == Some(&json!("FAIL")),
+            text,
+            sha256: None,
+            reviewed_sha: latest.sha.clone(),
+            verdict: verdict_of(latest),
         };
-        if let Some(back) = failed(&rel, latest, &mut evidence) {
-            return back;
-        }
-        passed(&rel, latest, sha, evidence)
+        outcome.with_effect(Effect::KeepReview(Box::new(kept)))
     }
+}
+
+/// The review file at the floor's `path`: at most [`MAX_REVIEW_BYTES`] (it is kept in the state
+/// users commit), no link on its path, UTF-8. `Err` is the floor's answer.
+fn read_review(spec: &FloorSpec, ctx: &Ctx) -> Result<(String, String), Box<Outcome>> {
+    let Some((rel, _)) = ctx.path_param(spec) else {
+        return Err(Box::new(Outcome::escalate(
+            KIND,
+            "the floor declares no `path`",
+            json!({}),
+        )));
+    };
+    let refuse = |why: String| Box::new(Outcome::refuse(KIND, why, json!({ "path": rel })));
+    let bytes = match safe_read::read_beneath(&ctx.workdir, &rel, MAX_REVIEW_BYTES) {
+        Ok(bytes) => bytes,
+        Err(safe_read::Unread::TooLarge(cap)) => {
+            return Err(refuse(format!(
+                "{rel} is larger than {}, the most a review may be (splice keeps it in \
+                 .splice/reviews/, which users commit); write a shorter review",
+                safe_read::size(cap)
+            )));
+        }
+        Err(u) => return Err(refuse(unread(&rel, &u))),
+    };
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((rel, text)),
+        Err(_) => Err(refuse(format!("{rel} is not readable text (not UTF-8)"))),
+    }
+}
+
+/// The latest section's verdict: FAIL if a line says so, else WARNING if one does, else PASS;
+/// none when a line is missing or invalid.
+fn verdict_of(latest: &Section) -> Option<ReviewVerdict> {
+    let words: Vec<&str> = latest.verdicts.iter().map(|(_, v)| v.as_str()).collect();
+    let valid = words.len() == VERDICTS.len()
+        && words
+            .iter()
+            .all(|w| matches!(*w, "PASS" | "WARNING" | "FAIL"));
+    if !valid {
+        return None;
+    }
+    Some(if words.contains(&"FAIL") {
+        ReviewVerdict::Fail
+    } else if words.contains(&"WARNING") {
+        ReviewVerdict::Warning
+    } else {
+        ReviewVerdict::Pass
+    })
+}
+
+/// The floor's answer on the latest of `count` sections.
+fn judge(ctx: &Ctx, rel: &str, count: usize, latest: &Section) -> Outcome {
+    let verdicts: serde_json::Map<String, Value> = latest
+        .verdicts
+        .iter()
+        .map(|(n, v)| (n.clone(), json!(v)))
+        .collect();
+    let mut evidence = json!({
+        "path": rel,
+        "reviews": count,
+        "verdicts": verdicts,
+        "reviewed_sha": latest.sha,
+    });
+    if let Some(refusal) = malformed(rel, latest, &mut evidence) {
+        return refusal;
+    }
+    // Only a review of the current HEAD may act: a stale one (a FAIL included) only refuses,
+    // so the reviewer runs again on the new code.
+    let sha = match current(ctx, rel, latest, &mut evidence) {
+        Ok(sha) => sha,
+        Err(refusal) => return *refusal,
+    };
+    if let Some(back) = failed(ctx, rel, latest, &sha, &mut evidence) {
+        return back;
+    }
+    passed(rel, latest, sha, evidence)
 }
 
 /// The latest review lacks a verdict line, or has one that is not PASS, WARNING or FAIL.
@@ -169,13 +240,33 @@ fn malformed(rel: &str, latest: &Section, evidence: &mut Value) -> Option<Outcom
 }
 
 /// The latest review says FAIL somewhere: refused, its verdict and text in the evidence for the
-/// step's result branches.
-fn failed(rel: &str, latest: &Section, evidence: &mut Value) -> Option<Outcome> {
+/// step's result branches — unless a FAIL of this commit sent the node back already: then it
+/// refuses as stale, so a fresh review is dispatched.
+fn failed(
+    ctx: &Ctx,
+    rel: &str,
+    latest: &Section,
+    sha: &str,
+    evidence: &mut Value,
+) -> Option<Outcome> {
     let failed = named(latest, "FAIL");
     if failed.is_empty() {
         return None;
     }
     evidence["failed"] = json!(failed);
+    if ctx.bead.sent_back_for(sha) {
+        evidence["stale"] = json!(true);
+        evidence["acted_on"] = json!(true);
+        return Some(Outcome::refuse(
+            KIND,
+            format!(
+                "{rel}: the review's FAIL of {sha} already sent the node back once, and HEAD \
+                 has not moved since; review the current code afresh (a FAIL is acted on once \
+                 per reviewed commit)"
+            ),
+            evidence.clone(),
+        ));
+    }
     evidence["verdict"] = json!("FAIL");
     evidence["text"] = json!(head(&latest.text, GUIDANCE_BYTES));
     Some(Outcome::refuse(

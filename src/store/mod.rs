@@ -19,6 +19,7 @@ pub mod lock;
 mod par;
 mod recover;
 pub mod redact;
+pub mod reviews;
 mod segments;
 pub mod shell;
 
@@ -154,9 +155,9 @@ fn holding_state(path: &Path) -> Option<PathBuf> {
 }
 
 /// The directories of the state, under `.splice/`, that splice writes into: bead files, closed
-/// journal segments, run logs and checkouts. (A link in place of `cache/` is read past and never
+/// journal segments, kept reviews, run logs and checkouts. (A link in place of `cache/` is read past and never
 /// written through: the cache is only a derivation, `store::cache`.)
-const STATE_DIRS: [&str; 4] = ["beads", "journal", "runs", "worktrees"];
+const STATE_DIRS: [&str; 5] = ["beads", "journal", "reviews", "runs", "worktrees"];
 
 /// Refuse a state directory (`.splice/` itself or one of [`STATE_DIRS`]) that is a symbolic
 /// link: every write into it would land wherever it points, and bead files and the journal are

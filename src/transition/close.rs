@@ -12,16 +12,25 @@
 //!   working with the claim). A holder whose life cannot be told — a person's name, a runner on
 //!   another host — may still be working: refused, as any foreign claim is, naming how to clear
 //!   it. Who lives is asked by the caller (`driver::runner::holder_alive`) and handed to the plan.
+//! - **Checkouts.** Once the record is committed, `cancel` cleans up after every bead it
+//!   cancelled as the runner does after a finished node ([`crate::worktree::Tidied`]): the
+//!   worktree and target checkout go, and the branch `splice/<id>` when all its commits are on
+//!   the node's target — else it is kept and named in the output. A bead whose claim a live
+//!   runner held is left to that runner (its dispatch is still ending in the worktree): `decide`
+//!   asks for a cancelled node's checkouts to go (rule 1) on its next pass. What fails to be
+//!   cleaned up is reported, not an error: the cancel stands, and the next run tries again.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use super::{Caller, Ctx, Refusal, Verb, next_seq, require_open};
+use super::{Caller, Ctx, Refusal, Verb, ancestors_unlocked, defaults, next_seq, require_open};
 use crate::error::{Error, Result};
 use crate::model::Bead;
 use crate::model::bead::Cancelled;
-use crate::store::{Change, Fresh, Reads};
+use crate::policy::Lineage;
+use crate::store::{Change, Fresh, Reads, Store};
+use crate::worktree::{self, Tidied};
 
 /// What a person asked.
 #[derive(Clone, Copy, Debug)]
@@ -54,6 +63,21 @@ pub struct Closed {
     pub closed: Vec<String>,
     /// The claims released.
     pub released: Vec<ReleasedClaim>,
+    /// `cancel`: what cleaning up after the cancelled beads did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cleanup: Option<Cleanup>,
+}
+
+/// What `cancel` did to the cancelled beads' checkouts and branches.
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+pub struct Cleanup {
+    #[serde(flatten)]
+    pub tidied: Tidied,
+    /// Beads whose checkouts a live runner's dispatch still works in: that runner's next pass
+    /// removes them.
+    pub left: Vec<String>,
+    /// What could not be cleaned up, and why; the next run tries again.
+    pub failed: Vec<String>,
 }
 
 /// A claim released by `close` or `cancel`.
@@ -87,14 +111,47 @@ pub fn close(
     // between is refused by the plan, which never leaves one open unknowingly).
     let below = descendants(&ctx.store.scan()?.beads, id);
     let reads = Reads::subject(id).with_others(below);
-    ctx.apply(verb, verb.name(), &reads, |fresh, who| {
+    let mut closed = ctx.apply(verb, verb.name(), &reads, |fresh, who| {
         let liveness = std::iter::once(&fresh.subject)
             .chain(&fresh.others)
             .filter_map(|b| b.pipeline.lease.as_ref())
             .map(|l| (l.holder.clone(), alive(&l.holder)))
             .collect();
         Ok(plan(args, who, fresh, &liveness, &ctx.now)?)
-    })
+    })?;
+    if args.cancel {
+        closed.cleanup = Some(clean_up(ctx.store, &closed));
+    }
+    Ok(closed)
+}
+
+/// Clean up after every bead `closed` cancelled, but those a live runner held
+/// ([`Cleanup::left`]).
+fn clean_up(store: &Store, closed: &Closed) -> Cleanup {
+    let mut out = Cleanup::default();
+    let (repo, wts) = (store.repo(), store.worktrees_dir());
+    let config = store.config();
+    let branch = worktree::current_branch(repo);
+    for id in &closed.closed {
+        if !worktree::has_leftovers(repo, &wts, id) {
+            continue;
+        }
+        if closed.released.iter().any(|r| r.bead == *id && r.alive) {
+            out.left.push(id.clone());
+            continue;
+        }
+        let target = store.read_bead(id).and_then(|bead| {
+            let config = config.as_ref().map_err(|e| Error::Invalid(e.to_string()))?;
+            let ancestors = ancestors_unlocked(store, &bead)?;
+            let lineage = Lineage::new(&ancestors, defaults(config, &branch));
+            Ok(lineage.target(&bead).map(str::to_string))
+        });
+        let tidied = target.and_then(|t| out.tidied.node(repo, &wts, id, t.as_deref(), false));
+        if let Err(e) = tidied {
+            out.failed.push(format!("{id}: {e}"));
+        }
+    }
+    out
 }
 
 /// The beads below `id` (through `parent`), by id.
@@ -174,6 +231,7 @@ pub fn plan(
         reason: args.reason.to_string(),
         closed: beads.iter().map(|b| b.id.to_string()).collect(),
         released,
+        cleanup: None,
     };
     let mut why = format!(
         "{}: {}",

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::floors::{self, Effect};
-use crate::model::bead::{Check, Gate, GateLand, GateState, Proposal, Verdict};
+use crate::model::bead::{Check, Gate, GateLand, GateState, KeptReview, Proposal, Verdict};
 pub use crate::model::check::{Checked, FloorReport, GateMet};
 use crate::model::{Bead, Config, Kind, Manifest, Step};
 use crate::policy::branch::Firing;
@@ -128,7 +128,8 @@ pub fn gather(
         workdir: read_in.clone(),
         proposal: proposal.as_ref(),
     };
-    let outcomes = check_and_land(&floor_ctx);
+    let mut outcomes = check_and_land(&floor_ctx);
+    keep_reviews(store, id, &mut outcomes)?;
     Ok(Evidence {
         step: step_def,
         pr_url,
@@ -136,6 +137,22 @@ pub fn gather(
         outcomes,
         read_in,
     })
+}
+
+/// Keep the text of every review a floor read (`store::reviews`), before the lock: the check
+/// journaled next names it by its hash, so it must be on disk first.
+fn keep_reviews(
+    store: &crate::store::Store,
+    id: &str,
+    outcomes: &mut [floors::Outcome],
+) -> Result<()> {
+    for effect in outcomes.iter_mut().flat_map(|o| &mut o.effects) {
+        if let Effect::KeepReview(review) = effect {
+            review.sha256 = Some(store.keep_review(id, &review.text)?);
+            review.text = String::new();
+        }
+    }
+    Ok(())
 }
 
 /// The step's floors, and for a direct delivery the landing of the node's branch around them
@@ -294,6 +311,7 @@ pub fn plan(
         Verdict::Refuse => (None, refused(&mut after, ev, manifest, seq, now)),
         Verdict::Escalate => (None, None),
     };
+    record_reviews(&mut after, bead, ev, seq, now);
     let output = Checked {
         bead: bead.id.to_string(),
         step: step.clone(),
@@ -434,6 +452,31 @@ fn refused(
     Some(back)
 }
 
+/// Record every review kept for this check, whatever its verdict; a FAIL the refusal acted on
+/// (the node left the step, was parked or waits at a route gate) is marked so, and is not acted
+/// on again.
+fn record_reviews(after: &mut Bead, before: &Bead, ev: &Evidence, seq: u64, now: &str) {
+    let (a, b) = (&after.pipeline, &before.pipeline);
+    let acted = a.entered != b.entered || a.dead_letter != b.dead_letter || a.gate != b.gate;
+    for effect in ev.outcomes.iter().flat_map(|o| &o.effects) {
+        let Effect::KeepReview(review) = effect else {
+            continue;
+        };
+        let Some(sha256) = &review.sha256 else {
+            continue;
+        };
+        after.push_review(KeptReview {
+            sha256: sha256.clone(),
+            step: ev.step.name.clone(),
+            seq,
+            reviewed_sha: review.reviewed_sha.clone(),
+            verdict: review.verdict,
+            sent_back: review.fail && acted,
+            at: now.to_string(),
+        });
+    }
+}
+
 /// One line saying why: the pass, or every refusing/escalating floor's reason.
 fn summary(verdict: Verdict, outcomes: &[floors::Outcome], step: &str) -> String {
     let failing: Vec<String> = outcomes
@@ -474,6 +517,6 @@ fn apply_effect(bead: &mut Bead, root: &mut Option<Bead>, lineage: &Lineage, eff
         }
         Effect::SetReviewedSha(sha) => bead.pipeline.reviewed_sha = Some(sha.clone().into()),
         Effect::SetPrUrl(url) => bead.pipeline.pr_url = Some(url.clone().into()),
-        Effect::SendBack { .. } | Effect::AwaitLand { .. } => {}
+        Effect::SendBack { .. } | Effect::AwaitLand { .. } | Effect::KeepReview(_) => {}
     }
 }

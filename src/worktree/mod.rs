@@ -5,8 +5,9 @@
 //! | a node's worktree ([`ensure`]) | `<id>` | branch `splice/<id>`, from the delivery target | the executor, before a dispatch | the agent, and floors reading the node's work |
 //! | a target checkout ([`checkout_target`]) | `<id>@target` | detached at the integration target's tip | the `coverage` and `suite` floors | those floors (DESIGN §6) |
 //!
-//! Both go ([`remove`]) when the runner cleans up after a closed node, and the node's branch with
-//! them when all its commits are on the target ([`delete_branch_if_on`]). A direct delivery is
+//! Both go ([`remove`]) when the runner cleans up after a closed node or a person cancels one,
+//! and the node's branch with them when all its commits are on the target
+//! ([`delete_branch_if_on`]); [`Tidied::node`] is that cleanup, the same for every caller. A direct delivery is
 //! landed on the target here too ([`land`]), keeping a checkout of the target current
 //! (`checkout.rs`).
 //!
@@ -26,6 +27,7 @@ mod node;
 pub mod quarantine;
 pub mod snapshots;
 mod target;
+mod tidy;
 pub mod verify;
 
 use std::fs;
@@ -38,10 +40,11 @@ use crate::store::ids;
 
 pub use land::{Landed, Landing, Refused, land, remote_main_lines};
 pub use node::{
-    Branch, Prepared, Worktree, branch_name, delete_branch_if_on, ensure, prepare_for_attempt,
-    remove, reset_hard_clean, step_base,
+    Branch, Prepared, Worktree, branch_name, delete_branch_if_on, ensure, is_retry,
+    prepare_for_attempt, remove, reset_hard_clean, step_base,
 };
 pub use target::{TargetCheckout, checkout_target};
+pub use tidy::{KeptBranch, Tidied, has_leftovers};
 
 /// How long to wait for another process creating or removing a checkout.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(120);

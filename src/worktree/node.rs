@@ -6,8 +6,8 @@
 //!
 //! | dispatch | `redo` | `continue` |
 //! |---|---|---|
-//! | first attempt on the step | keep the tree | keep the tree |
-//! | a retry (attempt > 1) | reset to the step's base and remove untracked files | keep the tree |
+//! | the step's first since the node entered it | keep the tree | keep the tree |
+//! | a retry ([`is_retry`]: attempt > 1, or an earlier dispatch of this entry ended — after `unpark` reset the attempts, or a transient end) | reset to the step's base and remove untracked files | keep the tree |
 //!
 //! The base is the node's HEAD when it entered the step ([`step_base`]). Ignored files (build
 //! caches) survive a redo, as with `git clean -fd`.
@@ -236,16 +236,24 @@ pub fn step_base(bead: &Bead) -> Option<&str> {
         .and_then(|e| e.head.as_deref())
 }
 
-/// Apply the step's resume policy before attempt `attempt` (1-based). `base_sha` is the node's
-/// HEAD when it entered the step; a `redo` retry without one is an error (resetting to a guess
-/// could destroy work).
+/// Is a dispatch of attempt `attempt` (1-based) on `bead`'s current step a retry: not the
+/// step's first dispatch since the node entered it? Attempt numbers alone do not say: `unpark`
+/// resets the step's attempts, so the dispatch after it is attempt 1 again, on a tree a refused
+/// attempt left. An exit recorded on the step since entry is an earlier dispatch of this entry.
+pub fn is_retry(bead: &Bead, attempt: u32) -> bool {
+    attempt > 1 || bead.exit_since_entry().is_some()
+}
+
+/// Apply the step's resume policy before a dispatch; `retry` is [`is_retry`]. `base_sha` is the
+/// node's HEAD when it entered the step; a `redo` retry without one is an error (resetting to a
+/// guess could destroy work).
 pub fn prepare_for_attempt(
     path: &Path,
     resume: Resume,
-    attempt: u32,
+    retry: bool,
     base_sha: Option<&str>,
 ) -> Result<Prepared> {
-    if attempt <= 1 {
+    if !retry {
         return Ok(Prepared::First);
     }
     match resume {
@@ -293,6 +301,35 @@ mod tests {
         assert_eq!(step_base(&b), Some("new"));
         b.pipeline.history[2].head = None;
         assert_eq!(step_base(&b), None);
+    }
+
+    #[test]
+    fn a_dispatch_after_an_earlier_one_of_the_same_entry_is_a_retry() {
+        use crate::model::bead::{ExitKind, ExitRecord};
+        let mut b = Bead::new("sp-1".into(), "t".into(), String::new(), "t");
+        b.pipeline.step = "review".into();
+        b.pipeline.entered = 5;
+        assert!(!is_retry(&b, 1));
+        assert!(is_retry(&b, 2));
+        let exit = |seq| ExitRecord {
+            step: "review".into(),
+            attempt: 1,
+            seq,
+            exit: ExitKind::Ok,
+            code: Some(0),
+            cause: None,
+            proposed: true,
+            log: None,
+            usage: None,
+            retry_after_s: None,
+            at: "t".into(),
+        };
+        // An exit of an earlier entry is not this entry's.
+        b.push_exit(exit(4));
+        assert!(!is_retry(&b, 1));
+        // After `unpark` reset the attempts, the refused attempt's exit is still there.
+        b.push_exit(exit(7));
+        assert!(is_retry(&b, 1));
     }
 
     #[test]

@@ -5,8 +5,10 @@
 use crate::driver::advice::{self, Next, Node};
 use crate::driver::prompts;
 use crate::model::bead::GateState;
+use crate::model::manifest::FloorKind;
 use crate::model::{Bead, Rest, Verdict};
 use crate::policy::lineage;
+use crate::store::reviews::review_rel;
 
 use super::Model;
 
@@ -93,7 +95,10 @@ impl Model {
     }
 
     /// The artifacts of `id` with paths: each step of its route that declares one (rendered as
-    /// the prompt renders it: the spec, the review…), and the proposal's, in route order.
+    /// the prompt renders it: the spec, the review…), and the proposal's, in route order. A
+    /// review step's is the latest kept review (`.splice/reviews/<id>/<sha256>.md`) unless the
+    /// node is at that step with a worktree, where the reviewer writes the next one: the file in
+    /// the worktree goes with it, the kept one stays.
     pub fn artifacts(&self, id: &str) -> Vec<(String, String)> {
         let (Some(bead), Some(state)) = (self.bead(id), self.state.as_ref()) else {
             return Vec::new();
@@ -110,7 +115,11 @@ impl Model {
             let Ok(path) = prompts::artifact_for(step, &bead.id, &root.id) else {
                 continue;
             };
-            if path.contains('/') {
+            let reviewing = step.floors.iter().any(|f| f.kind == FloorKind::Review);
+            let writing = bead.pipeline.step == *name && dir != ".";
+            if let (true, false, Some(kept)) = (reviewing, writing, bead.latest_review()) {
+                out.push((name.clone(), review_rel(&bead.id, &kept.sha256)));
+            } else if path.contains('/') {
                 out.push((name.clone(), in_dir(&dir, &path)));
             }
         }
@@ -170,6 +179,14 @@ impl Model {
         }
         for (step, path) in self.artifacts(id) {
             add("artifact", format!("{step}: {path}"));
+        }
+        if let Some(r) = bead.latest_review() {
+            let verdict = r.verdict.map_or("no verdict", |v| v.as_str());
+            let of = r.reviewed_sha.as_deref().map_or(String::new(), |s| {
+                format!(" of {}", s.get(..12).unwrap_or(s))
+            });
+            let back = if r.sent_back { ", sent back" } else { "" };
+            add("review", format!("{verdict}{of}{back}"));
         }
         if let Some(l) = &p.lease {
             let alive = match self.holder_alive(&l.holder) {

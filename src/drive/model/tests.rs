@@ -283,6 +283,43 @@ fn open_and_edit_the_selected_artifact() {
     assert_eq!(empty.message(), Some("o: no node selected"));
 }
 
+#[test]
+fn a_kept_review_is_the_review_steps_artifact_once_its_worktree_is_gone() {
+    // Issue 33: the cockpit listed `reviews/<id>.md`, which went with the worktree.
+    let hash = "ab".repeat(32);
+    let mut snap = corpus("gate-hitl-default");
+    let bead = &mut snap["beads"][0];
+    bead["pipeline"]["step"] = json!("deliver");
+    bead["pipeline"]["reviews"] = json!([{
+        "sha256": hash, "step": "review", "seq": 9, "reviewed_sha": "c".repeat(40),
+        "verdict": "PASS", "at": "2025-01-01T00:00:00Z"
+    }]);
+    let mut m = Model::new(None);
+    m.update(state(snap.clone(), &[]));
+    let kept = format!(".splice/reviews/sp-a/{hash}.md");
+    assert!(
+        m.artifacts("sp-a")
+            .contains(&("review".to_string(), kept.clone())),
+        "{:?}",
+        m.artifacts("sp-a")
+    );
+    let detail = m.detail().unwrap();
+    let review = detail.fields.iter().find(|f| f.label == "review").unwrap();
+    assert!(
+        review.value.starts_with("PASS of cccccccccccc"),
+        "{}",
+        review.value
+    );
+    // At its review step with a worktree, the reviewer's file is the one to open.
+    snap["beads"][0]["pipeline"]["step"] = json!("review");
+    snap["worktrees"] = json!(["sp-a"]);
+    m.update(state(snap, &[]));
+    assert_eq!(
+        m.artifact("sp-a").as_deref(),
+        Some(".splice/worktrees/sp-a/reviews/sp-a.md")
+    );
+}
+
 fn started(m: &mut Model, background: bool) {
     m.update(Msg::RunStarted {
         run: "run-1".into(),

@@ -63,7 +63,7 @@ impl Job {
         worktree::prepare_for_attempt(
             &self.worktree,
             resume,
-            self.attempt,
+            worktree::is_retry(&bead, self.attempt),
             worktree::step_base(&bead),
         )?;
         crate::driver::looping::before_dispatch(&bead, &self.step, &self.worktree)?;

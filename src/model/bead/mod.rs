@@ -24,8 +24,8 @@ mod thin;
 pub use counts::Counts;
 pub use records::{
     Acceptance, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateLand,
-    GateState, Lease, MAX_TRANSIENT, PlanApproval, Proposal, Provenance, Routing, SplitRecord,
-    StepEntry, StepResponse, Verdict,
+    GateState, KeptReview, Lease, MAX_TRANSIENT, PlanApproval, Proposal, Provenance, ReviewVerdict,
+    Routing, SplitRecord, StepEntry, StepResponse, Verdict,
 };
 pub use sparse::{Extra, Few, Sparse};
 pub use thin::ThinText;
@@ -267,6 +267,10 @@ pub struct Pipeline {
     pub usage: Option<Box<Usage>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewed_sha: Option<ThinText>,
+    /// The reviews its checks read, kept in `.splice/reviews/<id>/` (oldest first, at most
+    /// [`MAX_REVIEWS`]; the files stay).
+    #[serde(default, skip_serializing_if = "Few::is_empty")]
+    pub reviews: Few<KeptReview>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr_url: Option<ThinText>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -366,6 +370,9 @@ fn default_issue_type() -> Text {
 
 /// How many typed exits a bead keeps; older ones live on in the journal.
 pub const MAX_EXITS: usize = 20;
+
+/// How many kept reviews a bead lists; older ones live on in the journal and their files.
+pub const MAX_REVIEWS: usize = 20;
 
 impl Bead {
     pub fn new(id: String, title: String, description: String, now: &str) -> Bead {
@@ -552,6 +559,35 @@ impl Bead {
             let drop = exits.len() - MAX_EXITS;
             exits.drain(..drop);
         }
+    }
+
+    /// Record a kept review: one entry per text (a text read again moves to the end, keeping
+    /// whether it was acted on), at most [`MAX_REVIEWS`].
+    pub fn push_review(&mut self, review: KeptReview) {
+        let reviews = &mut self.pipeline.reviews;
+        let mut review = review;
+        if let Some(at) = reviews.iter().position(|r| r.sha256 == review.sha256) {
+            review.sent_back |= reviews.remove(at).sent_back;
+        }
+        reviews.push(review);
+        if reviews.len() > MAX_REVIEWS {
+            let drop = reviews.len() - MAX_REVIEWS;
+            reviews.drain(..drop);
+        }
+    }
+
+    /// The latest kept review, if any.
+    pub fn latest_review(&self) -> Option<&KeptReview> {
+        self.pipeline.reviews.last()
+    }
+
+    /// Has a FAIL review of `commit` sent the node back already? It is acted on once per
+    /// reviewed commit.
+    pub fn sent_back_for(&self, commit: &str) -> bool {
+        self.pipeline
+            .reviews
+            .iter()
+            .any(|r| r.sent_back && r.reviewed_sha.as_deref() == Some(commit))
     }
 
     /// Serialize as the on-disk form: pretty JSON with a trailing newline.

@@ -247,6 +247,47 @@ pub struct ExitRecord {
     pub at: String,
 }
 
+/// A review's own verdict: the worst of its four verdict lines.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum ReviewVerdict {
+    Pass,
+    Warning,
+    Fail,
+}
+
+impl ReviewVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewVerdict::Pass => "PASS",
+            ReviewVerdict::Warning => "WARNING",
+            ReviewVerdict::Fail => "FAIL",
+        }
+    }
+}
+
+/// A review a check read, kept in the state (`.splice/reviews/<bead>/<sha256>.md`, written by
+/// the writer before the check is journaled): the journal and the bead carry only its hash.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct KeptReview {
+    /// sha256 (hex) of the kept text: its file's name.
+    pub sha256: String,
+    /// The step whose check read it.
+    pub step: String,
+    /// The check's seq.
+    pub seq: u64,
+    /// The commit its latest `## Review` section names (`Reviewed-SHA:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewed_sha: Option<String>,
+    /// Its verdict; none when a verdict line is missing or not PASS, WARNING or FAIL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<ReviewVerdict>,
+    /// Its FAIL sent the node back (acted on): a FAIL of the same commit is not acted on again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sent_back: bool,
+    pub at: String,
+}
+
 /// Which node's split created this one.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Provenance {
