@@ -196,6 +196,9 @@ pub fn cleanup_fanout(
         let wts = rc.store.worktrees_dir();
         match worktree::delete_branch_if_on(rc.store.repo(), &wts, node, &target)? {
             worktree::Branch::Absent => {}
+            worktree::Branch::CheckedOut { branch } => kept.push(format!(
+                "kept {branch}: its worktree was made again meanwhile; the next cleanup removes both"
+            )),
             worktree::Branch::Deleted { branch } => deleted.push(branch),
             worktree::Branch::Kept {
                 branch,
