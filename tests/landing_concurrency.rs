@@ -186,3 +186,82 @@ fn eight_runners_on_two_hundred_beads_land_every_bead_once() {
     all_exited_zero(&outs);
     every_bead_landed_once(&r, &ids);
 }
+
+/// A lone task at its deliver step (direct delivery to `main`) whose reviewed work, one commit
+/// writing `work/<id>.md`, is on `splice/<id>`. Returns the id.
+fn reviewed_task(r: &Repo) -> String {
+    let id = r.task("Reviewed", &["--delivery", "direct"]);
+    r.ok(&[
+        "transition",
+        "route",
+        "--bead",
+        &id,
+        "--to",
+        "leaf",
+        "--at",
+        "review",
+    ]);
+    let wt = r.state().join("worktrees").join(&id);
+    let wt_arg = wt.to_str().unwrap();
+    r.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        &format!("splice/{id}"),
+        wt_arg,
+        "main",
+    ]);
+    std::fs::create_dir_all(wt.join("work")).unwrap();
+    std::fs::write(wt.join(format!("work/{id}.md")), "done\n").unwrap();
+    r.git(&["-C", wt_arg, "add", "-A"]);
+    r.git(&["-C", wt_arg, "commit", "-q", "-m", "work"]);
+    let reviewed = r.git(&["-C", wt_arg, "rev-parse", "HEAD"]);
+    std::fs::create_dir_all(wt.join("reviews")).unwrap();
+    std::fs::write(
+        wt.join(format!("reviews/{id}.md")),
+        format!(
+            "## Review\nReviewed-SHA: {reviewed}\nStandards: PASS\nSpec: PASS\n\
+             Architecture: PASS\nEvidence: PASS\n"
+        ),
+    )
+    .unwrap();
+    r.ok(&["transition", "complete", "--bead", &id, "--step", "review"]);
+    assert_eq!(r.bead(&id)["pipeline"]["step"], "deliver");
+    id
+}
+
+#[test]
+fn an_index_lock_that_stays_held_refuses_the_landing_and_the_next_check_lands_it() {
+    // A lock a crashed git left behind: splice waits for it (10 s), then refuses rather than
+    // escalates, so the node is checked again (before, the escalation rested for good although
+    // the advice said the next run would check it again).
+    let r = Repo::new();
+    let id = reviewed_task(&r);
+    let before = r.git(&["rev-parse", "main"]);
+    let lock = r.path().join(".git/index.lock");
+    std::fs::write(&lock, "").unwrap();
+    let err = r.fails(1, &["transition", "deliver", "--bead", &id]);
+    assert!(
+        err.contains("refused") && err.contains("stayed busy"),
+        "{err}"
+    );
+    assert!(err.contains("the next check lands it"), "{err}");
+    assert_eq!(r.bead(&id)["pipeline"]["last_check"]["verdict"], "refuse");
+    // Nothing landed, and the main checkout's files are as they were.
+    assert_eq!(r.git(&["rev-parse", "main"]), before);
+    assert!(!r.path().join(format!("work/{id}.md")).exists());
+    std::fs::remove_file(&lock).unwrap();
+    assert_eq!(
+        r.git(&["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
+
+    r.ok(&["transition", "deliver", "--bead", &id]);
+    assert_eq!(r.bead(&id)["status"], "closed");
+    assert!(r.path().join(format!("work/{id}.md")).is_file());
+    assert_eq!(
+        r.git(&["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
+}

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use git2::build::CheckoutBuilder;
 use git2::{CheckoutNotificationType, ErrorCode, Oid, Repository, Status, StatusOptions};
 
-use super::{git_at, in_state, outside_state, retry_busy};
+use super::{git_at, in_state, is_busy, outside_state, retry_busy};
 use crate::error::Result;
 use crate::store::STATE_DIR;
 
@@ -39,6 +39,9 @@ pub enum Update {
         checkout: PathBuf,
         paths: Vec<String>,
     },
+    /// The checkout stayed busy ([`super::is_busy`]: its index lock held by another process)
+    /// for as long as [`super::retry_busy`] waits; its files and index are as they were.
+    Busy { checkout: PathBuf, cause: String },
 }
 
 /// Where `refname` is checked out: the main checkout or a linked worktree of `repo`.
@@ -67,7 +70,7 @@ fn checked_out(repo: &Repository, refname: &str) -> Result<Option<Repository>> {
 }
 
 /// Tracked paths with uncommitted changes (modified, staged, deleted), outside `.splice/`.
-fn uncommitted(repo: &Repository) -> Result<Vec<String>> {
+fn uncommitted(repo: &Repository) -> std::result::Result<Vec<String>, git2::Error> {
     let mut opts = StatusOptions::new();
     outside_state(&mut opts)
         .include_untracked(false)
@@ -99,7 +102,11 @@ pub fn update(repo: &Repository, refname: &str, old: Oid, new: Oid) -> Result<Up
             path.display()
         )));
     }
-    let paths = uncommitted(&wt)?;
+    let paths = match uncommitted(&wt) {
+        Ok(paths) => paths,
+        Err(e) if is_busy(&e) => return Ok(busy(path, &e)),
+        Err(e) => return Err(git_at(&path, "reading the checkout's status", e)),
+    };
     if !paths.is_empty() {
         return Ok(Update::Dirty {
             checkout: path,
@@ -143,14 +150,26 @@ pub fn update(repo: &Repository, refname: &str, old: Oid, new: Oid) -> Result<Up
                 paths: blocked,
             });
         }
+        Err(e) if is_busy(&e) => return Ok(busy(path, &e)),
         Err(e) => return Err(git_at(&path, "updating the checkout", e)),
     }
     if let Err(e) = stage(&wt, &to, &changed) {
         // The files go back to HEAD's, as the index still has them.
-        let _ = put_back(&wt, &changed, false);
+        put_back(&wt, &changed, false)
+            .map_err(|e| git_at(&path, "putting the checkout's files back", e))?;
+        if is_busy(&e) {
+            return Ok(busy(path, &e));
+        }
         return Err(git_at(&path, "updating the index", e));
     }
     Ok(Update::Updated(path))
+}
+
+fn busy(checkout: PathBuf, e: &git2::Error) -> Update {
+    Update::Busy {
+        checkout,
+        cause: e.message().to_string(),
+    }
 }
 
 /// Set the index entries of `paths` to the files just checked out from `to` (removing those
