@@ -161,7 +161,7 @@ pub fn reset_hard_clean(path: &Path, sha: &str) -> Result<()> {
         .revparse_single(sha)
         .and_then(|o| o.peel_to_commit())
         .map_err(|e| git_at(path, &format!("commit {sha} not found"), e))?;
-    repo.reset(target.as_object(), ResetType::Hard, None)
+    super::retry_busy(|| repo.reset(target.as_object(), ResetType::Hard, None))
         .map_err(|e| git_at(path, &format!("reset --hard {sha}"), e))?;
     let mut opts = StatusOptions::new();
     opts.include_untracked(true)
