@@ -297,7 +297,7 @@ mod tests {
         std::thread::spawn(move || {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                let text = if n % 2 == 0 {
+                let text = if n.is_multiple_of(2) {
                     "x".repeat(64 << 10)
                 } else {
                     "{}\n".into()
