@@ -278,3 +278,77 @@ fn removal_takes_both_checkouts_and_a_branch_goes_only_when_its_commits_are_on_t
         worktree::Branch::Absent
     );
 }
+
+// --- issue 33: worktrees under concurrency -------------------------------------------------
+
+/// The admin directory git keeps for worktree `name` of the repository at `root`.
+fn admin(root: &Path, name: &str) -> std::path::PathBuf {
+    root.join(".git/worktrees").join(name)
+}
+
+#[test]
+fn runners_ensuring_one_node_at_once_get_one_whole_worktree() {
+    // Before: a second runner took a worktree another was still adding (its `.git` written,
+    // its files and index not yet) for a finished one.
+    let dir = repo();
+    let root = dir.path().to_path_buf();
+    let wts = root.join(".splice/worktrees");
+    let main_sha = git(&root, &["rev-parse", "main"]);
+    let threads: Vec<_> = (0..6)
+        .map(|_| {
+            let (root, wts) = (root.clone(), wts.clone());
+            std::thread::spawn(move || {
+                let wt = worktree::ensure(&root, &wts, "sp-7", "main").unwrap();
+                // Whole when handed over: files, index and HEAD.
+                assert!(wt.path.join("README.md").is_file());
+                assert!(admin(&root, "sp-7").join("index").is_file());
+                assert_eq!(worktree::head(&wt.path).unwrap(), wt.head);
+                wt
+            })
+        })
+        .collect();
+    let made: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_eq!(made.iter().filter(|w| w.created).count(), 1);
+    assert!(made.iter().all(|w| w.head == main_sha));
+}
+
+#[test]
+fn a_creation_cut_off_is_made_again_and_removals_racing_with_ensures_never_fail() {
+    let dir = repo();
+    let root = dir.path().to_path_buf();
+    let wts = root.join(".splice/worktrees");
+    let wt = worktree::ensure(&root, &wts, "sp-8", "main").unwrap();
+    // A runner died while git added the worktree: its marker is left, and git had written the
+    // `.git` but not the files or the index.
+    fs::write(wts.join(".sp-8.creating"), "").unwrap();
+    fs::remove_file(wt.path.join("README.md")).unwrap();
+    fs::remove_file(admin(&root, "sp-8").join("index")).unwrap();
+    let again = worktree::ensure(&root, &wts, "sp-8", "main").unwrap();
+    assert!(again.created);
+    assert!(again.path.join("README.md").is_file());
+    assert!(admin(&root, "sp-8").join("index").is_file());
+    assert!(!wts.join(".sp-8.creating").exists());
+    assert_eq!(worktree::list(&wts).unwrap(), vec!["sp-8".to_string()]);
+
+    // One runner cleans up after the node closed while another, deciding on an older snapshot,
+    // makes its worktree: neither fails, and a branch checked out again is kept, not deleted.
+    let (r2, w2) = (root.clone(), wts.clone());
+    let cleaner = std::thread::spawn(move || {
+        for _ in 0..30 {
+            worktree::remove(&r2, &w2, "sp-8").unwrap();
+            let _ = worktree::delete_branch_if_on(&r2, &w2, "sp-8", "main").unwrap();
+        }
+    });
+    for _ in 0..30 {
+        let wt = worktree::ensure(&root, &wts, "sp-8", "main").unwrap();
+        assert_eq!(wt.head, git(&root, &["rev-parse", "main"]));
+    }
+    cleaner.join().unwrap();
+    let wt = worktree::ensure(&root, &wts, "sp-8", "main").unwrap();
+    assert_eq!(
+        worktree::delete_branch_if_on(&root, &wts, "sp-8", "main").unwrap(),
+        worktree::Branch::CheckedOut {
+            branch: wt.branch.clone()
+        }
+    );
+}

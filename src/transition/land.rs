@@ -25,10 +25,11 @@
 //! The landing is one more answer of the check, kind `land`, recorded with the floors': a pass
 //! says what moved; a refusal (the branch conflicts with the target, lacks the reviewed commit,
 //! adds unreviewed commits, or changes `.splice/`) is one the agent can fix on its branch, so
-//! the node stays on its step and the next dispatch reads why; an escalation (the target is
-//! checked out with uncommitted changes, is not a local branch, or moved meanwhile) waits for a
-//! person, and its reason says exactly what to run. Whatever the answer, nothing is sent back to
-//! an earlier step.
+//! the node stays on its step and the next dispatch reads why; so is a transient fault (the
+//! target kept moving, or its checkout's index lock stayed held: issue 33), after which the next
+//! check lands it; an escalation (the target is checked out with uncommitted changes, or is not
+//! a local branch) waits for a person, and its reason says exactly what to run. Whatever the
+//! answer, nothing is sent back to an earlier step.
 //!
 //! A landing is idempotent: when the writer then declines to record the check (the node moved
 //! meanwhile), the next check finds the branch already on the target and passes.
@@ -334,8 +335,25 @@ fn refused_outcome(refused: &Refused, again: &str, review_step: Option<&str>) ->
             )
         }
         Refused::TargetMoved { target } => (
-            format!("{target} moved while splice landed on it; nothing landed: run `{again}`"),
+            format!(
+                "{target} kept moving while splice landed on it (someone is committing on it); \
+                 nothing landed, and nothing on the branch needs to change: the next check \
+                 lands it"
+            ),
             json!({ "target": target }),
+        ),
+        Refused::Busy {
+            checkout,
+            target,
+            cause,
+        } => (
+            format!(
+                "{target}'s checkout at {} stayed busy while splice landed on it ({cause}); \
+                 nothing landed, and nothing on the branch needs to change: the next check lands \
+                 it (a lock a crashed git left, `.git/index.lock`, must be removed by hand)",
+                checkout.display()
+            ),
+            json!({ "target": target, "checkout": checkout, "cause": cause }),
         ),
     };
     let verdict = if refused.needs_person() {

@@ -9,13 +9,21 @@
 //! journal change with every transition when users commit them; a landing never changes them,
 //! since a branch touching `.splice/` is refused), and untracked files the new commit would
 //! overwrite. Other untracked files are left alone.
+//!
+//! `.splice/` is not this module's business at all: the status leaves it out before git reads a
+//! file ([`super::outside_state`]), and the checkout writes only the paths that differ between
+//! the two commits, none of them under `.splice/`, so git never hashes a bead file the writer
+//! is renaming meanwhile (issue 33: "error reading file for hashing", naming no path). The
+//! index is written with git's own lock: when someone else holds it (a person's `git status`),
+//! the checkout is tried again ([`super::retry_busy`]; a try that failed on the lock wrote files
+//! the next one finds already as the new commit has them).
 
 use std::path::{Path, PathBuf};
 
 use git2::build::CheckoutBuilder;
 use git2::{CheckoutNotificationType, ErrorCode, Oid, Repository, Status, StatusOptions};
 
-use super::git_at;
+use super::{git_at, in_state, is_busy, outside_state, retry_busy};
 use crate::error::Result;
 use crate::store::STATE_DIR;
 
@@ -31,6 +39,9 @@ pub enum Update {
         checkout: PathBuf,
         paths: Vec<String>,
     },
+    /// The checkout stayed busy ([`super::is_busy`]: its index lock held by another process)
+    /// for as long as [`super::retry_busy`] waits; its files and index are as they were.
+    Busy { checkout: PathBuf, cause: String },
 }
 
 /// Where `refname` is checked out: the main checkout or a linked worktree of `repo`.
@@ -59,18 +70,18 @@ fn checked_out(repo: &Repository, refname: &str) -> Result<Option<Repository>> {
 }
 
 /// Tracked paths with uncommitted changes (modified, staged, deleted), outside `.splice/`.
-fn uncommitted(repo: &Repository) -> Result<Vec<String>> {
+fn uncommitted(repo: &Repository) -> std::result::Result<Vec<String>, git2::Error> {
     let mut opts = StatusOptions::new();
-    opts.include_untracked(false)
+    outside_state(&mut opts)
+        .include_untracked(false)
         .include_ignored(false)
         .exclude_submodules(true);
-    let statuses = repo.statuses(Some(&mut opts))?;
-    let state = format!("{STATE_DIR}/");
+    let statuses = retry_busy(|| repo.statuses(Some(&mut opts)))?;
     let mut paths: Vec<String> = statuses
         .iter()
         .filter(|e| e.status() != Status::CURRENT)
         .filter_map(|e| e.path().map(str::to_string))
-        .filter(|p| p != STATE_DIR && !p.starts_with(&state))
+        .filter(|p| !in_state(p))
         .collect();
     paths.sort();
     Ok(paths)
@@ -91,20 +102,32 @@ pub fn update(repo: &Repository, refname: &str, old: Oid, new: Oid) -> Result<Up
             path.display()
         )));
     }
-    let paths = uncommitted(&wt)?;
+    let paths = match uncommitted(&wt) {
+        Ok(paths) => paths,
+        Err(e) if is_busy(&e) => return Ok(busy(path, &e)),
+        Err(e) => return Err(git_at(&path, "reading the checkout's status", e)),
+    };
     if !paths.is_empty() {
         return Ok(Update::Dirty {
             checkout: path,
             paths,
         });
     }
+    let changed = changed_paths(&wt, old, new)?;
+    if changed.is_empty() {
+        return Ok(Update::Updated(path));
+    }
     // HEAD is at `old` (it names `refname`, read under the landing's lock), so the checkout's
     // baseline is `old`'s tree: a file that differs from it is a conflict, never overwritten.
+    // The files first, leaving the index alone; then the index, on its own, so a lock held by
+    // someone else only delays that one write.
     let to = wt.find_commit(new)?.tree()?;
     let mut blocked: Vec<String> = Vec::new();
     let result = {
         let mut cb = CheckoutBuilder::new();
         cb.safe()
+            .update_index(false)
+            .disable_pathspec_match(true)
             .notify_on(CheckoutNotificationType::CONFLICT)
             .notify(|_, p, _, _, _| {
                 if let Some(p) = p {
@@ -112,42 +135,248 @@ pub fn update(repo: &Repository, refname: &str, old: Oid, new: Oid) -> Result<Up
                 }
                 true
             });
+        for p in &changed {
+            cb.path(p.as_path());
+        }
         wt.checkout_tree(to.as_object(), Some(&mut cb))
     };
     match result {
-        Ok(()) => Ok(Update::Updated(path)),
+        Ok(()) => {}
         Err(e) if e.code() == ErrorCode::Conflict || !blocked.is_empty() => {
             blocked.sort();
             blocked.dedup();
-            Ok(Update::Dirty {
+            return Ok(Update::Dirty {
                 checkout: path,
                 paths: blocked,
-            })
+            });
         }
-        Err(e) => Err(git_at(&path, "updating the checkout", e)),
+        Err(e) if is_busy(&e) => return Ok(busy(path, &e)),
+        Err(e) => return Err(git_at(&path, "updating the checkout", e)),
     }
+    if let Err(e) = stage(&wt, &to, &changed) {
+        // The files go back to HEAD's, as the index still has them.
+        put_back(&wt, &changed, false)
+            .map_err(|e| git_at(&path, "putting the checkout's files back", e))?;
+        if is_busy(&e) {
+            return Ok(busy(path, &e));
+        }
+        return Err(git_at(&path, "updating the index", e));
+    }
+    Ok(Update::Updated(path))
+}
+
+fn busy(checkout: PathBuf, e: &git2::Error) -> Update {
+    Update::Busy {
+        checkout,
+        cause: e.message().to_string(),
+    }
+}
+
+/// Set the index entries of `paths` to the files just checked out from `to` (removing those
+/// `to` does not hold), and write the index, waiting for its lock ([`retry_busy`]).
+fn stage(
+    wt: &Repository,
+    to: &git2::Tree,
+    paths: &[PathBuf],
+) -> std::result::Result<(), git2::Error> {
+    let mut index = wt.index()?;
+    retry_busy(|| {
+        index.read(true)?;
+        for p in paths {
+            match to.get_path(p) {
+                Ok(_) => index.add_path(p)?,
+                Err(e) if e.code() == ErrorCode::NotFound => match index.remove_path(p) {
+                    Err(e) if e.code() != ErrorCode::NotFound => return Err(e),
+                    _ => {}
+                },
+                Err(e) => return Err(e),
+            }
+        }
+        index.write()
+    })
+}
+
+/// Check `paths` out from HEAD, forced; with `update_index`, their index entries too.
+fn put_back(
+    wt: &Repository,
+    paths: &[PathBuf],
+    update_index: bool,
+) -> std::result::Result<(), git2::Error> {
+    retry_busy(|| {
+        let mut cb = CheckoutBuilder::new();
+        cb.force()
+            .update_index(update_index)
+            .disable_pathspec_match(true);
+        for p in paths {
+            cb.path(p.as_path());
+        }
+        wt.checkout_head(Some(&mut cb))
+    })
 }
 
 /// After [`update`] brought the checkout at `path` from `old` to `new` but the ref could not be
 /// moved (someone moved it meanwhile): put the files it wrote back to what HEAD now holds.
 pub fn restore(path: &Path, old: Oid, new: Oid) -> Result<()> {
     let wt = super::verify::open_checkout(path)?;
-    let (from, to) = (wt.find_commit(old)?.tree()?, wt.find_commit(new)?.tree()?);
-    let diff = wt.diff_tree_to_tree(Some(&from), Some(&to), None)?;
-    let mut cb = CheckoutBuilder::new();
-    cb.force().disable_pathspec_match(true);
-    let mut any = false;
-    for delta in diff.deltas() {
-        for file in [delta.old_file(), delta.new_file()] {
-            if let Some(p) = file.path() {
-                cb.path(p);
-                any = true;
-            }
-        }
-    }
-    if !any {
+    let changed = changed_paths(&wt, old, new)?;
+    if changed.is_empty() {
         return Ok(());
     }
-    wt.checkout_head(Some(&mut cb))
-        .map_err(|e| git_at(path, "restoring the checkout", e))
+    put_back(&wt, &changed, true).map_err(|e| git_at(path, "restoring the checkout", e))
+}
+
+/// The paths that differ between `old`'s and `new`'s trees (each side of a change), outside
+/// `.splice/`: all a checkout moving from one to the other writes.
+fn changed_paths(repo: &Repository, old: Oid, new: Oid) -> Result<Vec<PathBuf>> {
+    let (from, to) = (
+        repo.find_commit(old)?.tree()?,
+        repo.find_commit(new)?.tree()?,
+    );
+    let diff = repo.diff_tree_to_tree(Some(&from), Some(&to), None)?;
+    let mut paths: Vec<PathBuf> = diff
+        .deltas()
+        .flat_map(|d| [d.old_file().path(), d.new_file().path()])
+        .flatten()
+        .filter(|p| !p.starts_with(STATE_DIR))
+        .map(Path::to_path_buf)
+        .collect();
+    paths.sort();
+    paths.dedup();
+    Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    const MAIN: &str = "refs/heads/main";
+
+    /// A repository whose `main` (checked out) holds `README.md` and, committed, five bead files
+    /// under `.splice/beads/`; and a commit on top of it adding `work/x.md`. Returns (dir, old,
+    /// new).
+    fn fixture() -> (tempfile::TempDir, Oid, Oid) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        repo.set_head(MAIN).unwrap();
+        fs::write(dir.path().join("README.md"), "hello\n").unwrap();
+        fs::create_dir_all(dir.path().join(".splice/beads")).unwrap();
+        for i in 0..5 {
+            fs::write(dir.path().join(format!(".splice/beads/b{i}.json")), "{}\n").unwrap();
+        }
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        let old = repo
+            .commit(Some("HEAD"), &sig, &sig, "init", &tree, &[])
+            .unwrap();
+        let blob = repo.blob(b"work\n").unwrap();
+        let mut work = repo.treebuilder(None).unwrap();
+        work.insert("x.md", blob, 0o100644).unwrap();
+        let work = work.write().unwrap();
+        let mut tb = repo.treebuilder(Some(&tree)).unwrap();
+        tb.insert("work", work, 0o040000).unwrap();
+        let tree = repo.find_tree(tb.write().unwrap()).unwrap();
+        let parent = repo.find_commit(old).unwrap();
+        let new = repo
+            .commit(None, &sig, &sig, "work", &tree, &[&parent])
+            .unwrap();
+        (dir, old, new)
+    }
+
+    /// What the writer does to committed bead files while a landing runs: replace each, by
+    /// rename, with a longer or a shorter one, over and over until `stop`.
+    fn rewrite_beads(root: &Path, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
+        let beads = root.join(".splice/beads");
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let text = if n.is_multiple_of(2) {
+                    "x".repeat(64 << 10)
+                } else {
+                    "{}\n".into()
+                };
+                let name = format!("b{}.json", n % 5);
+                let tmp = beads.join(format!(".{name}.tmp"));
+                fs::write(&tmp, text).unwrap();
+                fs::rename(&tmp, beads.join(&name)).unwrap();
+                n += 1;
+            }
+            n
+        })
+    }
+
+    /// Bring the checkout from `from` to `to` and move `main` there.
+    fn step(repo: &Repository, from: Oid, to: Oid) {
+        match update(repo, MAIN, from, to).unwrap() {
+            Update::Updated(_) => {}
+            other => panic!("{other:?}"),
+        }
+        repo.reference(MAIN, to, true, "test").unwrap();
+    }
+
+    #[test]
+    fn updating_never_reads_the_state_files_the_writer_is_replacing() {
+        // Before: "error reading file for hashing" (no path) now and then, when git's status
+        // hashed a bead file replaced by a shorter one between its `lstat` and its read.
+        let (dir, old, new) = fixture();
+        let repo = Repository::open(dir.path()).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = rewrite_beads(dir.path(), stop.clone());
+        for _ in 0..150 {
+            step(&repo, old, new);
+            assert!(dir.path().join("work/x.md").is_file());
+            step(&repo, new, old);
+            assert!(!dir.path().join("work/x.md").exists());
+        }
+        stop.store(true, Ordering::Relaxed);
+        assert!(writer.join().unwrap() > 0);
+        // The index follows the commit; the bead files' changes are left as they are.
+        let statuses = repo.statuses(None).unwrap();
+        let changed: Vec<String> = statuses
+            .iter()
+            .filter(|e| e.status() != Status::CURRENT)
+            .filter_map(|e| e.path().map(str::to_string))
+            .collect();
+        assert!(changed.iter().all(|p| in_state(p)), "{changed:?}");
+    }
+
+    #[test]
+    fn a_held_index_lock_is_waited_for() {
+        let (dir, old, new) = fixture();
+        let repo = Repository::open(dir.path()).unwrap();
+        let lock = dir.path().join(".git/index.lock");
+        fs::write(&lock, "").unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            fs::remove_file(&lock).unwrap();
+        });
+        step(&repo, old, new);
+        release.join().unwrap();
+        assert!(dir.path().join("work/x.md").is_file());
+        let index = repo.index().unwrap();
+        assert!(index.get_path(Path::new("work/x.md"), 0).is_some());
+    }
+
+    #[test]
+    fn state_changes_in_the_checkout_are_not_uncommitted_work_and_are_kept() {
+        let (dir, old, new) = fixture();
+        let repo = Repository::open(dir.path()).unwrap();
+        fs::write(dir.path().join(".splice/beads/b0.json"), "changed\n").unwrap();
+        fs::write(dir.path().join(".splice/new.json"), "new\n").unwrap();
+        step(&repo, old, new);
+        let b0 = fs::read_to_string(dir.path().join(".splice/beads/b0.json")).unwrap();
+        assert_eq!(b0, "changed\n");
+        fs::write(dir.path().join("README.md"), "a person's edit\n").unwrap();
+        match update(&repo, MAIN, new, old).unwrap() {
+            Update::Dirty { paths, .. } => assert_eq!(paths, vec!["README.md".to_string()]),
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -23,7 +23,9 @@
 //! 6. where the target is checked out (the main checkout or another worktree), bring that
 //!    checkout's index and files to the new commit first, as `git merge --ff-only` would, or
 //!    refuse when it has uncommitted changes ([`super::checkout`]);
-//! 7. move the target ref, only if it still points where it did.
+//! 7. move the target ref, only if it still points where it did (when it does not, someone
+//!    committed on it: all of it again from its new tip, a few times; git's lock on the ref
+//!    held by someone else is waited for, as the checkout's index lock is).
 //!
 //! A branch is never moved while it is checked out with another tree, so a person's `git
 //! commit -a` in the main checkout can never undo a delivery.
@@ -34,7 +36,7 @@ use git2::{BranchType, Commit, DiffOptions, ErrorCode, Oid, Repository, Signatur
 use sha2::{Digest, Sha256};
 
 use super::checkout::{self, Update};
-use super::{branch_name, check_id, is_on, open_repo};
+use super::{branch_name, check_id, is_on, open_repo, retry_busy};
 use crate::error::Result;
 use crate::store::STATE_DIR;
 
@@ -120,17 +122,25 @@ pub enum Refused {
         target: String,
         paths: Vec<String>,
     },
-    /// The target moved while landing (someone committed on it): nothing landed, check again.
+    /// The target kept moving while landing (someone committed on it, [`MOVED_TRIES`] times
+    /// over): nothing landed; the next check lands it.
     TargetMoved { target: String },
+    /// The target's checkout stayed busy: git's index lock held by another process (or a file
+    /// changing as git read it) for as long as splice waits (`cause`, git's words). Nothing
+    /// landed; the next check lands it.
+    Busy {
+        checkout: PathBuf,
+        target: String,
+        cause: String,
+    },
 }
 
 impl Refused {
-    /// A person must act (the work itself is fine): the checkout, or the target, is theirs.
+    /// A person must act (the work itself is fine): the checkout, or the target, is theirs. A
+    /// target that moved, or a checkout busy for a moment, needs no one: the node's next check
+    /// lands it (issue 33).
     pub fn needs_person(&self) -> bool {
-        matches!(
-            self,
-            Refused::NotABranch { .. } | Refused::Dirty { .. } | Refused::TargetMoved { .. }
-        )
+        matches!(self, Refused::NotABranch { .. } | Refused::Dirty { .. })
     }
 }
 
@@ -164,9 +174,25 @@ fn lock_path(worktrees_dir: &Path, target: &str) -> PathBuf {
     worktrees_dir.join(format!(".land-{hex}.lock"))
 }
 
+/// How many times [`land`] tries again when the target moved under it.
+const MOVED_TRIES: usize = 3;
+
 /// Land `splice/<id>` on the target (see the module doc). `Ok(Err(_))` is a refusal; `Err` a
-/// git or I/O fault.
+/// git or I/O fault. A target someone else moved meanwhile (the ref's compare-and-swap failed:
+/// splice's own landings hold the target's lock, a person's commit does not) is landed on again,
+/// from its new tip, up to [`MOVED_TRIES`] times.
 pub fn land(req: &Landing) -> Result<std::result::Result<Landed, Refused>> {
+    let mut tries = 1;
+    loop {
+        match land_once(req)? {
+            Err(Refused::TargetMoved { .. }) if tries < MOVED_TRIES => tries += 1,
+            answer => return Ok(answer),
+        }
+    }
+}
+
+/// One try of [`land`].
+fn land_once(req: &Landing) -> Result<std::result::Result<Landed, Refused>> {
     check_id(req.id)?;
     let repo = open_repo(req.repo_root)?;
     let branch = branch_name(req.id);
@@ -237,9 +263,17 @@ pub fn land(req: &Landing) -> Result<std::result::Result<Landed, Refused>> {
                 paths,
             }));
         }
+        Update::Busy { checkout, cause } => {
+            let target = req.target.to_string();
+            return Ok(Err(Refused::Busy {
+                checkout,
+                target,
+                cause,
+            }));
+        }
     };
     let message = format!("splice: land {branch} on {}", req.target);
-    if let Err(e) = repo.reference_matching(&refname, new, true, old, &message) {
+    if let Err(e) = retry_busy(|| repo.reference_matching(&refname, new, true, old, &message)) {
         if e.code() != ErrorCode::Modified && e.code() != ErrorCode::Locked {
             return Err(e.into());
         }

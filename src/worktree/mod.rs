@@ -17,6 +17,14 @@
 //! ([`current_branch`]), forgetting stale registrations, and the one listing of node worktrees
 //! ([`list`]).
 //!
+//! Under concurrency (issue 33): every checkout is created, verified whole and removed under one
+//! lock ([`lock`]), so no runner reuses a worktree another is still making or removing; nothing
+//! here hashes, stages or checks out a path under `.splice/` in the main checkout
+//! ([`outside_state`]: its files change under git's feet while runners write them, when users
+//! commit them); and a git operation that finds one of git's lock files held by someone else (a
+//! person's `git status` refreshing the index) or a file rewritten as git reads it is tried
+//! again for a while ([`retry_busy`]) rather than failing the run.
+//!
 //! Limits: git2 only adds a worktree on a branch, so a target checkout is added on a helper
 //! branch named after it and detached right after. A registration whose directory is gone is
 //! pruned even when locked: splice owns what is under `.splice/worktrees/`.
@@ -32,11 +40,12 @@ pub mod verify;
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use git2::{BranchType, Oid, Repository, WorktreePruneOptions};
+use git2::{BranchType, ErrorClass, ErrorCode, Oid, Repository, WorktreePruneOptions};
 
 use crate::error::{Error, Result};
-use crate::store::ids;
+use crate::store::{STATE_DIR, ids};
 
 pub use land::{Landed, Landing, Refused, land, remote_main_lines};
 pub use node::{
@@ -95,6 +104,52 @@ pub(crate) fn lock_file(path: &Path, doing: &str) -> Result<CheckoutLock> {
             Err(fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
         }
     }
+}
+
+/// How long [`retry_busy`] keeps trying: far longer than anyone holds git's lock files in
+/// passing, short enough that a lock a crashed git left behind is reported within the pass.
+const BUSY_WAIT: Duration = Duration::from_secs(10);
+
+/// Is `e` a fault someone else causes for a moment: one of git's lock files (`index.lock`,
+/// `refs/heads/<b>.lock`) held, or a file that shrank while git hashed it (libgit2's
+/// "error reading file for hashing", naming no path)?
+pub(crate) fn is_busy(e: &git2::Error) -> bool {
+    e.code() == ErrorCode::Locked
+        || (e.class() == ErrorClass::Os
+            && e.message().starts_with("error reading file for hashing"))
+}
+
+/// Run `op` again while it fails [`is_busy`], pausing 5 ms, then twice as long each time (at
+/// most 250 ms), for at most [`BUSY_WAIT`]; then its last answer stands. `op` must be safe to
+/// run again after such a failure (git writes its lock file first, its result last).
+pub(crate) fn retry_busy<T>(
+    mut op: impl FnMut() -> std::result::Result<T, git2::Error>,
+) -> std::result::Result<T, git2::Error> {
+    let deadline = Instant::now() + BUSY_WAIT;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match op() {
+            Err(e) if is_busy(&e) && Instant::now() + pause < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(250));
+            }
+            answer => return answer,
+        }
+    }
+}
+
+/// Limit a status of a checkout to the paths outside `.splice/`: git never reads them, let alone
+/// hashes them (the writer renames bead files and appends the journal under its feet; a file
+/// replaced by a shorter one between git's `lstat` and its read fails the whole status).
+pub(crate) fn outside_state(opts: &mut git2::StatusOptions) -> &mut git2::StatusOptions {
+    // libgit2's pathspecs are matched in order, the first that matches deciding; `!` excludes.
+    opts.pathspec(format!("!{STATE_DIR}")).pathspec("*")
+}
+
+/// Is `path` (relative to a checkout's root) `.splice/` or under it?
+pub(crate) fn in_state(path: &str) -> bool {
+    path.strip_prefix(STATE_DIR)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// Where a node's worktree lives.
@@ -190,15 +245,16 @@ pub fn current_branch(repo_root: &Path) -> Option<String> {
 pub fn uncommitted(repo_root: &Path) -> Option<Vec<String>> {
     let repo = Repository::discover(repo_root).ok()?;
     let mut opts = git2::StatusOptions::new();
-    opts.include_untracked(true)
+    outside_state(&mut opts)
+        .include_untracked(true)
         .recurse_untracked_dirs(false)
         .include_ignored(false);
-    let statuses = repo.statuses(Some(&mut opts)).ok()?;
+    let statuses = retry_busy(|| repo.statuses(Some(&mut opts))).ok()?;
     let mut paths: Vec<String> = statuses
         .iter()
         .filter(|e| e.status() != git2::Status::CURRENT)
         .filter_map(|e| e.path().map(str::to_string))
-        .filter(|p| p != ".splice" && !p.starts_with(".splice/"))
+        .filter(|p| !in_state(p))
         .collect();
     paths.sort();
     Some(paths)
@@ -260,4 +316,78 @@ pub fn list(worktrees_dir: &Path) -> Result<Vec<String>> {
     out.sort();
     out.dedup();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uncommitted_leaves_out_splice_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        let files = [
+            "README.md",
+            ".env",
+            "src/a.rs",
+            ".splice/beads/b.json",
+            ".splicex",
+        ];
+        for f in files {
+            let path = dir.path().join(f);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, "one\n").unwrap();
+        }
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "init", &tree, &[])
+            .unwrap();
+        assert_eq!(uncommitted(dir.path()), Some(vec![]));
+        for f in files {
+            fs::write(dir.path().join(f), "two, longer\n").unwrap();
+        }
+        fs::write(dir.path().join(".splice/new.json"), "new\n").unwrap();
+        fs::write(dir.path().join("new.txt"), "new\n").unwrap();
+        let expected = [".env", ".splicex", "README.md", "new.txt", "src/a.rs"];
+        assert_eq!(
+            uncommitted(dir.path()),
+            Some(expected.map(String::from).to_vec())
+        );
+        assert!(in_state(".splice") && in_state(".splice/beads/b.json"));
+        assert!(!in_state(".splicex") && !in_state("a/.splice"));
+    }
+
+    #[test]
+    fn busy_faults_are_retried_and_others_are_not() {
+        let mut tries = 0;
+        let answer = retry_busy(|| {
+            tries += 1;
+            if tries < 3 {
+                Err(git2::Error::new(
+                    ErrorCode::Locked,
+                    ErrorClass::Index,
+                    "locked",
+                ))
+            } else {
+                Ok(tries)
+            }
+        });
+        assert_eq!(answer.unwrap(), 3);
+        let mut tries = 0;
+        let answer: std::result::Result<(), _> = retry_busy(|| {
+            tries += 1;
+            Err(git2::Error::new(
+                ErrorCode::NotFound,
+                ErrorClass::Reference,
+                "gone",
+            ))
+        });
+        assert!(answer.is_err());
+        assert_eq!(tries, 1);
+    }
 }

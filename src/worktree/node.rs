@@ -28,6 +28,8 @@ pub struct Worktree {
     pub path: PathBuf,
     /// `splice/<id>`.
     pub branch: String,
+    /// The commit `splice/<id>` is at (the worktree's HEAD), read under the checkouts' lock.
+    pub head: String,
     /// Whether this call created it (false: an existing worktree was reused).
     pub created: bool,
 }
@@ -48,31 +50,57 @@ pub fn branch_name(id: &str) -> String {
     format!("splice/{id}")
 }
 
+/// The marker of a worktree being created (`.splice/worktrees/.<id>.creating`): made before git
+/// adds the worktree, removed once it is whole. Found under the checkouts' lock, it is a
+/// creation that was cut off (its runner died): git writes a worktree's `.git` before its files
+/// and index, so such a worktree opens as a repository and is not whole.
+fn creating(worktrees_dir: &Path, id: &str) -> PathBuf {
+    worktrees_dir.join(format!(".{id}.creating"))
+}
+
 /// Create the node's worktree, or reuse the one already there. The branch `splice/<id>` is
 /// created at `target` ([`resolve`]) if it does not exist; an existing branch is checked out as
 /// it is.
+///
+/// All of it under the checkouts' lock, reuse included: runners deciding on snapshots a moment
+/// old may both get here for one node (the claim after this says which dispatches), and another
+/// may be removing the checkouts of a node just closed. So a worktree is never reused while
+/// another runner is still making it, nor read while it is being removed, and it is whole
+/// (made to the end: no creation marker) when this returns.
 pub fn ensure(repo_root: &Path, worktrees_dir: &Path, id: &str, target: &str) -> Result<Worktree> {
     check_id(id)?;
     let path = node_path(worktrees_dir, id);
     let branch = branch_name(id);
-    let reuse = |path: PathBuf, branch: String| Worktree {
-        path,
-        branch,
-        created: false,
-    };
-    // In a dispatch's quarantine: another runner's live dispatch, or one a dead runner left.
-    // Only the next claimant may touch it (`quarantine::enter` imports a dead one's work
-    // first); until then it is reused as it is.
-    if super::quarantine::entered(worktrees_dir, id) && path.is_dir() {
-        return Ok(reuse(path, branch));
-    }
-    if is_worktree(&path) {
-        return Ok(reuse(path, branch));
-    }
-    // Another runner may be creating this one right now: look again under the lock.
     let _lock = super::lock(worktrees_dir)?;
-    if is_worktree(&path) {
-        return Ok(reuse(path, branch));
+    let repo = open_repo(repo_root)?;
+    let reuse = |path: PathBuf, branch: String| -> Result<Worktree> {
+        let head = tip(&repo, &branch)?;
+        Ok(Worktree {
+            path,
+            branch,
+            head,
+            created: false,
+        })
+    };
+    let marker = creating(worktrees_dir, id);
+    let cut_off = marker.symlink_metadata().is_ok();
+    if cut_off {
+        // Nothing was ever dispatched into it: `ensure` returns only once the marker is gone.
+        prune(&repo, id, true).map_err(|e| git_at(&path, "removing a half-made worktree", e))?;
+        super::quarantine::remove_any(&path)?;
+    } else {
+        // A dispatch's quarantine points its `.git` elsewhere, so it is no worktree of the
+        // repository's while it runs: another runner's live dispatch, or one a dead runner left.
+        // Only the next claimant may touch it (`quarantine::enter` imports a dead one's work
+        // first); until then it is reused as it is. Its marker is written before `.git` is
+        // pointed away and removed after it points back, so asking before and after sees it.
+        let entered = super::quarantine::entered(worktrees_dir, id);
+        if is_worktree(&path) {
+            return reuse(path, branch);
+        }
+        if (entered || super::quarantine::entered(worktrees_dir, id)) && path.is_dir() {
+            return reuse(path, branch);
+        }
     }
     if path.exists() {
         let empty = fs::read_dir(&path)
@@ -87,7 +115,6 @@ pub fn ensure(repo_root: &Path, worktrees_dir: &Path, id: &str, target: &str) ->
         }
         fs::remove_dir(&path).map_err(|e| Error::io(&path, e))?;
     }
-    let repo = open_repo(repo_root)?;
     // A registration whose directory is gone (deleted by hand) would block the add.
     prune(&repo, id, false)
         .map_err(|e| git_at(&path, "pruning a stale worktree registration", e))?;
@@ -100,16 +127,28 @@ pub fn ensure(repo_root: &Path, worktrees_dir: &Path, id: &str, target: &str) ->
         }
     };
     fs::create_dir_all(worktrees_dir).map_err(|e| Error::io(worktrees_dir, e))?;
+    fs::write(&marker, b"").map_err(|e| Error::io(&marker, e))?;
     let reference = local.into_reference();
     let mut opts = WorktreeAddOptions::new();
     opts.reference(Some(&reference));
     repo.worktree(id, &path, Some(&opts))
         .map_err(|e| git_at(&path, &format!("adding a worktree on {branch}"), e))?;
+    let head = tip(&repo, &branch)?;
+    fs::remove_file(&marker).map_err(|e| Error::io(&marker, e))?;
     Ok(Worktree {
         path,
         branch,
+        head,
         created: true,
     })
+}
+
+/// The commit the local branch `branch` is at.
+fn tip(repo: &git2::Repository, branch: &str) -> Result<String> {
+    let refname = format!("refs/heads/{branch}");
+    repo.refname_to_id(&refname)
+        .map(|oid| oid.to_string())
+        .map_err(|e| git_at(repo.path(), &format!("reading {branch}"), e))
 }
 
 /// Reset the worktree at `path` hard to `sha` and remove untracked files and directories
@@ -122,7 +161,7 @@ pub fn reset_hard_clean(path: &Path, sha: &str) -> Result<()> {
         .revparse_single(sha)
         .and_then(|o| o.peel_to_commit())
         .map_err(|e| git_at(path, &format!("commit {sha} not found"), e))?;
-    repo.reset(target.as_object(), ResetType::Hard, None)
+    super::retry_busy(|| repo.reset(target.as_object(), ResetType::Hard, None))
         .map_err(|e| git_at(path, &format!("reset --hard {sha}"), e))?;
     let mut opts = StatusOptions::new();
     opts.include_untracked(true)
@@ -183,6 +222,9 @@ pub enum Branch {
         target: String,
         commits: usize,
     },
+    /// Kept: its worktree is there again (another runner, deciding on a snapshot from before the
+    /// node closed, made it meanwhile); the cleanup that removes that worktree deletes it.
+    CheckedOut { branch: String },
 }
 
 /// Delete the node's branch `splice/<id>` when all its commits are on `target`; keep it
@@ -202,6 +244,9 @@ pub fn delete_branch_if_on(
     let Ok(mut local) = repo.find_branch(&branch, BranchType::Local) else {
         return Ok(Branch::Absent);
     };
+    if is_worktree(&node_path(worktrees_dir, id)) {
+        return Ok(Branch::CheckedOut { branch });
+    }
     let tip = local.get().peel_to_commit()?.id();
     let kept = |commits| Branch::Kept {
         branch: branch.clone(),

@@ -50,11 +50,12 @@ fn checkout_detached(repo: &Repository, name: &str, path: &Path, tip: Oid) -> Re
     wt_repo
         .set_head_detached(tip)
         .map_err(|e| git_at(path, &format!("detaching HEAD at {tip}"), e))?;
-    wt_repo
-        .checkout_head(Some(
+    super::retry_busy(|| {
+        wt_repo.checkout_head(Some(
             build::CheckoutBuilder::new().force().remove_untracked(true),
         ))
-        .map_err(|e| git_at(path, "checking out the tip", e))?;
+    })
+    .map_err(|e| git_at(path, "checking out the tip", e))?;
     delete_helper_branch(repo, name)
 }
 

@@ -86,7 +86,8 @@ impl Tidied {
             return Ok(());
         };
         match delete_branch_if_on(repo_root, worktrees_dir, id, target)? {
-            Branch::Absent => {}
+            // Another runner made its worktree again meanwhile: the next cleanup removes both.
+            Branch::Absent | Branch::CheckedOut { .. } => {}
             Branch::Deleted { branch } => self.deleted.push(branch),
             Branch::Kept {
                 branch,

@@ -125,7 +125,7 @@ pub fn start_dispatch(
         }
         Err(e) => return Err(e),
     };
-    let head = worktree::head(&wt.path)?;
+    let head = wt.head.clone();
     let ctx = Ctx {
         expect_seq: Some(bead.pipeline.seq),
         ..rc.writer_ctx()?

@@ -166,8 +166,7 @@ pub fn leave(repo_root: &Path, worktrees_dir: &Path, id: &str) -> Result<Left> {
         // The index follows the branch: the worktree's files are as the agent left them.
         let checkout = super::verify::open_checkout(&path)?;
         let commit = checkout.find_object(Oid::from_str(to)?, None)?;
-        checkout
-            .reset(&commit, git2::ResetType::Mixed, None)
+        super::retry_busy(|| checkout.reset(&commit, git2::ResetType::Mixed, None))
             .map_err(|e| git_at(&path, "updating the index to the imported commit", e))?;
     }
     Ok(left)
