@@ -119,6 +119,7 @@ fn a_node_at_every_step(m: Manifest) -> Snapshot {
                         autonomy: None,
                         supplied_by: None,
                         route: None,
+                        land: None,
                         at: NOW.into(),
                     }))
                 }
