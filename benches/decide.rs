@@ -159,6 +159,7 @@ fn campaign(n: usize) -> Snapshot {
                         autonomy: None,
                         supplied_by: None,
                         route: None,
+                        land: None,
                         at: AT.into(),
                     }));
                 }

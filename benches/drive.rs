@@ -77,6 +77,7 @@ fn leaf(cid: &str, l: usize) -> Bead {
                 autonomy: None,
                 supplied_by: None,
                 route: None,
+                land: None,
                 at: AT.into(),
             }))
         }

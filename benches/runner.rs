@@ -75,6 +75,7 @@ fn big_store(dir: &Path, n: usize) -> Store {
                 autonomy: None,
                 supplied_by: None,
                 route: None,
+                land: None,
                 at: AT.into(),
             }));
         } else {

@@ -252,19 +252,37 @@ fn direct_delivery_refuses_a_dirty_checkout_of_the_target_and_says_what_to_run()
         .to_string();
     assert!(reason.contains("README.md"), "{reason}");
     assert!(
-        reason.contains("stash --include-untracked`") && reason.contains("stash pop`"),
-        "{reason}"
-    );
-    assert!(
         reason.contains(&format!("splice transition deliver --bead {id}")),
         "{reason}"
     );
-    // Doing what it says delivers, and the person's edit comes back.
-    r.git(&["stash", "-q"]);
+    // Doing exactly what it says (its commands, run as printed) delivers, leaves `.splice/`
+    // alone, and the person's edit comes back.
+    let between = |from: &str, to: &str| {
+        let start = reason.find(from).unwrap() + from.len();
+        reason[start..][..reason[start..].find(to).unwrap()].to_string()
+    };
+    let set_aside = between("set just those files aside (`", "`)");
+    let pop = between("(and `", "` after it)");
+    assert!(set_aside.ends_with("-- README.md"), "{set_aside}");
+    let sh = |cmd: &str| {
+        let out = Command::new("sh").args(["-c", cmd]).output().unwrap();
+        assert!(out.status.success(), "{cmd}: {out:?}");
+    };
+    let journal = std::fs::read(r.state().join("journal.jsonl")).unwrap();
+    sh(&set_aside);
+    assert_eq!(
+        std::fs::read(r.state().join("journal.jsonl")).unwrap(),
+        journal,
+        "the stash took splice's state"
+    );
     let out = r.ok(&["transition", "deliver", "--bead", &id]);
     assert_eq!(out["closed"], true, "{out:#}");
     assert_eq!(tracked_changes(&r), "");
-    r.git(&["stash", "pop", "-q"]);
+    sh(&pop);
+    assert_eq!(
+        std::fs::read_to_string(r.path().join("README.md")).unwrap(),
+        "a person's edit in progress\n"
+    );
     assert!(r.path().join(format!("work/{id}.md")).is_file());
 }
 

@@ -6,6 +6,13 @@ mod common;
 use common::Repo;
 use serde_json::Value;
 
+/// A scratch repository on `dev`, which no approval protects (`main` is: issue 33).
+fn repo() -> Repo {
+    let r = Repo::new();
+    r.git(&["checkout", "-q", "-b", "dev"]);
+    r
+}
+
 fn exec(r: &Repo, code: i32, args: &[&str]) -> Value {
     let mut all = vec!["exec"];
     all.extend_from_slice(args);
@@ -23,8 +30,8 @@ fn exec(r: &Repo, code: i32, args: &[&str]) -> Value {
 
 #[test]
 fn exec_with_the_simulated_agent_runs_a_request_to_done_and_lands_it() {
-    let r = Repo::new();
-    let before = r.git(&["rev-parse", "main"]);
+    let r = repo();
+    let before = r.git(&["rev-parse", "dev"]);
     let out = exec(
         &r,
         0,
@@ -42,7 +49,7 @@ fn exec_with_the_simulated_agent_runs_a_request_to_done_and_lands_it() {
     assert_eq!(out["schema_version"], 1, "{out:#}");
     assert_eq!(out["status"], "done", "{out:#}");
     assert_eq!(out["node_status"], "closed");
-    assert_eq!(out["target"], "main");
+    assert_eq!(out["target"], "dev");
     assert_eq!(out["delivery"], "direct");
     let id = out["id"].as_str().unwrap();
     let bead = r.bead(id);
@@ -54,11 +61,11 @@ fn exec_with_the_simulated_agent_runs_a_request_to_done_and_lands_it() {
     assert_eq!(bead["pipeline"]["tier"], "light", "classified");
     assert_eq!(bead["pipeline"]["tier_rule"]["name"], "otherwise-light");
     assert_eq!(bead["pipeline"]["route"], "leaf");
-    // The work landed on main: the reviewed commit is main's tip, with a note and a test.
-    let tip = r.git(&["rev-parse", "main"]);
+    // The work landed on dev: the reviewed commit is dev's tip, with a note and a test.
+    let tip = r.git(&["rev-parse", "dev"]);
     assert_ne!(tip, before);
     assert_eq!(out["reviewed_sha"], tip.as_str());
-    let files = r.git(&["ls-tree", "-r", "--name-only", "main"]);
+    let files = r.git(&["ls-tree", "-r", "--name-only", "dev"]);
     assert!(files.contains(&format!("work/{id}.md")), "{files}");
     assert!(files.contains(&format!("tests/{id}.feature")), "{files}");
     assert!(
@@ -69,7 +76,7 @@ fn exec_with_the_simulated_agent_runs_a_request_to_done_and_lands_it() {
 
 #[test]
 fn exec_exits_with_the_run_status_hitl_waiting_at_the_first_gate() {
-    let r = Repo::new();
+    let r = repo();
     let out = exec(&r, 10, &["Write the notes", "--agent", "sim", "--json"]);
     assert_eq!(out["status"], "suspended-human");
     assert_eq!(out["step"], "generate-spec");
@@ -78,7 +85,7 @@ fn exec_exits_with_the_run_status_hitl_waiting_at_the_first_gate() {
 
 #[test]
 fn max_passes_caps_the_runs_passes() {
-    let r = Repo::new();
+    let r = repo();
     let out = exec(
         &r,
         13,
@@ -103,7 +110,7 @@ fn max_passes_caps_the_runs_passes() {
 
 #[test]
 fn human_output_says_where_the_work_landed() {
-    let r = Repo::new();
+    let r = repo();
     let out = r.run(&[
         "exec",
         "Add a greeting",
@@ -118,12 +125,12 @@ fn human_output_says_where_the_work_landed() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("exec: created task sp-"), "{text}");
     assert!(text.contains("ended done"), "{text}");
-    assert!(text.contains("work: landed on main (direct)"), "{text}");
+    assert!(text.contains("work: landed on dev (direct)"), "{text}");
 }
 
 #[test]
 fn a_bad_request_or_tier_and_a_dispatched_session_write_nothing() {
-    let r = Repo::new();
+    let r = repo();
     let err = r.fails(2, &["exec", "x", "--tier", "huge"]);
     assert!(err.contains("--tier \"huge\""), "{err}");
     let err = r.fails(2, &["exec", "  \n "]);
@@ -144,7 +151,7 @@ fn a_bad_request_or_tier_and_a_dispatched_session_write_nothing() {
 
 #[test]
 fn stream_json_names_the_task_first_and_ends_with_the_runs_result() {
-    let r = Repo::new();
+    let r = repo();
     let out = r.run(&[
         "exec",
         "Write the notes",
@@ -175,7 +182,7 @@ fn stream_json_names_the_task_first_and_ends_with_the_runs_result() {
 /// edit skips the spec step and still runs to done.
 #[test]
 fn exec_starts_a_classified_request_on_its_tiers_route() {
-    let r = Repo::new();
+    let r = repo();
     let out = exec(
         &r,
         0,
@@ -200,4 +207,32 @@ fn exec_starts_a_classified_request_on_its_tiers_route() {
         history.contains("implement") && !history.contains("generate-spec"),
         "{history}"
     );
+}
+
+#[test]
+fn exec_on_main_stops_before_landing_for_a_persons_approval() {
+    let r = Repo::new();
+    let before = r.git(&["rev-parse", "main"]);
+    let out = r.run(&[
+        "exec",
+        "Add a greeting",
+        "--agent",
+        "sim",
+        "--autonomy",
+        "wave",
+        "--delivery",
+        "direct",
+        "--output",
+        "human",
+    ]);
+    common::no_panic(&out);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(10), "{text}");
+    assert_eq!(
+        r.git(&["rev-parse", "main"]),
+        before,
+        "main moved unapproved"
+    );
+    assert!(text.contains("splice transition approve --bead"), "{text}");
+    assert!(text.contains("not landed yet"), "{text}");
 }

@@ -21,6 +21,14 @@ use common::Repo;
 
 const SPLICE: &str = env!("CARGO_BIN_EXE_splice");
 
+/// A repository whose main checkout has `trunk` checked out: the runners land there, on the
+/// checked-out branch, without a person's approval (`main` is protected: issue 33).
+fn repo() -> Repo {
+    let r = Repo::new();
+    r.git(&["checkout", "-q", "-b", "trunk"]);
+    r
+}
+
 /// `n` lone tasks delivering directly to `main` at wave autonomy (no gate stops them), the
 /// simulated agent for every step, and `.splice/` committed. Returns the ids.
 fn committed_tasks(r: &Repo, n: usize) -> Vec<String> {
@@ -80,7 +88,7 @@ fn all_exited_zero(outs: &[Output]) {
 /// splice for each bead's branch, as `main`'s reflog records), and the main checkout holds
 /// `main`'s tip with nothing staged or changed outside `.splice/`.
 fn every_bead_landed_once(r: &Repo, ids: &[String]) {
-    let reflog = r.git(&["reflog", "--format=%gs", "main"]);
+    let reflog = r.git(&["reflog", "--format=%gs", "trunk"]);
     let mut not_closed = Vec::new();
     for id in ids {
         let bead = r.bead(id);
@@ -91,13 +99,13 @@ fn every_bead_landed_once(r: &Repo, ids: &[String]) {
             ));
             continue;
         }
-        let landing = format!("splice: land splice/{id} on main");
+        let landing = format!("splice: land splice/{id} on trunk");
         let landed = reflog.lines().filter(|l| *l == landing).count();
         assert_eq!(landed, 1, "{id} landed {landed} times:\n{reflog}");
         let note = format!("work/{id}.md");
         assert!(
-            !r.git(&["ls-tree", "main", "--", &note]).is_empty(),
-            "{note} is not on main"
+            !r.git(&["ls-tree", "trunk", "--", &note]).is_empty(),
+            "{note} is not on trunk"
         );
         assert!(r.path().join(&note).is_file(), "{note} is not checked out");
     }
@@ -139,7 +147,7 @@ fn one_runner_with_three_jobs_lands_everything_while_splice_is_committed_and_wri
     // Before: "cannot land on main: git: error reading file for hashing: " (the main checkout's
     // status hashed a bead file the writer was renaming), and "the index is locked" when a
     // `git status` held the main checkout's index, each escalating a bead for good.
-    let r = Repo::new();
+    let r = repo();
     let ids = committed_tasks(&r, 8);
     let (stop, status) = git_status_loop(r.path());
     let outs = run_together(&r, 1, 3);
@@ -154,7 +162,7 @@ fn one_runner_with_three_jobs_lands_everything_while_splice_is_committed_and_wri
 fn two_runners_with_three_jobs_each_land_every_bead_once() {
     // Before: a runner exited 2 ("… not a git worktree: could not find repository") when the
     // other removed a closed node's worktree between its `ensure` and its read of HEAD.
-    let r = Repo::new();
+    let r = repo();
     let ids = committed_tasks(&r, 20);
     let started = Instant::now();
     let outs = run_together(&r, 2, 3);
@@ -175,7 +183,7 @@ fn eight_runners_on_two_hundred_beads_land_every_bead_once() {
         );
         return;
     }
-    let r = Repo::new();
+    let r = repo();
     let ids = committed_tasks(&r, 200);
     let started = Instant::now();
     let outs = run_together(&r, 8, 3);
@@ -210,7 +218,7 @@ fn reviewed_task(r: &Repo) -> String {
         "-b",
         &format!("splice/{id}"),
         wt_arg,
-        "main",
+        "trunk",
     ]);
     std::fs::create_dir_all(wt.join("work")).unwrap();
     std::fs::write(wt.join(format!("work/{id}.md")), "done\n").unwrap();
@@ -236,9 +244,9 @@ fn an_index_lock_that_stays_held_refuses_the_landing_and_the_next_check_lands_it
     // A lock a crashed git left behind: splice waits for it (10 s), then refuses rather than
     // escalates, so the node is checked again (before, the escalation rested for good although
     // the advice said the next run would check it again).
-    let r = Repo::new();
+    let r = repo();
     let id = reviewed_task(&r);
-    let before = r.git(&["rev-parse", "main"]);
+    let before = r.git(&["rev-parse", "trunk"]);
     let lock = r.path().join(".git/index.lock");
     std::fs::write(&lock, "").unwrap();
     let err = r.fails(1, &["transition", "deliver", "--bead", &id]);
@@ -249,7 +257,7 @@ fn an_index_lock_that_stays_held_refuses_the_landing_and_the_next_check_lands_it
     assert!(err.contains("the next check lands it"), "{err}");
     assert_eq!(r.bead(&id)["pipeline"]["last_check"]["verdict"], "refuse");
     // Nothing landed, and the main checkout's files are as they were.
-    assert_eq!(r.git(&["rev-parse", "main"]), before);
+    assert_eq!(r.git(&["rev-parse", "trunk"]), before);
     assert!(!r.path().join(format!("work/{id}.md")).exists());
     std::fs::remove_file(&lock).unwrap();
     assert_eq!(

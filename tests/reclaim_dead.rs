@@ -54,9 +54,17 @@ fn status_text(r: &Repo) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A repository on `trunk`, where a lone task lands without a person's approval (`main` is
+/// protected: issue 33).
+fn repo() -> Repo {
+    let r = Repo::unconfined();
+    r.git(&["checkout", "-q", "-b", "trunk"]);
+    r
+}
+
 #[test]
 fn status_says_the_runner_that_claimed_a_node_has_died() {
-    let r = Repo::unconfined();
+    let r = repo();
     let pid = dead_pid();
     let holder = holder_of(pid);
     let id = claimed_task(&r, &holder);
@@ -148,7 +156,7 @@ fn warnings(events: &[Value]) -> Vec<String> {
 
 #[test]
 fn reclaim_dead_releases_a_dead_runners_claim_as_the_persons_act_and_the_node_runs() {
-    let r = Repo::unconfined();
+    let r = repo();
     let pid = dead_pid();
     let holder = holder_of(pid);
     let id = claimed_task(&r, &holder);
@@ -178,7 +186,7 @@ fn reclaim_dead_releases_a_dead_runners_claim_as_the_persons_act_and_the_node_ru
 
 #[test]
 fn the_config_key_asks_the_same_of_every_run_and_the_journal_names_it() {
-    let r = Repo::unconfined();
+    let r = repo();
     let id = claimed_task(&r, &holder_of(dead_pid()));
     let config = std::fs::read_to_string(r.state().join("config.toml")).unwrap();
     r.write(
@@ -200,7 +208,7 @@ fn the_config_key_asks_the_same_of_every_run_and_the_journal_names_it() {
 
 #[test]
 fn without_the_flag_or_the_key_nothing_is_released() {
-    let r = Repo::unconfined();
+    let r = repo();
     let holder = holder_of(dead_pid());
     let id = claimed_task(&r, &holder);
     let events = run_events(&r, &[]);
@@ -215,7 +223,7 @@ fn without_the_flag_or_the_key_nothing_is_released() {
 
 #[test]
 fn a_claim_naming_a_slurm_job_is_never_reclaimed() {
-    let r = Repo::unconfined();
+    let r = repo();
     let holder = holder_of(dead_pid());
     let id = claimed_task(&r, &holder);
     // The claim names its job, as `record-job` leaves it once `sbatch` answered.
@@ -240,7 +248,7 @@ fn a_claim_naming_a_slurm_job_is_never_reclaimed() {
 
 #[test]
 fn a_live_holders_claim_and_one_splice_cannot_judge_are_not_reclaimed() {
-    let r = Repo::unconfined();
+    let r = repo();
     // This test's own process: alive, on this host.
     let alive = holder_of(std::process::id() as i32);
     let id = claimed_task(&r, &alive);
@@ -294,7 +302,7 @@ fn wait_exec(child: &Child) {
 
 #[test]
 fn a_live_process_of_the_dead_runners_dispatch_keeps_the_claim_until_it_ends() {
-    let r = Repo::unconfined();
+    let r = repo();
     let holder = holder_of(dead_pid());
     let id = claimed_task(&r, &holder);
     // What an agent of the dead runner's dispatch left running (the fence did not take it).
@@ -331,7 +339,7 @@ fn boot_id() -> String {
 
 #[test]
 fn a_reused_pid_does_not_pass_for_the_dead_runner() {
-    let r = Repo::unconfined();
+    let r = repo();
     // A live process now has the pid the runner's holder names; the runner's record (this
     // boot) says the runner started at another time.
     let mut squatter = sleeper(&[]);
@@ -374,7 +382,7 @@ fn a_reused_pid_does_not_pass_for_the_dead_runner() {
 
 #[test]
 fn a_runner_killed_with_sigkill_leaves_a_claim_the_next_run_reclaims() {
-    let r = Repo::unconfined();
+    let r = repo();
     let id = r.task("Interrupted", &["--autonomy", "wave"]);
     let pidfile = r.path().join("agent.pid");
     r.write(

@@ -305,6 +305,8 @@ fn a_dispatch_past_its_timeout_is_killed_and_recorded_as_timeout() {
 #[test]
 fn a_killed_runner_leaves_its_claim_until_a_person_clears_it() {
     let r = Repo::unconfined();
+    // `trunk`: landing on `main` would wait for a person's approval (issue 33).
+    r.git(&["checkout", "-q", "-b", "trunk"]);
     let id = r.task("Interrupted", &["--autonomy", "wave"]);
     let pidfile = r.path().join("agent.pid");
     // The agent records its pid (its process group) and then works slowly.
@@ -393,7 +395,7 @@ fn a_killed_runner_leaves_its_claim_until_a_person_clears_it() {
     );
     let reviewed = b["pipeline"]["reviewed_sha"].as_str().unwrap();
     let on_main = std::process::Command::new("git")
-        .args(["merge-base", "--is-ancestor", reviewed, "main"])
+        .args(["merge-base", "--is-ancestor", reviewed, "trunk"])
         .current_dir(r.path())
         .status()
         .unwrap();

@@ -352,6 +352,8 @@ fn use_sim_agent(r: &Repo) {
 #[test]
 fn a_trivial_task_runs_implement_review_deliver_to_done() {
     let r = Repo::new();
+    // `dev`: landing on `main` would wait for a person's approval (issue 33).
+    r.git(&["checkout", "-q", "-b", "dev"]);
     let id = r.task("Tiny note", &["--tier", "trivial", "--autonomy", "wave"]);
     use_sim_agent(&r);
     let env: Value = r.ok(&["run", "--output", "json"]);
@@ -361,5 +363,5 @@ fn a_trivial_task_runs_implement_review_deliver_to_done() {
     assert_eq!(b["pipeline"]["step"], "deliver");
     let attempts = b["pipeline"]["attempts"].as_object().unwrap();
     assert!(!attempts.contains_key("generate-spec"), "{attempts:?}");
-    assert!(r.git(&["log", "--format=%s", "main"]).contains("implement"));
+    assert!(r.git(&["log", "--format=%s", "dev"]).contains("implement"));
 }
