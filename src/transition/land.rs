@@ -28,8 +28,10 @@
 //! the node stays on its step and the next dispatch reads why; so is a transient fault (the
 //! target kept moving, or its checkout's index lock stayed held: issue 33), after which the next
 //! check lands it; an escalation (the target is checked out with uncommitted changes, or is not
-//! a local branch) waits for a person, and its reason says exactly what to run. Whatever the
-//! answer, nothing is sent back to an earlier step.
+//! a local branch) waits for a person, and its reason says exactly what to run. Only a branch
+//! that moved past its review ([`Refused::BeyondReview`]: what would land is not the reviewed
+//! commit merged cleanly with the target) is sent back, to the route's review step; no other
+//! answer sends the node to an earlier step.
 //!
 //! A landing is idempotent: when the writer then declines to record the check (the node moved
 //! meanwhile), the next check finds the branch already on the target and passes.
