@@ -528,12 +528,16 @@ fn the_committed_guard_runs_on_a_teammates_clone_and_says_so_when_splice_is_miss
             .spawn()
             .unwrap();
         use std::io::Write;
-        child
+        // The command may end without reading its input (splice missing: it blocks at once),
+        // and a broken pipe then says nothing about the guard.
+        let wrote = child
             .stdin
             .take()
             .unwrap()
-            .write_all(input.to_string().as_bytes())
-            .unwrap();
+            .write_all(input.to_string().as_bytes());
+        if let Err(e) = wrote {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+        }
         child.wait_with_output().unwrap()
     };
     // Their splice on PATH: the guard runs and denies the write.
