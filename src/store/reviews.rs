@@ -74,15 +74,25 @@ impl Store {
         let text = redactor.text(text).unwrap_or_else(|| text.to_string());
         let sha = sha256_hex(&text);
         let dir = self.reviews_dir();
-        own_dir(&dir)?;
         let node = dir.join(id);
-        own_dir(&node)?;
         let path = self.review_path(id, &sha);
-        if self.read_review(id, &sha).is_ok() {
-            return Ok(sha);
+        // The node's directory can vanish between making it and writing the file: seen once in
+        // CI with two runners on a committed `.splice/` ("its directory does not exist"); what
+        // removes it is not yet known. The text is content-addressed, so writing it again, at
+        // most 3 times, is the same write.
+        let mut tries = 0;
+        loop {
+            own_dir(&dir)?;
+            own_dir(&node)?;
+            if self.read_review(id, &sha).is_ok() {
+                return Ok(sha);
+            }
+            match atomic::replace_file(&path, text.as_bytes()) {
+                Ok(()) => return Ok(sha),
+                Err(_) if tries < 3 && !node.is_dir() => tries += 1,
+                Err(e) => return Err(e),
+            }
         }
-        atomic::replace_file(&path, text.as_bytes())?;
-        Ok(sha)
     }
 
     /// The text of `id`'s kept review `sha256`; `Err` says, in words after its path, why it
