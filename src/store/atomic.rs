@@ -94,7 +94,10 @@ pub fn write_tmp(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
 /// Write `bytes` to a new temp file for `path`, not synced: the caller makes it durable (one
 /// [`sync_fs`] for many files) before renaming it. Returns the temp path and the open file.
 pub fn write_tmp_unsynced(path: &Path, bytes: &[u8]) -> Result<(PathBuf, File)> {
-    let tmp = tmp_path(path);
+    write_tmp_at(tmp_path(path), path, bytes)
+}
+
+fn write_tmp_at(tmp: PathBuf, path: &Path, bytes: &[u8]) -> Result<(PathBuf, File)> {
     // Create it exclusively (O_EXCL: never through a link); only when something is there
     // already is it removed first — one system call fewer for the usual empty path.
     let create = || {
@@ -175,6 +178,34 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
         sync_dir(dir)?;
     }
     Ok(())
+}
+
+/// [`replace_file`] for a file more than one process may write at once without a lock (a
+/// content-addressed file, whose every writer writes the same bytes): each writer's temp file
+/// has a name of its own (process id and a counter), so none removes another's or finds its own
+/// renamed away. The last rename wins, and every writer's bytes are the same.
+pub fn replace_file_shared(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let tmp = path.with_file_name(format!(".{name}.{}-{n}.tmp", std::process::id()));
+    let (tmp, file) = write_tmp_at(tmp, path, bytes)?;
+    let written = file
+        .sync_data()
+        .map_err(|e| replace_error(path, e))
+        .and_then(|()| fs::rename(&tmp, path).map_err(|e| replace_error(path, e)));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => sync_dir(dir),
+        _ => sync_dir(Path::new(".")),
+    }
 }
 
 /// Open a file for appending, creating it; a link or anything but a regular file is refused.

@@ -211,7 +211,8 @@ impl Store {
         }
         let ignore = state.join(".gitignore");
         if !ignore.exists() {
-            atomic::replace_file(&ignore, GITIGNORE.as_bytes())?;
+            // Two first commands at once write the same bytes.
+            atomic::replace_file_shared(&ignore, GITIGNORE.as_bytes())?;
         }
         Ok(Store::at(state))
     }

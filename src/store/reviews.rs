@@ -5,9 +5,9 @@
 //!
 //! The writer is this file's one owner: `complete` keeps the text in its slow phase, before the
 //! lock, and the check it then journals names the hash. A file is content-addressed, so it is
-//! written once (temp, sync, rename, sync the directory: [`atomic::replace_file`]) and never
-//! changed; a check that then refuses for a stale seq leaves a file no bead names, which is
-//! harmless. The text is redacted as bead files are ([`Redactor`]) before it is hashed.
+//! written once (a temp file of the writer's own, sync, rename, sync the directory:
+//! [`atomic::replace_file_shared`]) and never changed; a check that then refuses for a stale
+//! seq leaves a file no bead names, which is harmless. The text is redacted as bead files are ([`Redactor`]) before it is hashed.
 //!
 //! The text may be hostile: at most [`MAX_REVIEW_BYTES`], UTF-8, never through a link (a
 //! `.splice/reviews` that is a link is refused by every command; a link at `<bead>/` or at the
@@ -76,23 +76,15 @@ impl Store {
         let dir = self.reviews_dir();
         let node = dir.join(id);
         let path = self.review_path(id, &sha);
-        // The node's directory can vanish between making it and writing the file: seen once in
-        // CI with two runners on a committed `.splice/` ("its directory does not exist"); what
-        // removes it is not yet known. The text is content-addressed, so writing it again, at
-        // most 3 times, is the same write.
-        let mut tries = 0;
-        loop {
-            own_dir(&dir)?;
-            own_dir(&node)?;
-            if self.read_review(id, &sha).is_ok() {
-                return Ok(sha);
-            }
-            match atomic::replace_file(&path, text.as_bytes()) {
-                Ok(()) => return Ok(sha),
-                Err(_) if tries < 3 && !node.is_dir() => tries += 1,
-                Err(e) => return Err(e),
-            }
+        own_dir(&dir)?;
+        own_dir(&node)?;
+        if self.read_review(id, &sha).is_ok() {
+            return Ok(sha);
         }
+        // Two runners can keep the same review at once (each before the lock): each writes
+        // through a temp file of its own.
+        atomic::replace_file_shared(&path, text.as_bytes())?;
+        Ok(sha)
     }
 
     /// The text of `id`'s kept review `sha256`; `Err` says, in words after its path, why it
@@ -176,6 +168,50 @@ mod tests {
         assert!(store.keep_review("../x", "t").is_err());
         let big = "x".repeat(MAX_REVIEW_BYTES as usize + 1);
         assert!(store.keep_review("sp-a", &big).is_err());
+    }
+
+    #[test]
+    fn writers_keeping_the_same_review_at_once_all_succeed() {
+        // Two runners can keep the same review of one node at once (each in its slow phase,
+        // before the lock): neither may remove the other's temp file or find its own gone.
+        let tmp = tempfile::tempdir().unwrap();
+        let store = std::sync::Arc::new(Store::open_or_create(Some(tmp.path())).unwrap());
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let writers: Vec<_> = (0..4)
+            .map(|_| {
+                let (store, barrier) = (store.clone(), barrier.clone());
+                // No panic inside: one would leave the others at the barrier.
+                std::thread::spawn(move || {
+                    let mut failed = Vec::new();
+                    for k in 0..200 {
+                        barrier.wait();
+                        let text = format!("## Review {k}\n{}", "body ".repeat(k * 50));
+                        match store.keep_review("sp-a", &text) {
+                            Ok(sha) if store.read_review("sp-a", &sha).as_ref() == Ok(&text) => {}
+                            Ok(sha) => failed.push(format!("{k}: {sha} reads otherwise")),
+                            Err(e) => failed.push(format!("{k}: {e}")),
+                        }
+                    }
+                    failed
+                })
+            })
+            .collect();
+        let failed: Vec<String> = writers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect();
+        assert!(
+            failed.is_empty(),
+            "{} failed: {:?}",
+            failed.len(),
+            &failed[..failed.len().min(3)]
+        );
+        let left: Vec<_> = fs::read_dir(store.reviews_dir().join("sp-a"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.ends_with(".md"))
+            .collect();
+        assert!(left.is_empty(), "temp files left: {left:?}");
     }
 
     #[test]
