@@ -6,10 +6,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::Repo;
+use common::{Repo, Reviewed, git_in};
 use serde_json::Value;
 
 const SPLICE: &str = env!("CARGO_BIN_EXE_splice");
@@ -70,25 +69,6 @@ fn tracked_changes(r: &Repo) -> String {
     r.git(&["status", "--porcelain", "--untracked-files=no"])
 }
 
-fn git_in(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-fn worktree(r: &Repo, id: &str) -> PathBuf {
-    r.state().join("worktrees").join(id)
-}
-
 /// A lone task at its deliver step (direct delivery to `main`) whose reviewed work is one commit
 /// writing `files` on `splice/<id>`, in a worktree where splice makes it. Returns the id and the
 /// reviewed commit.
@@ -103,48 +83,12 @@ fn reviewed_task_on(
     title: &str,
     files: &[(&str, &str)],
 ) -> (String, String) {
-    let id = r.task(title, &["--delivery", "direct", "--target", target]);
-    r.ok(&[
-        "transition",
-        "route",
-        "--bead",
-        &id,
-        "--to",
-        "leaf",
-        "--at",
-        "review",
-    ]);
-    let wt = worktree(r, &id);
-    let branch = format!("splice/{id}");
-    r.git(&[
-        "worktree",
-        "add",
-        "-q",
-        "-b",
-        &branch,
-        wt.to_str().unwrap(),
+    r.reviewed_task(&Reviewed {
+        title,
+        delivery: "direct",
         target,
-    ]);
-    for (rel, text) in files {
-        let path = wt.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    git_in(&wt, &["add", "-A"]);
-    git_in(&wt, &["commit", "-q", "-m", title]);
-    let reviewed = git_in(&wt, &["rev-parse", "HEAD"]);
-    std::fs::create_dir_all(wt.join("reviews")).unwrap();
-    std::fs::write(
-        wt.join(format!("reviews/{id}.md")),
-        format!(
-            "## Review\nReviewed-SHA: {reviewed}\nStandards: PASS\nSpec: PASS\n\
-             Architecture: PASS\nEvidence: PASS\n"
-        ),
-    )
-    .unwrap();
-    r.ok(&["transition", "complete", "--bead", &id, "--step", "review"]);
-    assert_eq!(r.bead(&id)["pipeline"]["step"], "deliver");
-    (id, reviewed)
+        files,
+    })
 }
 
 fn is_ancestor(r: &Repo, commit: &str, of: &str) -> bool {
@@ -366,7 +310,7 @@ fn inside_a_worktree_discovery_finds_the_live_state_not_a_checked_out_copy() {
     r.git(&["commit", "-qm", "splice state"]);
     let env = run(&r);
     assert_eq!(env["status"], "suspended-human", "{env:#}");
-    let wt = worktree(&r, &id);
+    let wt = r.worktree(&id);
     assert!(
         wt.join(".splice/beads").is_dir(),
         "the worktree holds a copy"
@@ -410,7 +354,7 @@ fn a_finished_lone_task_leaves_no_worktree_and_no_branch() {
     sim_agent(&r, "direct");
     let env = run_approving(&r);
     assert_eq!(env["status"], "done", "{env:#}");
-    assert!(!worktree(&r, &id).exists(), "its worktree is left");
+    assert!(!r.worktree(&id).exists(), "its worktree is left");
     assert_eq!(
         r.git(&["branch", "--list", "splice/*"]),
         "",
@@ -430,7 +374,7 @@ fn a_branch_with_undelivered_commits_is_kept_and_the_run_says_so() {
     let (id, _) = reviewed_task(&r, "A", &[("src/a.rs", "pub fn a() {}\n")]);
     deliver_approved(&r, &id);
     // A commit made on the branch after delivery is not on the target.
-    let wt = worktree(&r, &id);
+    let wt = r.worktree(&id);
     std::fs::write(wt.join("later.txt"), "later\n").unwrap();
     git_in(&wt, &["add", "later.txt"]);
     git_in(&wt, &["commit", "-q", "-m", "later"]);

@@ -9,67 +9,20 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::Repo;
+use common::{Repo, Reviewed, git_in};
 use serde_json::Value;
 
 const PR: &str = "https://github.com/acme/calc/pull/7";
 
-fn git_in(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 /// A lone task (pull-request delivery to `main`) at its deliver step, its reviewed commit on
 /// `splice/<id>` and not on `main`. Returns the id and the reviewed commit.
 fn reviewed_task(r: &Repo) -> (String, String) {
-    let id = r.task("Add", &["--delivery", "pr", "--target", "main"]);
-    r.ok(&[
-        "transition",
-        "route",
-        "--bead",
-        &id,
-        "--to",
-        "leaf",
-        "--at",
-        "review",
-    ]);
-    let wt = r.state().join("worktrees").join(&id);
-    let branch = format!("splice/{id}");
-    r.git(&[
-        "worktree",
-        "add",
-        "-q",
-        "-b",
-        &branch,
-        wt.to_str().unwrap(),
-        "main",
-    ]);
-    std::fs::write(wt.join("add.txt"), "a + b\n").unwrap();
-    git_in(&wt, &["add", "-A"]);
-    git_in(&wt, &["commit", "-q", "-m", "add"]);
-    let reviewed = git_in(&wt, &["rev-parse", "HEAD"]);
-    std::fs::create_dir_all(wt.join("reviews")).unwrap();
-    std::fs::write(
-        wt.join(format!("reviews/{id}.md")),
-        format!(
-            "## Review\nReviewed-SHA: {reviewed}\nStandards: PASS\nSpec: PASS\n\
-             Architecture: PASS\nEvidence: PASS\n"
-        ),
-    )
-    .unwrap();
-    r.ok(&["transition", "complete", "--bead", &id, "--step", "review"]);
-    assert_eq!(r.bead(&id)["pipeline"]["step"], "deliver");
-    (id, reviewed)
+    r.reviewed_task(&Reviewed {
+        title: "Add",
+        delivery: "pr",
+        target: "main",
+        files: &[("add.txt", "a + b\n")],
+    })
 }
 
 /// GitHub squash-merges the branch: one new commit on `main`, the reviewed commit not under it.

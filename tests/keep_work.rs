@@ -8,7 +8,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::Repo;
+use common::{Repo, git_in};
 use serde_json::{Value, json};
 use splice::authority::credential::sha256_hex_of;
 
@@ -54,25 +54,6 @@ fn kept(r: &Repo, id: &str) -> Vec<Value> {
         .as_array()
         .cloned()
         .unwrap_or_default()
-}
-
-fn worktree(r: &Repo, id: &str) -> PathBuf {
-    r.state().join("worktrees").join(id)
-}
-
-fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 fn has_branch(r: &Repo, branch: &str) -> bool {
@@ -320,7 +301,7 @@ fn a_fresh_passing_review_of_the_unchanged_head_moves_on() {
 
 /// A worktree for `id` on `splice/<id>` at `main`, as the runner makes it.
 fn add_worktree(r: &Repo, id: &str) -> PathBuf {
-    let wt = worktree(r, id);
+    let wt = r.worktree(id);
     r.git(&[
         "worktree",
         "add",

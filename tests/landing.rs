@@ -7,10 +7,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::Repo;
+use common::{Repo, Reviewed, git_in, passing_review};
 use serde_json::Value;
 
 const SPLICE: &str = env!("CARGO_BIN_EXE_splice");
@@ -25,74 +24,22 @@ fn sim_agent(r: &Repo, extra: &str) {
     );
 }
 
-fn git_in(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-fn worktree(r: &Repo, id: &str) -> PathBuf {
-    r.state().join("worktrees").join(id)
-}
-
 /// A lone task at its deliver step, delivering directly to `target`, whose reviewed work is one
 /// commit writing `files` on `splice/<id>`. Returns the id and the reviewed commit.
 fn reviewed_task(r: &Repo, target: &str, files: &[(&str, &str)]) -> (String, String) {
-    let id = r.task("Work", &["--delivery", "direct", "--target", target]);
-    r.ok(&[
-        "transition",
-        "route",
-        "--bead",
-        &id,
-        "--to",
-        "leaf",
-        "--at",
-        "review",
-    ]);
-    let wt = worktree(r, &id);
-    let branch = format!("splice/{id}");
-    r.git(&[
-        "worktree",
-        "add",
-        "-q",
-        "-b",
-        &branch,
-        wt.to_str().unwrap(),
+    r.reviewed_task(&Reviewed {
+        title: "Work",
+        delivery: "direct",
         target,
-    ]);
-    for (rel, text) in files {
-        let path = wt.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    git_in(&wt, &["add", "-A"]);
-    git_in(&wt, &["commit", "-q", "-m", "work"]);
-    let reviewed = git_in(&wt, &["rev-parse", "HEAD"]);
-    review(r, &id, &reviewed);
-    (id, reviewed)
+        files,
+    })
 }
 
 /// A passing review of `sha` recorded through the review step's check.
 fn review(r: &Repo, id: &str, sha: &str) {
-    let wt = worktree(r, id);
+    let wt = r.worktree(id);
     std::fs::create_dir_all(wt.join("reviews")).unwrap();
-    std::fs::write(
-        wt.join(format!("reviews/{id}.md")),
-        format!(
-            "## Review\nReviewed-SHA: {sha}\nStandards: PASS\nSpec: PASS\n\
-             Architecture: PASS\nEvidence: PASS\n"
-        ),
-    )
-    .unwrap();
+    std::fs::write(wt.join(format!("reviews/{id}.md")), passing_review(sha)).unwrap();
     r.ok(&["transition", "complete", "--bead", id, "--step", "review"]);
     assert_eq!(r.bead(id)["pipeline"]["step"], "deliver");
 }
@@ -215,8 +162,8 @@ fn an_approval_holds_only_for_the_commit_it_approved() {
     r.git(&["add", "other.txt"]);
     r.git(&["commit", "-qm", "other"]);
     let main = r.git(&["rev-parse", "main"]);
-    git_in(&worktree(&r, &id), &["merge", "-q", "--no-edit", "main"]);
-    let tip = git_in(&worktree(&r, &id), &["rev-parse", "HEAD"]);
+    git_in(&r.worktree(&id), &["merge", "-q", "--no-edit", "main"]);
+    let tip = git_in(&r.worktree(&id), &["rev-parse", "HEAD"]);
     assert_ne!(tip, reviewed);
     let out = r.ok(&["transition", "deliver", "--bead", &id]);
     assert_eq!(out["gate"], "pending", "asks again: {out:#}");
@@ -354,7 +301,7 @@ fn merge_target_in(r: &Repo, id: &str, path: &str, text: &str, extra: Option<(&s
     r.git(&["add", path]);
     r.git(&["commit", "-qm", "dev moves"]);
     r.git(&["checkout", "-q", "main"]);
-    let wt = worktree(r, id);
+    let wt = r.worktree(id);
     let merged = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
         .args(["merge", "-q", "--no-commit", "--no-ff", "dev"])
@@ -419,7 +366,7 @@ fn a_conflict_resolved_on_the_branch_goes_back_to_review() {
     assert_eq!(r.git(&["rev-parse", "dev"]), before);
     assert_eq!(r.bead(&id)["pipeline"]["step"], "review");
     // Reviewed again as it is now, it lands.
-    let tip = git_in(&worktree(&r, &id), &["rev-parse", "HEAD"]);
+    let tip = git_in(&r.worktree(&id), &["rev-parse", "HEAD"]);
     review(&r, &id, &tip);
     let out = r.ok(&["transition", "deliver", "--bead", &id]);
     assert_eq!(out["closed"], true, "{out:#}");

@@ -209,7 +209,7 @@ fn reviewed_task(r: &Repo) -> String {
         "--at",
         "review",
     ]);
-    let wt = r.state().join("worktrees").join(&id);
+    let wt = r.worktree(&id);
     let wt_arg = wt.to_str().unwrap();
     r.git(&[
         "worktree",
@@ -228,10 +228,7 @@ fn reviewed_task(r: &Repo) -> String {
     std::fs::create_dir_all(wt.join("reviews")).unwrap();
     std::fs::write(
         wt.join(format!("reviews/{id}.md")),
-        format!(
-            "## Review\nReviewed-SHA: {reviewed}\nStandards: PASS\nSpec: PASS\n\
-             Architecture: PASS\nEvidence: PASS\n"
-        ),
+        common::passing_review(&reviewed),
     )
     .unwrap();
     r.ok(&["transition", "complete", "--bead", &id, "--step", "review"]);

@@ -200,3 +200,93 @@ pub fn work_step_manifest(argv: Value, floors: Value, timeout_s: u64, max_attemp
     });
     serde_json::to_string_pretty(&manifest).unwrap()
 }
+
+/// Run git in `dir` (a worktree, say) with a committer set; its trimmed stdout. Fails the test
+/// when git does.
+pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A review that passes every line, of `sha`.
+pub fn passing_review(sha: &str) -> String {
+    format!(
+        "## Review\nReviewed-SHA: {sha}\nStandards: PASS\nSpec: PASS\nArchitecture: PASS\n\
+         Evidence: PASS\n"
+    )
+}
+
+/// What [`Repo::reviewed_task`] makes.
+pub struct Reviewed<'a> {
+    pub title: &'a str,
+    /// `direct` or `pr`.
+    pub delivery: &'a str,
+    pub target: &'a str,
+    /// Files the reviewed commit writes, relative to the worktree.
+    pub files: &'a [(&'a str, &'a str)],
+}
+
+impl Repo {
+    /// Where splice keeps `id`'s worktree.
+    pub fn worktree(&self, id: &str) -> PathBuf {
+        self.state().join("worktrees").join(id)
+    }
+
+    /// A lone task at its deliver step whose reviewed work is one commit writing `task.files` on
+    /// `splice/<id>` (from `task.target`), in the worktree where splice makes it, its review
+    /// recorded through the review step's check. Returns the id and the reviewed commit.
+    pub fn reviewed_task(&self, task: &Reviewed) -> (String, String) {
+        let id = self.task(
+            task.title,
+            &["--delivery", task.delivery, "--target", task.target],
+        );
+        self.ok(&[
+            "transition",
+            "route",
+            "--bead",
+            &id,
+            "--to",
+            "leaf",
+            "--at",
+            "review",
+        ]);
+        let wt = self.worktree(&id);
+        let branch = format!("splice/{id}");
+        self.git(&[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            &branch,
+            wt.to_str().unwrap(),
+            task.target,
+        ]);
+        for (rel, text) in task.files {
+            let path = wt.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        git_in(&wt, &["add", "-A"]);
+        git_in(&wt, &["commit", "-q", "-m", task.title]);
+        let reviewed = git_in(&wt, &["rev-parse", "HEAD"]);
+        std::fs::create_dir_all(wt.join("reviews")).unwrap();
+        std::fs::write(
+            wt.join(format!("reviews/{id}.md")),
+            passing_review(&reviewed),
+        )
+        .unwrap();
+        self.ok(&["transition", "complete", "--bead", &id, "--step", "review"]);
+        assert_eq!(self.bead(&id)["pipeline"]["step"], "deliver");
+        (id, reviewed)
+    }
+}

@@ -265,7 +265,24 @@ fn claude_code_takes_a_lone_task_from_its_spec_to_done() {
     assert_eq!(env["nodes"][&id]["rest"]["gate"], "implement", "{env:#}");
     approve(&r, &id, "implement");
 
-    // review, and splice lands the branch on main itself.
+    // review; main is protected, so a person approves landing the reviewed tip, then splice
+    // lands the branch on main itself.
+    let env = run(&r, &clis, &api, Some(KEY));
+    assert_eq!(
+        env["status"],
+        "suspended-human",
+        "{env:#}\n{}",
+        api.summary()
+    );
+    assert_eq!(
+        env["nodes"][&id]["rest"]["land"]["target"], "main",
+        "{env:#}"
+    );
+    let landed = env["nodes"][&id]["rest"]["land"]["sha"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    approve(&r, &id, "deliver");
     let env = run(&r, &clis, &api, Some(KEY));
     assert_eq!(env["status"], "done", "{env:#}\n{}", api.summary());
     let b = r.bead(&id);
@@ -313,8 +330,12 @@ fn claude_code_takes_a_lone_task_from_its_spec_to_done() {
     assert_eq!(
         said("approve", "person"),
         [
-            "generate-spec approved by person",
-            "implement approved by person"
+            "generate-spec approved by person".to_string(),
+            "implement approved by person".to_string(),
+            format!(
+                "deliver: landing {} on main approved by person",
+                &landed[..10]
+            ),
         ]
     );
     // Every step's script ran to its end.

@@ -235,7 +235,8 @@ fn rested(env: &Value, status: &str, id: &str, gate: Option<&str>, api: &Standin
 }
 
 /// A lone task taken by the real `codex` from `generate-spec` to `done` at the default
-/// autonomy: two gates a person (the test) approves, then splice lands the branch on `main`.
+/// autonomy: three gates a person (the test) approves (the last, landing on protected `main`),
+/// then splice lands the branch on `main`.
 /// `model` is `[agent] model` (unset: Codex's default), `tools` how the model then calls
 /// Codex's shell.
 fn lone_task(model: Option<&str>, tools: Tools) {
@@ -277,7 +278,16 @@ fn lone_task(model: Option<&str>, tools: Tools) {
     );
     r.ok(&["transition", "approve", &id, "--step", "implement"]);
 
-    // The review; then splice lands the branch on main itself, and the task is done.
+    // The review; main is protected, so a person approves landing the reviewed tip; then
+    // splice lands the branch on main itself, and the task is done.
+    rested(
+        &run(&r, &clis),
+        "suspended-human",
+        &id,
+        Some("deliver"),
+        &api,
+    );
+    r.ok(&["transition", "approve", &id, "--step", "deliver"]);
     rested(&run(&r, &clis), "done", &id, None, &api);
     let b = r.bead(&id);
     assert_eq!(b["status"], "closed", "{b:#}");
@@ -310,8 +320,9 @@ fn lone_task(model: Option<&str>, tools: Tools) {
 
     // The dispatches ran sandboxed: each run says so, and Codex's write into .splice/ was
     // refused by the kernel.
+    // (Four runs: three dispatch a step, the fourth lands what a person approved.)
     let starts = events(&r, "run_start");
-    assert_eq!(starts.len(), 3, "{starts:#?}");
+    assert_eq!(starts.len(), 4, "{starts:#?}");
     assert!(
         starts.iter().all(|e| e["sandbox"]["enforced"] == true),
         "{starts:#?}"
