@@ -7,7 +7,8 @@
 //! lock, and the check it then journals names the hash. A file is content-addressed, so it is
 //! written once (a temp file of the writer's own, sync, rename, sync the directory:
 //! [`atomic::replace_file_shared`]) and never changed; a check that then refuses for a stale
-//! seq leaves a file no bead names, which is harmless. The text is redacted as bead files are ([`Redactor`]) before it is hashed.
+//! seq leaves a file no bead names, which is harmless. The text is redacted as bead files are
+//! ([`Redactor`]) before it is hashed.
 //!
 //! The text may be hostile: at most [`MAX_REVIEW_BYTES`], UTF-8, never through a link (a
 //! `.splice/reviews` that is a link is refused by every command; a link at `<bead>/` or at the
