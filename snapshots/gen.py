@@ -893,6 +893,101 @@ def _():
     ])
 
 
+# --- landing gates (issue 33): a person approves a landing before its target moves -----------
+TIP = "4b1d2c3e5f60718293a4b5c6d7e8f90123456789"
+
+
+def land_gate(step, target, seq=9, state="pending", by=None):
+    g = gate(step, seq=seq, state=state)
+    if by:
+        g["by"] = by
+    g["land"] = {"sha": TIP, "target": target}
+    return g
+
+
+def delivering(id, target, autonomy=None, gate_=None, last_check=None, **kw):
+    # A leaf at deliver, delivering directly to `target`, reviewed at TIP; its check (seq 9 by
+    # default) passed and recorded a pending landing gate instead of moving the target.
+    pipeline = dict(delivery="direct", target=target, reviewed_sha=TIP,
+                    proposal=proposal("deliver", 7),
+                    last_check=last_check or check("deliver", 9, "pass"),
+                    gate=gate_ or land_gate("deliver", target))
+    if autonomy:
+        pipeline["autonomy"] = autonomy
+    pipeline.update(kw)
+    return bead(id, "deliver", **pipeline)
+
+
+def relaxable(id, autonomy):
+    # The contrast: an ordinary gate (implement's, relaxed by wave and deep) pending.
+    return bead(id, "implement", autonomy=autonomy, gate=gate("implement"),
+                proposal=proposal("implement", 7), last_check=check("implement", 8, "pass"))
+
+
+@case("land-gate-pending-hitl")
+def _():
+    # hitl (the default): the landing on main waits for a person, like every gate at hitl.
+    return snapshot([delivering("sp-a", "main")])
+
+
+@case("land-gate-pending-wave")
+def _():
+    # wave relaxes implement's gate (sp-b) but not the landing gate on `release` (sp-a).
+    return snapshot([delivering("sp-a", "release", autonomy="wave"), relaxable("sp-b", "wave")])
+
+
+@case("land-gate-pending-deep")
+def _():
+    # deep relaxes implement's gate (sp-b) but not the landing gate on `release` (sp-a); the
+    # level set by the config (sp-c) holds it too.
+    return snapshot([delivering("sp-a", "release", autonomy="deep"), relaxable("sp-b", "deep"),
+                     delivering("sp-c", "release")], autonomy_default="deep", jobs=3)
+
+
+@case("land-gate-approved-checks")
+def _():
+    # A person approved the landing (seq 10) after the check that recorded it (seq 9): the next
+    # check lands it, so decide asks for one (rule 10), at any autonomy.
+    approved = land_gate("deliver", "main", seq=10, state="approved", by="alice")
+    return snapshot([
+        delivering("sp-a", "main", gate_=approved, seq=10),
+        delivering("sp-b", "release", autonomy="deep", seq=10,
+                   gate_=land_gate("deliver", "release", seq=10, state="approved", by="alice")),
+    ], jobs=2)
+
+
+@case("land-gate-approved-then-checked")
+def _():
+    # The check after the approval (seq 11) did not land: an escalation (sp-a: main checked out
+    # with uncommitted work) rests escalated, a refusal (sp-b: main kept moving) is the agent's
+    # to act on; neither asks for another check on the strength of the old approval.
+    approved = land_gate("deliver", "main", seq=10, state="approved", by="alice")
+    return snapshot([
+        delivering("sp-a", "main", gate_=approved, seq=11,
+                   last_check=check("deliver", 11, "escalate",
+                                    "main is checked out at /repo with uncommitted work")),
+        delivering("sp-b", "main", gate_=dict(approved), seq=11, attempts={"deliver": 1},
+                   last_check=check("deliver", 11, "refuse",
+                                    "main kept moving while splice landed on it")),
+    ], jobs=2)
+
+
+@case("land-gate-integrate-container")
+def _():
+    # A campaign root at integrate, its floors passed at seq 9: landing its documents on the
+    # campaign branch waits, since the integrate gate does not relax at wave; a compound at
+    # integrate waits the same way on a protected branch at deep. No level relaxes either.
+    return snapshot([
+        campaign_root(step="integrate", autonomy="wave", target="campaign/x", delivery="direct",
+                      proposal=proposal("integrate", 7), last_check=check("integrate", 9, "pass"),
+                      gate=land_gate("integrate", "campaign/x"), split=split()),
+        bead("sp-c", "integrate", route="compound", autonomy="deep", target="release",
+             delivery="direct", proposal=proposal("integrate", 7),
+             last_check=check("integrate", 9, "pass"), gate=land_gate("integrate", "release"),
+             split=split()),
+    ])
+
+
 # --- rule 12a: an optional step whose command the run cannot find ----------------------------
 SPEC_TOOL = ("step generate-spec would run `spec-tool`, which is not on PATH (set by "
              "`[agent.steps.generate-spec] command` in .splice/config.toml)")
