@@ -250,17 +250,25 @@ impl Repo {
             task.title,
             &["--delivery", task.delivery, "--target", task.target],
         );
+        let reviewed = self.review_at_deliver(&id, task);
+        (id, reviewed)
+    }
+
+    /// Bring the existing leaf `id` to its deliver step as [`Repo::reviewed_task`] does (one
+    /// reviewed commit writing `task.files` on `splice/<id>`, branched from `task.target`);
+    /// returns the reviewed commit. For a node made another way, a campaign's child say.
+    pub fn review_at_deliver(&self, id: &str, task: &Reviewed) -> String {
         self.ok(&[
             "transition",
             "route",
             "--bead",
-            &id,
+            id,
             "--to",
             "leaf",
             "--at",
             "review",
         ]);
-        let wt = self.worktree(&id);
+        let wt = self.worktree(id);
         let branch = format!("splice/{id}");
         self.git(&[
             "worktree",
@@ -285,8 +293,8 @@ impl Repo {
             passing_review(&reviewed),
         )
         .unwrap();
-        self.ok(&["transition", "complete", "--bead", &id, "--step", "review"]);
-        assert_eq!(self.bead(&id)["pipeline"]["step"], "deliver");
-        (id, reviewed)
+        self.ok(&["transition", "complete", "--bead", id, "--step", "review"]);
+        assert_eq!(self.bead(id)["pipeline"]["step"], "deliver");
+        reviewed
     }
 }
