@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{Repo, Reviewed};
+use common::{Repo, Reviewed, git_in};
 use serde_json::Value;
 
 /// A campaign's integration branch, the campaign root's target.
@@ -223,4 +223,94 @@ fn the_matrix_covers_every_autonomy_level_and_target_kind() {
             );
         }
     }
+}
+
+// --- a dry run reports a dirty target checkout (issue 33) -------------------------------------
+
+/// A lone task at hitl delivering to `main` (protected, checked out in the main checkout), whose
+/// reviewed commit writes `files`.
+fn task_on_main(r: &Repo, files: &[(&str, &str)]) -> (String, String) {
+    let id = r.task("Work", &["--target", "main", "--delivery", "direct"]);
+    r.write(".splice/config.toml", CONFIG);
+    let reviewed = r.review_at_deliver(
+        &id,
+        &Reviewed {
+            title: "Work",
+            delivery: "direct",
+            target: "main",
+            files,
+        },
+    );
+    (id, reviewed)
+}
+
+/// The check escalates at once with the Dirty reason naming `path`, records no landing gate and
+/// moves nothing, so no person is asked to approve a landing that cannot happen.
+fn escalates_dirty_without_a_gate(r: &Repo, id: &str, path: &str, case: &str) {
+    let before = r.git(&["rev-parse", "main"]);
+    let (code, out, stderr) = deliver(r, id);
+    assert_ne!(code, Some(0), "{case}: {out:#}");
+    assert!(
+        stderr.contains("uncommitted work") && stderr.contains(path),
+        "{case}: {stderr}"
+    );
+    let b = r.bead(id);
+    assert!(
+        b["pipeline"]["gate"].is_null(),
+        "{case}: a landing gate was recorded: {b:#}"
+    );
+    assert_eq!(b["pipeline"]["last_check"]["verdict"], "escalate", "{case}");
+    assert_eq!(r.git(&["rev-parse", "main"]), before, "{case}: main moved");
+}
+
+#[test]
+fn an_edit_to_a_file_the_landing_writes_escalates_before_anyone_is_asked_to_approve() {
+    let r = Repo::new();
+    let (id, _) = task_on_main(&r, &[("README.md", "the reviewed readme\n")]);
+    r.write("README.md", "a person's edit\n");
+    escalates_dirty_without_a_gate(&r, &id, "README.md", "edited file the landing writes");
+    let text = std::fs::read_to_string(r.path().join("README.md")).unwrap();
+    assert_eq!(text, "a person's edit\n", "the person's edit was touched");
+}
+
+#[test]
+fn an_edit_elsewhere_escalates_before_anyone_is_asked_to_approve() {
+    // The real landing refuses any uncommitted change (it never moves a checked-out branch
+    // under a person's work), so the dry run does too.
+    let r = Repo::new();
+    r.write("notes.txt", "notes\n");
+    r.git(&["add", "notes.txt"]);
+    r.git(&["commit", "-qm", "notes"]);
+    let (id, _) = task_on_main(&r, &[("src/a.rs", "pub fn a() {}\n")]);
+    r.write("notes.txt", "more notes\n");
+    escalates_dirty_without_a_gate(&r, &id, "notes.txt", "edited file elsewhere");
+}
+
+#[test]
+fn an_untracked_file_where_the_landing_writes_one_escalates_before_anyone_is_asked() {
+    let r = Repo::new();
+    let (id, _) = task_on_main(&r, &[("src/a.rs", "pub fn a() {}\n")]);
+    r.write("src/a.rs", "a person's own a.rs\n");
+    escalates_dirty_without_a_gate(&r, &id, "src/a.rs", "untracked file in the way");
+}
+
+#[test]
+fn a_clean_main_checkout_still_waits_for_approval_and_then_follows_the_landing() {
+    let r = Repo::new();
+    // An untracked file the landing does not write is no one's business.
+    r.write("scratch.txt", "scratch\n");
+    let (id, reviewed) = task_on_main(&r, &[("src/a.rs", "pub fn a() {}\n")]);
+    let (code, out, stderr) = deliver(&r, &id);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(out["gate"], "pending", "{out:#}");
+    r.ok(&["transition", "approve", "--bead", &id, "--step", "deliver"]);
+    let (code, out, stderr) = deliver(&r, &id);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(out["closed"], true, "{out:#}");
+    assert_eq!(r.git(&["rev-parse", "main"]), reviewed);
+    assert!(r.path().join("src/a.rs").is_file(), "the checkout follows");
+    assert_eq!(
+        git_in(r.path(), &["status", "--porcelain", "--", "src"]),
+        ""
+    );
 }

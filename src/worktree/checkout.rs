@@ -3,7 +3,10 @@
 //! checkout's index and files on the old commit: `git status` would show staged changes that
 //! reverse the delivered work, and a `git commit -a` would undo it. So before the ref moves,
 //! [`update`] brings that checkout to the new commit as `git merge --ff-only` would, or refuses
-//! when it has uncommitted changes (a person's work in progress is never touched).
+//! when it has uncommitted changes (a person's work in progress is never touched). A landing
+//! that only says what would move (a dry run, waiting for a person's approval) asks
+//! [`would_block`] the same question, reading only, so nobody approves a landing the checkout
+//! would then refuse.
 //!
 //! "Uncommitted" means tracked files modified or staged, outside `.splice/` (its bead files and
 //! journal change with every transition when users commit them; a landing never changes them,
@@ -87,14 +90,63 @@ fn uncommitted(repo: &Repository) -> std::result::Result<Vec<String>, git2::Erro
     Ok(paths)
 }
 
+/// What [`update`] would refuse moving `refname` (now at `old`) to a commit with tree `to` for,
+/// reading only (a dry run of a landing): the checkout's uncommitted changes, else untracked
+/// files where `to` adds one (those [`update`] finds as conflicts), as [`Update::Dirty`]; or
+/// [`Update::Busy`] when its status cannot be read for git's index lock. `None` when
+/// `refname` is not checked out, or the checkout would take the new commit.
+pub fn would_block(repo: &Repository, refname: &str, old: Oid, to: Oid) -> Result<Option<Update>> {
+    let Some(wt) = checked_out(repo, refname)? else {
+        return Ok(None);
+    };
+    let path = checkout_path(&wt);
+    let mut paths = match uncommitted(&wt) {
+        Ok(paths) => paths,
+        Err(e) if is_busy(&e) => return Ok(Some(busy(path, &e))),
+        Err(e) => return Err(git_at(&path, "reading the checkout's status", e)),
+    };
+    if paths.is_empty() {
+        paths = in_the_way(&wt, old, to)?;
+    }
+    Ok((!paths.is_empty()).then_some(Update::Dirty {
+        checkout: path,
+        paths,
+    }))
+}
+
+/// Untracked files of the checkout `wt` (not ignored: git overwrites those) at paths that the
+/// tree `to` adds to `old`'s: a safe checkout would not overwrite them.
+fn in_the_way(wt: &Repository, old: Oid, to: Oid) -> Result<Vec<String>> {
+    let Some(workdir) = wt.workdir() else {
+        return Ok(Vec::new());
+    };
+    let (from, to) = (wt.find_commit(old)?.tree()?, wt.find_tree(to)?);
+    let mut paths = Vec::new();
+    for p in changed_between(wt, &from, &to)? {
+        let added = to.get_path(&p).is_ok() && from.get_path(&p).is_err();
+        if added
+            && workdir.join(&p).symlink_metadata().is_ok()
+            && !wt.status_should_ignore(&p).unwrap_or(false)
+        {
+            paths.push(p.to_string_lossy().into_owned());
+        }
+    }
+    Ok(paths)
+}
+
+/// Where the checkout `wt` is, as a person reads and pastes it (`workdir` ends with a
+/// separator; a pasted path does not).
+fn checkout_path(wt: &Repository) -> PathBuf {
+    wt.workdir().unwrap_or(wt.path()).components().collect()
+}
+
 /// If `refname` (now at `old`) is checked out somewhere, bring that checkout's index and files
 /// from `old` to `new`, unless it has uncommitted changes. The ref itself is not moved.
 pub fn update(repo: &Repository, refname: &str, old: Oid, new: Oid) -> Result<Update> {
     let Some(wt) = checked_out(repo, refname)? else {
         return Ok(Update::NotCheckedOut);
     };
-    // `workdir` ends with a separator; a path a person reads and pastes does not.
-    let path: PathBuf = wt.workdir().unwrap_or(wt.path()).components().collect();
+    let path = checkout_path(&wt);
     let head = wt.head().ok().and_then(|h| h.target());
     if head != Some(old) {
         return Err(crate::error::Error::Git(format!(
@@ -232,7 +284,13 @@ fn changed_paths(repo: &Repository, old: Oid, new: Oid) -> Result<Vec<PathBuf>> 
         repo.find_commit(old)?.tree()?,
         repo.find_commit(new)?.tree()?,
     );
-    let diff = repo.diff_tree_to_tree(Some(&from), Some(&to), None)?;
+    changed_between(repo, &from, &to)
+}
+
+/// The paths that differ between the trees `from` and `to` (each side of a change), outside
+/// `.splice/`.
+fn changed_between(repo: &Repository, from: &git2::Tree, to: &git2::Tree) -> Result<Vec<PathBuf>> {
+    let diff = repo.diff_tree_to_tree(Some(from), Some(to), None)?;
     let mut paths: Vec<PathBuf> = diff
         .deltas()
         .flat_map(|d| [d.old_file().path(), d.new_file().path()])
@@ -362,6 +420,42 @@ mod tests {
         assert!(dir.path().join("work/x.md").is_file());
         let index = repo.index().unwrap();
         assert!(index.get_path(Path::new("work/x.md"), 0).is_some());
+    }
+
+    #[test]
+    fn would_block_says_what_update_would_refuse_and_writes_nothing() {
+        let (dir, old, new) = fixture();
+        let repo = Repository::open(dir.path()).unwrap();
+        let to = repo.find_commit(new).unwrap().tree_id();
+        let dirty = |paths: &[&str]| match would_block(&repo, MAIN, old, to).unwrap() {
+            Some(Update::Dirty { paths: got, .. }) => assert_eq!(got, paths),
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            would_block(&repo, MAIN, old, to).unwrap().is_none(),
+            "clean"
+        );
+        // An untracked file where the new commit adds one, then a tracked edit.
+        fs::create_dir_all(dir.path().join("work")).unwrap();
+        fs::write(dir.path().join("work/x.md"), "mine\n").unwrap();
+        dirty(&["work/x.md"]);
+        fs::write(dir.path().join("README.md"), "a person's edit\n").unwrap();
+        dirty(&["README.md"]);
+        // Nothing was written: update refuses for the same reason, and HEAD stays.
+        assert_eq!(
+            fs::read_to_string(dir.path().join("work/x.md")).unwrap(),
+            "mine\n"
+        );
+        assert!(matches!(
+            update(&repo, MAIN, old, new).unwrap(),
+            Update::Dirty { .. }
+        ));
+        assert_eq!(repo.head().unwrap().target(), Some(old));
+        assert!(
+            would_block(&repo, "refs/heads/other", old, to)
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]

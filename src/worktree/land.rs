@@ -19,7 +19,9 @@
 //!    conflict's resolution, or anything else a merge commit adds, is new code for review
 //!    ([`Refused::BeyondReview`]);
 //! 5. a dry run ([`Landing::dry_run`], a landing that waits for a person's approval) stops
-//!    here, saying what would move ([`Landed::Would`]);
+//!    here, saying what would move ([`Landed::Would`]), unless step 6 would refuse: it reads
+//!    the target's checkout, writing nothing, and refuses as step 6 would
+//!    ([`checkout::would_block`]), so no one approves a landing the checkout then refuses;
 //! 6. where the target is checked out (the main checkout or another worktree), bring that
 //!    checkout's index and files to the new commit first, as `git merge --ff-only` would, or
 //!    refuse when it has uncommitted changes ([`super::checkout`]);
@@ -240,6 +242,11 @@ fn land_once(req: &Landing) -> Result<std::result::Result<Landed, Refused>> {
         return Ok(Err(refused));
     }
     if req.dry_run {
+        if let Some(blocked) = checkout::would_block(&repo, &refname, old, tree)?
+            && let Err(refused) = at_checkout(blocked, req.target)
+        {
+            return Ok(Err(refused));
+        }
         return Ok(Ok(Landed::Would {
             branch,
             from: old.to_string(),
@@ -252,25 +259,9 @@ fn land_once(req: &Landing) -> Result<std::result::Result<Landed, Refused>> {
     } else {
         (merge_commit(&repo, req, &branch, (old, tip), tree)?, true)
     };
-    let checkout = match checkout::update(&repo, &refname, old, new)? {
-        Update::NotCheckedOut => None,
-        Update::Updated(path) => Some(path),
-        Update::Dirty { checkout, paths } => {
-            let target = req.target.to_string();
-            return Ok(Err(Refused::Dirty {
-                checkout,
-                target,
-                paths,
-            }));
-        }
-        Update::Busy { checkout, cause } => {
-            let target = req.target.to_string();
-            return Ok(Err(Refused::Busy {
-                checkout,
-                target,
-                cause,
-            }));
-        }
+    let checkout = match at_checkout(checkout::update(&repo, &refname, old, new)?, req.target) {
+        Ok(checkout) => checkout,
+        Err(refused) => return Ok(Err(refused)),
     };
     let message = format!("splice: land {branch} on {}", req.target);
     if let Err(e) = retry_busy(|| repo.reference_matching(&refname, new, true, old, &message)) {
@@ -290,6 +281,26 @@ fn land_once(req: &Landing) -> Result<std::result::Result<Landed, Refused>> {
         merge,
         checkout,
     }))
+}
+
+/// Step 6's answer for `target`: the checkout brought to the new commit (`None` when the target
+/// is not checked out), or why it refused.
+fn at_checkout(update: Update, target: &str) -> std::result::Result<Option<PathBuf>, Refused> {
+    let target = target.to_string();
+    match update {
+        Update::NotCheckedOut => Ok(None),
+        Update::Updated(path) => Ok(Some(path)),
+        Update::Dirty { checkout, paths } => Err(Refused::Dirty {
+            checkout,
+            target,
+            paths,
+        }),
+        Update::Busy { checkout, cause } => Err(Refused::Busy {
+            checkout,
+            target,
+            cause,
+        }),
+    }
 }
 
 /// Steps 2 and 3: only reviewed work, and nothing under `.splice/`.
