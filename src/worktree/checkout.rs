@@ -115,7 +115,9 @@ pub fn would_block(repo: &Repository, refname: &str, old: Oid, to: Oid) -> Resul
 }
 
 /// Untracked files of the checkout `wt` (not ignored: git overwrites those) at paths that the
-/// tree `to` adds to `old`'s: a safe checkout would not overwrite them.
+/// tree `to` adds to `old`'s: a safe checkout would not overwrite them. A limit: an untracked
+/// file where `to` puts a directory (`src` before `src/a.rs`) is not seen here; [`update`]
+/// still refuses it when the landing runs.
 fn in_the_way(wt: &Repository, old: Oid, to: Oid) -> Result<Vec<String>> {
     let Some(workdir) = wt.workdir() else {
         return Ok(Vec::new());
