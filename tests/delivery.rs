@@ -219,7 +219,9 @@ fn direct_delivery_refuses_a_dirty_checkout_of_the_target_and_says_what_to_run()
         journal,
         "the stash took splice's state"
     );
-    let out = r.ok(&["transition", "deliver", "--bead", &id]);
+    // The checkout clean, the check asks for the landing's approval (main is protected) before
+    // it lands.
+    let out = deliver_approved(&r, &id);
     assert_eq!(out["closed"], true, "{out:#}");
     assert_eq!(tracked_changes(&r), "");
     sh(&pop);
@@ -236,13 +238,13 @@ fn an_untracked_file_the_delivery_would_overwrite_stops_it_and_is_kept() {
     let (id, _) = reviewed_task(&r, "A", &[("src/a.rs", "pub fn a() {}\n")]);
     r.write("src/a.rs", "a person's draft\n");
     let before = r.git(&["rev-parse", "main"]);
-    r.ok(&["transition", "deliver", "--bead", &id]);
-    r.ok(&["transition", "approve", "--bead", &id, "--step", "deliver"]);
+    // The check escalates at once: no one is asked to approve a landing the checkout refuses.
     let err = r.fails(1, &["transition", "deliver", "--bead", &id]);
     assert!(
         err.contains("escalated") && err.contains("src/a.rs"),
         "{err}"
     );
+    assert!(r.bead(&id)["pipeline"]["gate"].is_null());
     assert_eq!(r.git(&["rev-parse", "main"]), before);
     assert_eq!(
         std::fs::read_to_string(r.path().join("src/a.rs")).unwrap(),
