@@ -135,6 +135,7 @@ fn writer_gate(case: &Case, m: &Manifest, node: &Bead, ancestors: &[Bead]) -> Ga
     let evidence = Evidence {
         step: m.step(&node.pipeline.step).unwrap().clone(),
         pr_url: None,
+        opened_pr: false,
         seen_seq: node.pipeline.seq,
         outcomes: vec![Outcome::pass(FloorKind::FileExists, "there", json!({}))],
         read_in: "/repo".into(),

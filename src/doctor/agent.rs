@@ -2,8 +2,8 @@
 //! (the runner's own look-up, [`crate::driver::commands`]) and, when it is a CLI splice knows
 //! (`[agent] kind`: claude, codex, gemini), answers `--version` — a program splice does not know
 //! is never run by `doctor`; every other command a step may start (a step's own agent, an argv
-//! step) is found too; and with PR delivery, what opening a PR needs (`gh` or `[delivery]
-//! forge_command`, and a remote) is there.
+//! step) is found too; and with PR delivery, what delivering by a PR needs (a remote; `gh`, or
+//! `[delivery] pr_command` and `forge_command`) is there.
 
 use std::path::Path;
 use std::time::Duration;
@@ -69,8 +69,9 @@ pub fn agent(cx: &Ctx) -> Vec<Finding> {
     out
 }
 
-/// With PR delivery (`[delivery] method = "pr"`, the default): `gh` on `PATH` or a
-/// `[delivery] forge_command`, and a git remote to push to; a warning naming what is missing.
+/// With PR delivery (`[delivery] method = "pr"`, the default): a git remote to push to, a way to
+/// open the pull request (`[delivery] pr_command`, or `gh` on `PATH`) and one to ask about its
+/// merge (`[delivery] forge_command`, or `gh`); a warning naming what is missing.
 fn pull_requests(cx: &Ctx, config: &crate::model::Config) -> Vec<Finding> {
     use crate::model::bead::DeliveryMethod;
     if config.delivery.method.unwrap_or(DeliveryMethod::Pr) != DeliveryMethod::Pr {
@@ -78,10 +79,14 @@ fn pull_requests(cx: &Ctx, config: &crate::model::Config) -> Vec<Finding> {
     }
     let mut missing = Vec::new();
     let path = std::env::var_os("PATH");
-    if config.delivery.forge_command.is_none()
-        && crate::floors::github::find_gh(path.as_deref()).is_none()
-    {
-        missing.push("`gh` is not on PATH and no [delivery] forge_command is set");
+    let gh = crate::floors::github::find_gh(path.as_deref()).is_some();
+    if config.delivery.pr_command.is_none() && !gh {
+        missing.push("`gh` is not on PATH and no [delivery] pr_command is set to open one");
+    }
+    if config.delivery.forge_command.is_none() && !gh {
+        missing.push(
+            "`gh` is not on PATH and no [delivery] forge_command is set to ask about its merge",
+        );
     }
     let remotes = git2::Repository::open(cx.store.repo())
         .and_then(|r| r.remotes().map(|n| n.len()))
@@ -92,16 +97,16 @@ fn pull_requests(cx: &Ctx, config: &crate::model::Config) -> Vec<Finding> {
     if missing.is_empty() {
         return vec![Finding::ok(
             AGENT,
-            "PR delivery: a forge command and a git remote are there",
+            "PR delivery: a git remote, and commands to open a pull request and ask about its merge, are there",
         )];
     }
     vec![Finding::warn(
         AGENT,
         format!(
-            "PR delivery (the default method) cannot open a pull request: {}",
+            "PR delivery (the default method) cannot deliver by pull request: {}",
             missing.join("; ")
         ),
-        Some("install and log in to `gh`, set [delivery] forge_command, or set [delivery] method = \"direct\"".into()),
+        Some("install and log in to `gh`, set [delivery] pr_command and forge_command, or set [delivery] method = \"direct\"".into()),
     )]
 }
 

@@ -11,24 +11,14 @@ use crate::model::manifest::prompts::DEFAULT_PROMPTS as DEFAULTS;
 use crate::store::Store;
 
 /// The template for prompt `name` when the node delivers by `method`, the most specific that
-/// exists (a project's file or a default): `<name>-<method>-deep` when its delivery may merge
-/// into its target (deep autonomy on a campaign branch: the pull-request variant that allows
-/// merging there), else `<name>-<method>` (the deliver step's pull-request and direct
-/// variants), else `<name>`.
-pub fn template_for(
-    store: &Store,
-    name: &str,
-    method: DeliveryMethod,
-    may_merge: bool,
-) -> Result<String> {
+/// exists (a project's file or a default): `<name>-<method>` (the deliver step's pull-request
+/// and direct variants), else `<name>`. No variant lets an agent merge: a pull request is opened
+/// by splice and merged by a person or the forge (issue 33).
+pub fn template_for(store: &Store, name: &str, method: DeliveryMethod) -> Result<String> {
     let variant = format!("{name}-{}", method.as_str());
-    let deep = format!("{variant}-deep");
-    let candidates = may_merge.then_some(deep).into_iter().chain([variant]);
-    for candidate in candidates {
-        let custom = store.dir().join("prompts").join(format!("{candidate}.md"));
-        if custom.is_file() || DEFAULTS.iter().any(|(n, _)| *n == candidate) {
-            return template(store, &candidate);
-        }
+    let custom = store.dir().join("prompts").join(format!("{variant}.md"));
+    if custom.is_file() || DEFAULTS.iter().any(|(n, _)| *n == variant) {
+        return template(store, &variant);
     }
     template(store, name)
 }
@@ -83,10 +73,7 @@ mod tests {
         let manifest = crate::model::Manifest::default_manifest();
         // The step-back analysis's prompt is not a step's (`looping::render_step_back`).
         for (name, text) in DEFAULTS.iter().filter(|(n, _)| *n != "step-back") {
-            let step = name
-                .trim_end_matches("-deep")
-                .trim_end_matches("-pr")
-                .trim_end_matches("-direct");
+            let step = name.trim_end_matches("-pr").trim_end_matches("-direct");
             let step = manifest.step(step).expect("a prompt names a step");
             let vars = PromptVars {
                 bead_id: "sp-1".into(),
@@ -107,27 +94,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(".splice/beads")).unwrap();
         let store = Store::discover(Some(dir.path())).unwrap();
-        let pr = template_for(&store, "deliver", DeliveryMethod::Pr, false).unwrap();
-        let direct = template_for(&store, "deliver", DeliveryMethod::Direct, false).unwrap();
-        assert!(pr.contains("--pr-url") && pr.contains("Do not merge it yourself"));
+        let pr = template_for(&store, "deliver", DeliveryMethod::Pr).unwrap();
+        let direct = template_for(&store, "deliver", DeliveryMethod::Direct).unwrap();
+        // Issue 33: splice opens the pull request; the agent holds no forge credential.
+        assert!(
+            pr.contains("splice pushed") && pr.contains("Do not push"),
+            "{pr}"
+        );
+        assert!(!pr.contains("--pr-url"), "{pr}");
         // Issue 10: splice lands a direct delivery; the agent never moves the target.
         assert!(direct.contains("never move") && direct.contains("splice itself merges"));
         assert!(!direct.contains("open a pull request"));
-        // At deep autonomy on a campaign branch, merging the pull request there is allowed.
-        let deep = template_for(&store, "deliver", DeliveryMethod::Pr, true).unwrap();
-        assert!(
-            deep.contains("merge the pull request into `{{target}}`"),
-            "{deep}"
-        );
-        assert!(!deep.contains("Do not merge"));
-        assert_eq!(
-            template_for(&store, "deliver", DeliveryMethod::Direct, true).unwrap(),
-            direct,
-            "a direct delivery has no deep variant"
-        );
         // Steps without variants use their one template; a project's own file wins.
         assert_eq!(
-            template_for(&store, "review", DeliveryMethod::Pr, true).unwrap(),
+            template_for(&store, "review", DeliveryMethod::Pr).unwrap(),
             template(&store, "review").unwrap()
         );
         std::fs::create_dir_all(store.dir().join("prompts")).unwrap();
@@ -137,7 +117,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            template_for(&store, "deliver", DeliveryMethod::Pr, false).unwrap(),
+            template_for(&store, "deliver", DeliveryMethod::Pr).unwrap(),
             "ours {{bead.id}}"
         );
     }

@@ -85,6 +85,37 @@ pub fn parse_pr_view(stdout: &str) -> Option<PrState> {
     }
 }
 
+/// The `HOST/OWNER/REPO` a git remote's URL names on a GitHub host (see the module doc), for
+/// `gh pr create --repo`: `https://github.com/o/r(.git)`, `ssh://git@github.com/o/r`,
+/// `git@github.com:o/r.git`. Anything else is `None`.
+pub fn repo_of_remote(url: &str) -> Option<String> {
+    let rest = ["https://", "http://", "ssh://", "git://"]
+        .iter()
+        .find_map(|scheme| url.strip_prefix(scheme));
+    let (host, path) = match rest {
+        Some(rest) => rest.split_once('/')?,
+        // scp-like: `user@host:owner/repo`.
+        None => url.split_once(':').filter(|(h, _)| !h.contains('/'))?,
+    };
+    let host = host
+        .rsplit('@')
+        .next()?
+        .split(':')
+        .next()?
+        .to_ascii_lowercase();
+    let github = host == "github.com" || host == "www.github.com" || host.ends_with(".ghe.com");
+    let path = path.trim_matches('/');
+    let path = path.strip_suffix(".git").unwrap_or(path);
+    let parts: Vec<&str> = path.split('/').collect();
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    (github && parts.len() == 2 && parts.iter().all(|p| word(p)))
+        .then(|| format!("{host}/{}/{}", parts[0], parts[1]))
+}
+
 /// The first executable `gh` in the directories of `path` (a `PATH` value).
 pub fn find_gh(path: Option<&OsStr>) -> Option<PathBuf> {
     std::env::split_paths(path?)
@@ -101,6 +132,29 @@ fn is_executable(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn github_remotes() {
+        for (url, repo) in [
+            ("https://github.com/acme/calc.git", "github.com/acme/calc"),
+            ("https://github.com/acme/calc", "github.com/acme/calc"),
+            ("git@github.com:acme/calc.git", "github.com/acme/calc"),
+            ("ssh://git@github.com/acme/calc", "github.com/acme/calc"),
+            ("https://x.ghe.com/acme/calc.git", "x.ghe.com/acme/calc"),
+        ] {
+            assert_eq!(repo_of_remote(url).as_deref(), Some(repo), "{url}");
+        }
+        for no in [
+            "/tmp/remote.git",
+            "https://gitlab.com/acme/calc.git",
+            "https://github.com/acme",
+            "https://github.com/acme/calc/extra",
+            "git@github.com:acme/c;alc.git",
+            "file:///tmp/github.com/acme/calc",
+        ] {
+            assert_eq!(repo_of_remote(no), None, "{no}");
+        }
+    }
 
     #[test]
     fn github_pull_request_urls() {

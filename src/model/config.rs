@@ -358,6 +358,10 @@ pub struct DeliveryConfig {
     /// (`floors::github`).
     #[serde(default)]
     pub forge_command: Option<Vec<String>>,
+    /// Opens a pull request and prints its URL (`transition::pr`, the `SPLICE_PR_*` variables).
+    /// Unset: `gh pr create` for a remote on a GitHub host when `gh` is on `PATH`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr_command: Option<Vec<String>>,
     /// Branches splice never moves without a person's approval recorded before the move
     /// (issue 33), besides the main line (`main`, `master`, a remote's default branch).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -419,6 +423,13 @@ impl Config {
             return Err(
                 "[delivery] forge_command: an empty argv runs nothing; remove the key to ask `gh` \
                  about GitHub pull requests"
+                    .into(),
+            );
+        }
+        if empty(&self.delivery.pr_command) {
+            return Err(
+                "[delivery] pr_command: an empty argv runs nothing; remove the key to open \
+                 GitHub pull requests with `gh`"
                     .into(),
             );
         }
@@ -512,6 +523,7 @@ mod tests {
         assert!(e("[agent.steps.review]\ncommand = []\n").contains("[agent.steps.review]"));
         assert!(e("[limits]\njobs = 0\n").contains("[limits] jobs"));
         assert!(e("[delivery]\nforge_command = []\n").contains("[delivery] forge_command"));
+        assert!(e("[delivery]\npr_command = []\n").contains("[delivery] pr_command"));
         assert!(e("[delivery]\nprotected = [\"refs/heads/x\"]\n").contains("[delivery] protected"));
         assert!(e("[delivery]\nprotected = [\"\"]\n").contains("[delivery] protected"));
         assert!(e("[prices.m]\ninput = nan\n").contains("[prices.m]"));

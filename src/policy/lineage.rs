@@ -21,13 +21,6 @@ pub fn is_mainline(target: &str) -> bool {
     matches!(target, "main" | "master")
 }
 
-/// May a node's delivery merge into its target (seed 003, "Integration and landing")? Only at
-/// deep autonomy on a campaign branch: pieces land there, and the merge to mainline stays a
-/// person's job.
-pub fn delivery_may_merge(level: Autonomy, target: &str) -> bool {
-    level == Autonomy::Deep && !is_mainline(target)
-}
-
 /// The project-wide values a node falls back to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Defaults<'a> {

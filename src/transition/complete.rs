@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use super::branch::{self, Applied};
 use super::{
     Caller, Ctx, Refusal, Verb, advance, ancestors_unlocked, current_step, defaults, land,
-    next_seq, require_not_foreign, require_open, require_seq, require_step,
+    next_seq, pr, require_not_foreign, require_open, require_seq, require_step,
 };
 use crate::error::Result;
 use crate::floors::{self, Effect};
@@ -29,8 +29,11 @@ use crate::worktree::current_branch;
 pub struct Evidence {
     /// The step checked, as the manifest defines it.
     pub step: Step,
-    /// `deliver --pr-url`.
+    /// `deliver --pr-url`, or the pull request this check opened.
     pub pr_url: Option<String>,
+    /// This check opened that pull request (`pr.rs`): it is kept whatever the verdict, so no
+    /// later check opens another.
+    pub opened_pr: bool,
     /// The node's `seq` when the floors ran: the check stands only if it is still that.
     pub seen_seq: u64,
     /// Every floor's answer, in the step's order.
@@ -96,7 +99,7 @@ pub fn gather(
     ctx: &Ctx,
     id: &str,
     step: &str,
-    pr_url: Option<String>,
+    mut pr_url: Option<String>,
     (manifest, config, branch): (&Manifest, &Config, &Option<String>),
 ) -> Result<Evidence> {
     let store = ctx.store;
@@ -118,6 +121,35 @@ pub fn gather(
     }
     let read_in = floors::workdir_for(store, &bead);
     let lineage = Lineage::new(&ancestors, defaults(config, branch));
+    // PR delivery: splice pushes the reviewed commit and opens the pull request (`pr.rs`).
+    let known = pr_url.is_some()
+        || proposal.as_ref().is_some_and(|p| p.pr_url.is_some())
+        || bead.pipeline.pr_url.is_some();
+    let mut opening = None;
+    if let Some(target) = pr::wanted(manifest, &step_def, &bead, &lineage, known) {
+        match pr::open(store, config, &bead, &target) {
+            Ok((url, outcome)) => {
+                let p = proposal.get_or_insert_with(|| Proposal {
+                    step: step.to_string(),
+                    artifact: url.clone(),
+                    ..Proposal::default()
+                });
+                p.pr_url = Some(url.clone());
+                pr_url = Some(url);
+                opening = Some(outcome);
+            }
+            Err(escalated) => {
+                return Ok(Evidence {
+                    step: step_def,
+                    pr_url,
+                    opened_pr: false,
+                    seen_seq: bead.pipeline.seq,
+                    outcomes: vec![*escalated],
+                    read_in,
+                });
+            }
+        }
+    }
     let floor_ctx = floors::Ctx {
         store,
         manifest,
@@ -128,11 +160,14 @@ pub fn gather(
         workdir: read_in.clone(),
         proposal: proposal.as_ref(),
     };
-    let mut outcomes = check_and_land(&floor_ctx);
+    let opened_pr = opening.is_some();
+    let mut outcomes: Vec<floors::Outcome> = opening.into_iter().collect();
+    outcomes.extend(check_and_land(&floor_ctx));
     keep_reviews(store, id, &mut outcomes)?;
     Ok(Evidence {
         step: step_def,
         pr_url,
+        opened_pr,
         seen_seq: bead.pipeline.seq,
         outcomes,
         read_in,
@@ -293,7 +328,7 @@ pub fn plan(
     // effect, below). While the forge says it is open, the URL a person gave (`deliver
     // --pr-url`) is kept on the step's proposal, where the wait and later checks find it.
     if let (Some(url), Some(check)) = (&ev.pr_url, &after.pipeline.last_check)
-        && check.awaiting_merge
+        && (check.awaiting_merge || (ev.opened_pr && verdict != Verdict::Pass))
     {
         keep_pending_pr(&mut after, url, seq, now);
     }

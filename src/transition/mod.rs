@@ -47,6 +47,7 @@ pub mod loops;
 pub mod park;
 pub mod plain;
 pub mod plan;
+pub mod pr;
 pub mod proposals;
 pub mod propose;
 pub mod read;

@@ -62,6 +62,7 @@ fn evidence(bead: &Bead, outcomes: Vec<floors::Outcome>) -> Evidence {
     Evidence {
         step: manifest().step(&bead.pipeline.step).unwrap().clone(),
         pr_url: None,
+        opened_pr: false,
         seen_seq: bead.pipeline.seq,
         outcomes,
         read_in: "/repo".into(),

@@ -305,7 +305,7 @@ fn pr_delivery_without_a_forge_or_a_remote_is_a_warning_naming_them() {
             .contains("method = \"direct\""),
         "{warned:#}"
     );
-    // With a remote and a forge command, it passes.
+    // With a remote and a forge command but nothing to open a pull request, it still warns.
     r.git(&[
         "remote",
         "add",
@@ -315,6 +315,18 @@ fn pr_delivery_without_a_forge_or_a_remote_is_a_warning_naming_them() {
     r.write(
         ".splice/config.toml",
         &format!("[agent]\ncommand = [\"{agent}\"]\n[delivery]\nforge_command = [\"my-forge\"]\n"),
+    );
+    let (_, report) = doctor(&r);
+    let warned = the(&report, "agent", "warn");
+    let said = warned["message"].as_str().unwrap();
+    assert!(said.contains("pr_command"), "{said}");
+    assert!(!said.contains("forge_command"), "{said}");
+    // With a command to open it too, it passes.
+    r.write(
+        ".splice/config.toml",
+        &format!(
+            "[agent]\ncommand = [\"{agent}\"]\n[delivery]\nforge_command = [\"my-forge\"]\npr_command = [\"my-pr\"]\n"
+        ),
     );
     let (_, report) = doctor(&r);
     assert!(

@@ -22,7 +22,6 @@ use crate::model::bead::{DeliveryMethod, ExitKind};
 use crate::model::envelope::ActResult;
 use crate::model::{Bead, Step};
 use crate::policy::Lineage;
-use crate::policy::lineage::delivery_may_merge;
 use crate::process::procfs;
 use crate::transition::{self, Ctx, claim, record};
 use crate::worktree;
@@ -146,7 +145,6 @@ pub fn start_dispatch(
         credential: Some(credential),
         delivery: lineage.delivery(bead),
         target: target.to_string(),
-        may_merge: delivery_may_merge(lineage.autonomy(bead).0, target),
         rc: rc.clone(),
         bead: bead.id.to_string(),
         step,
@@ -214,8 +212,6 @@ pub(super) struct Job {
     delivery: DeliveryMethod,
     /// The integration target, for the prompt's `{{target}}`.
     target: String,
-    /// Its delivery may merge into the target (deep autonomy on a campaign branch).
-    may_merge: bool,
     pub(super) bead: String,
     pub(super) step: Step,
     pub(super) attempt: u32,
@@ -242,7 +238,6 @@ impl Job {
             credential: None,
             delivery: lineage.delivery(bead),
             target: String::new(),
-            may_merge: false,
             rc: rc.clone(),
             bead: bead.id.to_string(),
             step,

@@ -166,7 +166,7 @@ impl Job {
         let rc = &self.rc;
         match &self.step.run {
             Some(Run::Prompt { prompt: name }) => {
-                let text = prompts::template_for(&rc.store, name, self.delivery, self.may_merge)?;
+                let text = prompts::template_for(&rc.store, name, self.delivery)?;
                 let artifact = prompts::artifact_for(&self.step, &self.bead, &self.root_id)?;
                 let pv = prompt::PromptVars {
                     defines_scenarios: self.step.has_role(Role::Spec),

@@ -1,7 +1,6 @@
 //! The default step prompts (`manifest/prompts/<name>.md`), embedded in the binary beside the
 //! default manifest that names them. `<name>-pr` and `<name>-direct` are a step's variants for
-//! the node's delivery method; `<name>-pr-deep` the pull-request variant at deep autonomy on a
-//! campaign branch, where delivery may merge (`driver::prompts::template_for`).
+//! the node's delivery method (`driver::prompts::template_for`).
 
 /// Prompt name → template text.
 pub const DEFAULT_PROMPTS: &[(&str, &str)] = &[
@@ -40,10 +39,6 @@ pub const DEFAULT_PROMPTS: &[(&str, &str)] = &[
     (
         "deliver-pr",
         include_str!("../../../manifest/prompts/deliver-pr.md"),
-    ),
-    (
-        "deliver-pr-deep",
-        include_str!("../../../manifest/prompts/deliver-pr-deep.md"),
     ),
     (
         "deliver-direct",
