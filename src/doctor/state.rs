@@ -122,7 +122,7 @@ pub fn claims(cx: &Ctx) -> Vec<Finding> {
 /// Every checkout under `.splice/worktrees/` belongs to an open node. One a run's cleanup will
 /// remove (`decide`'s `cleanup-fanout`, the runner's own rule) is a warning whose fix is a run;
 /// one no run will remove (no such bead, or a closed node whose cleanup does not take it) is a
-/// warning with the commands that remove it.
+/// warning with the commands that set it aside, losing nothing ([`remove`]).
 pub fn worktrees(cx: &Ctx) -> Vec<Finding> {
     let snap = match cx.snapshot_for(WORKTREES) {
         Ok(s) => s,
@@ -182,34 +182,42 @@ pub fn worktrees(cx: &Ctx) -> Vec<Finding> {
     out
 }
 
-/// The commands that remove `id`'s checkouts: git's when it is a registered worktree, else the
-/// directory.
+/// The commands that take `id`'s checkouts out of the way and lose nothing: each directory (the
+/// worktree, the target checkout, the git quarantine of a dispatch, which may hold commits not
+/// yet imported) is set aside under `.splice/worktrees/.set-aside/` (`verify::set_aside`: no git
+/// is run in a checkout no node owns, whose `.git` no one has checked), then `git worktree
+/// prune` forgets the registrations. `git worktree remove --force` or `rm -rf` would delete
+/// the uncommitted and ignored files in them.
 fn remove(cx: &Ctx, id: &str) -> String {
     let dir = cx.store.worktrees_dir();
     let paths = [
         crate::worktree::node_path(&dir, id),
         crate::worktree::target_path(&dir, id),
+        crate::worktree::quarantine::gitdir(&dir, id),
     ];
+    // The quarantine is named after the node, as its worktree is: it is set aside under a name
+    // of its own.
+    let name = |p: &std::path::Path| {
+        p.file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned()
+    };
+    let names = [
+        name(&paths[0]),
+        name(&paths[1]),
+        format!("{id}.dispatch-git"),
+    ];
+    let shown = |p: &std::path::Path| super::shown(cx, p);
     let mut commands: Vec<String> = paths
         .iter()
-        .filter(|p| p.is_dir())
-        .map(|p| {
-            let shown = crate::hooks::shell_word(std::path::Path::new(&super::shown(cx, p)));
-            match p.join(".git").exists() {
-                true => format!("git worktree remove --force {shown}"),
-                false => format!("rm -rf {shown}"),
-            }
+        .zip(&names)
+        .filter(|(p, _)| p.is_dir())
+        .map(|(p, name)| {
+            let to = crate::worktree::verify::aside(&dir, name);
+            crate::worktree::verify::set_aside(p, &to, &shown)
         })
         .collect();
-    // Its git quarantine (`worktree::quarantine`) goes with it.
-    let quarantine = crate::worktree::quarantine::gitdir(&dir, id);
-    if quarantine.is_dir() {
-        let shown = super::shown(cx, &quarantine);
-        commands.push(format!(
-            "rm -rf {}",
-            crate::hooks::shell_word(std::path::Path::new(&shown))
-        ));
-    }
     commands.push("git worktree prune".to_string());
     commands.join(" && ")
 }
