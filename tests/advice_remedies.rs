@@ -184,3 +184,74 @@ fn the_fix_for_a_directory_that_is_no_worktree_keeps_its_files() {
     );
     assert!(worktree_findings(&r).iter().all(|f| f["severity"] == "ok"));
 }
+
+/// The commands a fix names between backticks, in order.
+fn commands(fix: &str) -> Vec<&str> {
+    fix.split('`').skip(1).step_by(2).collect()
+}
+
+#[test]
+fn the_fix_for_an_unreadable_bead_file_keeps_a_copy_before_restoring_it() {
+    let r = Repo::new();
+    let id = r.task("Committed", &[]);
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-q", "-m", "state"]);
+    let file = r.state().join("beads").join(format!("{id}.json"));
+    let committed = std::fs::read(&file).unwrap();
+    std::fs::write(&file, "{ an edit by hand, torn").unwrap();
+    let journal = r.journal();
+    let out = r.run(&["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let finding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "beads" && f["severity"] == "needs-person")
+        .unwrap_or_else(|| panic!("{report:#}"))
+        .clone();
+    let fix = finding["fix"].as_str().unwrap();
+    let [keep, restore] = commands(fix)[..] else {
+        panic!("{fix}");
+    };
+    follow(&r, keep);
+    follow(&r, restore);
+    assert_eq!(std::fs::read(&file).unwrap(), committed, "{fix}");
+    assert_eq!(r.journal(), journal);
+    let copy = r.state().join(format!("worktrees/.set-aside/{id}.json"));
+    assert_eq!(read(&copy), "{ an edit by hand, torn", "the edit is kept");
+    let out = r.run(&["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let beads: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == "beads")
+        .collect();
+    assert!(beads.iter().all(|f| f["severity"] == "ok"), "{beads:#?}");
+}
+
+#[test]
+fn a_bead_file_name_is_one_word_of_the_printed_commands() {
+    // A file name is anyone's: pasted, a `;` or `$(…)` in it must stay part of the name.
+    let r = Repo::new();
+    r.task("Any", &[]);
+    let name = "x;touch pwned $(touch pwned2).json";
+    std::fs::write(r.state().join("beads").join(name), "{ torn").unwrap();
+    let out = r.run(&["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fix = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "beads" && f["severity"] == "needs-person")
+        .unwrap_or_else(|| panic!("{report:#}"))["fix"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    follow(&r, commands(&fix)[0]);
+    assert!(!r.path().join("pwned").exists() && !r.path().join("pwned2").exists());
+    assert_eq!(
+        read(&r.state().join("worktrees/.set-aside").join(name)),
+        "{ torn"
+    );
+}

@@ -35,17 +35,33 @@ pub fn beads(cx: &Ctx) -> Vec<Finding> {
         .map(|u| {
             // The file's name may hold anything: escaped, so it stays on its line.
             let path = printable(&u.path.display().to_string());
+            let name = u.path.file_name().unwrap_or_default().to_string_lossy();
+            let aside = crate::worktree::verify::aside(&cx.store.worktrees_dir(), &name);
+            let (file, aside_dir, aside) = (word(cx, &u.path), aside.parent(), word(cx, &aside));
+            let aside_dir = aside_dir.map(|d| word(cx, d)).unwrap_or_default();
             Finding::needs_person(
                 BEADS,
                 format!("{path} cannot be read: {}", u.error),
                 format!(
-                    "restore it from git (`git checkout -- {path}`) or from the journal's last \
+                    "keep a copy of it (`mkdir -p {aside_dir} && cp -- {file} {aside}`), then \
+                     restore it from git (`git checkout -- {file}`) or from the journal's last \
                      image of {}, or remove it if the bead should not exist",
                     crate::model::id::shown(&u.id)
                 ),
             )
         })
         .collect()
+}
+
+/// `path` as a command a person runs in the repository's root takes it: relative to the root,
+/// quoted for a shell; escaped instead when it holds a control character, which no command
+/// shown on a line should carry (it is then not meant to be pasted).
+fn word(cx: &Ctx, path: &std::path::Path) -> String {
+    let shown = super::shown(cx, path);
+    match shown.chars().any(char::is_control) {
+        true => printable(&shown),
+        false => crate::hooks::shell_word(std::path::Path::new(&shown)),
+    }
 }
 
 /// `.splice/config.toml` loads (`Store::config`).
