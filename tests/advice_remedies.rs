@@ -255,3 +255,43 @@ fn a_bead_file_name_is_one_word_of_the_printed_commands() {
         "{ torn"
     );
 }
+
+#[test]
+fn a_target_named_in_a_printed_command_is_one_word() {
+    // git allows `;`, `$` and `(` in a branch's name; a bead file names any target.
+    let r = Repo::new();
+    let id = r.task("Hand-edited", &["--delivery", "direct"]);
+    let path = r.state().join("beads").join(format!("{id}.json"));
+    let mut bead: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    bead["pipeline"]["target"] = Value::from("gone;touch${IFS}pwned");
+    std::fs::write(&path, serde_json::to_vec_pretty(&bead).unwrap()).unwrap();
+    let out = r.run(&["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fix = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "targets" && f["severity"] == "needs-person")
+        .unwrap_or_else(|| panic!("{report:#}"))["fix"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, create) = fix
+        .split_once("or create it: ")
+        .unwrap_or_else(|| panic!("{fix}"));
+    follow(&r, &create.replace("COMMIT", "HEAD"));
+    assert!(!r.path().join("pwned").exists(), "{fix}");
+    r.git(&["rev-parse", "--verify", "refs/heads/gone;touch${IFS}pwned"]);
+    let out = r.run(&["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let targets: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == "targets")
+        .collect();
+    assert!(
+        targets.iter().all(|f| f["severity"] == "ok"),
+        "{targets:#?}"
+    );
+}

@@ -121,7 +121,7 @@ pub fn claims(cx: &Ctx) -> Vec<Finding> {
                 ),
                 format!(
                     "splice transition release --bead {} --clear --reason \"its runner died\"",
-                    bead.id
+                    crate::hooks::shell_word(std::path::Path::new(bead.id.as_str()))
                 ),
             ));
         }
