@@ -11,6 +11,7 @@
 //!   and whose work tree is this checkout.
 //!
 //! Anything else is an error naming what changed: the caller escalates, and nothing is reset.
+//! Its remedy moves the checkout aside and runs no git in it ([`set_aside`]).
 
 use std::path::{Path, PathBuf};
 
