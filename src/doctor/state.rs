@@ -138,7 +138,7 @@ pub fn claims(cx: &Ctx) -> Vec<Finding> {
 /// Every checkout under `.splice/worktrees/` belongs to an open node. One a run's cleanup will
 /// remove (`decide`'s `cleanup-fanout`, the runner's own rule) is a warning whose fix is a run;
 /// one no run will remove (no such bead, or a closed node whose cleanup does not take it) is a
-/// warning with the commands that set it aside, losing nothing ([`remove`]).
+/// warning with the commands that set it aside, losing nothing (`remove`, below).
 pub fn worktrees(cx: &Ctx) -> Vec<Finding> {
     let snap = match cx.snapshot_for(WORKTREES) {
         Ok(s) => s,
