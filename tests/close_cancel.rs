@@ -10,7 +10,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::Repo;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const SPLICE: &str = env!("CARGO_BIN_EXE_splice");
 
@@ -201,16 +201,7 @@ fn a_claim_is_released_when_its_holder_is_dead_and_refused_while_another_may_liv
     let mut gone = std::process::Command::new("true").spawn().unwrap();
     let pid = gone.id();
     gone.wait().unwrap();
-    let host = String::from_utf8(
-        std::process::Command::new("hostname")
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .trim()
-    .replace(':', "_");
-    let dead = format!("run:{host}:{pid}:some-run");
+    let dead = format!("run:{}:{pid}:some-run", host());
     r.ok(&["transition", "claim", &id, "--holder", &dead]);
     let out = r.ok(&["cancel", &id, "--reason", "mistake"]);
     assert_eq!(out["released"][0]["holder"], dead.as_str());
@@ -271,4 +262,82 @@ fn cancelling_a_bead_in_flight_kills_its_dispatch_and_the_run_goes_on() {
         events.contains("was closed while its dispatch ran"),
         "{events}"
     );
+}
+
+/// This host's name as a runner's holder writes it.
+fn host() -> String {
+    let out = std::process::Command::new("hostname").output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim()
+        .replace(':', "_")
+}
+
+/// A node's worktree on `splice/<id>` from `main`, where splice keeps it, with an uncommitted
+/// file of work in progress.
+fn worktree_in_progress(r: &Repo, id: &str) -> std::path::PathBuf {
+    let wt = r.worktree(id);
+    let branch = format!("splice/{id}");
+    r.git(&["worktree", "add", "-q", "-b", &branch, wt.to_str().unwrap()]);
+    std::fs::write(wt.join("wip.md"), "not committed yet\n").unwrap();
+    wt
+}
+
+fn has_branch(r: &Repo, branch: &str) -> bool {
+    !r.git(&["branch", "--list", branch]).is_empty()
+}
+
+#[test]
+fn cancel_leaves_the_worktree_a_live_runner_works_in_and_says_so() {
+    let r = Repo::new();
+    let id = r.task("In progress", &[]);
+    let wt = worktree_in_progress(&r, &id);
+    // A live runner of this host holds the claim (this test's own process stands in for it).
+    let live = format!("run:{}:{}:some-run", host(), std::process::id());
+    r.ok(&["transition", "claim", &id, "--holder", &live]);
+
+    let out = r.ok(&["cancel", &id, "--reason", "not wanted after all"]);
+
+    let cleanup = &out["cleanup"];
+    assert_eq!(cleanup["left"], json!([id]), "{out:#}");
+    // Why: its claim was a live runner's, whose dispatch may still be writing the worktree.
+    assert_eq!(out["released"][0]["holder"], live.as_str(), "{out:#}");
+    assert_eq!(out["released"][0]["alive"], true, "{out:#}");
+    assert_eq!(cleanup["removed"], json!([]), "{out:#}");
+    assert_eq!(cleanup["deleted"], json!([]), "{out:#}");
+    assert_eq!(cleanup["failed"], json!([]), "{out:#}");
+    assert_eq!(
+        std::fs::read_to_string(wt.join("wip.md")).unwrap(),
+        "not committed yet\n",
+        "the worktree and its uncommitted work are where they were"
+    );
+    assert!(r.git(&["worktree", "list"]).contains(&id));
+    assert!(has_branch(&r, &format!("splice/{id}")));
+    assert!(r.bead(&id)["pipeline"]["cancelled"].is_object());
+}
+
+#[test]
+fn cancel_cleans_up_after_a_dead_runners_claim_removing_the_worktree_and_merged_branch() {
+    let r = Repo::new();
+    let id = r.task("Abandoned", &[]);
+    let wt = r.worktree(&id);
+    let branch = format!("splice/{id}");
+    r.git(&["worktree", "add", "-q", "-b", &branch, wt.to_str().unwrap()]);
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    let dead = format!("run:{}:{pid}:some-run", host());
+    r.ok(&["transition", "claim", &id, "--holder", &dead]);
+
+    let out = r.ok(&["cancel", &id, "--reason", "its runner died"]);
+
+    let cleanup = &out["cleanup"];
+    assert_eq!(out["released"][0]["alive"], false, "{out:#}");
+    assert_eq!(cleanup["left"], json!([]), "{out:#}");
+    assert_eq!(cleanup["removed"], json!([id]), "{out:#}");
+    assert_eq!(cleanup["deleted"], json!([branch]), "{out:#}");
+    assert_eq!(cleanup["failed"], json!([]), "{out:#}");
+    assert!(!wt.exists());
+    assert!(!r.git(&["worktree", "list"]).contains(&id));
+    assert!(!has_branch(&r, &branch));
 }

@@ -267,24 +267,30 @@ fn evidence_through_a_link_is_never_read() {
     assert_verdict(&o, "pass");
 }
 
+/// A kept review of `commit` with `text`'s hash whose FAIL sent the node back.
+fn sent_back(text: &str, commit: &str) -> splice::model::bead::KeptReview {
+    splice::model::bead::KeptReview {
+        sha256: splice::store::reviews::sha256_hex(text),
+        step: "review".into(),
+        seq: 3,
+        reviewed_sha: Some(commit.to_string()),
+        verdict: Some(ReviewVerdict::Fail),
+        sent_back: true,
+        at: "2026-01-01T00:00:00Z".into(),
+    }
+}
+
 #[test]
-fn a_fail_of_a_commit_already_sent_back_refuses_as_stale_for_a_fresh_review() {
-    // Issue 33: a FAIL is acted on once per reviewed commit; an unchanged HEAD gets a fresh
-    // review instead of another send-back.
+fn a_fail_read_again_of_a_commit_already_sent_back_refuses_as_stale_for_a_fresh_review() {
+    // Issue 33: a FAIL is acted on once per reviewed commit; the review that sent the node back,
+    // read again on an unchanged HEAD (an implement step that made no commit), dispatches a
+    // fresh review instead of another send-back.
     let repo = Repo::new();
     let head = repo.head();
     let text = review(&head, ["PASS", "FAIL: S2 is missing", "PASS", "PASS"]);
     repo.write("reviews/sp-a.md", &text);
     let mut b = bead("sp-a", "review");
-    b.push_review(splice::model::bead::KeptReview {
-        sha256: "0".repeat(64),
-        step: "review".into(),
-        seq: 3,
-        reviewed_sha: Some(head.clone()),
-        verdict: Some(ReviewVerdict::Fail),
-        sent_back: true,
-        at: "2026-01-01T00:00:00Z".into(),
-    });
+    b.push_review(sent_back(&text, &head));
     let o = repo.check(default_spec(), &b, &b, "review", None);
     assert_verdict(&o, "refuse");
     assert!(
@@ -302,4 +308,45 @@ fn a_fail_of_a_commit_already_sent_back_refuses_as_stale_for_a_fresh_review() {
     // A PASS of the same commit passes.
     repo.write("reviews/sp-a.md", &review(&head, ["PASS"; 4]));
     assert_verdict(&repo.check(default_spec(), &b, &b, "review", None), "pass");
+}
+
+#[test]
+fn a_fresh_fail_of_a_commit_already_sent_back_goes_to_a_person() {
+    // Issue 33: the fresh review of an unchanged HEAD fails it again. Another send-back would
+    // act twice on one commit, and a stale refusal would dispatch the reviewer again and again
+    // with the implementer never seeing the FAIL: a person decides.
+    let repo = Repo::new();
+    let head = repo.head();
+    let first = review(&head, ["PASS", "FAIL: S2 is missing", "PASS", "PASS"]);
+    let mut b = bead("sp-a", "review");
+    b.push_review(sent_back(&first, &head));
+    let fresh = format!(
+        "{first}\n{}",
+        review(&head, ["PASS", "FAIL: S2 is still missing", "PASS", "PASS"])
+    );
+    repo.write("reviews/sp-a.md", &fresh);
+    let o = repo.check(default_spec(), &b, &b, "review", None);
+    assert_verdict(&o, "escalate");
+    assert!(
+        o.reason
+            .contains(&format!("no new commit after the review's FAIL of {head}"))
+            && o.reason.contains("fails it again"),
+        "{}",
+        o.reason
+    );
+    assert!(acting(&o).is_empty(), "{:?}", o.effects);
+    assert_eq!(o.evidence["failed"], json!(["Spec"]));
+    assert!(
+        o.evidence.get("verdict").is_none(),
+        "no FAIL branch matches: {}",
+        o.evidence
+    );
+    let text = o.evidence["text"].as_str().unwrap();
+    assert!(
+        text.contains("S2 is still missing"),
+        "the person reads it: {text}"
+    );
+    let k = kept(&o).unwrap();
+    assert_eq!(k.verdict, Some(ReviewVerdict::Fail));
+    assert!(!k.fail, "it sends nothing back");
 }

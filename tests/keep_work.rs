@@ -245,13 +245,27 @@ fn an_old_fail_of_an_unchanged_head_is_not_acted_on_again_and_a_fresh_review_is_
     assert_eq!(action["action"], "dispatch", "{shown:#}");
     assert_eq!(action["step"], "review", "a fresh review of HEAD");
 
-    // A fresh FAIL of the same commit is not acted on either …
+    // A fresh FAIL of the same commit is not sent back again: the implementer made no change
+    // for the first, so it goes to a person, who reads it …
     r.write(
         &format!("reviews/{id}.md"),
         &review(&sha, "FAIL still missing, said again"),
     );
-    assert_eq!(complete(&r, &id, "review").status.code(), Some(1));
+    let out = complete(&r, &id, "review");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a fresh review fails it again"), "{err}");
     assert_eq!(step(&r, &id), "review");
+    let shown = r.ok(&["show", &id, "--json"]);
+    let rest = &shown["decision"]["rest"];
+    assert_eq!(rest["kind"], "escalated", "{shown:#}");
+    assert!(
+        rest["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("no new commit after the review's FAIL of {sha}")),
+        "{shown:#}"
+    );
     // … but a FAIL of a new commit is.
     r.write("src/s1.rs", "pub fn s1() {}\n");
     r.git(&["add", "src/s1.rs"]);

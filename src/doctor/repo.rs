@@ -98,13 +98,17 @@ fn missing_target(open: &crate::model::Snapshot, target: &str) -> Finding {
     if by.is_empty() {
         by.push("the checked-out branch".to_string());
     }
-    let fix = match nodes.first() {
+    // Both are read from files anyone may edit, and git allows `;`, `$` and `(` in a branch's
+    // name: quoted, so a pasted command runs no part of them.
+    let quoted = |s: &str| crate::hooks::shell_word(std::path::Path::new(s));
+    let shown = quoted(target);
+    let fix = match nodes.first().map(|id| quoted(id)) {
         Some(id) => format!(
             "splice transition set-target --bead {id} --target BRANCH (for each node named), \
-             or create it: git branch {target} COMMIT"
+             or create it: git branch {shown} COMMIT"
         ),
         None => format!(
-            "create it (git branch {target} COMMIT), or set `[delivery] target` in \
+            "create it (git branch {shown} COMMIT), or set `[delivery] target` in \
              .splice/config.toml to a branch that exists"
         ),
     };

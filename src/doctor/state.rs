@@ -35,17 +35,33 @@ pub fn beads(cx: &Ctx) -> Vec<Finding> {
         .map(|u| {
             // The file's name may hold anything: escaped, so it stays on its line.
             let path = printable(&u.path.display().to_string());
+            let name = u.path.file_name().unwrap_or_default().to_string_lossy();
+            let aside = crate::worktree::verify::aside(&cx.store.worktrees_dir(), &name);
+            let (file, aside_dir, aside) = (word(cx, &u.path), aside.parent(), word(cx, &aside));
+            let aside_dir = aside_dir.map(|d| word(cx, d)).unwrap_or_default();
             Finding::needs_person(
                 BEADS,
                 format!("{path} cannot be read: {}", u.error),
                 format!(
-                    "restore it from git (`git checkout -- {path}`) or from the journal's last \
+                    "keep a copy of it (`mkdir -p {aside_dir} && cp -- {file} {aside}`), then \
+                     restore it from git (`git checkout -- {file}`) or from the journal's last \
                      image of {}, or remove it if the bead should not exist",
                     crate::model::id::shown(&u.id)
                 ),
             )
         })
         .collect()
+}
+
+/// `path` as a command a person runs in the repository's root takes it: relative to the root,
+/// quoted for a shell; escaped instead when it holds a control character, which no command
+/// shown on a line should carry (it is then not meant to be pasted).
+fn word(cx: &Ctx, path: &std::path::Path) -> String {
+    let shown = super::shown(cx, path);
+    match shown.chars().any(char::is_control) {
+        true => printable(&shown),
+        false => crate::hooks::shell_word(std::path::Path::new(&shown)),
+    }
 }
 
 /// `.splice/config.toml` loads (`Store::config`).
@@ -105,7 +121,7 @@ pub fn claims(cx: &Ctx) -> Vec<Finding> {
                 ),
                 format!(
                     "splice transition release --bead {} --clear --reason \"its runner died\"",
-                    bead.id
+                    crate::hooks::shell_word(std::path::Path::new(bead.id.as_str()))
                 ),
             ));
         }
@@ -122,7 +138,7 @@ pub fn claims(cx: &Ctx) -> Vec<Finding> {
 /// Every checkout under `.splice/worktrees/` belongs to an open node. One a run's cleanup will
 /// remove (`decide`'s `cleanup-fanout`, the runner's own rule) is a warning whose fix is a run;
 /// one no run will remove (no such bead, or a closed node whose cleanup does not take it) is a
-/// warning with the commands that remove it.
+/// warning with the commands that set it aside, losing nothing (`remove`, below).
 pub fn worktrees(cx: &Ctx) -> Vec<Finding> {
     let snap = match cx.snapshot_for(WORKTREES) {
         Ok(s) => s,
@@ -182,34 +198,42 @@ pub fn worktrees(cx: &Ctx) -> Vec<Finding> {
     out
 }
 
-/// The commands that remove `id`'s checkouts: git's when it is a registered worktree, else the
-/// directory.
+/// The commands that take `id`'s checkouts out of the way and lose nothing: each directory (the
+/// worktree, the target checkout, the git quarantine of a dispatch, which may hold commits not
+/// yet imported) is set aside under `.splice/worktrees/.set-aside/` (`verify::set_aside`: no git
+/// is run in a checkout no node owns, whose `.git` no one has checked), then `git worktree
+/// prune` forgets the registrations. `git worktree remove --force` or `rm -rf` would delete
+/// the uncommitted and ignored files in them.
 fn remove(cx: &Ctx, id: &str) -> String {
     let dir = cx.store.worktrees_dir();
     let paths = [
         crate::worktree::node_path(&dir, id),
         crate::worktree::target_path(&dir, id),
+        crate::worktree::quarantine::gitdir(&dir, id),
     ];
+    // The quarantine is named after the node, as its worktree is: it is set aside under a name
+    // of its own.
+    let name = |p: &std::path::Path| {
+        p.file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned()
+    };
+    let names = [
+        name(&paths[0]),
+        name(&paths[1]),
+        format!("{id}.dispatch-git"),
+    ];
+    let shown = |p: &std::path::Path| super::shown(cx, p);
     let mut commands: Vec<String> = paths
         .iter()
-        .filter(|p| p.is_dir())
-        .map(|p| {
-            let shown = crate::hooks::shell_word(std::path::Path::new(&super::shown(cx, p)));
-            match p.join(".git").exists() {
-                true => format!("git worktree remove --force {shown}"),
-                false => format!("rm -rf {shown}"),
-            }
+        .zip(&names)
+        .filter(|(p, _)| p.is_dir())
+        .map(|(p, name)| {
+            let to = crate::worktree::verify::aside(&dir, name);
+            crate::worktree::verify::set_aside(p, &to, &shown)
         })
         .collect();
-    // Its git quarantine (`worktree::quarantine`) goes with it.
-    let quarantine = crate::worktree::quarantine::gitdir(&dir, id);
-    if quarantine.is_dir() {
-        let shown = super::shown(cx, &quarantine);
-        commands.push(format!(
-            "rm -rf {}",
-            crate::hooks::shell_word(std::path::Path::new(&shown))
-        ));
-    }
     commands.push("git worktree prune".to_string());
     commands.join(" && ")
 }

@@ -6,10 +6,16 @@
 //! in the manifest) reads to send the node back with that text as guidance. A stale review — its
 //! `Reviewed-SHA` missing or not the current HEAD, a FAIL included — refuses with `stale: true`
 //! and no `verdict`, so the reviewer is dispatched again on the new code; no FAIL branch matches
-//! it. A FAIL is acted on once per reviewed commit: a FAIL of a commit whose FAIL already sent
-//! the node back (an implement step that made no new commit, an old review file read again)
-//! refuses with `stale: true`, `acted_on: true` and no `verdict`, so the review step dispatches a
-//! fresh review of the unchanged HEAD instead of sending the node back again.
+//! it. A FAIL is acted on once per reviewed commit. When a FAIL of this commit already sent the
+//! node back (the implement step made no new commit):
+//!
+//! - the same review read again (its text's hash is one the node kept: the old review file, as
+//!   the reviewer left it) refuses with `stale: true`, `acted_on: true` and no `verdict`, so the
+//!   review step dispatches a fresh review of the unchanged HEAD;
+//! - a fresh review (a text the node has not kept) that fails the commit again escalates, its
+//!   text in the evidence: the implementer made no change in answer to the first FAIL, sending
+//!   it back again would loop, and refusing as stale would dispatch the reviewer until attempts
+//!   run out without anyone seeing the fresh FAIL. A person decides.
 //!
 //! Every review read with a `## Review` section travels to the writer to be kept
 //! ([`Effect::KeepReview`], `store::reviews`), whatever the verdict. The file is read as hostile:
@@ -21,7 +27,8 @@ use super::{Ctx, Effect, Floor, Outcome, ReviewText, head, is_full_sha, unread};
 use crate::model::bead::ReviewVerdict;
 use crate::model::manifest::{FloorKind, FloorSpec};
 use crate::safe_read;
-use crate::store::reviews::MAX_REVIEW_BYTES;
+use crate::store::redact::Redactor;
+use crate::store::reviews::{MAX_REVIEW_BYTES, sha256_hex};
 
 pub struct Review;
 
@@ -116,7 +123,7 @@ impl Floor for Review {
                 json!({ "path": rel }),
             );
         };
-        let outcome = judge(ctx, &rel, all.len(), latest);
+        let outcome = judge(ctx, (&rel, &text), all.len(), latest);
         let kept = ReviewText {
             fail: outcome.evidence.get("verdict") == Some(&json!("FAIL")),
             text,
@@ -176,8 +183,9 @@ fn verdict_of(latest: &Section) -> Option<ReviewVerdict> {
     })
 }
 
-/// The floor's answer on the latest of `count` sections.
-fn judge(ctx: &Ctx, rel: &str, count: usize, latest: &Section) -> Outcome {
+/// The floor's answer on the latest of `count` sections of the review file `rel`, whose whole
+/// text is `text`.
+fn judge(ctx: &Ctx, (rel, text): (&str, &str), count: usize, latest: &Section) -> Outcome {
     let verdicts: serde_json::Map<String, Value> = latest
         .verdicts
         .iter()
@@ -198,7 +206,7 @@ fn judge(ctx: &Ctx, rel: &str, count: usize, latest: &Section) -> Outcome {
         Ok(sha) => sha,
         Err(refusal) => return *refusal,
     };
-    if let Some(back) = failed(ctx, rel, latest, &sha, &mut evidence) {
+    if let Some(back) = failed(ctx, (rel, text), latest, &sha, &mut evidence) {
         return back;
     }
     passed(rel, latest, sha, evidence)
@@ -240,11 +248,12 @@ fn malformed(rel: &str, latest: &Section, evidence: &mut Value) -> Option<Outcom
 }
 
 /// The latest review says FAIL somewhere: refused, its verdict and text in the evidence for the
-/// step's result branches — unless a FAIL of this commit sent the node back already: then it
-/// refuses as stale, so a fresh review is dispatched.
+/// step's result branches — unless a FAIL of this commit sent the node back already: then the
+/// same review read again refuses as stale, so a fresh review is dispatched, and a fresh review
+/// escalates (the module doc). `text` is the whole review file.
 fn failed(
     ctx: &Ctx,
-    rel: &str,
+    (rel, text): (&str, &str),
     latest: &Section,
     sha: &str,
     evidence: &mut Value,
@@ -255,8 +264,21 @@ fn failed(
     }
     evidence["failed"] = json!(failed);
     if ctx.bead.sent_back_for(sha) {
-        evidence["stale"] = json!(true);
         evidence["acted_on"] = json!(true);
+        if !read_before(ctx, text) {
+            evidence["text"] = json!(head(&latest.text, GUIDANCE_BYTES));
+            return Some(Outcome::escalate(
+                KIND,
+                format!(
+                    "{rel}: the implementer made no new commit after the review's FAIL of {sha}, \
+                     and a fresh review fails it again (on {}); a person decides: fix it, or \
+                     send it back with guidance",
+                    failed.join(", ")
+                ),
+                evidence.clone(),
+            ));
+        }
+        evidence["stale"] = json!(true);
         return Some(Outcome::refuse(
             KIND,
             format!(
@@ -274,6 +296,16 @@ fn failed(
         format!("{rel}: the review says FAIL on {}", failed.join(", ")),
         evidence.clone(),
     ))
+}
+
+/// Has the node kept this review text before (read by an earlier check)? Compared by the hash
+/// the writer keeps it under: of the text redacted as the writer redacts it
+/// (`Store::keep_review`), in this same process and environment.
+fn read_before(ctx: &Ctx, text: &str) -> bool {
+    let redactor = Redactor::from_env(Some(&ctx.config.security.redact_env()));
+    let text = redactor.text(text).unwrap_or_else(|| text.to_string());
+    let sha256 = sha256_hex(&text);
+    ctx.bead.pipeline.reviews.iter().any(|r| r.sha256 == sha256)
 }
 
 /// The verdict names that say `word`.

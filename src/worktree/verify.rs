@@ -11,8 +11,9 @@
 //!   and whose work tree is this checkout.
 //!
 //! Anything else is an error naming what changed: the caller escalates, and nothing is reset.
+//! Its remedy moves the checkout aside and runs no git in it ([`set_aside`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use git2::Repository;
 
@@ -27,9 +28,12 @@ pub fn open_checkout(path: &Path) -> Result<Repository> {
             path.join(".git"),
             format!(
                 "{what}: this checkout's git data is not what splice made (an agent may have \
-                 changed it), so splice does not reset, clean or roll it back; remove the \
-                 checkout (`git worktree remove --force {}`) and run again",
-                path.display()
+                 changed it), so splice does not reset, clean or roll it back; set the checkout \
+                 aside (`{} && git -C {} worktree prune`), look at its files without running git \
+                 in it, and run again",
+                set_aside(path, &aside_of(path), &|p| p.display().to_string()),
+                // `<repo>/.splice/worktrees/<name>`: the repository is three levels up.
+                crate::hooks::shell_word(path.ancestors().nth(3).unwrap_or(Path::new(".")))
             ),
         )
     };
@@ -92,6 +96,51 @@ pub fn open_checkout(path: &Path) -> Result<Repository> {
     Ok(repo)
 }
 
+/// Where the checkout at `path` is set aside ([`aside`]).
+fn aside_of(path: &Path) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    aside(path.parent().unwrap_or(path), &name)
+}
+
+/// Where a directory `name` under `.splice/worktrees/` is set aside:
+/// `.splice/worktrees/.set-aside/<name>`, or `<name>-2`, `-3`, … when that is taken. A hidden
+/// name, so no listing of the nodes' checkouts sees it (`worktree::list`), and under
+/// `.splice/worktrees/`, which the repository ignores.
+pub fn aside(worktrees_dir: &Path, name: &str) -> PathBuf {
+    let dir = worktrees_dir.join(SET_ASIDE);
+    (1..)
+        .map(|n| match n {
+            1 => dir.join(name),
+            _ => dir.join(format!("{name}-{n}")),
+        })
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .expect("a free name")
+}
+
+/// The directory of [`aside`], under `.splice/worktrees/`.
+pub const SET_ASIDE: &str = ".set-aside";
+
+/// The commands a person runs to move the checkout at `from` to `to` (an [`aside`] path), each
+/// path as `shown` writes it, quoted for a shell; `git worktree prune` after them makes the
+/// repository forget the checkout.
+///
+/// They move the directory and never run git in it: its `.git` may name a repository an agent
+/// made, whose config (`core.fsmonitor`, a filter, a hook) runs a command of the agent's when
+/// git opens it (`git worktree remove` runs `git status` in it; `git stash` too). Moving it
+/// keeps everything in it — uncommitted and ignored files, which `git worktree remove --force`
+/// deletes — and `git worktree prune`, run in the repository, only reads the repository's own
+/// admin directories and forgets those whose checkout is gone. The node's branch and its
+/// commits are not touched.
+pub fn set_aside(from: &Path, to: &Path, shown: &dyn Fn(&Path) -> String) -> String {
+    let word = |p: &Path| crate::hooks::shell_word(Path::new(&shown(p)));
+    format!(
+        "mkdir -p {} && mv {} {}",
+        word(to.parent().unwrap_or(to)),
+        word(from),
+        word(to)
+    )
+}
+
 /// The text of a small git file (at most 4 KiB, no link followed), `None` when unreadable.
 fn small(path: &Path) -> Option<String> {
     crate::safe_read::read_text(path, 4096).ok()
@@ -99,8 +148,6 @@ fn small(path: &Path) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
 
     /// A repository with one commit and a worktree `sp-1` under `.splice/worktrees/`.
@@ -175,5 +222,35 @@ mod tests {
         std::os::unix::fs::symlink(path.join("git-file"), path.join(".git")).unwrap();
         let e = refused(&path);
         assert!(e.contains("not a file"), "{e}");
+    }
+
+    #[test]
+    fn a_changed_checkouts_remedy_sets_it_aside_and_loses_nothing() {
+        let (dir, path) = fixture();
+        std::fs::write(path.join("notes.md"), "uncommitted\n").unwrap();
+        let common = dir.path().join(".git");
+        std::fs::write(path.join(".git"), format!("gitdir: {}\n", common.display())).unwrap();
+        let e = refused(&path);
+        let fix = e
+            .split_once("aside (`")
+            .and_then(|(_, rest)| rest.split_once("`)"))
+            .map(|(fix, _)| fix)
+            .unwrap_or_else(|| panic!("no command in {e}"));
+        assert!(!fix.contains("--force") && !fix.contains("rm "), "{fix}");
+        // A person runs it wherever they are.
+        let out = std::process::Command::new("sh")
+            .args(["-c", fix])
+            .current_dir(std::env::temp_dir())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{fix}: {out:?}");
+        let aside = dir.path().join(".splice/worktrees/.set-aside/sp-1");
+        assert_eq!(
+            std::fs::read_to_string(aside.join("notes.md")).unwrap(),
+            "uncommitted\n"
+        );
+        assert!(!path.exists());
+        let repo = Repository::open(dir.path()).unwrap();
+        assert!(repo.find_worktree("sp-1").is_err(), "git forgot it: {fix}");
     }
 }

@@ -183,7 +183,7 @@ fn a_dead_holders_claim_needs_a_person_and_its_fix_clears_it() {
 }
 
 #[test]
-fn a_worktree_no_node_owns_is_a_warning_with_the_commands_that_remove_it() {
+fn a_worktree_no_node_owns_is_a_warning_with_the_commands_that_set_it_aside() {
     let (r, _) = healthy();
     std::fs::create_dir_all(r.state().join("worktrees/sp-orph/src")).unwrap();
     let (code, report) = doctor(&r);
@@ -197,7 +197,8 @@ fn a_worktree_no_node_owns_is_a_warning_with_the_commands_that_remove_it() {
     let fix = f["fix"].as_str().unwrap();
     assert_eq!(
         fix,
-        "rm -rf .splice/worktrees/sp-orph && git worktree prune"
+        "mkdir -p .splice/worktrees/.set-aside && mv .splice/worktrees/sp-orph \
+         .splice/worktrees/.set-aside/sp-orph && git worktree prune"
     );
     others_ok(&report, &["worktrees"]);
 
