@@ -246,8 +246,10 @@ pub fn human(env: &Envelope) -> String {
     for (id, node) in &env.nodes {
         let who = Node {
             id,
+            step: &node.step,
             review: None,
             max_attempts: None,
+            escalated_check: None,
         };
         let next = match &node.rest {
             Some(r) => advice::for_rest(&who, &r.rest),
