@@ -130,6 +130,10 @@ fn an_escalated_landing_names_the_verb_that_checks_it_again_and_following_it_lan
     // exit status.
     let out = r.run(&["run", "--exit-status"]);
     assert_eq!(out.status.code(), Some(12), "{out:?}");
+    // The run's last lines give the same advice.
+    let lines = String::from_utf8_lossy(&out.stdout);
+    assert!(lines.contains(command), "{lines}");
+    assert!(!lines.contains("the next run checks"), "{lines}");
     assert_eq!(r.git(&["rev-parse", "dev"]), r.git(&["rev-parse", "main"]));
 
     // The cause, as the reason names it: set the edit aside. Then the advice, literally.

@@ -624,7 +624,12 @@ impl<'a> Run<'a> {
         if self.events.output() == Output::Human
             && let Some(env) = &sum.envelope
         {
-            super::events::out(&envelope::human(env));
+            // The few escalated checks, once: a campaign has thousands of nodes.
+            let checks: BTreeMap<&str, &str> = (self.feed.snapshot.beads.iter())
+                .filter_map(|b| Some((b.id.as_str(), super::advice::escalated_check(b)?)))
+                .collect();
+            let text = envelope::human(env, |id| checks.get(id).copied());
+            super::events::out(&text);
         }
         self.sum
     }
