@@ -3,8 +3,9 @@
 use serde::Serialize;
 
 use super::runner::holder_alive;
+use crate::model::bead::Verdict;
 use crate::model::snapshot::Died;
-use crate::model::{Action, Rest, RunStatus};
+use crate::model::{Action, Bead, Rest, RunStatus};
 
 /// The next step for a node: a sentence, and the command that takes it (if a person acts).
 #[derive(Serialize, Debug, Clone, PartialEq, Eq, Default)]
@@ -30,12 +31,24 @@ impl Next {
     }
 }
 
-/// What the advice needs of a node: its id, the artifact a person reviews at its gate, and its
-/// step's attempt limit.
+/// What the advice needs of a node: its id and step, the artifact a person reviews at its gate,
+/// its step's attempt limit, and the reason of its check since entry when that check escalated
+/// ([`escalated_check`]; `None` also where the caller has no bead to read it from).
 pub struct Node<'a> {
     pub id: &'a str,
+    pub step: &'a str,
     pub review: Option<String>,
     pub max_attempts: Option<u32>,
+    pub escalated_check: Option<&'a str>,
+}
+
+/// The reason of `bead`'s check since entry, when it escalated: the node then rests `escalated`
+/// by rule 11, and no run checks it again by itself (`decide` checks again only on new evidence
+/// or an approved landing), so a person's verb must.
+pub fn escalated_check(bead: &Bead) -> Option<&str> {
+    bead.check_since_entry()
+        .filter(|c| c.verdict == Verdict::Escalate)
+        .map(|c| c.reason.as_str())
 }
 
 /// How many ids a line names before it counts the rest: a root of 10,000 children is one line.
@@ -266,6 +279,19 @@ pub fn for_rest(node: &Node, rest: &Rest) -> Next {
             "waits for its children to close: {}",
             some_of(children)
         )),
+        // Rule 11: the check is recorded, and a run decides on it as it is.
+        Rest::Escalated { reason } if node.escalated_check == Some(reason.as_str()) => Next::run(
+            format!(
+                "cannot go on: {reason}; a run leaves a check that could not check as it is: \
+                 once that is fixed, check it again"
+            ),
+            format!(
+                "splice transition complete --bead {id} --step {}",
+                node.step
+            ),
+        ),
+        // Found afresh by every decision (an undeclared step, no target, a cycle, a file that
+        // cannot be read): gone once its cause is.
         Rest::Escalated { reason } => Next::run(
             format!("cannot go on: {reason}; once that is fixed, the next run checks it again"),
             "splice run",
@@ -348,7 +374,7 @@ fn running(id: &str, holder: &str, since: &str, died: Option<&Died>) -> Next {
 
 #[cfg(test)]
 mod tests {
-    use super::{headline, some_of};
+    use super::{Node, for_rest, headline, some_of};
     use crate::model::snapshot::{DeathCause, Died};
     use crate::model::{Rest, RunStatus};
 
@@ -399,6 +425,31 @@ mod tests {
         assert!(!gone.contains("--reclaim-dead"), "{gone}");
         let other = headline(RunStatus::Escalated, [("sp-a", &dead)], alive);
         assert_eq!(other, super::status_line(RunStatus::Escalated));
+    }
+
+    #[test]
+    fn an_escalated_check_names_the_verb_that_checks_it_again() {
+        let rest = Rest::Escalated {
+            reason: "the suite cannot run".into(),
+        };
+        let node = |check| Node {
+            id: "sp-a",
+            step: "integrate",
+            review: None,
+            max_attempts: None,
+            escalated_check: check,
+        };
+        let checked = for_rest(&node(Some("the suite cannot run")), &rest);
+        assert_eq!(
+            checked.command.as_deref(),
+            Some("splice transition complete --bead sp-a --step integrate")
+        );
+        assert!(!checked.text.contains("next run"), "{}", checked.text);
+        // An escalation decide finds afresh (another reason than the check's) is the run's.
+        for other in [None, Some("an older reason")] {
+            let decided = for_rest(&node(other), &rest);
+            assert_eq!(decided.command.as_deref(), Some("splice run"));
+        }
     }
 
     #[test]

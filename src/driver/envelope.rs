@@ -231,8 +231,9 @@ pub fn describe_action(report: &ActionReport) -> String {
 }
 
 /// The final envelope for a person: the status, and for every open node why it rests and what a
-/// person can do next.
-pub fn human(env: &Envelope) -> String {
+/// person can do next. `checks` answers a node's [`advice::escalated_check`] from the beads the
+/// last pass decided on (the envelope does not carry them).
+pub fn human<'a>(env: &'a Envelope, checks: impl Fn(&str) -> Option<&'a str>) -> String {
     let rests = env
         .nodes
         .iter()
@@ -246,8 +247,10 @@ pub fn human(env: &Envelope) -> String {
     for (id, node) in &env.nodes {
         let who = Node {
             id,
+            step: &node.step,
             review: None,
             max_attempts: None,
+            escalated_check: checks(id),
         };
         let next = match &node.rest {
             Some(r) => advice::for_rest(&who, &r.rest),

@@ -8,6 +8,7 @@
 //! | [`commands`] | the commands a run may start, where each is set, and the check that they can |
 //! | [`advice`] | what a person can do about a node, in words and with the exact command |
 //! | [`runner`] | the loop of passes, dispatches in flight on threads |
+//! | `heartbeat` | a waiting runner's report, every 10 s, of each dispatch in flight and what its agent is doing |
 //! | [`holder`] | a run's holder identity, and whether a holder's process lives (or is provably dead) |
 //! | [`reclaim`] | `--reclaim-dead`: a dead runner's claim released as the person's act |
 //! | [`envelope`] | what a pass reports, and where it is recorded |
@@ -26,6 +27,7 @@ pub mod envelope;
 pub mod events;
 pub mod feed;
 pub mod headless;
+mod heartbeat;
 pub mod holder;
 pub mod interrupt;
 pub mod job;

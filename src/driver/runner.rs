@@ -27,6 +27,7 @@ use super::act::{self, RunCtx};
 use super::envelope::{self, Running};
 use super::events::{Event, Events, Output};
 use super::feed::Feed;
+use super::heartbeat::{self, Heartbeat};
 pub use super::holder::{holder_alive, host, identity};
 use super::interrupt;
 use super::job::{self, Finished};
@@ -35,7 +36,6 @@ use super::reclaim::Reclaim;
 use super::start;
 use crate::decide::decide;
 use crate::error::{Error, Result};
-use crate::exec::progress;
 use crate::model::envelope::{ActResult, ActionReport};
 use crate::model::executor::ExecutorKind;
 use crate::model::{Action, Counters, Decision, Envelope, RunStatus};
@@ -530,10 +530,10 @@ impl<'a> Run<'a> {
 
     /// Wait for one dispatch to finish (or, with `wake`, at most that long: a node's next
     /// attempt comes due), telling a person every 10 s what is still running and what its agent
-    /// is doing ([`progress::latest`] of its log), and killing the dispatch of a node closed
-    /// meanwhile ([`Run::stop_closed`]).
+    /// is doing ([`heartbeat`]), and killing the dispatch of a node closed meanwhile
+    /// ([`Run::stop_closed`]).
     fn wait_one(&mut self, wake: Option<Duration>) {
-        let mut last_note = Instant::now();
+        let mut heartbeat = Heartbeat::new();
         let deadline = wake.map(|w| Instant::now() + w);
         let mut last_read = Instant::now();
         self.stop_closed();
@@ -548,28 +548,12 @@ impl<'a> Run<'a> {
             }
             match self.done_rx.recv_timeout(Duration::from_millis(250)) {
                 Ok(f) => return self.finished(f),
-                Err(RecvTimeoutError::Timeout)
-                    if last_note.elapsed() >= Duration::from_secs(10) =>
-                {
-                    last_note = Instant::now();
-                    let runs = self.rc.store.runs_dir();
-                    for (bead, r) in &self.inflight {
-                        self.events.emit(&Event::Progress {
-                            bead: bead.clone(),
-                            step: r.step.clone(),
-                            attempt: r.attempt,
-                            elapsed_s: r.since.elapsed().as_secs(),
-                            doing: progress::of_dispatch(
-                                &runs,
-                                &self.rc.run_id,
-                                bead,
-                                &r.step,
-                                r.attempt,
-                                r.retry,
-                            ),
-                        });
-                    }
-                }
+                Err(RecvTimeoutError::Timeout) if heartbeat.due() => heartbeat::beat(
+                    self.events,
+                    &self.rc.store.runs_dir(),
+                    &self.rc.run_id,
+                    &self.inflight,
+                ),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
                     self.inflight.clear();
@@ -640,7 +624,12 @@ impl<'a> Run<'a> {
         if self.events.output() == Output::Human
             && let Some(env) = &sum.envelope
         {
-            super::events::out(&envelope::human(env));
+            // The few escalated checks, once: a campaign has thousands of nodes.
+            let checks: BTreeMap<&str, &str> = (self.feed.snapshot.beads.iter())
+                .filter_map(|b| Some((b.id.as_str(), super::advice::escalated_check(b)?)))
+                .collect();
+            let text = envelope::human(env, |id| checks.get(id).copied());
+            super::events::out(&text);
         }
         self.sum
     }

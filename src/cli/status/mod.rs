@@ -373,9 +373,11 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
         let dir = (self.floors_dir)(id);
         let node = Node {
             id,
+            step: &p.step,
             review: review_path(step, b, |id| self.bead(id))
                 .map(|r| if dir == "." { r } else { format!("{dir}/{r}") }),
             max_attempts: step.map(|s| s.max_attempts),
+            escalated_check: advice::escalated_check(b),
         };
         let next = match (action, rest) {
             (Some(a), _) => advice::for_action(&node, a),
@@ -436,8 +438,10 @@ fn unreadable_row<'a>(
         next: rest.map_or_else(Next::default, |r| {
             let node = Node {
                 id,
+                step: "",
                 review: None,
                 max_attempts: None,
+                escalated_check: None,
             };
             advice::for_rest(&node, r)
         }),

@@ -35,10 +35,13 @@ impl Model {
     /// What happens next for `id`, or why it rests (`driver::advice`); a claim's holder is alive
     /// or dead as the app found, never probed here.
     pub(crate) fn next_of(&self, id: &str) -> Next {
+        let bead = self.bead(id);
         let node = Node {
             id,
+            step: bead.map_or("", |b| b.pipeline.step.as_str()),
             review: self.artifact(id),
             max_attempts: self.step_of(id).map(|s| s.max_attempts),
+            escalated_check: bead.and_then(advice::escalated_check),
         };
         if let Some(a) = self.action(id) {
             return advice::for_action(&node, a);
