@@ -384,3 +384,109 @@ fn at_deep_autonomy_on_a_campaign_branch_the_pull_request_waits_for_its_merge_li
         "nothing merged into the campaign branch"
     );
 }
+
+/// `[delivery]` by pull request with a forge on which each pull request is merged as soon as it
+/// is opened, and the merge fetched into the local target (a person merging at once):
+/// `pr_command` merges head into base with a merge commit (in a scratch worktree, as a forge
+/// does on its side), files it under `.forge/<n>` and prints its URL; `forge_command` answers
+/// merged, naming that commit.
+fn merging_forge(r: &Repo, bare: &Path) {
+    let open = format!(
+        "mkdir -p .forge; n=$(ls .forge | wc -l); n=$((n + 1)); \
+         echo \"$SPLICE_PR_HEAD $SPLICE_PR_BASE\" >> pr-calls.txt; \
+         git fetch -q {bare} \"refs/heads/$SPLICE_PR_HEAD:refs/forge/$n\" || exit 3; \
+         rm -rf .forge-wt; git worktree add -q --detach .forge-wt \"$SPLICE_PR_BASE\" || exit 4; \
+         git -C .forge-wt -c user.name=forge -c user.email=f@example.com merge -q --no-ff \
+           -m \"Merge pull request #$n\" \"refs/forge/$n\" >&2 || exit 5; \
+         m=$(git -C .forge-wt rev-parse HEAD); git worktree remove --force .forge-wt; \
+         git update-ref \"refs/heads/$SPLICE_PR_BASE\" \"$m\"; echo \"$m\" > .forge/$n; \
+         echo https://forge.example/acme/calc/pull/$n",
+        bare = bare.display()
+    );
+    let ask = "n=${1##*/}; echo \"{\\\"merged\\\": true, \\\"merge_commit\\\": \\\"$(cat .forge/$n)\\\"}\"";
+    let config = serde_json::json!({
+        "pr": ["sh", "-c", open],
+        "forge": ["sh", "-c", ask, "forge"],
+    });
+    r.write(
+        ".splice/config.toml",
+        &format!(
+            "[agent]\ncommand = [\"{}\", \"sim-agent\"]\nusage = \"file\"\n\n\
+             [delivery]\nmethod = \"pr\"\npr_command = {}\nforge_command = {}\n",
+            env!("CARGO_BIN_EXE_splice"),
+            config["pr"],
+            config["forge"]
+        ),
+    );
+}
+
+fn on(r: &Repo, rev: &str, path: &str) -> bool {
+    std::process::Command::new("git")
+        .args(["cat-file", "-e", &format!("{rev}:{path}")])
+        .current_dir(r.path())
+        .status()
+        .unwrap()
+        .success()
+}
+
+#[test]
+fn a_campaigns_planning_documents_reach_its_target_by_a_pull_request_of_their_own() {
+    let r = Repo::unconfined();
+    r.write("tests/README", "the campaign's tests\n");
+    r.write(".gitignore", ".forge/\n.forge-wt/\npr-calls.txt\n");
+    r.git(&["add", "tests", ".gitignore"]);
+    r.git(&["commit", "-qm", "tests"]);
+    r.git(&["branch", "campaign/x"]);
+    let bare = remote(&r, "origin");
+    r.git(&["push", "-q", "origin", "campaign/x"]);
+    let root = r.init(&["--autonomy", "wave", "--target", "campaign/x"]);
+    merging_forge(&r, &bare);
+    r.ok(&[
+        "transition",
+        "set-config",
+        "--bead",
+        &root,
+        "--test-paths",
+        "tests",
+        "--suite-cmd",
+        "true",
+    ]);
+    let prp = format!("docs/prp/{root}.md");
+    for _ in 0..30 {
+        let env = r.ok(&["run", "--output", "json"]);
+        if env["status"] == "done" {
+            break;
+        }
+        let status = r.ok(&["status", "--json"]);
+        let mut approved = false;
+        for n in status["nodes"].as_array().unwrap() {
+            let rest = &n["rest"];
+            if rest["kind"] == "awaiting-human" && rest["gate"].is_string() {
+                let (id, step) = (n["id"].as_str().unwrap(), rest["gate"].as_str().unwrap());
+                r.ok(&["transition", "approve", "--bead", id, "--step", step]);
+                approved = true;
+            }
+        }
+        assert!(approved, "stuck: {status:#}");
+    }
+    let b = r.bead(&root);
+    assert_eq!(b["status"], "closed", "{:#}", b["pipeline"]);
+    assert!(
+        on(&r, "campaign/x", &prp),
+        "the PRP never reached campaign/x: {:?}",
+        calls(&r)
+    );
+    let root_pr = format!("splice/{root} campaign/x");
+    assert!(
+        calls(&r).iter().any(|c| c == &root_pr),
+        "no pull request of the campaign's own: {:?}",
+        calls(&r)
+    );
+    assert!(
+        b["pipeline"]["pr_url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("https://forge.example/")),
+        "{:#}",
+        b["pipeline"]
+    );
+}

@@ -103,8 +103,9 @@ impl Floor for Delivered {
     }
 }
 
-/// Prove `reviewed` reached `target`: by ancestry, else through the forge when a PR is known.
-fn prove(
+/// Prove `reviewed` reached `target`: by ancestry, else through the forge when a PR is known
+/// (also a container's documents under PR delivery, `transition::pr`).
+pub fn prove(
     ctx: &Ctx,
     target: &str,
     reviewed: &str,

@@ -160,9 +160,24 @@ pub fn gather(
         workdir: read_in.clone(),
         proposal: proposal.as_ref(),
     };
-    let opened_pr = opening.is_some();
+    let mut opened_pr = opening.is_some();
     let mut outcomes: Vec<floors::Outcome> = opening.into_iter().collect();
     outcomes.extend(check_and_land(&floor_ctx));
+    // A container's documents under PR delivery, once its integrate floors pass (`pr.rs`).
+    if let Some(target) = pr::wanted_documents(manifest, &step_def, &bead, &floor_ctx.lineage)
+        && floors::combine(&outcomes) == crate::model::bead::Verdict::Pass
+    {
+        let known = pr_url
+            .clone()
+            .or_else(|| proposal.as_ref().and_then(|p| p.pr_url.clone()))
+            .or_else(|| bead.pipeline.pr_url.as_deref().map(str::to_string));
+        let (answers, opened) = pr::deliver_documents(&floor_ctx, &target, known.as_deref());
+        outcomes.extend(answers);
+        if let Some(url) = opened {
+            opened_pr = true;
+            pr_url = Some(url);
+        }
+    }
     keep_reviews(store, id, &mut outcomes)?;
     Ok(Evidence {
         step: step_def,

@@ -7,9 +7,10 @@
 //! | deliver | before the floors | the `delivered` floor then proves the landing by ancestry |
 //! | integrate | after its floors pass | a container's planning and reconcile documents (the PRP, the reconciliation file) land once, complete, when its integration is checked |
 //!
-//! Nothing lands when the node delivers by pull request, has no target, or is at deep autonomy
-//! on a mainline target (the `delivered` floor escalates that: the merge to mainline is a
-//! person's job), nor, on a deliver step, before a review has recorded the reviewed commit.
+//! Nothing lands when the node delivers by pull request (splice opens one instead: `pr.rs`), has
+//! no target, or is at deep autonomy on a mainline target (the `delivered` floor escalates that:
+//! the merge to mainline is a person's job), nor, on a deliver step, before a review has
+//! recorded the reviewed commit.
 //!
 //! **Approval before the move (issue 33).** A landing needs a person's approval, recorded on
 //! the node as an approved landing gate bound to the branch's tip, before anything moves when

@@ -21,6 +21,10 @@
 //!    (an existing pull request for the branch is read from gh's refusal). Else it escalates,
 //!    naming both ways (or `method = "direct"`).
 //!
+//! A container's integrate step, under PR delivery, delivers its own planning and reconciliation
+//! documents the same way once its floors pass ([`deliver_documents`]): its branch's tip, in a
+//! pull request of its own, proven by the `delivered` proof before the step passes.
+//!
 //! The answer is one more of the check's, kind `pr`: a pass names the pushed commit and the
 //! pull request, whose URL the check then keeps on the step's proposal, where the `delivered`
 //! floor asks the forge about it (an open pull request rests the node `awaiting-merge`) and no
@@ -76,8 +80,19 @@ pub fn open(
     bead: &Bead,
     target: &str,
 ) -> Result<(String, Outcome), Box<Outcome>> {
-    let repo = store.repo();
     let sha = bead.pipeline.reviewed_sha.as_deref().unwrap_or_default();
+    open_for(store, config, bead, target, (sha, &bead.title))
+}
+
+/// Push `sha` as `bead`'s branch and open a pull request titled `title` against `target`.
+fn open_for(
+    store: &Store,
+    config: &Config,
+    bead: &Bead,
+    target: &str,
+    (sha, title): (&str, &str),
+) -> Result<(String, Outcome), Box<Outcome>> {
+    let repo = store.repo();
     let head = branch_name(&bead.id);
     let mut evidence = json!({ "target": target, "head": head, "sha": sha });
     let fail = |reason: String, evidence: &serde_json::Value| {
@@ -103,7 +118,7 @@ pub fn open(
         head: &head,
         base: target,
         sha,
-        title: &bead.title,
+        title,
         body_file: &body_file,
     };
     let opened = open_with(repo, config, &pr, &mut evidence);
@@ -116,6 +131,78 @@ pub fn open(
         remote.name
     );
     Ok((url, Outcome::named(KIND, Verdict::Pass, reason, evidence)))
+}
+
+/// The target a container's integrate step delivers its own documents to by pull request, if
+/// it does: an integrate step under PR delivery with a target.
+pub fn wanted_documents(
+    manifest: &Manifest,
+    step: &Step,
+    bead: &Bead,
+    lineage: &Lineage,
+) -> Option<String> {
+    if !manifest.is(&step.name, Role::Integrate) || lineage.delivery(bead) != DeliveryMethod::Pr {
+        return None;
+    }
+    lineage.target(bead).map(str::to_string)
+}
+
+/// A container's planning and reconciliation documents (its branch `splice/<id>`: the PRP, the
+/// reconciliation file) reach `target` by a pull request of their own once its integrate
+/// floors pass, proven like any delivery: nothing to do when the branch is gone or on the
+/// target; else the pull request `known` (the step's, or the one a person gave) is asked about,
+/// or one is opened for the branch's tip. The answers, and the URL when this check opened it.
+pub fn deliver_documents(
+    ctx: &floors::Ctx,
+    target: &str,
+    known: Option<&str>,
+) -> (Vec<Outcome>, Option<String>) {
+    let bead = ctx.bead;
+    let head = branch_name(&bead.id);
+    let evidence = json!({ "target": target, "head": head });
+    let escalate =
+        |reason: String| Outcome::named(KIND, Verdict::Escalate, reason, evidence.clone());
+    let tip = match tip_off_target(ctx.store.repo(), &head, target) {
+        Ok(Some(tip)) => tip,
+        Ok(None) => return (Vec::new(), None),
+        Err(e) => return (vec![escalate(e)], None),
+    };
+    let prove = |url: &str| {
+        let evidence = json!({ "target": target, "head": head, "sha": tip, "pr_url": url });
+        let proven = floors::delivered::prove(ctx, target, &tip, Some(url), evidence);
+        match proven.verdict {
+            Verdict::Pass => proven.with_effect(floors::Effect::SetPrUrl(url.to_string())),
+            _ => proven,
+        }
+    };
+    if let Some(url) = known {
+        return (vec![prove(url)], None);
+    }
+    let title = format!("{} (planning and reconciliation)", bead.title);
+    match open_for(ctx.store, ctx.config, bead, target, (&tip, &title)) {
+        Ok((url, opened)) => {
+            let proven = prove(&url);
+            (vec![opened, proven], Some(url))
+        }
+        Err(escalated) => (vec![*escalated], None),
+    }
+}
+
+/// The tip of `head` when it holds commits `target` does not; `None` when there is no such
+/// branch or it is on the target already.
+fn tip_off_target(repo: &Path, head: &str, target: &str) -> Result<Option<String>, String> {
+    let git =
+        git2::Repository::open(repo).map_err(|e| format!("cannot open the repository: {e}"))?;
+    let Ok(branch) = git.find_branch(head, git2::BranchType::Local) else {
+        return Ok(None);
+    };
+    let Some(tip) = branch.get().target() else {
+        return Ok(None);
+    };
+    let on = crate::worktree::resolve(&git, target)
+        .and_then(|t| crate::worktree::is_on(&git, tip, t))
+        .map_err(|e| e.to_string())?;
+    Ok((!on).then(|| tip.to_string()))
 }
 
 /// A git remote: its name and configured URL.
