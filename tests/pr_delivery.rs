@@ -268,8 +268,8 @@ fn fake_gh(r: &Repo, id: &str, exists: bool) -> PathBuf {
              [ \"$GH_PROMPT_DISABLED\" = 1 ] || exit 8\n\
              case \"$1 $2\" in\n\
              'pr create')\n\
-               [ \"$3 $4 $5 $6 $7 $8 $9 ${{10}} ${{11}}\" = '--repo github.com/acme/calc --head splice/{id} --base main --title Add --body-file' ] || {{ echo \"unexpected: $*\" >&2; exit 9; }}\n\
-               [ -s \"${{12}}\" ] || exit 7\n\
+               [ \"$3 $4 $5 $6 $7 $8 $9\" = '--repo github.com/acme/calc --head splice/{id} --base main --title=Add' ] || {{ echo \"unexpected: $*\" >&2; exit 9; }}\n\
+               [ -s \"${{10#--body-file=}}\" ] || exit 7\n\
                echo \"$*\" >> gh-calls.txt\n\
                {create} ;;\n\
              'pr view') echo '{{\"state\": \"OPEN\", \"mergeCommit\": null, \"mergedAt\": null}}' ;;\n\
@@ -489,4 +489,26 @@ fn a_campaigns_planning_documents_reach_its_target_by_a_pull_request_of_their_ow
         "{:#}",
         b["pipeline"]
     );
+}
+
+#[test]
+fn a_hostile_reviewed_commit_in_the_bead_file_never_reaches_gits_command_line() {
+    let r = Repo::new();
+    let bare = remote(&r, "origin");
+    let (id, _) = reviewed(&r);
+    forge_config(&r);
+    // The bead file is committed and may be anyone's: a "commit" that is an option of git push.
+    let path = r.path().join(format!(".splice/beads/{id}.json"));
+    let mut b: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let marker = r.path().join("pwned");
+    b["pipeline"]["reviewed_sha"] =
+        Value::String(format!("--receive-pack=touch {}", marker.display()));
+    std::fs::write(&path, serde_json::to_vec_pretty(&b).unwrap()).unwrap();
+    let out = deliver(&r, &id);
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("is not a commit of this repository"), "{err}");
+    assert!(!marker.exists(), "git ran the bead file's command");
+    assert_eq!(pushed(&bare, &id), None);
+    assert!(calls(&r).is_empty());
 }

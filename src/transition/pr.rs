@@ -17,7 +17,7 @@
 //!    `SPLICE_PR_SHA`, `SPLICE_PR_TITLE` and `SPLICE_PR_BODY_FILE` in its environment; it must
 //!    print the pull request's URL as the last line of its output, and print the existing one's
 //!    when it is asked again. Else, for a remote on a GitHub host with `gh` on `PATH`, `gh pr
-//!    create --repo HOST/OWNER/REPO --head splice/<id> --base <target> --title … --body-file …`
+//!    create --repo HOST/OWNER/REPO --head splice/<id> --base <target> --title=… --body-file=…`
 //!    (an existing pull request for the branch is read from gh's refusal). Else it escalates,
 //!    naming both ways (or `method = "direct"`).
 //!
@@ -103,6 +103,18 @@ fn open_for(
             evidence.clone(),
         ))
     };
+    // The bead file is hostile: only a full hex name of a commit here goes on git's command line.
+    if !floors::is_full_sha(sha)
+        || git2::Repository::open(repo)
+            .ok()
+            .and_then(|g| Some(g.find_commit(git2::Oid::from_str(sha).ok()?).is_ok()))
+            != Some(true)
+    {
+        return Err(fail(
+            format!("the commit to push, {sha:?}, is not a commit of this repository"),
+            &evidence,
+        ));
+    }
     let remote = remote_for(repo, target).map_err(|why| fail(why, &evidence))?;
     evidence["remote"] = json!(remote.name);
     push(repo, &remote.name, sha, &head).map_err(|why| fail(why, &evidence))?;
@@ -346,10 +358,9 @@ fn open_with(
         pr.head.into(),
         "--base".into(),
         pr.base.into(),
-        "--title".into(),
-        pr.title.into(),
-        "--body-file".into(),
-        pr.body_file.to_string_lossy().into_owned(),
+        // One word each: a title an agent wrote that starts with `-` stays the title.
+        format!("--title={}", pr.title),
+        format!("--body-file={}", pr.body_file.to_string_lossy()),
     ];
     evidence["forge"] = json!("gh");
     let env = [("GH_PROMPT_DISABLED", "1"), ("NO_COLOR", "1")];
