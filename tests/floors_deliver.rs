@@ -113,7 +113,7 @@ fn a_squash_merged_pr_confirmed_by_the_forge_passes() {
 }
 
 #[test]
-fn a_merge_commit_off_the_target_refuses() {
+fn a_merge_commit_off_the_target_escalates_for_a_person_to_fetch() {
     let (mut repo, reviewed) = with_feature();
     repo.git(&["checkout", "-q", "-b", "elsewhere"]);
     repo.write("x.txt", "x\n");
@@ -124,8 +124,17 @@ fn a_merge_commit_off_the_target_refuses() {
         &format!(r#"{{"merged": true, "merge_commit": "{off}"}}"#),
     );
     let o = check(&repo, &leaf(Some(&reviewed)), Some(&proposal()));
-    assert_verdict(&o, "refuse");
+    assert_verdict(&o, "escalate");
+    assert!(o.reason.contains("git pull"), "{}", o.reason);
     assert!(!o.awaiting_merge);
+    // A merge commit this repository has not fetched yet.
+    forge(
+        &mut repo,
+        r#"{"merged": true, "merge_commit": "0123456789012345678901234567890123456789"}"#,
+    );
+    let o = check(&repo, &leaf(Some(&reviewed)), Some(&proposal()));
+    assert_verdict(&o, "escalate");
+    assert!(o.reason.contains("does not have yet"), "{}", o.reason);
 }
 
 #[test]

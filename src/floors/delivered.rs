@@ -12,7 +12,8 @@
 //!    (a person can also deliver by merging so the reviewed commit is on the target).
 //!
 //! An open PR refuses as "awaiting merge". A PR closed without merging escalates: a person must
-//! act. A forge that fails or gives no answer escalates, naming the command and what it said.
+//! act; so does a merge commit not on the target here (not fetched yet, or elsewhere), which no
+//! agent can fix. A forge that fails or gives no answer escalates, naming the command and what it said.
 //! Deep autonomy never delivers to `main`/`master`: that escalates to a person.
 
 use std::time::Duration;
@@ -319,10 +320,19 @@ fn merged_on_target(
             )
         }
         Some(Err(e)) => Outcome::escalate(KIND, e.to_string(), evidence),
-        _ => Outcome::refuse(
+        // No agent can fix this (it holds no forge credential, and never moves the target): a
+        // person brings the forge's target here, or looks at where the merge went.
+        Some(Ok(false)) => Outcome::escalate(
             KIND,
             format!(
-                "{url} is merged as {merge}, which is not on {target} here (fetch the target?)"
+                "{url} is merged as {merge}, which is in this repository but not on {target}:                  bring {target} up to date with the forge's (`git pull` with {target} checked                  out), then check the delivery again"
+            ),
+            evidence,
+        ),
+        None => Outcome::escalate(
+            KIND,
+            format!(
+                "{url} is merged as {merge}, which this repository does not have yet: fetch                  it into {target} (`git pull` with {target} checked out), then check the                  delivery again"
             ),
             evidence,
         ),
