@@ -112,29 +112,17 @@ pub fn gather(
     let ancestors = ancestors_unlocked(store, &bead)?;
     let mut proposal: Option<Proposal> = bead.proposal_since_entry().cloned();
     if let Some(url) = &pr_url {
-        let p = proposal.get_or_insert_with(|| Proposal {
-            step: step.to_string(),
-            artifact: url.clone(),
-            ..Proposal::default()
-        });
-        p.pr_url = Some(url.clone());
+        note_pr(&mut proposal, step, url);
     }
     let read_in = floors::workdir_for(store, &bead);
     let lineage = Lineage::new(&ancestors, defaults(config, branch));
     // PR delivery: splice pushes the reviewed commit and opens the pull request (`pr.rs`).
-    let known = pr_url.is_some()
-        || proposal.as_ref().is_some_and(|p| p.pr_url.is_some())
-        || bead.pipeline.pr_url.is_some();
+    let known = known_pr(&pr_url, &proposal, &bead).is_some();
     let mut opening = None;
     if let Some(target) = pr::wanted(manifest, &step_def, &bead, &lineage, known) {
         match pr::open(store, config, &bead, &target) {
             Ok((url, outcome)) => {
-                let p = proposal.get_or_insert_with(|| Proposal {
-                    step: step.to_string(),
-                    artifact: url.clone(),
-                    ..Proposal::default()
-                });
-                p.pr_url = Some(url.clone());
+                note_pr(&mut proposal, step, &url);
                 pr_url = Some(url);
                 opening = Some(outcome);
             }
@@ -167,10 +155,7 @@ pub fn gather(
     if let Some(target) = pr::wanted_documents(manifest, &step_def, &bead, &floor_ctx.lineage)
         && floors::combine(&outcomes) == crate::model::bead::Verdict::Pass
     {
-        let known = pr_url
-            .clone()
-            .or_else(|| proposal.as_ref().and_then(|p| p.pr_url.clone()))
-            .or_else(|| bead.pipeline.pr_url.as_deref().map(str::to_string));
+        let known = known_pr(&pr_url, &proposal, &bead);
         let (answers, opened) = pr::deliver_documents(&floor_ctx, &target, known.as_deref());
         outcomes.extend(answers);
         if let Some(url) = opened {
@@ -187,6 +172,26 @@ pub fn gather(
         outcomes,
         read_in,
     })
+}
+
+/// The pull request `url` goes on the step's proposal the floors read (one made for it when
+/// there is none).
+fn note_pr(proposal: &mut Option<Proposal>, step: &str, url: &str) {
+    let p = proposal.get_or_insert_with(|| Proposal {
+        step: step.to_string(),
+        artifact: url.to_string(),
+        ..Proposal::default()
+    });
+    p.pr_url = Some(url.to_string());
+}
+
+/// The pull request known for the check: the caller's (`deliver --pr-url`, or the one this
+/// check opened), the step's proposal's, or the node's.
+fn known_pr(given: &Option<String>, proposal: &Option<Proposal>, bead: &Bead) -> Option<String> {
+    given
+        .clone()
+        .or_else(|| proposal.as_ref().and_then(|p| p.pr_url.clone()))
+        .or_else(|| bead.pipeline.pr_url.as_deref().map(str::to_string))
 }
 
 /// Keep the text of every review a floor read (`store::reviews`), before the lock: the check
