@@ -384,3 +384,52 @@ fn a_clean_merge_of_the_target_adds_nothing_and_lands() {
     assert!(on(&r, &dev, "src/a.rs") && on(&r, &dev, "other.txt"));
     assert!(!reviewed.is_empty());
 }
+
+// --- a transient refusal is the next check's, not the agent's ----------------------------------
+
+#[test]
+fn a_busy_target_is_checked_again_by_the_next_run_with_no_dispatch_and_no_attempt() {
+    // `trunk` (unprotected) is checked out in the main checkout, where a crashed git left
+    // `.git/index.lock`: the landing is refused as transient (`recheck`), the run that checked
+    // it checks it no more, and the next run lands it; no agent runs, no attempt is spent.
+    let r = Repo::unconfined();
+    r.git(&["checkout", "-q", "-b", "trunk"]);
+    let (id, reviewed) = reviewed_task(&r, "trunk", &[("src/a.rs", "pub fn a() {}\n")]);
+    let notes = tempfile::tempdir().unwrap();
+    let log = notes.path().join("dispatched");
+    r.write(
+        ".splice/config.toml",
+        &format!(
+            "[agent]\ncommand = [\"sh\", \"-c\", \"echo \\\"$SPLICE_STEP\\\" >> {}\"]\n\n\
+             [delivery]\nmethod = \"direct\"\n",
+            log.display()
+        ),
+    );
+    let attempts = r.bead(&id)["pipeline"]["attempts"].clone();
+    let before = r.git(&["rev-parse", "trunk"]);
+    let lock = r.path().join(".git/index.lock");
+    std::fs::write(&lock, "").unwrap();
+    let env = r.ok(&["run", "--output", "json"]);
+    assert_eq!(env["status"], "escalated", "{env:#}");
+    let check = r.bead(&id)["pipeline"]["last_check"].clone();
+    assert_eq!(check["verdict"], "refuse", "{check:#}");
+    assert_eq!(check["recheck"], true, "{check:#}");
+    assert!(
+        check["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the next check lands it"),
+        "{check:#}"
+    );
+    assert_eq!(r.git(&["rev-parse", "trunk"]), before, "trunk moved");
+
+    std::fs::remove_file(&lock).unwrap();
+    let env = r.ok(&["run", "--output", "json"]);
+    assert_eq!(env["status"], "done", "{env:#}");
+    assert_eq!(r.git(&["rev-parse", "trunk"]), reviewed);
+    let b = r.bead(&id);
+    assert_eq!(b["status"], "closed", "{b:#}");
+    assert_eq!(b["pipeline"]["attempts"], attempts, "an attempt was spent");
+    let dispatched = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(dispatched, "", "an agent was dispatched");
+}

@@ -25,10 +25,13 @@
 //! The landing is one more answer of the check, kind `land`, recorded with the floors': a pass
 //! says what moved; a refusal (the branch conflicts with the target, lacks the reviewed commit,
 //! adds unreviewed commits, or changes `.splice/`) is one the agent can fix on its branch, so
-//! the node stays on its step and the next dispatch reads why; so is a transient fault (the
-//! target kept moving, or its checkout's index lock stayed held: issue 33), after which the next
-//! check lands it; an escalation (the target is checked out with uncommitted changes, or is not
-//! a local branch) waits for a person, and its reason says exactly what to run. Only a branch
+//! the node stays on its step and the next dispatch reads why. A transient fault (the target
+//! kept moving, or its checkout's index lock stayed held: issue 33) is a refusal too, but
+//! nothing on the branch answers it: its evidence says `transient`, the check is recorded
+//! `recheck` ([`only_transient`]), and decide asks for the next check, not a dispatch, spending
+//! no attempt (rule 12: once per run). An escalation (the target is checked out with
+//! uncommitted changes, or is not a local branch) waits for a person, and its reason says
+//! exactly what to run. Only a branch
 //! that moved past its review ([`Refused::BeyondReview`]: what would land is not the reviewed
 //! commit merged cleanly with the target) is sent back, to the route's review step; no other
 //! answer sends the node to an earlier step.
@@ -177,6 +180,22 @@ pub fn land(
             json!({ "target": target }),
         )),
     }
+}
+
+/// Does a check whose answers are `outcomes` refuse only for transient landing faults (the
+/// target kept moving, or its checkout stayed busy)? Then nothing on the branch needs to
+/// change: the check is recorded `recheck`, and the next check answers it, not the agent.
+pub fn only_transient(outcomes: &[Outcome]) -> bool {
+    let mut refusing = outcomes
+        .iter()
+        .filter(|o| o.verdict != Verdict::Pass)
+        .peekable();
+    refusing.peek().is_some() && refusing.all(is_transient)
+}
+
+/// A landing refused for a fault that passes by itself ([`refused_outcome`] marks it).
+fn is_transient(o: &Outcome) -> bool {
+    o.kind == KIND && o.evidence.get("transient") == Some(&Value::Bool(true))
 }
 
 /// A landing that would move `target` to `tip` and waits for a person's approval first.
@@ -342,7 +361,7 @@ fn refused_outcome(refused: &Refused, again: &str, review_step: Option<&str>) ->
                  nothing landed, and nothing on the branch needs to change: the next check \
                  lands it"
             ),
-            json!({ "target": target }),
+            json!({ "target": target, "transient": true }),
         ),
         Refused::Busy {
             checkout,
@@ -355,7 +374,7 @@ fn refused_outcome(refused: &Refused, again: &str, review_step: Option<&str>) ->
                  it (a lock a crashed git left, `.git/index.lock`, must be removed by hand)",
                 checkout.display()
             ),
-            json!({ "target": target, "checkout": checkout, "cause": cause }),
+            json!({ "target": target, "checkout": checkout, "cause": cause, "transient": true }),
         ),
     };
     let verdict = if refused.needs_person() {
