@@ -147,6 +147,7 @@ fn campaign(n: usize) -> Snapshot {
                         evidence: Default::default(),
                         run: None,
                         awaiting_merge: false,
+                        recheck: false,
                         at: AT.into(),
                     }));
                 }

@@ -65,6 +65,7 @@ fn leaf(cid: &str, l: usize) -> Bead {
                 evidence: Default::default(),
                 run: None,
                 awaiting_merge: false,
+                recheck: false,
                 at: AT.into(),
             }));
         }

@@ -38,13 +38,15 @@ def proposal(step, seq, pr_url=None):
     return p
 
 
-def check(step, seq, verdict, reason="", run=None, awaiting_merge=False):
+def check(step, seq, verdict, reason="", run=None, awaiting_merge=False, recheck=False):
     c = {"step": step, "seq": seq, "verdict": verdict, "reason": reason or verdict, "evidence": {},
          "at": AT}
     if run:
         c["run"] = run
     if awaiting_merge:
         c["awaiting_merge"] = True
+    if recheck:
+        c["recheck"] = True
     return c
 
 
@@ -956,20 +958,91 @@ def _():
     ], jobs=2)
 
 
+# A transient landing refusal (the target kept moving, its checkout's index lock stayed held):
+# nothing on the branch needs to change, so the check records `recheck` and the next check, not
+# the agent, answers it, once per run (rule 12).
+def moved(target):
+    return (f"{target} kept moving while splice landed on it (someone is committing on it); "
+            "nothing landed, and nothing on the branch needs to change: the next check lands it")
+
+
+def busy(target):
+    return (f"{target}'s checkout at /repo stayed busy while splice landed on it (index.lock "
+            "held); nothing landed, and nothing on the branch needs to change: the next check "
+            "lands it")
+
+
+def conflict(id, target):
+    return (f"merging splice/{id} into {target} conflicts in src/a.rs: merge `{target}` into the "
+            "branch, resolve the conflicts there and commit; splice lands the result")
+
+
+def unprotected(id, target, **kw):
+    # `delivering` on a target that needs no approval: no landing gate.
+    b = delivering(id, target, **kw)
+    del b["pipeline"]["gate"]
+    return b
+
+
 @case("land-gate-approved-then-checked")
 def _():
     # The check after the approval (seq 11) did not land: an escalation (sp-a: main checked out
-    # with uncommitted work) rests escalated, a refusal (sp-b: main kept moving) is the agent's
-    # to act on; neither asks for another check on the strength of the old approval.
+    # with uncommitted work) rests escalated, a refusal (sp-b: the branch conflicts with main) is
+    # the agent's to act on; neither asks for another check on the strength of the old approval.
     approved = land_gate("deliver", "main", seq=10, state="approved", by="alice")
     return snapshot([
         delivering("sp-a", "main", gate_=approved, seq=11,
                    last_check=check("deliver", 11, "escalate",
                                     "main is checked out at /repo with uncommitted work")),
         delivering("sp-b", "main", gate_=dict(approved), seq=11, attempts={"deliver": 1},
-                   last_check=check("deliver", 11, "refuse",
-                                    "main kept moving while splice landed on it")),
+                   last_check=check("deliver", 11, "refuse", conflict("sp-b", "main"))),
     ], jobs=2)
+
+
+@case("land-transient-earlier-run")
+def _():
+    # Made by an earlier run (sp-a), by a person's `splice transition deliver` (sp-b), and with
+    # the attempts used up (sp-c, 3 of 3): each is checked again, none dispatched nor parked.
+    approved = land_gate("deliver", "main", seq=10, state="approved", by="alice")
+    return snapshot([
+        unprotected("sp-a", "feature/x", seq=11, attempts={"deliver": 1},
+                    last_check=check("deliver", 11, "refuse", busy("feature/x"), run="run-0",
+                                     recheck=True)),
+        delivering("sp-b", "main", gate_=approved, seq=11, attempts={"deliver": 1},
+                   last_check=check("deliver", 11, "refuse", moved("main"), run="person",
+                                    recheck=True)),
+        unprotected("sp-c", "feature/x", seq=11, attempts={"deliver": 3},
+                    last_check=check("deliver", 11, "refuse", moved("feature/x"), run="run-0",
+                                     recheck=True)),
+    ], jobs=3)
+
+
+@case("land-transient-this-run")
+def _():
+    # This run already checked it and met the transient fault again: it rests `escalated` with
+    # the check's reason (the next run checks it again), neither dispatched nor parked (sp-b has
+    # used its 3 attempts), so a fault that lasts cannot spin a run.
+    return snapshot([
+        unprotected("sp-a", "feature/x", seq=11, attempts={"deliver": 1},
+                    last_check=check("deliver", 11, "refuse", busy("feature/x"), run=RUN,
+                                     recheck=True)),
+        unprotected("sp-b", "feature/x", seq=11, attempts={"deliver": 3},
+                    last_check=check("deliver", 11, "refuse", moved("feature/x"), run=RUN,
+                                     recheck=True)),
+    ], jobs=2)
+
+
+@case("land-refused-conflict-dispatches")
+def _():
+    # A refusal the agent must answer on its branch (a conflict: no `recheck`) is dispatched as
+    # before, whether this run (sp-a) or an earlier one (sp-b) made it; with the attempts used
+    # up (sp-c) the node parks.
+    def refused(id, attempts, run):
+        return unprotected(id, "feature/x", seq=11, attempts={"deliver": attempts},
+                           last_check=check("deliver", 11, "refuse", conflict(id, "feature/x"),
+                                            run=run))
+    return snapshot([refused("sp-a", 1, RUN), refused("sp-b", 1, "run-0"),
+                     refused("sp-c", 3, "run-0")], jobs=3)
 
 
 @case("land-gate-integrate-container")

@@ -75,7 +75,7 @@ fn node_spec() -> impl Strategy<Value = NodeSpec> {
         (
             0u32..4,
             prop_oneof![Just(0u8), any::<u8>()],
-            0u8..3,
+            0u8..4,
             prop::bool::weighted(0.15),
             0i64..3,
             0u8..4,
@@ -179,11 +179,18 @@ fn build_bead(i: usize, spec: &NodeSpec, n: usize) -> Bead {
         p.last_check = Some(Box::new(Check {
             step: step.into(),
             seq: if e & 16 != 0 { 6 } else { 8 },
-            verdict: [Verdict::Pass, Verdict::Refuse, Verdict::Escalate][spec.verdict as usize],
+            // 3: a refusal for a transient landing fault only (`recheck`).
+            verdict: [
+                Verdict::Pass,
+                Verdict::Refuse,
+                Verdict::Escalate,
+                Verdict::Refuse,
+            ][spec.verdict as usize],
             reason: "r".into(),
             evidence: Default::default(),
             run: Some(if e & 128 != 0 { RUN } else { "run-0" }.into()),
             awaiting_merge: e & 64 != 0,
+            recheck: spec.verdict == 3,
             at: AT.into(),
         }));
     }

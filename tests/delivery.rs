@@ -206,7 +206,7 @@ fn direct_delivery_refuses_a_dirty_checkout_of_the_target_and_says_what_to_run()
         reason[start..][..reason[start..].find(to).unwrap()].to_string()
     };
     let set_aside = between("set just those files aside (`", "`)");
-    let pop = between("(and `", "` after it)");
+    let pop = between("only after the landing bring them back with `", "`");
     assert!(set_aside.ends_with("-- README.md"), "{set_aside}");
     let sh = |cmd: &str| {
         let out = Command::new("sh").args(["-c", cmd]).output().unwrap();

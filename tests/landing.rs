@@ -384,3 +384,124 @@ fn a_clean_merge_of_the_target_adds_nothing_and_lands() {
     assert!(on(&r, &dev, "src/a.rs") && on(&r, &dev, "other.txt"));
     assert!(!reviewed.is_empty());
 }
+
+// --- a transient refusal is the next check's, not the agent's ----------------------------------
+
+#[test]
+fn a_busy_target_is_checked_again_by_the_next_run_with_no_dispatch_and_no_attempt() {
+    // `trunk` (unprotected) is checked out in the main checkout, where a crashed git left
+    // `.git/index.lock`: the landing is refused as transient (`recheck`), the run that checked
+    // it checks it no more, and the next run lands it; no agent runs, no attempt is spent.
+    let r = Repo::unconfined();
+    r.git(&["checkout", "-q", "-b", "trunk"]);
+    let (id, reviewed) = reviewed_task(&r, "trunk", &[("src/a.rs", "pub fn a() {}\n")]);
+    let notes = tempfile::tempdir().unwrap();
+    let log = notes.path().join("dispatched");
+    r.write(
+        ".splice/config.toml",
+        &format!(
+            "[agent]\ncommand = [\"sh\", \"-c\", \"echo \\\"$SPLICE_STEP\\\" >> {}\"]\n\n\
+             [delivery]\nmethod = \"direct\"\n",
+            log.display()
+        ),
+    );
+    let attempts = r.bead(&id)["pipeline"]["attempts"].clone();
+    let before = r.git(&["rev-parse", "trunk"]);
+    let lock = r.path().join(".git/index.lock");
+    std::fs::write(&lock, "").unwrap();
+    let env = r.ok(&["run", "--output", "json"]);
+    assert_eq!(env["status"], "escalated", "{env:#}");
+    let check = r.bead(&id)["pipeline"]["last_check"].clone();
+    assert_eq!(check["verdict"], "refuse", "{check:#}");
+    assert_eq!(check["recheck"], true, "{check:#}");
+    assert!(
+        check["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the next check lands it"),
+        "{check:#}"
+    );
+    assert_eq!(r.git(&["rev-parse", "trunk"]), before, "trunk moved");
+
+    std::fs::remove_file(&lock).unwrap();
+    let env = r.ok(&["run", "--output", "json"]);
+    assert_eq!(env["status"], "done", "{env:#}");
+    assert_eq!(r.git(&["rev-parse", "trunk"]), reviewed);
+    let b = r.bead(&id);
+    assert_eq!(b["status"], "closed", "{b:#}");
+    assert_eq!(b["pipeline"]["attempts"], attempts, "an attempt was spent");
+    let dispatched = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(dispatched, "", "an agent was dispatched");
+}
+
+// --- a dirty checkout of the target: the printed remedy works as printed -----------------------
+
+/// The commands a landing's reason names, in its order: its backquoted spans that run `git` or
+/// `splice` (others quote a branch).
+fn quoted_commands(reason: &str) -> Vec<String> {
+    reason
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| span.starts_with("git ") || span.starts_with("splice "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_dirty_checkout_remedy_followed_as_printed_lands_and_gives_the_work_back() {
+    // `main` needs a person's approval, so its remedy approves between the two checks; `trunk`
+    // does not. Either way the stashed edit comes back only after the landing.
+    for target in ["main", "trunk"] {
+        let r = Repo::new();
+        if target != "main" {
+            r.git(&["checkout", "-q", "-b", target]);
+        }
+        let (id, reviewed) = reviewed_task(&r, target, &[("src/a.rs", "pub fn a() {}\n")]);
+        r.write("README.md", "a person's edit in progress\n");
+        let err = r.fails(1, &["transition", "deliver", "--bead", &id]);
+        assert!(err.contains("uncommitted work"), "{target}: {err}");
+        let check = r.bead(&id)["pipeline"]["last_check"].clone();
+        let reason = check["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["kind"] == "land")
+            .and_then(|a| a["reason"].as_str())
+            .unwrap_or_else(|| panic!("{target}: no landing answer: {check:#}"))
+            .to_string();
+        let commands = quoted_commands(&reason);
+        assert!(
+            commands.len() >= 3 && commands.iter().any(|c| c.contains("stash pop")),
+            "{target}: {reason}"
+        );
+        for command in &commands {
+            let out = Command::new("sh")
+                .args(["-c", command])
+                .current_dir(r.path())
+                .env_clear()
+                .envs(r.cmd(&[]).get_envs().filter_map(|(k, v)| Some((k, v?))))
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{target}: `{command}` failed ({reason}):\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert_eq!(
+            r.git(&["rev-parse", target]),
+            reviewed,
+            "{target}: {reason}"
+        );
+        assert_eq!(r.bead(&id)["status"], "closed", "{target}: {reason}");
+        assert_eq!(
+            std::fs::read_to_string(r.path().join("README.md")).unwrap(),
+            "a person's edit in progress\n",
+            "{target}: the stashed edit is not back: {reason}"
+        );
+        assert!(on(&r, target, "src/a.rs"), "{target}");
+        assert_eq!(r.git(&["stash", "list"]), "", "{target}: a stash is left");
+    }
+}

@@ -24,12 +24,20 @@
 //! | 9  | S is the delegate step and a child its split sanctioned is open      | rest `waiting-children` |
 //! | 10 | a proposal since entry newer than the check since entry, or S has floors and no check since entry | action `check` |
 //! | 11 | the check since entry escalated                                      | rest `escalated` {reason} |
-//! | 12 | a PR is recorded and the check since entry refused awaiting its merge | action `check` if an earlier run made that check, else rest `awaiting-merge` |
+//! | 12 | the check since entry refused awaiting the merge of a recorded PR, or with `recheck` (only transient landing faults) | action `check` if an earlier run (or a person) made that check, else rest `awaiting-merge` (a PR), or `escalated` {the check's reason} |
 //! | 12a | as 14 (attempts left or not), and S is `optional: true` and one of the snapshot's `unavailable` steps (its command cannot be found in this run) | action `skip` {the program and where it is set} |
 //! | 13 | as 14, and the last exit since entry used an attempt and ended less than [`backoff_s`] ago, or was `transient` and ended less than the larger of [`backoff_s`] of the transient exits since entry and its `retry_after_s` (capped) ago | rest `backoff` {until, attempt} |
 //! | 14 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt, target}; rest `escalated` when no delivery target resolves (nothing to branch the worktree from), or the target is one of the snapshot's `missing_targets` (it names no commit) |
 //! | 15 | as 14, attempts exhausted                                            | action `park` {the last refusal, or how the last dispatch ended and its cause} |
 //! | 16 | otherwise (no command: a person does S and proposes)                 | rest `awaiting-human` |
+//!
+//! Rule 12 is for refusals that nothing on the node's branch can answer, only a later check: a
+//! pull request not merged yet, and a landing that met a transient fault (`Check::recheck`: the
+//! target kept moving, or its checkout's index lock stayed held, and no other answer refused).
+//! Such a node spends no attempt and is never dispatched for it. Once per run bounds it: a run
+//! checks a refusal an earlier run (or a person) recorded, and one this run recorded rests until
+//! the next run (`awaiting-merge`; `escalated` with the check's reason for a landing, which says
+//! what a person may need to do, such as remove a crashed git's `.git/index.lock`).
 //!
 //! Rule 12a reads the snapshot's `unavailable`: the `optional: true` steps whose command the run
 //! could not find when it started (`driver::commands`), each with why. A node there is moved past

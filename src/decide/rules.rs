@@ -170,7 +170,8 @@ fn waiting<'a>(ix: &Index<'a>, at: usize, step: Option<&'a Step>) -> Option<Outc
     None
 }
 
-/// Rules 10–12: evidence to check, a check that could not check, a PR awaiting its merge.
+/// Rules 10–12: evidence to check, a check that could not check, a refusal the next check
+/// answers (a PR awaiting its merge, a transient landing fault).
 fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome<'a>> {
     let p = &bead.pipeline;
     let here = || p.step.to_string();
@@ -199,27 +200,32 @@ fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome
         }));
     }
 
-    // 12: a PR waits for its merge.
+    // 12: a refusal the next check answers, not the agent: a PR waits for its merge, or the
+    // landing met a transient fault. Checked again once per run, so neither spins a run.
     let pr_url = p
         .pr_url
         .as_deref()
         .or_else(|| proposal.and_then(|pr| pr.pr_url.as_deref()));
-    if pr_url.is_some()
-        && let Some(c) = check
-        && c.verdict == Verdict::Refuse
-        && c.awaiting_merge
-    {
-        if c.run.as_deref() != Some(ix.snapshot.run.as_str()) {
-            return Some(Outcome::Act(Action::Check {
-                bead: bead.id.to_string(),
-                step: here(),
-            }));
-        }
-        return Some(Outcome::Rest(Rest::AwaitingMerge {
-            pr_url: pr_url.map(str::to_string),
+    let c = check.filter(|c| c.verdict == Verdict::Refuse)?;
+    let awaiting_merge = pr_url.is_some() && c.awaiting_merge;
+    if !awaiting_merge && !c.recheck {
+        return None;
+    }
+    if c.run.as_deref() != Some(ix.snapshot.run.as_str()) {
+        return Some(Outcome::Act(Action::Check {
+            bead: bead.id.to_string(),
+            step: here(),
         }));
     }
-    None
+    Some(Outcome::Rest(if awaiting_merge {
+        Rest::AwaitingMerge {
+            pr_url: pr_url.map(str::to_string),
+        }
+    } else {
+        Rest::Escalated {
+            reason: c.reason.clone(),
+        }
+    }))
 }
 
 /// Rules 12a–16: skip an optional step that cannot run, wait before a retry, dispatch, park

@@ -285,6 +285,7 @@ mod tests {
             evidence: serde_json::json!({"failed": ["s1_adds"]}),
             run: None,
             awaiting_merge: false,
+            recheck: false,
             at: "t".into(),
         }));
         b.pipeline.guidance = Some("handle overflow".into());

@@ -105,6 +105,7 @@ mod tests {
             evidence: serde_json::Value::Null,
             run: None,
             awaiting_merge: false,
+            recheck: false,
             at: "t".into(),
         }));
         assert!(finished(&m, &b));

@@ -342,6 +342,7 @@ pub fn plan(
         evidence: serde_json::to_value(&reports).unwrap_or_default(),
         run: Some(who.run.map_or_else(|| who.actor(), str::to_string)),
         awaiting_merge: verdict == Verdict::Refuse && ev.outcomes.iter().any(|o| o.awaiting_merge),
+        recheck: verdict == Verdict::Refuse && land::only_transient(&ev.outcomes),
         at: now.to_string(),
     }));
     // A pull request goes on the node only once its delivery is proven (the `delivered` floor's

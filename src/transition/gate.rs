@@ -183,6 +183,7 @@ pub fn plan_reject(
         evidence: Value::Null,
         run: Some(actor),
         awaiting_merge: false,
+        recheck: false,
         at: now.to_string(),
     }));
     after.pipeline.guidance = Some(reason.into());

@@ -26,10 +26,13 @@
 //! The landing is one more answer of the check, kind `land`, recorded with the floors': a pass
 //! says what moved; a refusal (the branch conflicts with the target, lacks the reviewed commit,
 //! adds unreviewed commits, or changes `.splice/`) is one the agent can fix on its branch, so
-//! the node stays on its step and the next dispatch reads why; so is a transient fault (the
-//! target kept moving, or its checkout's index lock stayed held: issue 33), after which the next
-//! check lands it; an escalation (the target is checked out with uncommitted changes, or is not
-//! a local branch) waits for a person, and its reason says exactly what to run. Only a branch
+//! the node stays on its step and the next dispatch reads why. A transient fault (the target
+//! kept moving, or its checkout's index lock stayed held: issue 33) is a refusal too, but
+//! nothing on the branch answers it: its evidence says `transient`, the check is recorded
+//! `recheck` ([`only_transient`]), and decide asks for the next check, not a dispatch, spending
+//! no attempt (rule 12: once per run). An escalation (the target is checked out with
+//! uncommitted changes, or is not a local branch) waits for a person, and its reason says
+//! exactly what to run. Only a branch
 //! that moved past its review ([`Refused::BeyondReview`]: what would land is not the reviewed
 //! commit merged cleanly with the target) is sent back, to the route's review step; no other
 //! answer sends the node to an earlier step.
@@ -166,11 +169,23 @@ pub fn land(
     match landed {
         Ok(Ok(Landed::NoBranch { .. })) => None,
         Ok(Ok(landed)) => Some(landed_outcome(&landed, target)),
-        Ok(Err(refused)) => Some(refused_outcome(
-            &refused,
-            &again,
-            review_step(manifest, bead),
-        )),
+        Ok(Err(refused)) => {
+            // Work set aside from a dirty checkout comes back only after the move: after a
+            // person's approval, when the landing needs one and has none for the branch's tip.
+            let approval = ask
+                .filter(|_| matches!(refused, Refused::Dirty { .. }))
+                .filter(|_| !approved_as_it_is(store, bead, target))
+                .map(|why| (why, approve_command(bead)));
+            let remedy = Remedy {
+                again: &again,
+                approval: approval.as_ref().map(|(w, a)| (w.as_str(), a.as_str())),
+            };
+            Some(refused_outcome(
+                &refused,
+                &remedy,
+                review_step(manifest, bead),
+            ))
+        }
         Err(e) => Some(Outcome::named(
             KIND,
             Verdict::Escalate,
@@ -180,15 +195,54 @@ pub fn land(
     }
 }
 
+/// Does a check whose answers are `outcomes` refuse only for transient landing faults (the
+/// target kept moving, or its checkout stayed busy)? Then nothing on the branch needs to
+/// change: the check is recorded `recheck`, and the next check answers it, not the agent.
+pub fn only_transient(outcomes: &[Outcome]) -> bool {
+    let mut refusing = outcomes
+        .iter()
+        .filter(|o| o.verdict != Verdict::Pass)
+        .peekable();
+    refusing.peek().is_some() && refusing.all(is_transient)
+}
+
+/// A landing refused for a fault that passes by itself ([`refused_outcome`] marks it).
+fn is_transient(o: &Outcome) -> bool {
+    o.kind == KIND && o.evidence.get("transient") == Some(&Value::Bool(true))
+}
+
+/// What a person runs to check the node again (`again`), and, when the landing waits for a
+/// person's approval first, why and the command that approves it.
+struct Remedy<'a> {
+    again: &'a str,
+    approval: Option<(&'a str, &'a str)>,
+}
+
+/// Is a landing approved for the tip `bead`'s branch has now? Then the next check lands it
+/// without asking. A branch that cannot be read is not.
+fn approved_as_it_is(store: &Store, bead: &Bead, target: &str) -> bool {
+    let tip = worktree::open_repo(store.repo())
+        .and_then(|r| worktree::resolve(&r, &worktree::branch_name(&bead.id)))
+        .map(|oid| oid.to_string());
+    matches!((tip, approved_tip(bead, target)), (Ok(tip), Some(ok)) if tip == ok)
+}
+
+fn approve_command(bead: &Bead) -> String {
+    format!(
+        "splice transition approve --bead {} --step {}",
+        bead.id, bead.pipeline.step
+    )
+}
+
 /// A landing that would move `target` to `tip` and waits for a person's approval first.
 fn awaiting(bead: &Bead, (branch, tip): (&str, &str), target: &str, why: &str) -> Outcome {
     let step = &bead.pipeline.step;
     let reason = format!(
         "landing {branch} ({}) on {target} waits for a person's approval, since {why}: \
-         approve it with `splice transition approve --bead {id} --step {step}` (splice then \
-         lands that commit), or reject it with `splice transition reject --bead {id} --step \
-         {step} --reason …`",
+         approve it with `{}` (splice then lands that commit), or reject it with `splice \
+         transition reject --bead {id} --step {step} --reason …`",
         short(tip),
+        approve_command(bead),
         id = bead.id,
     );
     let evidence = json!({ "branch": branch, "target": target, "tip": tip, "why": why });
@@ -242,7 +296,7 @@ fn landed_outcome(landed: &Landed, target: &str) -> Outcome {
     Outcome::named(KIND, Verdict::Pass, reason, evidence)
 }
 
-fn refused_outcome(refused: &Refused, again: &str, review_step: Option<&str>) -> Outcome {
+fn refused_outcome(refused: &Refused, remedy: &Remedy, review_step: Option<&str>) -> Outcome {
     let (reason, evidence): (String, Value) = match refused {
         Refused::NotABranch { target } => (
             format!(
@@ -325,11 +379,22 @@ fn refused_outcome(refused: &Refused, again: &str, review_step: Option<&str>) ->
             paths,
         } => {
             let dir = checkout.display();
+            let again = remedy.again;
+            // Each command in the order a person runs it, quoted: the steps work as printed.
+            let then = match remedy.approval {
+                None => format!("then run `{again}`"),
+                Some((why, approve)) => format!(
+                    "then run `{again}` (it records the landing for a person's approval, since \
+                     {why}), approve it with `{approve}`, and run `{again}` again, which lands \
+                     it (a run does too)"
+                ),
+            };
             (
                 format!(
                     "{target} is checked out at {dir} with uncommitted work ({}), and splice \
                      never moves a checked-out branch under it: commit it, or set just those \
-                     files aside (`{}`), then run `{again}` (and `{}` after it)",
+                     files aside (`{}`), {then}; only after the landing bring them back with \
+                     `{}`",
                     paths.join(", "),
                     stash_command(checkout, paths),
                     format_args!("git -C {} stash pop", shell_word(checkout)),
@@ -343,7 +408,7 @@ fn refused_outcome(refused: &Refused, again: &str, review_step: Option<&str>) ->
                  nothing landed, and nothing on the branch needs to change: the next check \
                  lands it"
             ),
-            json!({ "target": target }),
+            json!({ "target": target, "transient": true }),
         ),
         Refused::Busy {
             checkout,
@@ -356,7 +421,7 @@ fn refused_outcome(refused: &Refused, again: &str, review_step: Option<&str>) ->
                  it (a lock a crashed git left, `.git/index.lock`, must be removed by hand)",
                 checkout.display()
             ),
-            json!({ "target": target, "checkout": checkout, "cause": cause }),
+            json!({ "target": target, "checkout": checkout, "cause": cause, "transient": true }),
         ),
     };
     let verdict = if refused.needs_person() {

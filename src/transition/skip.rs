@@ -102,6 +102,7 @@ pub fn plan_skip(
         evidence: json!({"status": "not-applicable", "reason": input.reason}),
         run: Some(who.run.map_or_else(|| who.actor(), str::to_string)),
         awaiting_merge: false,
+        recheck: false,
         at: now.to_string(),
     }));
     after.pipeline.guidance = None;

@@ -78,6 +78,11 @@ pub struct Check {
     /// Set when the refusal means "a PR is open and not yet merged" (DESIGN §5 rule 12).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub awaiting_merge: bool,
+    /// Set when every refusing answer is a transient landing fault (the target kept moving, or
+    /// its checkout's index lock stayed held): nothing on the branch needs to change, so the
+    /// next check answers it, not the agent (rule 12: once per run, spending no attempt).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recheck: bool,
     pub at: String,
 }
 

@@ -279,6 +279,7 @@ fn the_result_is_read_from_the_node() {
         ]),
         run: None,
         awaiting_merge: false,
+        recheck: false,
         at: "t".into(),
     }));
     b.pipeline.responses.insert("review".into(), said("done"));
