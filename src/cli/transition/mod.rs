@@ -67,7 +67,8 @@ pub enum Verb {
         /// The step's result text (e.g. a spec verdict or a summary).
         #[arg(long)]
         result: Option<String>,
-        /// The pull request opened for delivery.
+        /// A pull request already open for the delivery (splice opens one itself when none is
+        /// known).
         #[arg(long, value_name = "URL")]
         pr_url: Option<String>,
         /// Your confidence in the work, 0..1 (a loop step's pass monitor reads it: falling
@@ -109,11 +110,13 @@ pub enum Verb {
         #[command(flatten)]
         common: Common,
     },
-    /// `complete` for the deliver step: proves landing and closes a leaf.
+    /// `complete` for the deliver step: lands (direct) or pushes the reviewed commit and opens
+    /// the pull request (PR delivery), proves the delivery and closes a leaf.
     Deliver {
         #[command(flatten)]
         common: Common,
-        /// The pull request that delivers the work (recorded; delivery proof waits for its merge).
+        /// A pull request a person opened by hand for the work: splice opens none, and the
+        /// delivery proof waits for this one's merge.
         #[arg(long, value_name = "URL")]
         pr_url: Option<String>,
     },
