@@ -291,6 +291,102 @@ fn the_integrate_gate_is_met_before_the_campaign_lands() {
     assert!(on(&r, "campaign/x", &prp));
 }
 
+/// At deep autonomy a campaign whose target is the main line integrates on its own branch,
+/// `splice/<root>` (issue 33; seed 003: deep "additionally requires a campaign integration
+/// branch", and "the final campaign merge to main remains a person's job"): its pieces land there
+/// unattended, and the root's integrate lands that branch on `main` only after a person approved.
+#[test]
+fn a_deep_campaign_on_main_integrates_on_its_own_branch_and_a_person_approves_the_merge_to_main() {
+    let r = Repo::new();
+    r.write("tests/README", "the campaign's tests\n");
+    r.git(&["add", "tests"]);
+    r.git(&["commit", "-qm", "tests"]);
+    let main_before = r.git(&["rev-parse", "main"]);
+    let root = r.init(&[
+        "--autonomy",
+        "deep",
+        "--target",
+        "main",
+        "--delivery",
+        "direct",
+    ]);
+    sim_agent(&r, "");
+    r.ok(&[
+        "transition",
+        "set-config",
+        "--bead",
+        &root,
+        "--test-paths",
+        "tests",
+        "--suite-cmd",
+        "true",
+    ]);
+    let integration = format!("splice/{root}");
+    let mut waiting = None;
+    for _ in 0..20 {
+        let env = r.ok(&["run", "--output", "json"]);
+        assert_ne!(env["status"], "done", "done without a person: {env:#}");
+        let status = r.ok(&["status", "--json"]);
+        let rest = node(&status, &root)["rest"].clone();
+        if rest["land"].is_object() {
+            waiting = Some(rest);
+            break;
+        }
+        assert_ne!(env["status"], "escalated", "{status:#}");
+        // Deep still holds the planning gates for a person (seed 003).
+        for n in status["nodes"].as_array().unwrap() {
+            if n["rest"]["kind"] == "awaiting-human" && n["rest"]["gate"].is_string() {
+                let (id, step) = (
+                    n["id"].as_str().unwrap(),
+                    n["rest"]["gate"].as_str().unwrap(),
+                );
+                r.ok(&["transition", "approve", "--bead", id, "--step", step]);
+            }
+        }
+    }
+    let rest = waiting.expect("the root never waited for the landing on main");
+    assert_eq!(rest["land"]["target"], "main", "{rest:#}");
+    assert_eq!(r.git(&["rev-parse", "main"]), main_before, "main moved");
+    // Every piece landed on the integration branch, which the children name as their target.
+    let split = r.bead(&root)["pipeline"]["split"]["children"].clone();
+    let children: Vec<String> = split
+        .as_array()
+        .expect("the root split")
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    assert!(!children.is_empty());
+    for child in &children {
+        let b = r.bead(child);
+        assert_eq!(b["pipeline"]["target"], integration.as_str(), "{child}");
+        assert_eq!(b["status"], "closed", "{child}: {:#}", b["pipeline"]);
+    }
+    let prp = format!("docs/prp/{root}.md");
+    assert!(on(&r, &integration, &prp));
+    // The person approves; the next run lands the whole campaign on main.
+    r.ok(&[
+        "transition",
+        "approve",
+        "--bead",
+        &root,
+        "--step",
+        "integrate",
+    ]);
+    let env = r.ok(&["run", "--output", "json"]);
+    assert_eq!(env["status"], "done", "{env:#}");
+    assert!(on(&r, "main", &prp));
+    let tip = r.git(&["rev-parse", "main"]);
+    assert_eq!(
+        r.git(&[
+            "merge-base",
+            "--is-ancestor",
+            rest["land"]["sha"].as_str().unwrap(),
+            &tip
+        ]),
+        ""
+    );
+}
+
 // --- only reviewed content lands --------------------------------------------------------------
 
 /// `dev` gains a commit touching `path`, and the node's branch merges it in with `--no-commit`,

@@ -375,3 +375,52 @@ fn a_plans_root_id_leaves_existing_child_files_alone() {
         "left alone"
     );
 }
+
+#[test]
+fn a_deep_plan_on_main_integrates_on_its_roots_branch_and_waits_for_a_person_to_land_it() {
+    // Issue 33: at deep the pieces land on the campaign's integration branch, `splice/<root>`,
+    // made with the campaign; the merge of that branch to the main line is a person's act.
+    let mut plan = good_plan();
+    plan["target"] = json!("main");
+    let r = repo_with_plan(&plan);
+    let main_before = r.git(&["rev-parse", "main"]);
+    let out = r.run(&[
+        "exec",
+        "--plan",
+        "plan.json",
+        "--agent",
+        "sim",
+        "--delivery",
+        "direct",
+        "--json",
+    ]);
+    let out: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let root = out["id"].as_str().unwrap().to_string();
+    let integration = format!("splice/{root}");
+    for child in out["children"].as_array().unwrap() {
+        let b = r.bead(child.as_str().unwrap());
+        assert_eq!(b["pipeline"]["target"], integration.as_str(), "{b:#}");
+        assert_eq!(b["status"], "closed", "{:#}", b["pipeline"]);
+    }
+    let b = r.bead(&root);
+    assert_eq!(b["pipeline"]["step"], "integrate", "{:#}", b["pipeline"]);
+    assert_eq!(
+        b["pipeline"]["gate"]["land"]["target"], "main",
+        "{:#}",
+        b["pipeline"]
+    );
+    assert_eq!(r.git(&["rev-parse", "main"]), main_before, "main moved");
+    // The children's work is on the integration branch, and not on main.
+    let log = r.git(&[
+        "log",
+        "--format=%s",
+        &format!("{main_before}..{integration}"),
+    ]);
+    for child in out["children"].as_array().unwrap() {
+        let child = child.as_str().unwrap();
+        assert!(
+            log.contains(&format!("{child}: implement")),
+            "{child}: {log}"
+        );
+    }
+}

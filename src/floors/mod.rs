@@ -240,17 +240,34 @@ impl Ctx<'_> {
     /// Create or refresh the node's detached checkout of its integration target's tip
     /// (`.splice/worktrees/<id>@target`), where `coverage` and `suite` read (DESIGN §6). `Err`
     /// is a plain reason: the floor cannot check.
+    ///
+    /// A campaign root at deep autonomy on the main line integrates on its own branch, where its
+    /// pieces landed (`transition::split::integration_branch`): that branch is read instead.
     pub fn target_checkout(&self) -> Result<TargetCheckout, String> {
         let target = self.target().ok_or(
             "no integration target: set one with `splice transition set-target`, or `[delivery] target` in config.toml",
         )?;
+        let own = self
+            .integrates_on_own_branch()
+            .then(|| worktree::branch_name(&self.bead.id));
         worktree::checkout_target(
             self.store.repo(),
             &self.store.worktrees_dir(),
             &self.bead.id,
-            target,
+            own.as_deref().unwrap_or(target),
         )
         .map_err(|e| e.to_string())
+    }
+
+    /// The node is a campaign root at deep autonomy whose target is the main line: its pieces
+    /// land on its own branch, and its floors read there.
+    pub fn integrates_on_own_branch(&self) -> bool {
+        self.bead.parent.is_none()
+            && self.bead.pipeline.kind == crate::model::Kind::Root
+            && self.lineage.autonomy(self.bead).0 == crate::model::Autonomy::Deep
+            && self
+                .target()
+                .is_some_and(crate::policy::lineage::is_mainline)
     }
 
     /// The text of the artifact at the floor's `path`: `Err` is the floor's answer when there is

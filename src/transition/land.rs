@@ -7,10 +7,12 @@
 //! | deliver | before the floors | the `delivered` floor then proves the landing by ancestry |
 //! | integrate | after its floors pass | a container's planning and reconcile documents (the PRP, the reconciliation file) land once, complete, when its integration is checked |
 //!
-//! Nothing lands when the node delivers by pull request (splice opens one instead: `pr.rs`), has
-//! no target, or is at deep autonomy on a mainline target (the `delivered` floor escalates that:
-//! the merge to mainline is a person's job), nor, on a deliver step, before a review has
-//! recorded the reviewed commit.
+//! Nothing lands when the node delivers by pull request (splice opens one instead: `pr.rs`), or
+//! has no target, nor on a deliver step at deep autonomy on a mainline target (the `delivered`
+//! floor escalates that: the merge to mainline is a person's job; a deep campaign's pieces land
+//! on its integration branch instead, `split::integration_branch`, and its root's integrate lands
+//! that branch on the main line behind a landing gate), nor, on a deliver step, before a review
+//! has recorded the reviewed commit.
 //!
 //! **Approval before the move (issue 33).** A landing needs a person's approval, recorded on
 //! the node as an approved landing gate bound to the branch's tip, before anything moves when
@@ -78,7 +80,12 @@ pub fn when(manifest: &Manifest, step: &Step, bead: &Bead, lineage: &Lineage) ->
         return None;
     }
     let target = lineage.target(bead)?;
-    if lineage.autonomy(bead).0 == Autonomy::Deep && is_mainline(target) {
+    // A deep node's work never lands on the main line by itself; a deep campaign root's does,
+    // its integration branch, behind a person's landing approval (the main line is protected).
+    if when == When::BeforeFloors
+        && lineage.autonomy(bead).0 == Autonomy::Deep
+        && is_mainline(target)
+    {
         return None;
     }
     Some(when)

@@ -76,7 +76,11 @@ pub fn start(ctx: &Ctx, verb: Verb, input: &PlanInput) -> Result<Started> {
         .collect();
     let actor = ctx.actor();
     let caller = ctx.caller();
-    ctx.store
+    let branch = crate::worktree::current_branch(ctx.store.repo());
+    let defaults = super::defaults(&config, &branch);
+    let mut integration = None;
+    let started = ctx
+        .store
         .create(&ctx.transition(verb.name(), &actor), &probe, |taken| {
             let id = candidates
                 .iter()
@@ -84,8 +88,22 @@ pub fn start(ctx: &Ctx, verb: Verb, input: &PlanInput) -> Result<Started> {
                 .ok_or_else(|| {
                     Error::Invalid(format!("every id derived from {seed:?} is taken"))
                 })?;
-            plan(input, caller, &manifest, (id, &target), &ctx.now)
-        })
+            let mut change = plan(input, caller, &manifest, (id, &target), &ctx.now)?;
+            // A deep campaign on the main line integrates on its own branch (`split.rs`).
+            integration = change
+                .beads
+                .iter()
+                .find(|b| b.id.as_str() == id.as_str())
+                .and_then(|root| split::integration_branch(root, &defaults));
+            if let Some(branch) = &integration {
+                split::aim_children(&mut change.beads, id, branch);
+            }
+            Ok(change)
+        })?;
+    if let Some(branch) = &integration {
+        split::ensure_branch(ctx.store.repo(), branch, &target)?;
+    }
+    Ok(started)
 }
 
 /// The pure plan: the root and its children, or a refusal naming what the manifest lacks.

@@ -93,6 +93,20 @@ pub fn split(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<SplitDone> {
         (&prepared.children, prepared.entry(), prepared.split_step());
     let ids = (1..=children.len()).map(|i| ids::child_id(id, i)).collect();
     let reads = Reads::subject(id).probing(ids);
+    let config = ctx.store.config()?;
+    let branch = crate::worktree::current_branch(ctx.store.repo());
+    // The integration branch is made before the children name it (it is the root's own branch,
+    // there already once the root was dispatched).
+    let defaults = super::defaults(&config, &branch);
+    // A bead that cannot be read is refused under the lock, as always.
+    if let Ok(parent) = ctx.store.read_bead(id)
+        && let (Some(integration), Some(target)) = (
+            integration_branch(&parent, &defaults),
+            crate::policy::Lineage::new(&[], defaults).target(&parent),
+        )
+    {
+        ensure_branch(ctx.store.repo(), &integration, target)?;
+    }
     ctx.apply(Verb::Split, "split", &reads, |fresh, who| {
         let input = SplitInput {
             children,
@@ -100,8 +114,58 @@ pub fn split(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<SplitDone> {
             taken: &fresh.taken,
             split_step,
         };
-        Ok(plan(&input, who, &fresh.subject, &ctx.now)?)
+        let mut change = plan(&input, who, &fresh.subject, &ctx.now)?;
+        let defaults = super::defaults(&config, &branch);
+        if let Some(branch) = integration_branch(&fresh.subject, &defaults) {
+            aim_children(&mut change.beads, id, &branch);
+        }
+        Ok(change)
     })
+}
+
+/// The branch a campaign root integrates on, when it does not integrate on its target (issue
+/// 33): at deep autonomy on the main line, its own branch `splice/<id>`, where its pieces land
+/// unattended; its integrate step then lands that branch on the main line behind a person's
+/// landing approval (`land.rs`). Seed 003: deep "additionally requires a campaign integration
+/// branch", and the final merge to main is a person's job.
+pub fn integration_branch(
+    root: &Bead,
+    defaults: &crate::policy::lineage::Defaults,
+) -> Option<String> {
+    if root.parent.is_some() || root.pipeline.kind != Kind::Root {
+        return None;
+    }
+    let lineage = crate::policy::Lineage::new(&[], *defaults);
+    let deep = lineage.autonomy(root).0 == crate::model::Autonomy::Deep;
+    let mainline = lineage
+        .target(root)
+        .is_some_and(crate::policy::lineage::is_mainline);
+    (deep && mainline).then(|| crate::worktree::branch_name(&root.id))
+}
+
+/// Make the local branch `branch` at `target`'s tip, unless it exists.
+pub(super) fn ensure_branch(repo: &Path, branch: &str, target: &str) -> Result<()> {
+    let git = crate::worktree::open_repo(repo)?;
+    if git.find_branch(branch, git2::BranchType::Local).is_ok() {
+        return Ok(());
+    }
+    let tip = crate::worktree::resolve(&git, target)?;
+    let commit = git
+        .find_commit(tip)
+        .map_err(|e| Error::Invalid(e.to_string()))?;
+    git.branch(branch, &commit, false)
+        .map_err(|e| Error::Invalid(format!("cannot make the integration branch {branch}: {e}")))?;
+    Ok(())
+}
+
+/// The children of `parent` among `beads` target `branch`.
+pub(super) fn aim_children(beads: &mut [Bead], parent: &str, branch: &str) {
+    for b in beads
+        .iter_mut()
+        .filter(|b| b.parent.as_deref() == Some(parent))
+    {
+        b.pipeline.target = Some(branch.into());
+    }
 }
 
 /// What a split and a re-split read before the lock: the manifest (for the leaf route's entry
