@@ -242,13 +242,14 @@ impl Ctx<'_> {
     /// is a plain reason: the floor cannot check.
     ///
     /// A campaign root at deep autonomy on the main line integrates on its own branch, where its
-    /// pieces landed (`transition::split::integration_branch`): that branch is read instead.
+    /// pieces landed (`Lineage::integrates_on_own_branch`): that branch is read instead.
     pub fn target_checkout(&self) -> Result<TargetCheckout, String> {
         let target = self.target().ok_or(
             "no integration target: set one with `splice transition set-target`, or `[delivery] target` in config.toml",
         )?;
         let own = self
-            .integrates_on_own_branch()
+            .lineage
+            .integrates_on_own_branch(self.bead)
             .then(|| worktree::branch_name(&self.bead.id));
         worktree::checkout_target(
             self.store.repo(),
@@ -257,17 +258,6 @@ impl Ctx<'_> {
             own.as_deref().unwrap_or(target),
         )
         .map_err(|e| e.to_string())
-    }
-
-    /// The node is a campaign root at deep autonomy whose target is the main line: its pieces
-    /// land on its own branch, and its floors read there.
-    pub fn integrates_on_own_branch(&self) -> bool {
-        self.bead.parent.is_none()
-            && self.bead.pipeline.kind == crate::model::Kind::Root
-            && self.lineage.autonomy(self.bead).0 == crate::model::Autonomy::Deep
-            && self
-                .target()
-                .is_some_and(crate::policy::lineage::is_mainline)
     }
 
     /// The text of the artifact at the floor's `path`: `Err` is the floor's answer when there is

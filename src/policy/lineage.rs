@@ -165,6 +165,18 @@ impl<'a> Lineage<'a> {
         self.ancestors.first()
     }
 
+    /// Does `bead` integrate on its own branch rather than on its target (issue 33)? A campaign
+    /// root at deep autonomy whose target is the main line: its pieces land on its branch
+    /// (`splice/<id>`), its floors read there, and its integrate lands that branch on the main
+    /// line behind a person's approval (seed 003: deep "additionally requires a campaign
+    /// integration branch").
+    pub fn integrates_on_own_branch(&self, bead: &Bead) -> bool {
+        bead.parent.is_none()
+            && bead.pipeline.kind == crate::model::Kind::Root
+            && self.autonomy(bead).0 == Autonomy::Deep
+            && self.target(bead).is_some_and(is_mainline)
+    }
+
     /// The campaign root: the farthest ancestor, or `bead` itself when it has none.
     pub fn root<'b>(&'b self, bead: &'b Bead) -> &'b Bead {
         self.ancestors.last().unwrap_or(bead)

@@ -123,24 +123,17 @@ pub fn split(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<SplitDone> {
     })
 }
 
-/// The branch a campaign root integrates on, when it does not integrate on its target (issue
-/// 33): at deep autonomy on the main line, its own branch `splice/<id>`, where its pieces land
-/// unattended; its integrate step then lands that branch on the main line behind a person's
-/// landing approval (`land.rs`). Seed 003: deep "additionally requires a campaign integration
-/// branch", and the final merge to main is a person's job.
+/// The branch a campaign root integrates on when it does not integrate on its target
+/// ([`crate::policy::Lineage::integrates_on_own_branch`]): its own, `splice/<id>`, where its
+/// pieces land unattended; its integrate step lands that branch on the main line behind a
+/// person's landing approval (`land.rs`).
 pub fn integration_branch(
     root: &Bead,
     defaults: &crate::policy::lineage::Defaults,
 ) -> Option<String> {
-    if root.parent.is_some() || root.pipeline.kind != Kind::Root {
-        return None;
-    }
-    let lineage = crate::policy::Lineage::new(&[], *defaults);
-    let deep = lineage.autonomy(root).0 == crate::model::Autonomy::Deep;
-    let mainline = lineage
-        .target(root)
-        .is_some_and(crate::policy::lineage::is_mainline);
-    (deep && mainline).then(|| crate::worktree::branch_name(&root.id))
+    crate::policy::Lineage::new(&[], *defaults)
+        .integrates_on_own_branch(root)
+        .then(|| crate::worktree::branch_name(&root.id))
 }
 
 /// Make the local branch `branch` at `target`'s tip, unless it exists.
