@@ -208,20 +208,11 @@ fn run_to_the_integrate_gate(r: &Repo, root: &str) {
     for _ in 0..30 {
         r.ok(&["run", "--output", "json"]);
         let status = r.ok(&["status", "--json"]);
-        let mut approved = false;
-        for n in status["nodes"].as_array().unwrap() {
-            let rest = &n["rest"];
-            if rest["kind"] != "awaiting-human" || !rest["gate"].is_string() {
-                continue;
-            }
-            let (id, step) = (n["id"].as_str().unwrap(), rest["gate"].as_str().unwrap());
-            if id == root && step == "integrate" {
-                return;
-            }
-            r.ok(&["transition", "approve", "--bead", id, "--step", step]);
-            approved = true;
+        let rest = &node(&status, root)["rest"];
+        if rest["kind"] == "awaiting-human" && rest["gate"] == "integrate" {
+            return;
         }
-        assert!(approved, "stuck: {status:#}");
+        assert!(r.approve_gates(&status), "stuck: {status:#}");
     }
     panic!("the root never reached its integrate gate");
 }
@@ -242,16 +233,7 @@ fn the_integrate_gate_is_met_before_the_campaign_lands() {
         "direct",
     ]);
     sim_agent(&r, "");
-    r.ok(&[
-        "transition",
-        "set-config",
-        "--bead",
-        &root,
-        "--test-paths",
-        "tests",
-        "--suite-cmd",
-        "true",
-    ]);
+    r.passing_suite(&root);
     run_to_the_integrate_gate(&r, &root);
     // The children landed on the (unprotected) campaign branch; the root's documents did not:
     // the integrate gate waits first.
@@ -311,16 +293,7 @@ fn a_deep_campaign_on_main_integrates_on_its_own_branch_and_a_person_approves_th
         "direct",
     ]);
     sim_agent(&r, "");
-    r.ok(&[
-        "transition",
-        "set-config",
-        "--bead",
-        &root,
-        "--test-paths",
-        "tests",
-        "--suite-cmd",
-        "true",
-    ]);
+    r.passing_suite(&root);
     let integration = format!("splice/{root}");
     let mut waiting = None;
     for _ in 0..20 {
@@ -334,15 +307,7 @@ fn a_deep_campaign_on_main_integrates_on_its_own_branch_and_a_person_approves_th
         }
         assert_ne!(env["status"], "escalated", "{status:#}");
         // Deep still holds the planning gates for a person (seed 003).
-        for n in status["nodes"].as_array().unwrap() {
-            if n["rest"]["kind"] == "awaiting-human" && n["rest"]["gate"].is_string() {
-                let (id, step) = (
-                    n["id"].as_str().unwrap(),
-                    n["rest"]["gate"].as_str().unwrap(),
-                );
-                r.ok(&["transition", "approve", "--bead", id, "--step", step]);
-            }
-        }
+        r.approve_gates(&status);
     }
     let rest = waiting.expect("the root never waited for the landing on main");
     assert_eq!(rest["land"]["target"], "main", "{rest:#}");

@@ -441,16 +441,7 @@ fn a_campaigns_planning_documents_reach_its_target_by_a_pull_request_of_their_ow
     r.git(&["push", "-q", "origin", "campaign/x"]);
     let root = r.init(&["--autonomy", "wave", "--target", "campaign/x"]);
     merging_forge(&r, &bare);
-    r.ok(&[
-        "transition",
-        "set-config",
-        "--bead",
-        &root,
-        "--test-paths",
-        "tests",
-        "--suite-cmd",
-        "true",
-    ]);
+    r.passing_suite(&root);
     let prp = format!("docs/prp/{root}.md");
     for _ in 0..30 {
         let env = r.ok(&["run", "--output", "json"]);
@@ -458,16 +449,7 @@ fn a_campaigns_planning_documents_reach_its_target_by_a_pull_request_of_their_ow
             break;
         }
         let status = r.ok(&["status", "--json"]);
-        let mut approved = false;
-        for n in status["nodes"].as_array().unwrap() {
-            let rest = &n["rest"];
-            if rest["kind"] == "awaiting-human" && rest["gate"].is_string() {
-                let (id, step) = (n["id"].as_str().unwrap(), rest["gate"].as_str().unwrap());
-                r.ok(&["transition", "approve", "--bead", id, "--step", step]);
-                approved = true;
-            }
-        }
-        assert!(approved, "stuck: {status:#}");
+        assert!(r.approve_gates(&status), "stuck: {status:#}");
     }
     let b = r.bead(&root);
     assert_eq!(b["status"], "closed", "{:#}", b["pipeline"]);

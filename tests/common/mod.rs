@@ -173,6 +173,39 @@ impl Repo {
         self.ok(&args)["id"].as_str().unwrap().to_string()
     }
 
+    /// A campaign's integration floors for `root`: `tests/` holds its tests, and its suite
+    /// passes (`true`).
+    pub fn passing_suite(&self, root: &str) {
+        self.ok(&[
+            "transition",
+            "set-config",
+            "--bead",
+            root,
+            "--test-paths",
+            "tests",
+            "--suite-cmd",
+            "true",
+        ]);
+    }
+
+    /// Approve every gate `status` (`splice status --json`) shows waiting for a person; whether
+    /// one was.
+    pub fn approve_gates(&self, status: &Value) -> bool {
+        let mut approved = false;
+        for n in status["nodes"].as_array().into_iter().flatten() {
+            let rest = &n["rest"];
+            let (Some(id), Some(step)) = (n["id"].as_str(), rest["gate"].as_str()) else {
+                continue;
+            };
+            if rest["kind"] != "awaiting-human" {
+                continue;
+            }
+            self.ok(&["transition", "approve", "--bead", id, "--step", step]);
+            approved = true;
+        }
+        approved
+    }
+
     pub fn write(&self, rel: &str, text: &str) {
         let path = self.path().join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
