@@ -14,6 +14,7 @@
 //! | [`route`] | where a node goes after a step passes: the next step, the compound route, or closed; and when a parent releases its children |
 //! | [`monitor`] | after each iteration of a loop step: stop, escalate, roll back, step back, ask the user or continue (seed 000's pass monitor), and the iteration's score |
 //! | [`tier`] | which request tier a request gets, by the manifest's classifier rules |
+//! | [`verification`] | what a leaf's default verification runs: the repository's test command and the languages present, from its file list |
 
 pub mod branch;
 pub mod deps;
@@ -22,6 +23,7 @@ pub mod lineage;
 pub mod monitor;
 pub mod route;
 pub mod tier;
+pub mod verification;
 
 pub use gate::GateOutcome;
 pub use lineage::{Defaults, Lineage, Source};
