@@ -20,6 +20,7 @@ fn tests_stage(script: &str, junit: Option<&str>) -> TestsStage {
         argv: sh(script),
         junit: junit.map(str::to_string),
         timeout: Duration::from_secs(20),
+        baseline: None,
     }
 }
 
@@ -35,6 +36,8 @@ fn input(repo: &Repo, base: &str) -> MeasureInput {
         acceptance_timeout: Duration::from_secs(20),
         lint: Vec::new(),
         security: Vec::new(),
+        analyzers: None,
+        notes: Vec::new(),
         confidence: None,
         tokens: 0,
         cost_usd: 0.0,
@@ -140,6 +143,7 @@ fn a_test_stage_that_cannot_complete_gives_the_stage_failed_state() {
         argv: vec!["splice-no-such-program-xyz".into()],
         junit: None,
         timeout: Duration::from_secs(5),
+        baseline: None,
     }];
     let m = run(&i);
     assert!(m.state.stage_failed);
@@ -169,6 +173,7 @@ fn a_test_stage_that_cannot_complete_gives_the_stage_failed_state() {
     // A timeout.
     i.tests = vec![TestsStage {
         timeout: Duration::from_secs(1),
+        baseline: None,
         ..tests_stage("sleep 10", None)
     }];
     let m = run(&i);

@@ -173,6 +173,22 @@ fn human(b: &Bead, decided: Option<&Decided>, review: Option<&Review>) -> String
                 line("used", u.summary());
             }
             line("decision", p(&d.reason));
+            // The latest measured iteration's stages: which ran and what each found.
+            if let Some(it) = pl.trajectory.last() {
+                let head = format!("iteration {} of {}", it.state.iteration, it.step);
+                for (i, s) in it.context.stages.iter().enumerate() {
+                    let key = if i == 0 { "verified" } else { "" };
+                    let what = format!("{} `{}`: {} ({})", s.stage, s.tool, s.status, s.found);
+                    line(
+                        key,
+                        p(&if i == 0 {
+                            format!("{head}: {what}")
+                        } else {
+                            what
+                        }),
+                    );
+                }
+            }
         }
     }
     if let Some(r) = review {

@@ -307,6 +307,28 @@ pub struct RevisionContext {
     pub changed_files: Vec<String>,
     /// Why a verification is incomplete, one line each.
     pub incomplete: Vec<String>,
+    /// Tests failing now that failed at the step's base too: reported, not counted (at most
+    /// [`MAX_NAMES`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_failures: Vec<String>,
+    /// Which stages ran, in order, and what each found.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageReport>,
+}
+
+/// One verification stage of an iteration, as `splice status` and `show` report it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StageReport {
+    /// `tests`, `acceptance`, `lint` or `security`.
+    pub stage: String,
+    /// The command, file or analyzer it read.
+    pub tool: String,
+    /// `passed`, `failed` (it found what blocks the iteration), `incomplete` or `stage-failed`.
+    pub status: String,
+    /// What it found, in words (`3 passed, 1 failed`, `2 findings: 1 high`, why it is
+    /// incomplete).
+    pub found: String,
 }
 
 /// How many test names, findings and acceptance misses the context keeps.

@@ -138,5 +138,20 @@ fn loop_facts(l: &LoopRow) -> String {
     if let Some(cmd) = &l.escalated_to {
         out.push_str(&format!(", escalated to `{}`", printable(&cmd.join(" "))));
     }
+    if !l.stages.is_empty() {
+        let stages: Vec<String> = l
+            .stages
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} `{}` {}",
+                    s.stage,
+                    printable(&s.tool),
+                    printable(&s.status)
+                )
+            })
+            .collect();
+        out.push_str(&format!("; stages: {}", stages.join(", ")));
+    }
     out
 }

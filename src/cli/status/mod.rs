@@ -63,6 +63,9 @@ struct LoopRow {
     /// The node escalated to this command (once per node).
     #[serde(skip_serializing_if = "Option::is_none")]
     escalated_to: Option<Vec<String>>,
+    /// The latest iteration's verification stages: which ran and what each found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    stages: Vec<crate::model::trajectory::StageReport>,
 }
 
 /// The loop row of `b` at its step `step`, when it is a loop step.
@@ -78,6 +81,7 @@ fn loop_row(b: &crate::model::Bead, step: Option<&crate::model::Step>) -> Option
         decision: latest.and_then(|i| i.monitor.get("decision")?.as_str().map(str::to_string)),
         effect: latest.and_then(|i| i.effect.as_ref().map(|e| e.name())),
         escalated_to: p.escalation.as_ref().map(|e| e.command.clone()),
+        stages: latest.map(|i| i.context.stages.clone()).unwrap_or_default(),
     })
 }
 

@@ -66,7 +66,7 @@ impl Job {
             worktree::is_retry(&bead, self.attempt),
             worktree::step_base(&bead),
         )?;
-        crate::driver::looping::before_dispatch(&bead, &self.step, &self.worktree)?;
+        crate::driver::looping::before_dispatch(rc, &bead, &self.step, &self.worktree)?;
         // From here until `conclude`, the worktree's git is the dispatch's own quarantine.
         worktree::quarantine::enter(rc.store.repo(), &rc.store.worktrees_dir(), &self.bead)?;
         let paths = DispatchPaths::new(

@@ -101,6 +101,10 @@ fn failures(c: &RevisionContext, md: &mut String) {
         );
     }
     list("Failing tests", &c.failing_tests);
+    list(
+        "Failing at the step's base too (not counted against you)",
+        &c.known_failures,
+    );
     let acceptance: Vec<String> = c
         .acceptance
         .iter()

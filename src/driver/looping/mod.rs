@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::floors::iteration::{self, MeasureInput, SarifSource, TestsStage};
+use crate::floors::iteration::{self, MeasureInput, SarifSource};
 use crate::model::bead::{ExitKind, StepResponse};
 use crate::model::manifest::{LoopSpec, SarifUse, Stage};
 use crate::model::{Bead, Step};
@@ -18,6 +18,7 @@ use super::act::RunCtx;
 
 mod context;
 mod effects;
+pub mod verify;
 
 pub use context::context;
 pub(crate) use effects::configured_model;
@@ -29,10 +30,24 @@ fn stage_timeout(own: Option<u64>, step: &Step) -> Duration {
 }
 
 /// Before a loop step's first iteration: snapshot `0` of the worktree (its state before the
-/// agent's work).
-pub fn before_dispatch(bead: &Bead, step: &Step, path: &Path) -> Result<()> {
+/// agent's work), and the baseline of every tests stage that compares with the base (run
+/// there, sandboxed as the stages are). A baseline that cannot be taken is measured without.
+pub fn before_dispatch(rc: &RunCtx, bead: &Bead, step: &Step, path: &Path) -> Result<()> {
     if step.loop_.is_some() && bead.iterations_since_entry().next().is_none() {
         snapshots::take(path, &bead.id, 0)?;
+        // Keyed by the commit it ran at: a measurement against another base does not use it.
+        let Some(base) = head_of(path) else {
+            return Ok(());
+        };
+        let confined =
+            crate::floors::confine::for_dir(&rc.store, &rc.config, path).map_err(Error::Invalid)?;
+        verify::take_baselines(
+            &rc.store.runs_dir(),
+            &bead.id,
+            step,
+            (path, &base),
+            confined.as_ref(),
+        )?;
     }
     Ok(())
 }
@@ -83,13 +98,20 @@ pub fn measure_and_record(ran: &Ran) -> Result<Iterated> {
     let confined = crate::floors::confine::for_dir(&ran.rc.store, &ran.rc.config, ran.worktree)
         .map_err(Error::Invalid)?
         .map(std::sync::Arc::new);
+    let mut resolved = verify::resolve(ran.spec, ran.step, ran.worktree);
+    verify::attach_baselines(
+        &rc.store.runs_dir(),
+        ran.bead,
+        (&ran.step.name, &base),
+        &mut resolved,
+    );
     let input = MeasureInput {
         confined,
         worktree: ran.worktree.to_path_buf(),
         base,
         iteration,
         bead_id: ran.bead.to_string(),
-        tests: tests_stages(ran.spec, ran.step),
+        tests: resolved.tests.into_iter().map(|(t, _)| t).collect(),
         acceptance: if has_command_stage(ran.spec) {
             bead.pipeline.acceptance.to_vec()
         } else {
@@ -98,6 +120,8 @@ pub fn measure_and_record(ran: &Ran) -> Result<Iterated> {
         acceptance_timeout: command_timeout(ran.spec, ran.step),
         lint: sarif_stages(ran.spec, ran.step, SarifUse::Lint),
         security: sarif_stages(ran.spec, ran.step, SarifUse::Security),
+        analyzers: resolved.analyzers,
+        notes: resolved.notes,
         confidence,
         tokens: ran.usage.map_or(0, crate::model::Usage::budget_tokens),
         cost_usd: ran
@@ -121,6 +145,12 @@ pub fn measure_and_record(ran: &Ran) -> Result<Iterated> {
         max_turns: rc.max_turns,
     };
     loops::iterate(&rc.writer_ctx()?, ran.bead, &args)
+}
+
+fn head_of(path: &Path) -> Option<String> {
+    let repo = git2::Repository::open(path).ok()?;
+    let head = repo.head().ok()?.peel_to_commit().ok()?;
+    Some(head.id().to_string())
 }
 
 /// The base when none was recorded at claim: the snapshot taken before the first iteration.
@@ -157,24 +187,6 @@ fn confidence(bead: &Bead, ran: &Ran) -> Option<f64> {
             crate::exec::response::confidence_in(&paths.ok()?.result_file)
         })
         .filter(|c| c.is_finite() && (0.0..=1.0).contains(c))
-}
-
-fn tests_stages(spec: &LoopSpec, step: &Step) -> Vec<TestsStage> {
-    spec.stages
-        .iter()
-        .filter_map(|s| match s {
-            Stage::Tests {
-                argv,
-                junit,
-                timeout_s,
-            } => Some(TestsStage {
-                argv: argv.clone(),
-                junit: junit.clone(),
-                timeout: stage_timeout(*timeout_s, step),
-            }),
-            _ => None,
-        })
-        .collect()
 }
 
 fn has_command_stage(spec: &LoopSpec) -> bool {

@@ -7,6 +7,7 @@
 //! one command runner ([`super::run_command`]); the diff facts are [`change`]'s. Nothing here
 //! writes state: the loop runtime (not built yet) appends the state through the writer.
 
+pub mod analyzers;
 pub mod change;
 mod stages;
 
@@ -16,6 +17,7 @@ use std::time::Duration;
 use crate::model::bead::Acceptance;
 pub use crate::model::trajectory::{
     AcceptanceMiss, FindingNote, MAX_FINDINGS, MAX_NAMES, RevisionContext, StageFailure,
+    StageReport,
 };
 use crate::model::trajectory::{Findings, IterationState, Outcomes};
 
@@ -27,6 +29,39 @@ pub use change::{Change, change_hash, measure_change};
 pub struct TestsStage {
     pub argv: Vec<String>,
     pub junit: Option<String>,
+    pub timeout: Duration,
+    /// What the command gave at the step's base, when this stage compares with it: tests
+    /// failing there too are reported (`known_failures`), not counted.
+    pub baseline: Option<Baseline>,
+}
+
+/// A tests stage's command at the step's base commit (issue 34): the tests failing there, and
+/// why the whole command failed there, if it did. Derived, kept by the runner between
+/// iterations (`driver::looping::baseline`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Baseline {
+    /// Sorted, unique.
+    pub failing: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_failed: Option<String>,
+}
+
+/// Run a tests stage at the step's base (the worktree before the agent's first iteration):
+/// what [`TestsStage::baseline`] then holds.
+pub fn baseline(
+    stage: &TestsStage,
+    dir: &Path,
+    bead_id: &str,
+    confined: Option<&crate::floors::confine::Confined>,
+) -> Baseline {
+    stages::baseline_of(stage, dir, &[("SPLICE_BEAD", bead_id)], confined)
+}
+
+/// The built-in analyzers stage: the languages present, and each tool's time bound.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnalyzersStage {
+    pub languages: std::collections::BTreeSet<crate::policy::verification::Language>,
     pub timeout: Duration,
 }
 
@@ -57,6 +92,11 @@ pub struct MeasureInput {
     pub acceptance_timeout: Duration,
     pub lint: Vec<SarifSource>,
     pub security: Vec<SarifSource>,
+    /// The built-in analyzers, when the loop has an `analyzers` stage.
+    pub analyzers: Option<AnalyzersStage>,
+    /// Verifications known to be incomplete before anything runs (no test command detected, a
+    /// baseline that could not be read), one line each: each counts as incomplete.
+    pub notes: Vec<StageReport>,
     /// The agent's confidence, 0..1 (`propose --confidence`, or the result file's); a value
     /// outside 0..1 is an error.
     pub confidence: Option<f64>,
@@ -103,6 +143,13 @@ pub fn measure(input: &MeasureInput) -> Result<Measurement, String> {
     let dir = input.worktree.as_path();
     let env = [("SPLICE_BEAD", input.bead_id.as_str())];
     let mut incomplete = 0u64;
+    for note in &input.notes {
+        incomplete += 1;
+        context
+            .incomplete
+            .push(format!("{}: {}", note.stage, note.found));
+        context.stages.push(note.clone());
+    }
     let confined = input.confined.as_deref();
     let tests = match test_stages(
         &input.tests,
@@ -114,6 +161,12 @@ pub fn measure(input: &MeasureInput) -> Result<Measurement, String> {
     ) {
         Ok(tests) => tests,
         Err(failure) => {
+            context.stages.push(report(
+                "tests",
+                &failure.reason,
+                "stage-failed",
+                failure.reason.clone(),
+            ));
             context.stage_failure = Some(failure);
             let state = IterationState {
                 stage_failed: true,
@@ -123,20 +176,38 @@ pub fn measure(input: &MeasureInput) -> Result<Measurement, String> {
         }
     };
     let acceptance = stages::run_acceptance(input, dir, &env, &mut context);
-    let lint = sarif_stages(
+    if !input.acceptance.is_empty() {
+        let bad = acceptance.failed + acceptance.errored;
+        context.stages.push(report(
+            "acceptance",
+            &format!("{} fact(s)", input.acceptance.len()),
+            if bad > 0 { "failed" } else { "passed" },
+            counts(&acceptance),
+        ));
+    }
+    let mut lint = sarif_stages(
         "lint",
         &input.lint,
         (dir, &env, confined),
         &mut context,
         &mut incomplete,
     );
-    let security = sarif_stages(
+    let mut security = sarif_stages(
         "security",
         &input.security,
         (dir, &env, confined),
         &mut context,
         &mut incomplete,
     );
+    if let Some(stage) = &input.analyzers {
+        analyzer_stage(
+            stage,
+            (dir, &env, confined),
+            (&mut lint, &mut security),
+            &mut context,
+            &mut incomplete,
+        );
+    }
     sort_findings(&mut context.findings);
     Ok(Measurement {
         state: IterationState {
@@ -168,9 +239,25 @@ fn test_stages(
 ) -> Result<Outcomes, StageFailure> {
     let mut tests = Outcomes::default();
     for stage in stages {
+        let tool = stage.argv.join(" ");
+        let known_before = context.known_failures.len();
         match stages::run_tests(stage, dir, env, confined, context) {
             stages::TestsRun::Counted(o, missing) => {
                 add(&mut tests, o);
+                let mut found = counts(&o);
+                let known = context.known_failures.len() - known_before;
+                if known > 0 {
+                    found.push_str(&format!(", {known} failing at the base too (not counted)"));
+                }
+                if let Some(why) = &missing {
+                    found.push_str(&format!("; {why}"));
+                }
+                let status = match (o.failed + o.errored > 0, missing.is_some()) {
+                    (true, _) => "failed",
+                    (false, true) => "incomplete",
+                    (false, false) => "passed",
+                };
+                context.stages.push(report("tests", &tool, status, found));
                 if let Some(why) = missing {
                     *incomplete += 1;
                     context.incomplete.push(why);
@@ -178,6 +265,9 @@ fn test_stages(
             }
             stages::TestsRun::Incomplete(why) => {
                 *incomplete += 1;
+                context
+                    .stages
+                    .push(report("tests", &tool, "incomplete", why.clone()));
                 context.incomplete.push(why);
             }
             stages::TestsRun::Failed(failure) => return Err(failure),
@@ -205,17 +295,126 @@ fn sarif_stages(
 ) -> Findings {
     let mut total = Findings::default();
     for source in sources {
+        let tool = match source {
+            SarifSource::File(f) => f.clone(),
+            SarifSource::Argv { argv, .. } => argv.join(" "),
+        };
         let read = stages::read_sarif(name, source, (dir, env, confined), context);
-        if let Some(why) = read.incomplete {
-            *incomplete += 1;
-            context.incomplete.push(why);
-        }
-        total.critical += read.findings.critical;
-        total.high += read.findings.high;
-        total.medium += read.findings.medium;
-        total.low += read.findings.low;
+        record_findings(
+            (name, &tool),
+            read.findings,
+            read.incomplete,
+            (&mut total, context, incomplete),
+        );
     }
     total
+}
+
+/// Add one tool's findings to the stage's total, with its report and its incompleteness.
+fn record_findings(
+    (stage, tool): (&str, &str),
+    found: Findings,
+    why_incomplete: Option<String>,
+    (total, context, incomplete): (&mut Findings, &mut RevisionContext, &mut u64),
+) {
+    total.critical += found.critical;
+    total.high += found.high;
+    total.medium += found.medium;
+    total.low += found.low;
+    let mut words = findings_words(&found);
+    let status = if found.blocking() {
+        "failed"
+    } else if why_incomplete.is_some() {
+        "incomplete"
+    } else {
+        "passed"
+    };
+    if let Some(why) = why_incomplete {
+        words = match found == Findings::default() {
+            true => why.clone(),
+            false => format!("{words}; {why}"),
+        };
+        *incomplete += 1;
+        context.incomplete.push(why);
+    }
+    context.stages.push(report(stage, tool, status, words));
+}
+
+/// The built-in analyzers of the languages present, each counted as lint or security.
+fn analyzer_stage(
+    stage: &AnalyzersStage,
+    (dir, env, confined): (
+        &Path,
+        &[(&str, &str)],
+        Option<&crate::floors::confine::Confined>,
+    ),
+    (lint, security): (&mut Findings, &mut Findings),
+    context: &mut RevisionContext,
+    incomplete: &mut u64,
+) {
+    for analyzer in analyzers::analyzers_for(&stage.languages) {
+        let ran = analyzers::run(&analyzer, dir, env, stage.timeout, confined);
+        let (name, total) = match ran.counts_as {
+            crate::model::manifest::SarifUse::Lint => ("lint", &mut *lint),
+            crate::model::manifest::SarifUse::Security => ("security", &mut *security),
+        };
+        let mut found = Findings::default();
+        for f in &ran.findings {
+            let Some(sev) = stages::severity(f) else {
+                continue;
+            };
+            match sev {
+                "critical" => found.critical += 1,
+                "high" => found.high += 1,
+                "medium" => found.medium += 1,
+                _ => found.low += 1,
+            }
+            context.findings.push(FindingNote {
+                stage: name.into(),
+                severity: sev.into(),
+                rule: f.rule.clone(),
+                location: f.location.clone(),
+                message: f.message.clone(),
+            });
+        }
+        let why = ran.incomplete.map(|w| format!("{name} {}: {w}", ran.name));
+        record_findings((name, &ran.name), found, why, (total, context, incomplete));
+    }
+}
+
+fn report(stage: &str, tool: &str, status: &str, found: String) -> StageReport {
+    StageReport {
+        stage: stage.into(),
+        tool: tool.into(),
+        status: status.into(),
+        found,
+    }
+}
+
+fn counts(o: &Outcomes) -> String {
+    let mut out = format!("{} passed, {} failed", o.passed, o.failed);
+    if o.errored > 0 {
+        out.push_str(&format!(", {} errored", o.errored));
+    }
+    out
+}
+
+fn findings_words(f: &Findings) -> String {
+    let n = f.critical + f.high + f.medium + f.low;
+    if n == 0 {
+        return "no findings".into();
+    }
+    let parts: Vec<String> = [
+        ("critical", f.critical),
+        ("high", f.high),
+        ("medium", f.medium),
+        ("low", f.low),
+    ]
+    .iter()
+    .filter(|(_, c)| *c > 0)
+    .map(|(s, c)| format!("{c} {s}"))
+    .collect();
+    format!("{n} finding(s): {}", parts.join(", "))
 }
 
 /// Keep the most severe findings when the list is cut: critical, high, medium, low; stable.

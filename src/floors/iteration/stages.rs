@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::{
-    AcceptanceMiss, FindingNote, MAX_NAMES, MeasureInput, RevisionContext, SarifSource,
+    AcceptanceMiss, Baseline, FindingNote, MAX_NAMES, MeasureInput, RevisionContext, SarifSource,
     StageFailure, TestsStage,
 };
 use crate::floors::confine::Confined;
@@ -35,20 +35,27 @@ fn failure(reason: String, output: &str) -> TestsRun {
     })
 }
 
-pub(super) fn run_tests(
+/// What one run of a tests stage's command gave: its results, or why it could not complete.
+struct Executed {
+    cmd: String,
+    results: crate::floors::test_results::Results,
+    /// Why a declared JUnit file gave nothing.
+    missing: Option<String>,
+}
+
+fn execute(
     stage: &TestsStage,
     dir: &Path,
     env: &[(&str, &str)],
     confined: Option<&Confined>,
-    context: &mut RevisionContext,
-) -> TestsRun {
+) -> Result<Executed, TestsRun> {
     if stage.argv.is_empty() {
-        return failure("the tests stage declares no command".into(), "");
+        return Err(failure("the tests stage declares no command".into(), ""));
     }
     let cmd = stage.argv.join(" ");
     let ran = match run_in(&stage.argv, dir, env, stage.timeout, OUTPUT_CAP, confined) {
         Ok(ran) => ran,
-        Err(e) => return failure(format!("cannot run `{cmd}`: {e}"), ""),
+        Err(e) => return Err(failure(format!("cannot run `{cmd}`: {e}"), "")),
     };
     let output = ran.combined();
     let mut results = parse_libtest(&output);
@@ -59,12 +66,8 @@ pub(super) fn run_tests(
             Err(e) => missing = Some(format!("tests `{cmd}`: no JUnit report: {e}")),
         }
     }
-    let outcomes = Outcomes {
-        passed: results.count(TestResult::Passed) as u64,
-        failed: results.count(TestResult::Failed) as u64,
-        errored: results.count(TestResult::Errored) as u64,
-    };
-    if outcomes.failed + outcomes.errored == 0 {
+    let bad = results.count(TestResult::Failed) + results.count(TestResult::Errored);
+    if bad == 0 {
         let ended = match &ran.ran.exit {
             Exit::Code(0) => None,
             Exit::Code(c) => Some(format!("exited {c} with no failing test read")),
@@ -73,21 +76,108 @@ pub(super) fn run_tests(
             other => Some(format!("ended: {other:?}")),
         };
         if let Some(ended) = ended {
-            return failure(format!("`{cmd}` {ended}"), &output);
+            return Err(failure(format!("`{cmd}` {ended}"), &output));
         }
-        if outcomes.passed + results.count(TestResult::Skipped) as u64 == 0 {
+        if results.count(TestResult::Passed) + results.count(TestResult::Skipped) == 0 {
             let why = missing.unwrap_or_else(|| format!("tests `{cmd}`: no test result read"));
-            return TestsRun::Incomplete(why);
+            return Err(TestsRun::Incomplete(why));
         }
     }
+    Ok(Executed {
+        cmd,
+        results,
+        missing,
+    })
+}
+
+/// Run a tests stage at the step's base: the tests failing there, or why the whole command
+/// failed there (it could not start, or exited non-zero with no failing test read).
+pub(super) fn baseline_of(
+    stage: &TestsStage,
+    dir: &Path,
+    env: &[(&str, &str)],
+    confined: Option<&Confined>,
+) -> Baseline {
+    match execute(stage, dir, env, confined) {
+        Ok(done) => {
+            let mut failing: Vec<String> = done
+                .results
+                .tests
+                .into_iter()
+                .filter(|(_, r)| matches!(r, TestResult::Failed | TestResult::Errored))
+                .map(|(name, _)| name)
+                .collect();
+            failing.sort();
+            failing.dedup();
+            Baseline {
+                failing,
+                suite_failed: None,
+            }
+        }
+        Err(TestsRun::Failed(f)) => Baseline {
+            failing: Vec::new(),
+            suite_failed: Some(f.reason),
+        },
+        Err(_) => Baseline::default(),
+    }
+}
+
+pub(super) fn run_tests(
+    stage: &TestsStage,
+    dir: &Path,
+    env: &[(&str, &str)],
+    confined: Option<&Confined>,
+    context: &mut RevisionContext,
+) -> TestsRun {
+    let done = match execute(stage, dir, env, confined) {
+        Ok(done) => done,
+        Err(TestsRun::Failed(f)) => {
+            if let Some(then) = stage
+                .baseline
+                .as_ref()
+                .and_then(|b| b.suite_failed.as_ref())
+            {
+                // Broken before the agent began: reported, not the agent's failure.
+                return TestsRun::Incomplete(format!(
+                    "tests: {}; it failed at the base too ({then}), so it is not counted",
+                    f.reason
+                ));
+            }
+            return TestsRun::Failed(f);
+        }
+        Err(other) => return other,
+    };
+    let known = |name: &str| {
+        stage
+            .baseline
+            .as_ref()
+            .is_some_and(|b| b.failing.binary_search_by(|n| n.as_str().cmp(name)).is_ok())
+    };
+    let mut outcomes = Outcomes::default();
+    for (name, result) in &done.results.tests {
+        let counted = match result {
+            TestResult::Passed => &mut outcomes.passed,
+            TestResult::Failed | TestResult::Errored if known(name) => {
+                if context.known_failures.len() < MAX_NAMES {
+                    context.known_failures.push(name.clone());
+                }
+                continue;
+            }
+            TestResult::Failed => &mut outcomes.failed,
+            TestResult::Errored => &mut outcomes.errored,
+            TestResult::Skipped => continue,
+        };
+        *counted += 1;
+    }
     for r in [TestResult::Failed, TestResult::Errored] {
-        for name in results.names(r) {
-            if context.failing_tests.len() < MAX_NAMES {
+        for name in done.results.names(r) {
+            if !known(name) && context.failing_tests.len() < MAX_NAMES {
                 context.failing_tests.push(name.to_string());
             }
         }
     }
-    TestsRun::Counted(outcomes, missing)
+    let _ = &done.cmd;
+    TestsRun::Counted(outcomes, done.missing)
 }
 
 pub(super) fn run_acceptance(

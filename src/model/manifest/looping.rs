@@ -60,12 +60,26 @@ pub enum SarifUse {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Stage {
-    /// A test command run in the worktree: per-test results from its libtest lines and its
-    /// JUnit file (`junit`, relative to the worktree), if declared.
+    /// A test command run in the worktree: per-test results from its output (libtest, pytest
+    /// `-rA`, `go test -v` lines) and its JUnit file (`junit`, relative to the worktree), if
+    /// declared. Exactly one of `argv` and `detect: true` (the repository's own test command,
+    /// `policy::verification`). With `baseline` (the default when detected), tests already
+    /// failing at the step's base commit are reported, not counted.
     Tests {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         argv: Vec<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        detect: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        baseline: Option<bool>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         junit: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_s: Option<u64>,
+    },
+    /// The built-in analyzers for the languages present (`floors::iteration::analyzers`), each
+    /// counted as lint or security; a tool that is not installed is incomplete evidence.
+    Analyzers {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_s: Option<u64>,
     },
@@ -151,17 +165,40 @@ fn plain(name: &str) -> bool {
 }
 
 impl Stage {
+    /// Does this tests stage compare with the base (explicit `baseline`, else when detected)?
+    pub fn baseline(&self) -> bool {
+        match self {
+            Stage::Tests {
+                detect, baseline, ..
+            } => baseline.unwrap_or(*detect),
+            _ => false,
+        }
+    }
+
     fn problems(&self, at: &str, out: &mut Vec<String>) {
         let timeout = match self {
             Stage::Tests {
-                argv, timeout_s, ..
+                argv,
+                detect,
+                timeout_s,
+                ..
             } => {
-                if argv.is_empty() || argv[0].is_empty() {
-                    out.push(format!("{at}.argv: an empty argv runs nothing"));
+                match (*detect, argv.is_empty()) {
+                    (true, false) => out.push(format!(
+                        "{at}: a tests stage has exactly one of `argv` and `detect: true`"
+                    )),
+                    (false, true) => out.push(format!(
+                        "{at}.argv: an empty argv runs nothing (or set `detect: true` for the \
+                         repository's own test command)"
+                    )),
+                    _ if !argv.is_empty() && argv[0].is_empty() => {
+                        out.push(format!("{at}.argv: an empty argv runs nothing"));
+                    }
+                    _ => {}
                 }
                 timeout_s
             }
-            Stage::Command { timeout_s } => timeout_s,
+            Stage::Command { timeout_s } | Stage::Analyzers { timeout_s } => timeout_s,
             Stage::Sarif {
                 file,
                 argv,

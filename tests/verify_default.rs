@@ -1,0 +1,272 @@
+//! Issue 34: the default manifest verifies every leaf. Its implement step is a loop whose
+//! stages are the repository's detected test command (compared with the step's base), the
+//! node's acceptance facts and the built-in analyzers: a new failing test or a failing fact
+//! keeps the leaf from review and the next prompt names it; a regressing iteration is rolled
+//! back; a saved plan whose acceptance command fails never reaches `done`.
+//!
+//! The repository is a real Cargo crate (`cargo` is the one toolchain every machine running
+//! these tests has), so the detected command is `cargo test`, run in the node's worktree.
+
+mod common;
+
+use common::Repo;
+use serde_json::{Value, json};
+
+/// A crate with two passing tests and one that already fails at the base.
+fn crate_repo() -> Repo {
+    let r = Repo::new();
+    r.write(
+        "Cargo.toml",
+        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    r.write(
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 { a + b }\n\
+         pub fn sub(a: i32, b: i32) -> i32 { a - b }\n\
+         pub fn mul(a: i32, b: i32) -> i32 { a + b }\n\n\
+         #[cfg(test)]\nmod tests {\n    use super::*;\n\
+         \x20   #[test]\n    fn adds() { assert_eq!(add(2, 2), 4); }\n\
+         \x20   #[test]\n    fn subtracts() { assert_eq!(sub(5, 3), 2); }\n\
+         \x20   #[test]\n    fn multiplies() { assert_eq!(mul(2, 3), 6); }\n}\n",
+    );
+    r.write(".gitignore", "target/\nnotes/\n");
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-q", "-m", "calc"]);
+    r
+}
+
+/// The agent: a shell script that, at iteration `n` (`SPLICE_ITERATION`), runs the `case`
+/// arm for `n`, keeps its prompt and loop context under `notes/` (git-ignored) and commits.
+fn agent(r: &Repo, arms: &str) {
+    let script = format!(
+        "n=${{SPLICE_ITERATION:-0}}; mkdir -p notes; cp \"$1\" notes/prompt-$n.md; \
+         if [ -n \"${{SPLICE_LOOP_CONTEXT:-}}\" ]; then cp \"$SPLICE_LOOP_CONTEXT\" notes/ctx-$n.json; fi; \
+         case $n in {arms} esac; \
+         git add -A >/dev/null; git -c user.name=a -c user.email=a@x commit -qm \"iteration $n\" >/dev/null 2>&1 || true"
+    );
+    let command = serde_json::to_string(&["sh", "-c", &script, "sh", "{{prompt_file}}"]).unwrap();
+    r.write(
+        ".splice/config.toml",
+        &format!("[agent]\ncommand = {command}\n"),
+    );
+}
+
+/// `sed -i` a line of `src/lib.rs` (the shell arm's text).
+fn set_sub(body: &str) -> String {
+    format!("sed -i 's/^pub fn sub.*/pub fn sub(a: i32, b: i32) -> i32 {{ {body} }}/' src/lib.rs;")
+}
+
+/// `splice ARGS` with the real `HOME`: the sandbox lets a stage run the toolchains under it
+/// (`~/.cargo/bin`, `~/.rustup`), and `cargo` is one (the tests' own `HOME` is the repository).
+fn splice(r: &Repo, args: &[&str]) -> std::process::Output {
+    let mut c = r.cmd(args);
+    for key in ["HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN"] {
+        if let Some(v) = std::env::var_os(key) {
+            c.env(key, v);
+        }
+    }
+    c.output().expect("splice runs")
+}
+
+fn run(r: &Repo) {
+    let out = splice(r, &["run", "--output", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn trajectory(b: &Value) -> Vec<Value> {
+    b["pipeline"]["trajectory"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn note(r: &Repo, id: &str, name: &str) -> String {
+    let path = r.worktree(id).join("notes").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn a_new_failing_test_or_a_failing_fact_keeps_the_leaf_from_review_and_the_next_prompt_names_it() {
+    let r = crate_repo();
+    let id = r.task("Tidy sub", &["--tier", "trivial"]);
+    r.write(
+        "facts.json",
+        r#"[{"id": "A1", "argv": ["test", "-f", "DONE"]}]"#,
+    );
+    r.ok(&[
+        "transition",
+        "set-acceptance",
+        "--bead",
+        &id,
+        "--facts",
+        "facts.json",
+    ]);
+    agent(
+        &r,
+        &format!(
+            "1) {} ;; 2) {} touch DONE ;;",
+            set_sub("a + b"),
+            set_sub("a - b")
+        ),
+    );
+    run(&r);
+    let b = r.bead(&id);
+    let t = trajectory(&b);
+    assert_eq!(t.len(), 2, "{:#}", json!(t));
+    // Iteration 1 broke `subtracts` and left A1 unmet; `multiplies` failed at the base too.
+    let first = &t[0];
+    assert_eq!(
+        first["state"]["tests"],
+        json!({"passed": 1, "failed": 1, "errored": 0}),
+        "{first:#}"
+    );
+    assert_eq!(first["state"]["acceptance"]["failed"], 1, "{first:#}");
+    assert_eq!(
+        first["context"]["failing_tests"],
+        json!(["tests::subtracts"])
+    );
+    assert_eq!(
+        first["context"]["known_failures"],
+        json!(["tests::multiplies"])
+    );
+    assert_eq!(first["context"]["acceptance"][0]["id"], "A1");
+    assert_eq!(first["monitor"]["decision"], "continue");
+    let stages: Vec<(&str, &str, &str)> = first["context"]["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["stage"].as_str().unwrap(),
+                s["tool"].as_str().unwrap(),
+                s["status"].as_str().unwrap(),
+            )
+        })
+        .filter(|(stage, ..)| matches!(*stage, "tests" | "acceptance"))
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            ("tests", "cargo test", "failed"),
+            ("acceptance", "1 fact(s)", "failed")
+        ]
+    );
+    // The retry prompt names what failed, and what was failing before the agent began.
+    let prompt = note(&r, &id, "prompt-2.md");
+    assert!(prompt.contains("## Loop: iteration 2"), "{prompt}");
+    assert!(prompt.contains("tests::subtracts"), "{prompt}");
+    assert!(prompt.contains("A1 (failed)"), "{prompt}");
+    assert!(prompt.contains("tests::multiplies"), "{prompt}");
+    let ctx: Value = serde_json::from_str(&note(&r, &id, "ctx-2.json")).unwrap();
+    assert_eq!(
+        ctx["context"]["failing_tests"],
+        json!(["tests::subtracts"]),
+        "{ctx:#}"
+    );
+    // Iteration 2 passed: the leaf is at implement's gate, a person's, and review never ran.
+    assert_eq!(t[1]["monitor"]["decision"], "success", "{:#}", t[1]);
+    assert_eq!(b["pipeline"]["step"], "implement");
+    assert_eq!(
+        b["pipeline"]["gate"]["state"], "pending",
+        "{:#}",
+        b["pipeline"]
+    );
+    assert!(
+        !r.journal().contains("\"step\":\"review\""),
+        "review was never dispatched"
+    );
+    // `status` says which stages ran.
+    let status = String::from_utf8_lossy(&r.run(&["status"]).stdout).to_string();
+    assert!(
+        status.contains("stages: tests `cargo test` passed"),
+        "{status}"
+    );
+}
+
+#[test]
+fn a_regressing_iteration_is_rolled_back_to_the_best_before_it() {
+    let r = crate_repo();
+    let id = r.task("Tidy sub", &["--tier", "trivial"]);
+    let break_add =
+        "sed -i 's/^pub fn add.*/pub fn add(a: i32, b: i32) -> i32 { a * b + 1 }/' src/lib.rs;";
+    agent(
+        &r,
+        &format!(
+            "1) {one} ;; 2) {two} ;; 3) {two} {break_add} ;; *) test -f notes/rolled || {{ touch notes/rolled; git log -1 --format=%s > notes/head-after-rollback; }}; {fix} ;;",
+            one = set_sub("a + b"),
+            two = set_sub("b - a"),
+            fix = set_sub("a - b"),
+        ),
+    );
+    run(&r);
+    let b = r.bead(&id);
+    let t = trajectory(&b);
+    let decisions: Vec<&str> = t
+        .iter()
+        .map(|i| i["monitor"]["decision"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        decisions,
+        ["continue", "continue", "rollback", "success"],
+        "{:#}",
+        json!(t)
+    );
+    assert_eq!(t[2]["effect"]["effect"], "rolled_back", "{:#}", t[2]);
+    // The fourth iteration began on the restored snapshot: iteration 2's commit.
+    assert_eq!(note(&r, &id, "head-after-rollback").trim(), "iteration 2");
+    assert_eq!(b["pipeline"]["gate"]["state"], "pending");
+}
+
+#[test]
+fn a_saved_plan_whose_acceptance_command_fails_never_reaches_done() {
+    let r = crate_repo();
+    r.git(&["branch", "campaign"]);
+    let plan = json!({
+        "schema_version": 1,
+        "title": "Calc",
+        "scenarios": [{"id": "S1", "title": "adds"}],
+        "suite_cmd": "true",
+        "test_paths": ["tests"],
+        "autonomy": "deep",
+        "target": "campaign",
+        "tasks": [
+            {"id": "add", "title": "Add", "scenarios": ["S1"],
+             "acceptance": [{"id": "A1", "argv": ["false"]}]}
+        ]
+    });
+    r.write("plan.json", &serde_json::to_string_pretty(&plan).unwrap());
+    let out = splice(
+        &r,
+        &[
+            "exec",
+            "--plan",
+            "plan.json",
+            "--agent",
+            "sim",
+            "--delivery",
+            "direct",
+            "--max-turns",
+            "2",
+            "--json",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_ne!(out.status.code(), Some(0), "{stdout}");
+    let got: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    assert_ne!(got["status"], "done", "{stdout}");
+    let root = got["id"].as_str().expect("the root's id").to_string();
+    let leaf = r.bead(&format!("{root}.1"));
+    assert_ne!(leaf["status"], "closed", "{leaf:#}");
+    let t = trajectory(&leaf);
+    assert!(!t.is_empty(), "the acceptance fact was measured: {leaf:#}");
+    for it in &t {
+        assert_eq!(it["state"]["acceptance"]["failed"], 1, "{it:#}");
+        assert_eq!(it["context"]["acceptance"][0]["id"], "A1");
+    }
+}
