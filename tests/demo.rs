@@ -110,15 +110,21 @@ fn the_demo_campaign_is_driven_to_done() {
 /// to iteration 2) and the fix (success); the output shows each decision, in that order; the
 /// rolled-back commit is not what was delivered; the snapshot refs are gone.
 fn the_loop_rolled_back_then_succeeded(dir: &std::path::Path, beads: &[Value], stdout: &str) {
-    let looped: Vec<&Value> = beads
-        .iter()
-        .filter(|b| {
-            b["pipeline"]["trajectory"]
-                .as_array()
-                .is_some_and(|t| !t.is_empty())
-        })
-        .collect();
-    assert_eq!(looped.len(), 1, "one node runs the loop step");
+    let ran = |b: &Value, step: &str| {
+        b["pipeline"]["trajectory"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|i| i["step"] == step))
+    };
+    let looped: Vec<&Value> = beads.iter().filter(|b| ran(b, "implement-loop")).collect();
+    assert_eq!(looped.len(), 1, "one node runs the demo's loop step");
+    // Every other leaf's implement is the default manifest's loop: measured once, a success.
+    let verified: Vec<&Value> = beads.iter().filter(|b| ran(b, "implement")).collect();
+    assert_eq!(verified.len(), 2, "the other two leaves were verified");
+    for b in verified {
+        let t = b["pipeline"]["trajectory"].as_array().unwrap();
+        assert_eq!(t.len(), 1, "{t:#?}");
+        assert_eq!(t[0]["monitor"]["decision"], "success", "{t:#?}");
+    }
     let leaf = looped[0];
     let id = leaf["id"].as_str().unwrap();
     assert!(id.ends_with(".2"), "the parsing leaf loops: {id}");

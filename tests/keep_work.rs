@@ -18,6 +18,8 @@ fn head(r: &Repo) -> String {
 
 /// A lone task moved to its review step (its floors read the repository root).
 fn at_review(r: &Repo, extra: &[&str]) -> String {
+    // These tests complete implement by hand after a FAIL: no verification loop.
+    common::single_pass_implement(r);
     let id = r.task("T", extra);
     r.ok(&[
         "transition",

@@ -187,7 +187,7 @@ fn status_shows_the_tree_with_reasons() {
     );
     assert!(
         lines[4].starts_with(
-            "  sp-root.1 sp-root.1 title  (leaf, implement, attempts 0/3, claimed by alice)"
+            "  sp-root.1 sp-root.1 title  (leaf, implement, iteration 0/5, claimed by alice)"
         ),
         "{text}"
     );
@@ -199,11 +199,11 @@ fn status_shows_the_tree_with_reasons() {
         "{text}"
     );
     assert!(
-        lines[7].contains("attempts 1/3, work in .splice/worktrees/sp-root.2)"),
+        lines[7].contains("iteration 0/5, work in .splice/worktrees/sp-root.2)"),
         "{text}"
     );
     assert!(
-        lines[8].contains("the agent is dispatched for implement next (attempt 2 of 3)"),
+        lines[8].contains("the agent is dispatched for implement next (attempt 2 of 5)"),
         "{text}"
     );
     assert_eq!(lines.len(), 9, "{text}");

@@ -192,6 +192,7 @@ fn dirs(runs: &Path) -> Result<Vec<(String, Option<SystemTime>)>> {
             name != "runners"
                 && name != crate::sandbox::places::AGENT_HOME
                 && name != crate::floors::confine::FLOORS_DIR
+                && name != crate::driver::looping::verify::BASELINES_DIR
         })
         .collect())
 }

@@ -402,7 +402,10 @@ fn claims_count_attempts_and_refuse_parked_or_exhausted_steps() {
     assert_eq!(after.pipeline.last_dispatch.unwrap().seq, 4);
     assert_eq!(change.output.wrote.unwrap().attempt, Some(1));
 
-    b.pipeline.attempts.insert("implement", step.max_attempts);
+    // A loop step's limit is its iterations (the default implement's 5), not `max_attempts`.
+    b.pipeline
+        .attempts
+        .insert("implement", step.dispatch_limit(None));
     let r = plan_claim(&dispatch, &b, NOW).unwrap_err();
     assert_eq!(r.kind(), "attempts-exhausted");
     b.pipeline.dead_letter = Some(Box::new(DeadLetter {

@@ -219,6 +219,19 @@ pub fn no_panic(out: &Output) {
     assert!(!stderr.contains("panicked at"), "splice panicked: {stderr}");
 }
 
+/// The default manifest with its implement step single-pass (its verification loop removed):
+/// for tests of what comes after implement that complete it by hand, with no iteration.
+pub fn single_pass_implement(r: &Repo) {
+    let mut v: Value = serde_json::from_str(include_str!("../../manifest/coding-pipeline.json"))
+        .expect("the default manifest is JSON");
+    for step in v["steps"].as_array_mut().expect("steps") {
+        if step["name"] == "implement" {
+            step.as_object_mut().expect("a step").remove("loop");
+        }
+    }
+    r.write(".splice/manifest.json", &v.to_string());
+}
+
 /// A manifest whose leaf route is one step, `work`, running `argv` with `floors`, `timeout_s`
 /// and `max_attempts` (resuming its worktree), as pretty JSON for `.splice/manifest.json`.
 pub fn work_step_manifest(argv: Value, floors: Value, timeout_s: u64, max_attempts: u32) -> String {

@@ -380,7 +380,7 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
             step: &p.step,
             review: review_path(step, b, |id| self.bead(id))
                 .map(|r| if dir == "." { r } else { format!("{dir}/{r}") }),
-            max_attempts: step.map(|s| s.max_attempts),
+            max_attempts: step.map(|s| s.dispatch_limit(None)),
             escalated_check: advice::escalated_check(b),
         };
         let next = match (action, rest) {
@@ -399,7 +399,7 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
             step: &p.step,
             lease: p.lease.as_deref(),
             attempts: b.attempts_on(&p.step),
-            max_attempts: step.map(|s| s.max_attempts),
+            max_attempts: step.map(|s| s.dispatch_limit(None)),
             looping: loop_row(b, step),
             usage: p.usage.as_deref(),
             floors_dir: dir,

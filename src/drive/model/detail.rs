@@ -40,7 +40,7 @@ impl Model {
             id,
             step: bead.map_or("", |b| b.pipeline.step.as_str()),
             review: self.artifact(id),
-            max_attempts: self.step_of(id).map(|s| s.max_attempts),
+            max_attempts: self.step_of(id).map(|s| s.dispatch_limit(None)),
             escalated_check: bead.and_then(advice::escalated_check),
         };
         if let Some(a) = self.action(id) {

@@ -247,8 +247,3 @@ pub fn attach_baselines(
         }
     }
 }
-
-/// Forget a node's baselines (its loop step ended, or the node closed).
-pub fn forget(runs: &Path, bead: &str) {
-    let _ = std::fs::remove_file(kept_path(runs, bead));
-}
