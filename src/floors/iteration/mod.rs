@@ -7,6 +7,7 @@
 //! one command runner ([`super::run_command`]); the diff facts are [`change`]'s. Nothing here
 //! writes state: the loop runtime (not built yet) appends the state through the writer.
 
+pub mod analyzers;
 pub mod change;
 mod stages;
 
