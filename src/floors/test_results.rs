@@ -1,5 +1,6 @@
 //! `tests`: runs a test command (`argv`, or `cmd` via `sh -c`) in the workdir and reads per-test
-//! results from a JUnit XML file (`junit`) and from libtest output (`test name ... ok`). Any
+//! results from a JUnit XML file (`junit`) and from its output ([`parse_output`]: libtest's
+//! `test name ... ok`, pytest's `-rA` short summary, `go test -v`'s `--- PASS: TestX`). Any
 //! failed or errored test refuses; the counts are the evidence. A command that cannot start, or
 //! a run from which no result can be read, escalates.
 
@@ -281,7 +282,7 @@ impl Floor for Tests {
                 );
             }
         };
-        let mut results = parse_libtest(&ran.combined());
+        let mut results = parse_output(&ran.combined());
         let junit = spec.str_param("junit").map(|p| ctx.render(p));
         let mut junit_read = None;
         if let Some(rel) = &junit {
