@@ -71,9 +71,10 @@ fn libtest_line(line: &str) -> Option<(String, TestResult)> {
 /// Per-test results of a test command's output, whichever of the runners splice detects wrote
 /// it (`policy::verification`): libtest's `test name ... ok` lines, the short summary of
 /// pytest's `-rA` ([`parse_pytest_summary`]) and `go test -v`'s `--- PASS: TestX (0.00s)` lines
-/// ([`parse_go_test`]). Each line is read by at most one of them, so one result line is one test;
-/// names are kept as the runner prints them (a suite that runs a test twice, or two Go
-/// packages with a test of the same name, count it twice, as the runner reported it).
+/// ([`parse_go_test`]). Each line is read by at most one of them, so one result line is one
+/// test (a libtest line with no name is none). Names are kept as the runner prints them: a
+/// suite that runs a test twice, or two Go packages with a test of the same name, count it
+/// twice, as the runner reported it.
 pub fn parse_output(output: &str) -> Results {
     let mut out = Results::default();
     let mut in_summary = false;
@@ -91,7 +92,8 @@ pub fn parse_output(output: &str) -> Results {
                 None => in_summary = false,
             }
         }
-        if let Some(test) = libtest_line(line).or_else(|| go_line(line)) {
+        let libtest = libtest_line(line).filter(|(name, _)| !name.is_empty());
+        if let Some(test) = libtest.or_else(|| go_line(line)) {
             out.tests.push(test);
         }
     }

@@ -79,6 +79,20 @@ pub enum Format {
     Sarif,
 }
 
+impl Format {
+    /// Every format, in the order of the module's table.
+    pub const ALL: [Format; 8] = [
+        Format::CargoJson,
+        Format::PythonSyntax,
+        Format::RuffJson,
+        Format::BanditJson,
+        Format::GofmtList,
+        Format::EslintJson,
+        Format::TscText,
+        Format::Sarif,
+    ];
+}
+
 /// One built-in analyzer: what runs and how its output is read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Analyzer {
@@ -401,6 +415,18 @@ fn run_capped(
         incomplete: (!incomplete.is_empty()).then(|| incomplete.join("; ")),
         ..out
     }
+}
+
+/// Read a tool's output as `format` says, as [`run`] does once the tool has ended: its findings
+/// (each once) and what the report itself says was not checked. Paths a tool prints absolute
+/// are made relative to `dir`. `Err`: the output cannot be read as that format.
+pub fn read_output(
+    format: Format,
+    stdout: &str,
+    stderr: &str,
+    dir: &Path,
+) -> Result<(Vec<Finding>, Vec<String>), String> {
+    reports::read(format, stdout, stderr, dir).map(|r| (r.findings, r.incomplete))
 }
 
 /// The argv to run: the analyzer's, with its configuration file when it takes one. `Err`: it

@@ -277,17 +277,6 @@ fn the_syntax_checks_lines_and_its_missing_end() {
     );
 }
 
-const FORMATS: [Format; 8] = [
-    Format::CargoJson,
-    Format::PythonSyntax,
-    Format::RuffJson,
-    Format::BanditJson,
-    Format::GofmtList,
-    Format::EslintJson,
-    Format::TscText,
-    Format::Sarif,
-];
-
 #[test]
 fn hostile_output_never_panics_any_reader() {
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
@@ -335,7 +324,7 @@ fn hostile_output_never_panics_any_reader() {
         }
     }
     for input in &inputs {
-        for format in FORMATS {
+        for format in Format::ALL {
             let _ = read(format, input, input, repo());
         }
     }
