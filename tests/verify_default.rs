@@ -270,3 +270,90 @@ fn a_saved_plan_whose_acceptance_command_fails_never_reaches_done() {
         assert_eq!(it["context"]["acceptance"][0]["id"], "A1");
     }
 }
+
+/// A `semgrep` stand-in on `PATH`: one SARIF `error` result while `danger.py` exists.
+fn fake_semgrep(r: &Repo) -> String {
+    let bin = r.path().join("fakebin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let result = r#"{"ruleId": "py.eval-use", "level": "error", "message": {"text": "eval of input"}, "locations": [{"physicalLocation": {"artifactLocation": {"uri": "danger.py"}, "region": {"startLine": 1}}}]}"#;
+    let sarif = |results: &str| {
+        format!(
+            r#"{{"version": "2.1.0", "runs": [{{"tool": {{"driver": {{"name": "semgrep"}}}}, "results": [{results}]}}]}}"#
+        )
+    };
+    let script = format!(
+        "#!/bin/sh\nif [ -f danger.py ]; then echo '{}'; else echo '{}'; fi\n",
+        sarif(result),
+        sarif("")
+    );
+    let path = bin.join("semgrep");
+    std::fs::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+#[test]
+fn a_high_finding_keeps_the_leaf_from_review_and_a_missing_analyzer_is_incomplete() {
+    let r = Repo::new();
+    r.write("app.py", "print('hello')\n");
+    r.write(".semgrep.yml", "rules: []\n");
+    r.write(".gitignore", "notes/\nfakebin/\n");
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-q", "-m", "app"]);
+    let path = fake_semgrep(&r);
+    let id = r.task("Read input", &["--tier", "trivial"]);
+    agent(
+        &r,
+        "1) echo 'eval(input())' > danger.py ;; 2) git rm -q danger.py ;;",
+    );
+    let out = r
+        .cmd(&["run", "--output", "json"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let b = r.bead(&id);
+    let t = trajectory(&b);
+    assert_eq!(t.len(), 2, "{:#}", json!(t));
+    let first = &t[0];
+    assert_eq!(first["state"]["security"]["high"], 1, "{first:#}");
+    assert_eq!(first["monitor"]["decision"], "continue");
+    assert_eq!(first["context"]["findings"][0]["rule"], "py.eval-use");
+    let stage = |it: &Value, tool: &str| -> Value {
+        it["context"]["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["tool"] == tool)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {tool} stage: {it:#}"))
+    };
+    assert_eq!(stage(first, "semgrep")["status"], "failed");
+    // ruff is not installed here: incomplete evidence, never a failure.
+    let ruff = stage(first, "ruff");
+    assert_eq!(ruff["status"], "incomplete", "{ruff:#}");
+    assert!(
+        ruff["found"].as_str().unwrap().contains("not installed"),
+        "{ruff:#}"
+    );
+    assert!(
+        first["state"]["incomplete_verifications"].as_u64().unwrap() >= 1,
+        "{first:#}"
+    );
+    let prompt = note(&r, &id, "prompt-2.md");
+    assert!(prompt.contains("py.eval-use"), "{prompt}");
+    // Without the finding the iteration succeeds, incomplete verifications notwithstanding.
+    assert_eq!(t[1]["monitor"]["decision"], "success", "{:#}", t[1]);
+    assert_eq!(stage(&t[1], "semgrep")["status"], "passed");
+    assert_eq!(b["pipeline"]["gate"]["state"], "pending");
+}

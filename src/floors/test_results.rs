@@ -1,5 +1,6 @@
 //! `tests`: runs a test command (`argv`, or `cmd` via `sh -c`) in the workdir and reads per-test
-//! results from a JUnit XML file (`junit`) and from libtest output (`test name ... ok`). Any
+//! results from a JUnit XML file (`junit`) and from its output ([`parse_output`]: libtest's
+//! `test name ... ok`, pytest's `-rA` short summary, `go test -v`'s `--- PASS: TestX`). Any
 //! failed or errored test refuses; the counts are the evidence. A command that cannot start, or
 //! a run from which no result can be read, escalates.
 
@@ -49,23 +50,144 @@ impl Results {
 
 /// `test name ... ok|FAILED|ignored` lines of libtest (`cargo test`) output.
 pub fn parse_libtest(output: &str) -> Results {
+    Results {
+        tests: output.lines().filter_map(libtest_line).collect(),
+    }
+}
+
+/// One libtest result line.
+fn libtest_line(line: &str) -> Option<(String, TestResult)> {
+    let rest = line.strip_prefix("test ")?;
+    let (name, status) = rest.rsplit_once(" ... ")?;
+    let result = match status.trim() {
+        "ok" => TestResult::Passed,
+        "FAILED" => TestResult::Failed,
+        s if s.starts_with("ignored") => TestResult::Skipped,
+        _ => return None,
+    };
+    Some((name.trim().to_string(), result))
+}
+
+/// Per-test results of a test command's output, whichever of the runners splice detects wrote
+/// it (`policy::verification`): libtest's `test name ... ok` lines, the short summary of
+/// pytest's `-rA` ([`parse_pytest_summary`]) and `go test -v`'s `--- PASS: TestX (0.00s)` lines
+/// ([`parse_go_test`]). Each line is read by at most one of them, so one result line is one
+/// test (a libtest line with no name is none). Names are kept as the runner prints them: a
+/// suite that runs a test twice, or two Go packages with a test of the same name, count it
+/// twice, as the runner reported it.
+pub fn parse_output(output: &str) -> Results {
     let mut out = Results::default();
+    let mut in_summary = false;
     for line in output.lines() {
-        let Some(rest) = line.strip_prefix("test ") else {
+        if is_pytest_summary_header(line) {
+            in_summary = true;
             continue;
-        };
-        let Some((name, status)) = rest.rsplit_once(" ... ") else {
-            continue;
-        };
-        let result = match status.trim() {
-            "ok" => TestResult::Passed,
-            "FAILED" => TestResult::Failed,
-            s if s.starts_with("ignored") => TestResult::Skipped,
-            _ => continue,
-        };
-        out.tests.push((name.trim().to_string(), result));
+        }
+        if in_summary {
+            match pytest_line(line) {
+                Some(test) => {
+                    out.tests.push(test);
+                    continue;
+                }
+                None => in_summary = false,
+            }
+        }
+        let libtest = libtest_line(line).filter(|(name, _)| !name.is_empty());
+        if let Some(test) = libtest.or_else(|| go_line(line)) {
+            out.tests.push(test);
+        }
     }
     out
+}
+
+/// pytest's `===== short test summary info =====`, after which `-rA` lists every test.
+fn is_pytest_summary_header(line: &str) -> bool {
+    line.starts_with('=') && line.contains(" short test summary info ")
+}
+
+/// The `-rA` short summary of pytest: after its `short test summary info` header, one line per
+/// test until the first line that is none (the closing counts). `PASSED id` and `XPASS id` (an
+/// expected failure that passed; a strict one is reported `FAILED`) pass; `FAILED id - why`
+/// fails; `ERROR id - why` errors (a fixture, or a module that cannot be collected); `XFAIL id`
+/// (an expected failure) and `SKIPPED [n] file:line: why` are skipped. Limit: pytest groups
+/// skips by place, so one `SKIPPED [3] …` line is one entry, named by its place.
+pub fn parse_pytest_summary(output: &str) -> Results {
+    let mut out = Results::default();
+    let mut in_summary = false;
+    for line in output.lines() {
+        if is_pytest_summary_header(line) {
+            in_summary = true;
+        } else if in_summary {
+            match pytest_line(line) {
+                Some(test) => out.tests.push(test),
+                None => in_summary = false,
+            }
+        }
+    }
+    out
+}
+
+/// One line of pytest's short summary.
+fn pytest_line(line: &str) -> Option<(String, TestResult)> {
+    let (word, rest) = line.split_once(' ')?;
+    let result = match word {
+        "PASSED" | "XPASS" => TestResult::Passed,
+        "FAILED" => TestResult::Failed,
+        "ERROR" => TestResult::Errored,
+        "XFAIL" | "SKIPPED" => TestResult::Skipped,
+        _ => return None,
+    };
+    let name = if word == "SKIPPED" {
+        // `[n] place: reason`
+        let place = rest
+            .trim_start()
+            .strip_prefix('[')
+            .and_then(|r| r.split_once("] "))
+            .map_or(rest, |(_, place)| place);
+        place.split_once(": ").map_or(place, |(p, _)| p)
+    } else {
+        node_id(rest)
+    };
+    let name = name.trim();
+    (!name.is_empty()).then(|| (name.to_string(), result))
+}
+
+/// A pytest node id before its ` - reason`: the first ` - ` outside the brackets of a
+/// parametrized id (`test_x[a - b] - AssertionError`).
+fn node_id(rest: &str) -> &str {
+    let mut depth = 0i32;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ' ' if depth <= 0 && rest[i..].starts_with(" - ") => return &rest[..i],
+            _ => {}
+        }
+    }
+    rest
+}
+
+/// `go test -v`'s result lines of tests and subtests, indented or not: `--- PASS: TestX
+/// (0.00s)`, `--- FAIL: TestX/sub (0.01s)`, `--- SKIP: TestX (0.00s)`. A parent is a test of its
+/// own, as go counts it.
+pub fn parse_go_test(output: &str) -> Results {
+    Results {
+        tests: output.lines().filter_map(go_line).collect(),
+    }
+}
+
+/// One line of [`parse_go_test`].
+fn go_line(line: &str) -> Option<(String, TestResult)> {
+    let rest = line.trim_start().strip_prefix("--- ")?;
+    let (word, rest) = rest.split_once(": ")?;
+    let result = match word {
+        "PASS" => TestResult::Passed,
+        "FAIL" => TestResult::Failed,
+        "SKIP" => TestResult::Skipped,
+        _ => return None,
+    };
+    let name = rest.split_whitespace().next()?;
+    Some((name.to_string(), result))
 }
 
 fn attr(tag: &str, name: &str) -> Option<String> {
@@ -162,7 +284,7 @@ impl Floor for Tests {
                 );
             }
         };
-        let mut results = parse_libtest(&ran.combined());
+        let mut results = parse_output(&ran.combined());
         let junit = spec.str_param("junit").map(|p| ctx.render(p));
         let mut junit_read = None;
         if let Some(rel) = &junit {
@@ -279,5 +401,145 @@ mod tests {
         assert_eq!(r.count(TestResult::Errored), 1);
         assert_eq!(r.count(TestResult::Skipped), 1);
         assert!(parse_junit("<testcase name=\"x\"").tests.is_empty());
+    }
+
+    const PYTEST: &str = include_str!("../../tests/fixtures/test_output/pytest-rA.txt");
+    const PYTEST_COLLECTION: &str =
+        include_str!("../../tests/fixtures/test_output/pytest-collection-error.txt");
+    const GO: &str = include_str!("../../tests/fixtures/test_output/go-test-v.txt");
+
+    fn pairs(r: &Results) -> Vec<(&str, TestResult)> {
+        r.tests.iter().map(|(n, t)| (n.as_str(), *t)).collect()
+    }
+
+    #[test]
+    fn pytest_short_summary_of_a_real_run() {
+        use TestResult::*;
+        let r = parse_pytest_summary(PYTEST);
+        assert_eq!(
+            pairs(&r),
+            [
+                ("tests/test_a.py::test_one", Passed),
+                ("tests/test_a.py::test_param[a b]", Passed),
+                ("tests/test_a.py::test_param[c - d]", Passed),
+                ("tests/test_a.py:4", Skipped),
+                ("tests/test_a.py::test_xfail", Skipped),
+                ("tests/test_a.py::test_xpass", Passed),
+                ("tests/test_a.py::test_err", Errored),
+                ("tests/test_a.py::test_two", Failed),
+                ("tests/test_a.py::test_xpass_strict", Failed),
+                ("tests/test_a.py::test_param[1]", Failed),
+            ]
+        );
+        assert_eq!(
+            parse_output(PYTEST),
+            r,
+            "nothing else in it reads as a result"
+        );
+        let collection = parse_pytest_summary(PYTEST_COLLECTION);
+        assert_eq!(pairs(&collection), [("tests/test_b.py", Errored)]);
+    }
+
+    #[test]
+    fn pytest_lines_count_only_inside_the_summary() {
+        let out = "FAILED printed by a test\n\
+=========================== short test summary info ============================\n\
+FAILED t.py::a[x - y] - boom - more\n\
+SKIPPED [3] t.py: module skipped\n\
+SKIPPED [oops\n\
+PASSED \n\
+1 failed in 0.1s\n\
+PASSED after.py::late\n";
+        let r = parse_output(out);
+        assert_eq!(
+            pairs(&r),
+            [
+                ("t.py::a[x - y]", TestResult::Failed),
+                ("t.py", TestResult::Skipped),
+                ("[oops", TestResult::Skipped),
+            ],
+            "the summary ends at its first other line"
+        );
+    }
+
+    #[test]
+    fn go_test_verbose_lines_with_subtests() {
+        use TestResult::*;
+        let r = parse_go_test(GO);
+        assert_eq!(
+            pairs(&r),
+            [
+                ("TestParse", Passed),
+                ("TestTable", Failed),
+                ("TestTable/empty", Passed),
+                ("TestTable/one_item", Failed),
+                ("TestTable/unicode_ü", Passed),
+                ("TestSlow", Skipped),
+                ("TestParallel", Passed),
+                ("TestOther", Passed),
+            ]
+        );
+        assert_eq!(parse_output(GO), r);
+        for not_a_result in [
+            "--- BENCH: X",
+            "---- PASS: X",
+            "--- PASS:",
+            "--- PASS: ",
+            "--- FAIL:X",
+        ] {
+            assert!(
+                parse_go_test(not_a_result).tests.is_empty(),
+                "{not_a_result}"
+            );
+        }
+    }
+
+    #[test]
+    fn one_output_read_by_all_readers_counts_each_line_once() {
+        let libtest = "running 2 tests\ntest a::b ... ok\ntest c ... FAILED\n";
+        let mixed = format!("{libtest}{GO}{PYTEST}");
+        let r = parse_output(&mixed);
+        assert_eq!(r.tests.len(), 2 + 8 + 10);
+        assert_eq!(r.count(TestResult::Failed), 1 + 2 + 3);
+        assert_eq!(r.count(TestResult::Errored), 1);
+        assert_eq!(
+            parse_libtest(&mixed).tests.len(),
+            2,
+            "parse_libtest is unchanged"
+        );
+        assert_eq!(
+            parse_output("test x ... ok\n--- PASS: TestX (0.00s)\n--- PASS: TestX (0.00s)\n")
+                .tests
+                .len(),
+            3,
+            "a test the runner reports twice counts twice"
+        );
+    }
+
+    #[test]
+    fn hostile_output_never_panics() {
+        let mut inputs = vec![
+            String::new(),
+            "= short test summary info =\nSKIPPED [\nSKIPPED []\nSKIPPED [1]\nERROR  - x\nFAILED ]]] - [[[\n"
+                .to_string(),
+            "--- PASS: \u{0}\n   --- FAIL: é (\n\r\n".to_string(),
+            format!("= short test summary info =\nFAILED {}\n", "[".repeat(100_000)),
+        ];
+        for fixture in [PYTEST, GO, PYTEST_COLLECTION] {
+            let mut at = 0;
+            while at < fixture.len() {
+                if fixture.is_char_boundary(at) {
+                    inputs.push(fixture[..at].to_string());
+                    inputs.push(fixture[at..].to_string());
+                }
+                at += 13;
+            }
+        }
+        for text in &inputs {
+            let r = parse_output(text);
+            for (name, _) in &r.tests {
+                assert!(!name.is_empty() && text.contains(name.as_str()));
+            }
+        }
     }
 }

@@ -324,7 +324,8 @@ pub struct StageReport {
     pub stage: String,
     /// The command, file or analyzer it read.
     pub tool: String,
-    /// `passed`, `failed` (it found what blocks the iteration), `incomplete` or `stage-failed`.
+    /// `passed`, `failed` (it found what blocks the iteration), `incomplete`, `not-applicable` (an
+    /// optional scanner not installed) or `stage-failed`.
     pub status: String,
     /// What it found, in words (`3 passed, 1 failed`, `2 findings: 1 high`, why it is
     /// incomplete).

@@ -377,6 +377,13 @@ fn analyzer_stage(
                 message: f.message.clone(),
             });
         }
+        if let Some(why) = &ran.not_applicable {
+            // An optional scanner that is not installed: reported, not incomplete.
+            context
+                .stages
+                .push(report(name, &ran.name, "not-applicable", why.clone()));
+            continue;
+        }
         let why = ran.incomplete.map(|w| format!("{name} {}: {w}", ran.name));
         record_findings((name, &ran.name), found, why, (total, context, incomplete));
     }

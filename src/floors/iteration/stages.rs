@@ -9,7 +9,7 @@ use super::{
 };
 use crate::floors::confine::Confined;
 use crate::floors::sarif::{self, Finding};
-use crate::floors::test_results::{TestResult, parse_junit, parse_libtest};
+use crate::floors::test_results::{TestResult, parse_junit, parse_output};
 use crate::floors::{OUTPUT_CAP, read_inside, run_in, tail};
 use crate::model::trajectory::{Findings, Outcomes};
 use crate::process::Exit;
@@ -58,7 +58,7 @@ fn execute(
         Err(e) => return Err(failure(format!("cannot run `{cmd}`: {e}"), "")),
     };
     let output = ran.combined();
-    let mut results = parse_libtest(&output);
+    let mut results = parse_output(&output);
     let mut missing = None;
     if let Some(rel) = &stage.junit {
         match read_inside(dir, rel) {

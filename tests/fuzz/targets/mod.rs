@@ -20,6 +20,7 @@ pub mod model;
 pub mod progress;
 pub mod proposals;
 pub mod store;
+pub mod verification;
 
 /// One fuzz target.
 pub struct Target {
@@ -63,7 +64,9 @@ pub const ALL: &[&Target] = &[
     &floors::HEADINGS,
     &floors::JUNIT,
     &floors::LIBTEST,
+    &verification::TEST_OUTPUT,
     &floors::SARIF,
+    &verification::ANALYZER_OUTPUT,
     &floors::GHERKIN,
     &floors::COVERAGE,
     &floors::FORGE,
