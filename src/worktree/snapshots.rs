@@ -80,6 +80,22 @@ pub fn delete_all(repo_root: &Path, id: &str) -> Result<usize> {
     Ok(deleted)
 }
 
+/// The snapshots of node `id`, by number.
+pub fn list(repo_root: &Path, id: &str) -> Result<Vec<u32>> {
+    check_id(id)?;
+    let repo =
+        Repository::open(repo_root).map_err(|e| git_at(repo_root, "not a git repository", e))?;
+    let prefix = format!("{}/", prefix(id));
+    let mut ns: Vec<u32> = repo
+        .references_glob(&format!("{prefix}*"))
+        .map_err(|e| git_at(repo_root, "listing snapshots", e))?
+        .flatten()
+        .filter_map(|r| r.name()?.strip_prefix(&prefix)?.parse().ok())
+        .collect();
+    ns.sort_unstable();
+    Ok(ns)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,20 +121,4 @@ mod tests {
         assert_eq!(delete_all(dir.path(), "sp-1").unwrap(), 1);
         assert!(list(dir.path(), "sp-1").unwrap().is_empty());
     }
-}
-
-/// The snapshots of node `id`, by number.
-pub fn list(repo_root: &Path, id: &str) -> Result<Vec<u32>> {
-    check_id(id)?;
-    let repo =
-        Repository::open(repo_root).map_err(|e| git_at(repo_root, "not a git repository", e))?;
-    let prefix = format!("{}/", prefix(id));
-    let mut ns: Vec<u32> = repo
-        .references_glob(&format!("{prefix}*"))
-        .map_err(|e| git_at(repo_root, "listing snapshots", e))?
-        .flatten()
-        .filter_map(|r| r.name()?.strip_prefix(&prefix)?.parse().ok())
-        .collect();
-    ns.sort_unstable();
-    Ok(ns)
 }
