@@ -358,25 +358,7 @@ fn analyzer_stage(
             crate::model::manifest::SarifUse::Lint => ("lint", &mut *lint),
             crate::model::manifest::SarifUse::Security => ("security", &mut *security),
         };
-        let mut found = Findings::default();
-        for f in &ran.findings {
-            let Some(sev) = stages::severity(f) else {
-                continue;
-            };
-            match sev {
-                "critical" => found.critical += 1,
-                "high" => found.high += 1,
-                "medium" => found.medium += 1,
-                _ => found.low += 1,
-            }
-            context.findings.push(FindingNote {
-                stage: name.into(),
-                severity: sev.into(),
-                rule: f.rule.clone(),
-                location: f.location.clone(),
-                message: f.message.clone(),
-            });
-        }
+        let found = stages::count_findings(name, &ran.findings, context);
         if let Some(why) = &ran.not_applicable {
             // An optional scanner that is not installed: reported, not incomplete.
             context

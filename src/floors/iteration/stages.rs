@@ -291,7 +291,24 @@ pub(super) fn read_sarif(
             };
         }
     };
-    for f in &log.findings {
+    findings = count_findings(stage, &log.findings, context);
+    let incomplete = log
+        .incomplete
+        .then(|| format!("{stage}: the SARIF log says its tool did not finish"));
+    SarifRead {
+        findings,
+        incomplete,
+    }
+}
+
+/// Count `found` by severity and note each for the next prompt, as `stage` (lint or security).
+pub(super) fn count_findings(
+    stage: &str,
+    found: &[Finding],
+    context: &mut RevisionContext,
+) -> Findings {
+    let mut findings = Findings::default();
+    for f in found {
         let Some(sev) = severity(f) else { continue };
         match sev {
             "critical" => findings.critical += 1,
@@ -307,11 +324,5 @@ pub(super) fn read_sarif(
             message: f.message.clone(),
         });
     }
-    let incomplete = log
-        .incomplete
-        .then(|| format!("{stage}: the SARIF log says its tool did not finish"));
-    SarifRead {
-        findings,
-        incomplete,
-    }
+    findings
 }
