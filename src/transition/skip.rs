@@ -106,7 +106,7 @@ pub fn plan_skip(
         at: now.to_string(),
     }));
     after.pipeline.guidance = None;
-    let next = declared(&mut after, manifest, seq, now);
+    let next = declared(&mut after, manifest, "skipped", seq, now);
     let output = Skipped {
         bead: bead.id.to_string(),
         step: input.step.to_string(),
