@@ -316,16 +316,28 @@ pub struct Pipeline {
 /// How many open calls a park reason names (the innermost); the rest are counted.
 const CALLS_NAMED: usize = 4;
 
+/// A name as a park reason shows it: at most 64 characters, then `…`.
+fn clip(name: &str) -> std::borrow::Cow<'_, str> {
+    match name.char_indices().nth(64) {
+        Some((end, _)) => format!("{}…", &name[..end]).into(),
+        None => name.into(),
+    }
+}
+
 impl Pipeline {
     /// The open calls in words, innermost first, for a park reason: which route was called from
     /// which step, and where it returns. `None` outside a call.
     pub fn call_context(&self) -> Option<String> {
         let frames = &self.calls;
         let last = frames.last()?;
+        // A frame is read from a file anyone may have edited: each name is cut short.
         let one = |f: &CallFrame| {
             format!(
                 "route {} was called from {} (route {}) and returns to {}",
-                f.callee, f.step, f.route, f.return_to
+                clip(&f.callee),
+                clip(&f.step),
+                clip(&f.route),
+                clip(&f.return_to)
             )
         };
         if frames.len() == 1 {
