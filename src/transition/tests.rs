@@ -601,3 +601,16 @@ fn a_frame_that_cannot_return_parks_and_every_park_inside_a_call_names_it() {
     assert_eq!(change.reason.as_deref(), Some(want), "the journal's too");
     assert_eq!(after.pipeline.calls.len(), 1, "parking keeps the frame");
 }
+
+#[test]
+fn a_persons_route_leaves_open_calls_and_guidance_behind() {
+    let mut b = in_call(node("leaf", "implement"));
+    b.pipeline.guidance = Some("from a branch".into());
+    let change = plan_route("compound", None, person(), &b, &manifest(), NOW).unwrap();
+    let after = only(&change, &b);
+    assert!(after.pipeline.calls.is_empty() && after.pipeline.guidance.is_none());
+    assert_eq!(
+        change.reason.as_deref(),
+        Some("routed to compound at generate-spec, leaving 1 open call(s)")
+    );
+}
