@@ -169,6 +169,16 @@ fn human(b: &Bead, decided: Option<&Decided>, review: Option<&Review>) -> String
                 p(&format!("{} since {}", l.holder, l.since))
             });
             line("claim", claim);
+            // Open calls, innermost first: where the node goes when its route ends.
+            for f in pl.calls.iter().rev() {
+                line(
+                    "called",
+                    p(&format!(
+                        "route {} from {} (route {}), returns to {}",
+                        f.callee, f.step, f.route, f.return_to
+                    )),
+                );
+            }
             if let Some(u) = &pl.usage {
                 line("used", u.summary());
             }

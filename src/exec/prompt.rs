@@ -11,7 +11,7 @@
 //! | `{{scenarios}}` | owned scenario ids, comma-separated; when there are none, `none`, or on the spec step what to do: define them, each with its own id (S1, S2, …), recorded on the node when the spec passes | 600 bytes |
 //! | `{{files}}` | declared file scope, one per line as `- path` (`none` when empty) | 1200 bytes |
 //! | `{{parent.summary}}` | the parent's title and the start of its description (empty without a parent) | 800 bytes |
-//! | `{{retry}}` | on a retry: how the last attempt ended, the last refusal's reason and evidence (since the node entered the step) and the revision guidance; empty on a first attempt | 2500 bytes |
+//! | `{{retry}}` | on a retry: how the last attempt ended, the last refusal's reason and evidence (since the node entered the step) and the revision guidance; on a first attempt the guidance alone, when a branch (`goto`, `call`) or a call's return left some, else empty | 2500 bytes |
 //! | `{{step}}` | the step name | — |
 //! | `{{artifact}}` | the path the step is expected to produce (empty when none) | — |
 //! | `{{target}}` | the branch the node's work lands on (its delivery target) | — |
@@ -54,6 +54,9 @@ pub struct RetryContext {
     /// How the last dispatch on the step ended, when it ended without passing
     /// (e.g. `timeout`, `failed with code 2, no proposal`).
     pub last_exit: Option<String>,
+    /// A first attempt that carries guidance only (a branch's `goto` or `call`, or a call's
+    /// return, to a step not tried before): the text says no earlier attempt failed.
+    pub first: bool,
 }
 
 /// The context a step prompt is rendered with.
@@ -89,6 +92,12 @@ impl PromptVars {
         artifact: &str,
     ) -> PromptVars {
         let p = &bead.pipeline;
+        let guided = p.guidance.as_deref().filter(|g| !g.trim().is_empty());
+        let first = guided.filter(|_| attempt <= 1).map(|g| RetryContext {
+            guidance: Some(g.to_string()),
+            first: true,
+            ..RetryContext::default()
+        });
         let retry = (attempt > 1).then(|| {
             let refusal = bead
                 .check_since_entry()
@@ -100,8 +109,10 @@ impl PromptVars {
                     .map(|c| compact(&c.evidence)),
                 guidance: p.guidance.as_deref().map(str::to_string),
                 last_exit: bead.exit_since_entry().and_then(describe_exit),
+                first: false,
             }
         });
+        let retry = retry.or(first);
         PromptVars {
             bead_id: bead.id.to_string(),
             bead_title: bead.title.to_string(),
@@ -171,6 +182,11 @@ fn list_or_none(items: &[String], render: impl Fn(&str) -> String, sep: &str) ->
 }
 
 fn retry_text(retry: &RetryContext) -> String {
+    if retry.first {
+        return retry.guidance.as_ref().map_or_else(String::new, |g| {
+            format!("Guidance for this step:\n{}\n", truncate(g, GUIDANCE_CAP))
+        });
+    }
     let mut out = String::from("This is a retry. The last attempt did not pass.\n");
     if let Some(exit) = &retry.last_exit {
         out.push_str(&format!("The last attempt {exit}.\n"));
@@ -320,6 +336,28 @@ mod tests {
             out.contains("timeout and was killed, without proposing"),
             "{out}"
         );
+    }
+
+    #[test]
+    fn a_first_attempt_with_guidance_carries_it_alone() {
+        let mut b = bead();
+        b.pipeline.guidance = Some("Route diagnostics returned: the parser drops a byte".into());
+        let out = render(
+            "{{retry}}",
+            &PromptVars::for_dispatch(&b, None, "sp-1", 1, ""),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "Guidance for this step:\nRoute diagnostics returned: the parser drops a byte\n"
+        );
+        b.pipeline.guidance = Some("  ".into());
+        let out = render(
+            "{{retry}}",
+            &PromptVars::for_dispatch(&b, None, "sp-1", 1, ""),
+        )
+        .unwrap();
+        assert_eq!(out, "", "blank guidance is none");
     }
 
     #[test]

@@ -10,13 +10,15 @@
 //! | [`lineage`] | what a node inherits: autonomy, delivery target and method, from itself, its ancestors, the config, the checked-out branch |
 //! | [`deps`] | when a bead is blocked: a `blocks` dependency whose work is not done (decide's rule 6, `splice ready`) |
 //! | [`gate`] | whether a passed check waits for a person at the step's gate, or the node's autonomy relaxes it (and who supplied that level) |
-//! | [`branch`] | which result branch (`on_result`) of a step fires on its result, and what it does: continue, goto, switch route, abort, suggest a route, or park when a target does not resolve |
-//! | [`route`] | where a node goes after a step passes: the next step, the compound route, or closed; and when a parent releases its children |
+//! | [`branch`] | which result branch (`on_result`) of a step fires on its result, and what it does: continue, goto, switch route, abort, suggest a route, call a route, or park when a target does not resolve |
+//! | [`call`] | where an open call returns when the called route ends, with the callee's summary; the call depth bound |
+//! | [`route`] | where a node goes after a step passes: the next step, back to a caller, or closed; and when a parent releases its children |
 //! | [`monitor`] | after each iteration of a loop step: stop, escalate, roll back, step back, ask the user or continue (seed 000's pass monitor), and the iteration's score |
 //! | [`tier`] | which request tier a request gets, by the manifest's classifier rules |
 //! | [`verification`] | what a leaf's default verification runs: the repository's test command and the languages present, from its file list |
 
 pub mod branch;
+pub mod call;
 pub mod deps;
 pub mod gate;
 pub mod lineage;

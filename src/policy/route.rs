@@ -3,6 +3,8 @@
 use crate::model::bead::{GateState, Verdict};
 use crate::model::{Bead, Manifest, Role};
 
+use super::call::Return;
+
 /// Where a passed step takes the node.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Advance<'m> {
@@ -10,15 +12,24 @@ pub enum Advance<'m> {
     Next(&'m str),
     /// The step was the route's last: the node closes.
     Close,
+    /// The step was the route's last, inside a call: the innermost call returns.
+    Return(Return),
+    /// The step was the route's last, inside a call that cannot return: park, saying why.
+    Park(String),
 }
 
 /// Where `bead` goes once its current step passes, as its route declares (result branches,
-/// [`super::branch`], are tried first by the writer).
+/// [`super::branch`], are tried first by the writer). At its route's end a node with a call
+/// open goes back to its caller ([`super::call::returning`]) instead of closing.
 pub fn advance<'m>(manifest: &'m Manifest, bead: &Bead) -> Advance<'m> {
     let p = &bead.pipeline;
     match manifest.next_step(&p.route, &p.step) {
         Some(step) => Advance::Next(step),
-        None => Advance::Close,
+        None if p.calls.is_empty() => Advance::Close,
+        None => match super::call::returning(manifest, bead) {
+            Ok(back) => Advance::Return(back),
+            Err(why) => Advance::Park(why),
+        },
     }
 }
 
@@ -75,6 +86,37 @@ mod tests {
         let b = at("leaf", "generate-spec");
         assert_eq!(advance(&m, &b), Advance::Next("implement"));
         assert_eq!(advance(&m, &at("leaf", "deliver")), Advance::Close);
+    }
+
+    #[test]
+    fn a_routes_end_inside_a_call_returns_instead_of_closing() {
+        use crate::model::bead::CallFrame;
+        let m = Manifest::default_manifest();
+        let mut b = at("compound", "integrate");
+        b.pipeline.calls.push(CallFrame {
+            callee: "compound".into(),
+            route: "leaf".into(),
+            kind: crate::model::Kind::Leaf,
+            step: "review".into(),
+            return_to: "implement".into(),
+            seq: 1,
+            at: "t".into(),
+        });
+        let Advance::Return(back) = advance(&m, &b) else {
+            panic!("returns");
+        };
+        assert_eq!(
+            (back.route.as_str(), back.step.as_str()),
+            ("leaf", "implement")
+        );
+        let mid = at("compound", "to-issues");
+        assert_eq!(
+            advance(&m, &mid),
+            Advance::Next("delegate"),
+            "not at the end"
+        );
+        b.pipeline.calls[0].return_to = "integrate".into();
+        assert!(matches!(advance(&m, &b), Advance::Park(why) if why.contains("return_to")));
     }
 
     #[test]

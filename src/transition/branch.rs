@@ -2,7 +2,7 @@
 //! [`crate::policy::branch`] picked it and resolved its targets; this moves the node and writes
 //! the [`Routing`] record the journal carries with the node's after-image.
 
-use crate::model::bead::{DeadLetter, Gate, GateState, Routing};
+use crate::model::bead::{CallFrame, Gate, GateState, Routing};
 use crate::model::{Bead, Manifest};
 use crate::policy::branch::{self, Effect, Fired, Firing, StepResult};
 
@@ -50,6 +50,8 @@ pub fn try_branches(
         to_route: None,
         to_step: None,
         reason: None,
+        return_to: None,
+        depth: None,
         seq,
         at: now.to_string(),
     };
@@ -66,9 +68,33 @@ pub fn try_branches(
             switch(bead, &route, kind, &step, (seq, now));
             Applied::Decided(Some(step))
         }
+        Effect::Call {
+            route,
+            kind,
+            step,
+            return_to,
+            guidance,
+        } => {
+            record.to_route = Some(route.clone());
+            record.to_step = Some(step.clone());
+            record.return_to = Some(return_to.clone());
+            bead.pipeline.calls.push(CallFrame {
+                callee: route.clone(),
+                route: from.0.to_string(),
+                kind: bead.pipeline.kind,
+                step: from.1.to_string(),
+                return_to,
+                seq,
+                at: now.to_string(),
+            });
+            record.depth = Some(bead.pipeline.calls.len());
+            switch(bead, &route, kind, &step, (seq, now));
+            bead.pipeline.guidance = guidance.map(Into::into);
+            Applied::Decided(Some(step))
+        }
         Effect::Abort(reason) | Effect::Park(reason) => {
-            record.reason = Some(reason.clone());
-            park(bead, &reason, (seq, now));
+            let step = bead.pipeline.step.to_string();
+            record.reason = Some(bead.park(&step, &reason, seq, now));
             Applied::Decided(None)
         }
         Effect::SuggestRoute(route) => {
@@ -92,15 +118,6 @@ pub fn switch(
     bead.pipeline.route = route.into();
     bead.pipeline.kind = kind;
     bead.enter_step(step, seq, now);
-}
-
-fn park(bead: &mut Bead, reason: &str, (seq, now): (u64, &str)) {
-    bead.pipeline.dead_letter = Some(Box::new(DeadLetter {
-        step: bead.pipeline.step.to_string(),
-        reason: reason.to_string(),
-        seq,
-        at: now.to_string(),
-    }));
 }
 
 /// A pending gate on the node's step that a person settles: approve switches to `route`,
@@ -132,6 +149,30 @@ pub fn settled(bead: &Bead, when: &str, to: Option<(&str, &str)>, seq: u64, now:
         to_route: to.map(|t| t.0.to_string()),
         to_step: to.map(|t| t.1.to_string()),
         reason: None,
+        return_to: None,
+        depth: None,
+        seq,
+        at: now.to_string(),
+    }
+}
+
+/// The journal's record of a node leaving `route` at `step` for somewhere not chosen by a
+/// branch: a call's return (`to` its caller), or a park when it cannot return (`reason`).
+/// `when` is how the step ended (`accepted`, `skipped`).
+pub fn ended(bead: &Bead, when: &str, effect: &str, (seq, now): (u64, &str)) -> Routing {
+    Routing {
+        step: bead.pipeline.step.to_string(),
+        branch: None,
+        when: when.to_string(),
+        matched: String::new(),
+        effect: effect.to_string(),
+        from_route: bead.pipeline.route.to_string(),
+        from_step: bead.pipeline.step.to_string(),
+        to_route: None,
+        to_step: None,
+        reason: None,
+        return_to: None,
+        depth: None,
         seq,
         at: now.to_string(),
     }

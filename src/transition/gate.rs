@@ -221,14 +221,18 @@ fn stay(
     let record = branch::settled(bead, "rejected", None, seq, now);
     after.pipeline.routing.push(record);
     after.pipeline.guidance = None;
-    let next = declared(&mut after, manifest, seq, now);
+    let next = declared(&mut after, manifest, "accepted", seq, now);
     let output = Rejected {
         bead: bead.id.to_string(),
         step: step.to_string(),
         rejected: true,
         reason: reason.to_string(),
     };
-    let went = next.map_or_else(|| "closed".to_string(), |s| format!("on to {s}"));
+    let went = match (&next, &after.pipeline.dead_letter) {
+        (Some(s), _) => format!("on to {s}"),
+        (None, Some(_)) => "parked".to_string(),
+        (None, None) => "closed".to_string(),
+    };
     Change::one(
         after,
         Some(format!(

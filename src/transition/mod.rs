@@ -289,7 +289,7 @@ pub fn defaults<'a>(config: &'a Config, branch: &'a Option<String>) -> Defaults<
 pub fn advance(bead: &mut Bead, manifest: &Manifest, seq: u64, now: &str) -> Option<String> {
     bead.pipeline.guidance = None;
     match branch::try_branches(bead, manifest, Firing::Accepted, (seq, now)) {
-        Applied::Declared => declared(bead, manifest, seq, now),
+        Applied::Declared => declared(bead, manifest, "accepted", seq, now),
         Applied::Decided(next) => next,
         Applied::Goto { step, guidance } => {
             bead.pipeline.guidance = guidance.map(Into::into);
@@ -299,13 +299,39 @@ pub fn advance(bead: &mut Bead, manifest: &Manifest, seq: u64, now: &str) -> Opt
     }
 }
 
-/// The node's declared next step after its current one passed: enter it, or close the node at
-/// its route's last step.
-pub fn declared(bead: &mut Bead, manifest: &Manifest, seq: u64, now: &str) -> Option<String> {
+/// The node's declared next step after its current one passed (`when`: `accepted` or
+/// `skipped`): enter it, or at its route's last step close the node — or, inside a call,
+/// return to the caller's step with the callee's summary as guidance (parking when the call's
+/// frame cannot be returned to). A return and such a park are journaled in `pipeline.routing`.
+pub fn declared(
+    bead: &mut Bead,
+    manifest: &Manifest,
+    when: &str,
+    seq: u64,
+    now: &str,
+) -> Option<String> {
     match route::advance(manifest, bead) {
         Advance::Next(step) => {
             bead.enter_step(step, seq, now);
             Some(step.to_string())
+        }
+        Advance::Return(back) => {
+            let mut record = branch::ended(bead, when, "return", (seq, now));
+            record.to_route = Some(back.route.clone());
+            record.to_step = Some(back.step.clone());
+            record.depth = Some(back.depth);
+            bead.pipeline.routing.push(record);
+            bead.pipeline.calls.pop();
+            branch::switch(bead, &back.route, back.kind, &back.step, (seq, now));
+            bead.pipeline.guidance = Some(back.guidance.into());
+            Some(back.step)
+        }
+        Advance::Park(why) => {
+            let mut record = branch::ended(bead, when, "park", (seq, now));
+            let step = bead.pipeline.step.to_string();
+            record.reason = Some(bead.park(&step, &why, seq, now));
+            bead.pipeline.routing.push(record);
+            None
         }
         Advance::Close => {
             let reason = format!(

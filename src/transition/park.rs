@@ -5,7 +5,6 @@ use serde::Serialize;
 use super::{Caller, Ctx, Refusal, Verb, next_seq, require_not_foreign, require_open};
 use crate::error::{Error, Result};
 use crate::model::Bead;
-use crate::model::bead::DeadLetter;
 use crate::store::{Change, Reads};
 
 /// A parked node.
@@ -57,19 +56,15 @@ pub fn plan_park(
         });
     }
     let mut after = bead.clone();
-    after.pipeline.dead_letter = Some(Box::new(DeadLetter {
-        step: bead.pipeline.step.to_string(),
-        reason: reason.to_string(),
-        seq: next_seq(bead),
-        at: now.to_string(),
-    }));
+    // Inside a call, the reason recorded also names it (which route, called from where).
+    let reason = after.park(&bead.pipeline.step, reason, next_seq(bead), now);
     let output = Parked {
         bead: bead.id.to_string(),
         parked: true,
         step: bead.pipeline.step.to_string(),
-        reason: reason.to_string(),
+        reason: reason.clone(),
     };
-    Ok(Change::one(after, Some(reason.to_string()), output))
+    Ok(Change::one(after, Some(reason), output))
 }
 
 /// Unpark: reset the step's attempts and clear the last check, so the node is checked again.

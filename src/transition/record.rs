@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Ctx, Refusal, Verb, next_seq};
 use crate::error::{Error, Result};
-use crate::model::bead::{DeadLetter, Dispatch, ExitKind, ExitRecord, MAX_TRANSIENT, StepResponse};
+use crate::model::bead::{Dispatch, ExitKind, ExitRecord, MAX_TRANSIENT, StepResponse};
 use crate::model::{Bead, Usage};
 use crate::store::{Change, Reads};
 
@@ -204,12 +204,12 @@ fn settle_attempt(
             .cause
             .clone()
             .unwrap_or_else(|| format!("the command of {} could not start", dispatch.step));
-        after.pipeline.dead_letter = Some(Box::new(DeadLetter {
-            step: dispatch.step.clone(),
-            reason: format!("{why}; it counted no attempt"),
+        after.park(
+            &dispatch.step,
+            &format!("{why}; it counted no attempt"),
             seq,
-            at: now.to_string(),
-        }));
+            now,
+        );
     }
     (given_back, parked)
 }

@@ -267,7 +267,8 @@ pub fn route(ctx: &Ctx, id: &str, to: &str, at: Option<&str>) -> Result<Routed> 
     })
 }
 
-/// `bead` on route `to`, entering step `at` (default: the route's entry step).
+/// `bead` on route `to`, entering step `at` (default: the route's entry step). It leaves any
+/// open call (`pipeline.calls`) and the last branch's guidance behind.
 pub fn plan_route(
     to: &str,
     at: Option<&str>,
@@ -284,16 +285,21 @@ pub fn plan_route(
     after.pipeline.route = to.into();
     after.pipeline.kind = manifest.route_kind(to).unwrap_or(bead.pipeline.kind);
     after.enter_step(&step, next_seq(bead), now);
+    // A person's move is the node's new place: no branch's guidance, and no open call returns
+    // from it (its route's end closes the node).
+    after.pipeline.guidance = None;
+    let left = after.pipeline.calls.len();
+    after.pipeline.calls = Default::default();
     let output = Routed {
         bead: bead.id.to_string(),
         route: to.to_string(),
         step: step.clone(),
     };
-    Ok(Change::one(
-        after,
-        Some(format!("routed to {to} at {step}")),
-        output,
-    ))
+    let reason = match left {
+        0 => format!("routed to {to} at {step}"),
+        n => format!("routed to {to} at {step}, leaving {n} open call(s)"),
+    };
+    Ok(Change::one(after, Some(reason), output))
 }
 
 /// The step a node routed to `to` enters: `at` when the route has it, else the route's entry.

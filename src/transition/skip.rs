@@ -106,7 +106,7 @@ pub fn plan_skip(
         at: now.to_string(),
     }));
     after.pipeline.guidance = None;
-    let next = declared(&mut after, manifest, seq, now);
+    let next = declared(&mut after, manifest, "skipped", seq, now);
     let output = Skipped {
         bead: bead.id.to_string(),
         step: input.step.to_string(),
@@ -192,6 +192,47 @@ mod tests {
         assert_eq!(
             skip(&gated, "generate-spec").unwrap_err().kind(),
             "gate-pending"
+        );
+    }
+
+    #[test]
+    fn skipping_a_called_routes_last_step_returns_from_the_call() {
+        let mut v: serde_json::Value =
+            serde_json::from_str(crate::model::manifest::DEFAULT_MANIFEST).unwrap();
+        v["routes"]["spec-only"] = json!(["generate-spec"]);
+        v["route_kinds"]["spec-only"] = json!("leaf");
+        let manifest = Manifest::parse(&v.to_string()).unwrap();
+        let mut bead = node("generate-spec");
+        bead.pipeline.route = "spec-only".into();
+        bead.pipeline.calls.push(crate::model::bead::CallFrame {
+            callee: "spec-only".into(),
+            route: "leaf".into(),
+            kind: Kind::Leaf,
+            step: "review".into(),
+            return_to: "implement".into(),
+            seq: 2,
+            at: "then".into(),
+        });
+        let input = SkipInput {
+            step: "generate-spec",
+            reason: "no spec tool",
+        };
+        let change = plan_skip(&input, Caller::default(), &bead, &manifest, NOW).unwrap();
+        let after = &change.beads[0];
+        assert_eq!(
+            (after.pipeline.route.as_str(), after.pipeline.step.as_str()),
+            ("leaf", "implement")
+        );
+        assert!(after.pipeline.calls.is_empty() && !change.output.closed);
+        let back = after.pipeline.routing.last().unwrap();
+        assert_eq!(
+            (back.effect.as_str(), back.when.as_str()),
+            ("return", "skipped")
+        );
+        let guidance = after.pipeline.guidance.as_deref().unwrap();
+        assert!(
+            guidance.ends_with("(no response recorded; its check: not applicable: no spec tool)"),
+            "{guidance}"
         );
     }
 }

@@ -528,3 +528,92 @@ fn refusal_kinds_are_kebab_case_and_escalation_reads_as_such() {
         "escalated: suite: no suite_cmd"
     );
 }
+
+fn in_call(mut b: Bead) -> Bead {
+    b.pipeline.calls.push(crate::model::bead::CallFrame {
+        callee: "leaf".into(),
+        route: "compound".into(),
+        kind: Kind::Compound,
+        step: "generate-spec".into(),
+        return_to: "to-issues".into(),
+        seq: 1,
+        at: "then".into(),
+    });
+    b
+}
+
+#[test]
+fn passing_the_last_step_inside_a_call_returns_to_the_caller_instead_of_closing() {
+    let b = in_call(node("leaf", "deliver"));
+    let change = check(&b, &passed(&b, vec![]), &[], None).unwrap();
+    let after = only(&change, &b);
+    assert!(!after.is_closed() && !change.output.closed);
+    assert_eq!(change.output.next.as_deref(), Some("to-issues"));
+    let p = &after.pipeline;
+    assert_eq!(
+        (p.route.as_str(), p.step.as_str(), p.kind),
+        ("compound", "to-issues", Kind::Compound)
+    );
+    assert!(p.calls.is_empty(), "the frame popped");
+    assert_eq!(
+        p.entered,
+        b.pipeline.seq + 1,
+        "a new entry, at the transition's seq"
+    );
+    let record = p.routing.last().unwrap();
+    assert_eq!(
+        (record.effect.as_str(), record.when.as_str(), record.depth),
+        ("return", "accepted", Some(0))
+    );
+    assert_eq!(
+        (record.from_route.as_str(), record.to_step.as_deref()),
+        ("leaf", Some("to-issues"))
+    );
+    let guidance = p.guidance.as_deref().unwrap();
+    assert!(
+        guidance.starts_with("Route leaf (called from generate-spec) returned after deliver"),
+        "{guidance}"
+    );
+}
+
+#[test]
+fn a_frame_that_cannot_return_parks_and_every_park_inside_a_call_names_it() {
+    let mut b = in_call(node("leaf", "deliver"));
+    b.pipeline.calls[0].return_to = "nowhere".into();
+    let change = check(&b, &passed(&b, vec![]), &[], None).unwrap();
+    let after = only(&change, &b);
+    assert!(!after.is_closed());
+    let parked = after.pipeline.dead_letter.as_ref().unwrap();
+    assert!(
+        parked.reason.contains("pipeline.calls[0].return_to")
+            && parked
+                .reason
+                .contains("inside a call: route leaf was called from generate-spec"),
+        "{}",
+        parked.reason
+    );
+    assert_eq!(after.pipeline.routing.last().unwrap().effect, "park");
+
+    let b = in_call(node("leaf", "implement"));
+    let change = plan_park("attempts exhausted", person(), &b, NOW).unwrap();
+    let after = only(&change, &b);
+    let want = "attempts exhausted (inside a call: route leaf was called from generate-spec \
+                (route compound) and returns to to-issues)";
+    assert_eq!(after.pipeline.dead_letter.as_ref().unwrap().reason, want);
+    assert_eq!(change.output.reason, want);
+    assert_eq!(change.reason.as_deref(), Some(want), "the journal's too");
+    assert_eq!(after.pipeline.calls.len(), 1, "parking keeps the frame");
+}
+
+#[test]
+fn a_persons_route_leaves_open_calls_and_guidance_behind() {
+    let mut b = in_call(node("leaf", "implement"));
+    b.pipeline.guidance = Some("from a branch".into());
+    let change = plan_route("compound", None, person(), &b, &manifest(), NOW).unwrap();
+    let after = only(&change, &b);
+    assert!(after.pipeline.calls.is_empty() && after.pipeline.guidance.is_none());
+    assert_eq!(
+        change.reason.as_deref(),
+        Some("routed to compound at generate-spec, leaving 1 open call(s)")
+    );
+}

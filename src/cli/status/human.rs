@@ -101,6 +101,17 @@ fn row(out: &mut impl Write, r: &Row, paint: Paint) -> io::Result<()> {
     if let Some(u) = r.usage {
         facts.push(u.summary());
     }
+    if let Some(call) = r.calls.last() {
+        facts.push(format!(
+            "in a call from {}, returns to {}{}",
+            printable(&call.step),
+            printable(&call.return_to),
+            match r.calls.len() {
+                1 => String::new(),
+                n => format!(" ({n} open)"),
+            }
+        ));
+    }
     if r.floors_dir != "." {
         facts.push(format!("work in {}", printable(&r.floors_dir)));
     }

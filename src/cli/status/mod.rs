@@ -108,6 +108,10 @@ struct Row<'a> {
     /// What its dispatches used: tokens and cost (`known_cost_usd` when part is unknown).
     #[serde(skip_serializing_if = "Option::is_none")]
     usage: Option<&'a crate::model::Usage>,
+    /// Its open calls (`pipeline.calls`, outermost first): where it returns when its route
+    /// ends. Absent when none is open.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    calls: &'a [crate::model::bead::CallFrame],
     /// Where this node's floors read: its worktree, or the repository root (`.`).
     floors_dir: String,
     action: Option<&'a Action>,
@@ -401,6 +405,7 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
             attempts: b.attempts_on(&p.step),
             max_attempts: step.map(|s| s.dispatch_limit(None)),
             looping: loop_row(b, step),
+            calls: &p.calls,
             usage: p.usage.as_deref(),
             floors_dir: dir,
             action,
@@ -435,6 +440,7 @@ fn unreadable_row<'a>(
         max_attempts: None,
         looping: None,
         usage: None,
+        calls: &[],
         floors_dir: ".".to_string(),
         action: None,
         rest: rest.map(RowRest),

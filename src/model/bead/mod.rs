@@ -23,9 +23,9 @@ mod thin;
 
 pub use counts::Counts;
 pub use records::{
-    Acceptance, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate, GateLand,
-    GateState, KeptReview, Lease, MAX_TRANSIENT, PlanApproval, Proposal, Provenance, ReviewVerdict,
-    Routing, SplitRecord, StepEntry, StepResponse, Verdict,
+    Acceptance, CallFrame, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate,
+    GateLand, GateState, KeptReview, Lease, MAX_TRANSIENT, PlanApproval, Proposal, Provenance,
+    ReviewVerdict, Routing, SplitRecord, StepEntry, StepResponse, Verdict,
 };
 pub use sparse::{Extra, Few, Sparse};
 pub use thin::ThinText;
@@ -305,11 +305,57 @@ pub struct Pipeline {
     /// Every result branch that fired on this node, oldest first.
     #[serde(default, skip_serializing_if = "Few::is_empty")]
     pub routing: Few<Routing>,
+    /// The open calls (a branch's `call`), outermost first: where the node returns when its
+    /// route ends (`docs/manifest.md`, "Call and return").
+    #[serde(default, skip_serializing_if = "Few::is_empty")]
+    pub calls: Few<CallFrame>,
     #[serde(flatten)]
     pub extra: Extra,
 }
 
+/// How many open calls a park reason names (the innermost); the rest are counted.
+const CALLS_NAMED: usize = 4;
+
+/// A name as a park reason shows it: at most 64 characters, then `…`.
+fn clip(name: &str) -> std::borrow::Cow<'_, str> {
+    match name.char_indices().nth(64) {
+        Some((end, _)) => format!("{}…", &name[..end]).into(),
+        None => name.into(),
+    }
+}
+
 impl Pipeline {
+    /// The open calls in words, innermost first, for a park reason: which route was called from
+    /// which step, and where it returns. `None` outside a call.
+    pub fn call_context(&self) -> Option<String> {
+        let frames = &self.calls;
+        let last = frames.last()?;
+        // A frame is read from a file anyone may have edited: each name is cut short.
+        let one = |f: &CallFrame| {
+            format!(
+                "route {} was called from {} (route {}) and returns to {}",
+                clip(&f.callee),
+                clip(&f.step),
+                clip(&f.route),
+                clip(&f.return_to)
+            )
+        };
+        if frames.len() == 1 {
+            return Some(format!("inside a call: {}", one(last)));
+        }
+        let named: Vec<String> = frames.iter().rev().take(CALLS_NAMED).map(one).collect();
+        let more = frames.len().saturating_sub(CALLS_NAMED);
+        let tail = match more {
+            0 => String::new(),
+            n => format!("; and {n} more"),
+        };
+        Some(format!(
+            "inside {} calls, innermost first: {}{tail}",
+            frames.len(),
+            named.join("; ")
+        ))
+    }
+
     /// Is the bead a pipeline node (on a route)? A *plain* bead (imported from bd, or made by
     /// `splice create`) has no route until a person starts it (`splice start`): decide and the
     /// run status pass it by, though a node may depend on it.
@@ -429,6 +475,22 @@ impl Bead {
             head: None,
             attempts_before: (before > 0).then_some(before),
         });
+    }
+
+    /// Park (dead-letter) the node at `step` for `reason`; inside a call the recorded reason
+    /// also names the call ([`Pipeline::call_context`]). Returns the reason recorded.
+    pub fn park(&mut self, step: &str, reason: &str, seq: u64, now: &str) -> String {
+        let reason = match self.pipeline.call_context() {
+            Some(call) => format!("{reason} ({call})"),
+            None => reason.to_string(),
+        };
+        self.pipeline.dead_letter = Some(Box::new(DeadLetter {
+            step: step.to_string(),
+            reason: reason.clone(),
+            seq,
+            at: now.to_string(),
+        }));
+        reason
     }
 
     /// Close the bead (the last step of its route passed).

@@ -365,12 +365,14 @@ pub struct Routing {
     /// The branch's index in that step's `on_result` (none for a person's settlement).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<usize>,
-    /// `refused`, `accepted`, `approved` or `rejected` (a suggested route settled).
+    /// `refused`, `accepted`, `approved` or `rejected` (a suggested route settled), or
+    /// `skipped` (a called route's last step skipped: the return).
     pub when: String,
     /// The text the matcher matched (the substring, the regex match, the field's value, the
     /// exit code; empty for `always`).
     pub matched: String,
-    /// `continue`, `goto`, `route`, `abort`, `suggest_route`, `park` or `stay`.
+    /// `continue`, `goto`, `route`, `abort`, `suggest_route`, `call`, `return`, `park` or
+    /// `stay`.
     pub effect: String,
     pub from_route: String,
     pub from_step: String,
@@ -381,13 +383,40 @@ pub struct Routing {
     /// The park's or abort's reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// A `call`: the step of the caller's route it comes back to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub return_to: Option<String>,
+    /// A `call` or a `return`: how many calls are open after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<usize>,
     pub seq: u64,
     pub at: String,
 }
 
 impl Routing {
-    /// Did this firing move the node (a `goto` or a route switch)? The switch cap counts these.
+    /// Did this firing move the node (a `goto`, a route switch, a call or a return)? The switch
+    /// cap counts these.
     pub fn switched(&self) -> bool {
-        matches!(self.effect.as_str(), "goto" | "route")
+        matches!(self.effect.as_str(), "goto" | "route" | "call" | "return")
     }
+}
+
+/// An open call (`pipeline.calls`): a result branch's `call` moved the node onto another route,
+/// and when that route ends the node comes back here instead of closing. Strict: a frame with a
+/// field this build does not know is refused, naming it, as the file loads.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CallFrame {
+    /// The route called.
+    pub callee: String,
+    /// The caller's route, and the kind of node that walked it.
+    pub route: String,
+    pub kind: super::Kind,
+    /// The caller's step whose branch called.
+    pub step: String,
+    /// The caller's step the node returns to.
+    pub return_to: String,
+    /// The seq of the transition that called.
+    pub seq: u64,
+    pub at: String,
 }

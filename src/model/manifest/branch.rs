@@ -3,8 +3,9 @@
 //!
 //! Each branch is one firing point (`when`), one matcher (`match`) and one action (`action`).
 //! Matchers and actions are objects with one key each (plus `equals` with `field`, `guidance`
-//! with `goto`, `at` with `route`); anything else is refused with its JSON path, as is a regex
-//! that does not compile within [`REGEX_SIZE_LIMIT`].
+//! with `goto` or `call`, `at` with `route` or `call`, `return_to` with `call`, which needs it);
+//! anything else is refused with its JSON path, as is a regex that does not compile within
+//! [`REGEX_SIZE_LIMIT`].
 
 use std::collections::BTreeSet;
 
@@ -66,6 +67,12 @@ pub struct Action {
     pub abort: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suggest_route: Option<String>,
+    /// Run this route for the node, then come back (`return_to`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
+    /// Where a `call` comes back to: a step of a route holding the calling step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub return_to: Option<String>,
 }
 
 /// One branch of a step's `on_result`.
@@ -102,6 +109,14 @@ pub enum Directive<'b> {
     },
     Abort(&'b str),
     SuggestRoute(&'b str),
+    /// Run `route` from `at` (default its entry), then return to `return_to` on the caller's
+    /// route; `guidance` is given to the callee's first dispatch.
+    Call {
+        route: &'b str,
+        at: Option<&'b str>,
+        return_to: &'b str,
+        guidance: Option<&'b str>,
+    },
 }
 
 impl Match {
@@ -159,9 +174,19 @@ impl Action {
         if let Some(r) = &self.suggest_route {
             found.push(Directive::SuggestRoute(r));
         }
-        let companions_fit = (self.guidance.is_none() || self.goto.is_some())
-            && (self.at.is_none() || self.route.is_some())
-            && self.continue_ != Some(false);
+        if let (Some(route), Some(return_to)) = (&self.call, &self.return_to) {
+            found.push(Directive::Call {
+                route,
+                at: self.at.as_deref(),
+                return_to,
+                guidance: self.guidance.as_deref(),
+            });
+        }
+        let companions_fit =
+            (self.guidance.is_none() || self.goto.is_some() || self.call.is_some())
+                && (self.at.is_none() || self.route.is_some() || self.call.is_some())
+                && self.call.is_some() == self.return_to.is_some()
+                && self.continue_ != Some(false);
         match found.as_slice() {
             [one] if companions_fit => Some(*one),
             _ => None,
@@ -207,9 +232,17 @@ impl Manifest {
             let at = format!("steps[{i}].on_result[{j}]");
             self.matcher_problems(&at, &b.matcher, out);
             let Some(directive) = b.action.directive() else {
+                if b.action.call.is_some() != b.action.return_to.is_some() {
+                    out.push(format!(
+                        "{at}.action: `call` and `return_to` go together (the route to run, and \
+                         the step of this route the node comes back to)"
+                    ));
+                    continue;
+                }
                 out.push(format!(
                     "{at}.action: give exactly one of continue (true), goto (with optional \
-                     guidance), route (with optional at), abort or suggest_route"
+                     guidance), route (with optional at), abort, suggest_route or call (with \
+                     return_to, and optional at and guidance)"
                 ));
                 continue;
             };
@@ -235,14 +268,7 @@ impl Manifest {
                     self.route_target_problem(&format!("{at}.action.route"), route, out);
                     if let Some(s) = entry {
                         texts.push(("at", s));
-                        if !is_template(s)
-                            && !is_template(route)
-                            && self.route(route).is_some_and(|r| !r.iter().any(|x| x == s))
-                        {
-                            out.push(format!(
-                                "{at}.action.at: \"{s}\" is not a step of route {route}"
-                            ));
-                        }
+                        self.entry_problem(&at, route, s, out);
                     }
                 }
                 Directive::Abort(reason) => {
@@ -254,6 +280,31 @@ impl Manifest {
                 Directive::SuggestRoute(route) => {
                     texts.push(("suggest_route", route));
                     self.route_target_problem(&format!("{at}.action.suggest_route"), route, out);
+                }
+                Directive::Call {
+                    route,
+                    at: entry,
+                    return_to,
+                    guidance,
+                } => {
+                    texts.push(("call", route));
+                    texts.push(("return_to", return_to));
+                    self.route_target_problem(&format!("{at}.action.call"), route, out);
+                    if let Some(s) = entry {
+                        texts.push(("at", s));
+                        self.entry_problem(&at, route, s, out);
+                    }
+                    if let Some(g) = guidance {
+                        texts.push(("guidance", g));
+                    }
+                    if !is_template(return_to) && !reachable.contains(return_to) {
+                        out.push(format!(
+                            "{at}.action.return_to: \"{return_to}\" is not a step of a route \
+                             holding \"{}\" (one of {})",
+                            step.name,
+                            join(&reachable)
+                        ));
+                    }
                 }
             }
             for (key, text) in texts {
@@ -285,6 +336,20 @@ impl Manifest {
                 }
             }
             Some(_) => {}
+        }
+    }
+
+    /// An `at` (of a `route` or a `call`) that is no step of the route it names.
+    fn entry_problem(&self, at: &str, route: &str, step: &str, out: &mut Vec<String>) {
+        if !is_template(step)
+            && !is_template(route)
+            && self
+                .route(route)
+                .is_some_and(|r| !r.iter().any(|x| x == step))
+        {
+            out.push(format!(
+                "{at}.action.at: \"{step}\" is not a step of route {route}"
+            ));
         }
     }
 

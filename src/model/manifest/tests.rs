@@ -456,6 +456,38 @@ fn every_kind_of_bad_branch_is_named_with_its_path() {
             r#"{"when":"refused","match":{"always":true},"action":{"guidance":"x"}}"#,
             "action: give exactly one",
         ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"call":"nowhere","return_to":"implement"}}"#,
+            "steps[5].on_result[0].action.call: \"nowhere\" is not a declared route",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"call":"compound","return_to":"integrate"}}"#,
+            "steps[5].on_result[0].action.return_to: \"integrate\" is not a step of a route holding \"implement\"",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"call":"compound","at":"review","return_to":"implement"}}"#,
+            "steps[5].on_result[0].action.at: \"review\" is not a step of route compound",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"call":"compound"}}"#,
+            "steps[5].on_result[0].action: `call` and `return_to` go together",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"goto":"implement","return_to":"implement"}}"#,
+            "steps[5].on_result[0].action: `call` and `return_to` go together",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"call":"compound","return_to":"implement","route":"leaf"}}"#,
+            "steps[5].on_result[0].action: give exactly one",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"call":"compound","return_to":"implement","depth":2}}"#,
+            "unknown field `depth`",
+        ),
+        (
+            r#"{"when":"refused","match":{"always":true},"action":{"call":"compound","return_to":"{{ result.nope }}"}}"#,
+            "action.return_to: unknown template variable `{{result.nope}}`",
+        ),
     ];
     for (branch, want) in cases {
         let p = problems_of(&with_branch(branch));
@@ -475,6 +507,9 @@ fn good_branches_load() {
         r#"{"when":"any","match":{"exit_code":2},"action":{"abort":"exit 2"}}"#,
         r#"{"when":"any","match":{"matches":"^(?i)debug"},"action":{"route":"{{ result.verdict }}"}}"#,
         r#"{"when":"refused","match":{"field":"stale","equals":true},"action":{"goto":"review","guidance":"{{ step.review.response }} {{ bead.id }}"}}"#,
+        r#"{"when":"refused","match":{"always":true},"action":{"call":"compound","return_to":"implement"}}"#,
+        r#"{"when":"any","match":{"always":true},"action":{"call":"{{ result.text }}","at":"{{ result.verdict }}","return_to":"{{ step.review.response }}","guidance":"{{ result.text }}"}}"#,
+        r#"{"when":"accepted","match":{"always":true},"action":{"call":"compound","at":"to-issues","return_to":"deliver","guidance":"split it"}}"#,
     ] {
         Manifest::parse(&with_branch(branch)).unwrap_or_else(|p| panic!("{branch}: {p}"));
     }

@@ -5,9 +5,9 @@
 //! Pure: the result is read from the node itself (its recorded check, exit and response), and
 //! every target is resolved and checked against the manifest here, so the writer only applies
 //! a [`Fired`]. A target that does not resolve — an unknown variable, an empty value, a name
-//! that is no route or step — and a node past [`MAX_SWITCHES`] become [`Effect::Park`] with a
-//! reason naming the template, the value and the valid names; never an empty string or a silent
-//! default.
+//! that is no route or step — a node past [`MAX_SWITCHES`], and a call past
+//! [`MAX_CALL_DEPTH`] become [`Effect::Park`] with a reason naming the template, the value and
+//! the valid names (or the limit); never an empty string or a silent default.
 
 use std::collections::BTreeSet;
 
@@ -16,6 +16,8 @@ use serde_json::{Map, Value};
 use crate::model::bead::{Check, Verdict};
 use crate::model::manifest::{Branch, Directive, Matcher, When, compile_regex};
 use crate::model::{Bead, Kind, Manifest};
+
+use super::call::MAX_CALL_DEPTH;
 
 /// A node moved (goto or route) more than this many times by branches parks: a cycle guard.
 pub const MAX_SWITCHES: usize = 16;
@@ -144,6 +146,16 @@ pub enum Effect {
     Abort(String),
     /// Open a route gate for a person to switch to `route` (approve) or stay (reject).
     SuggestRoute(String),
+    /// Call `route` (walked by `kind` nodes), entering `step`, with `guidance` for its first
+    /// dispatch; when it ends the node comes back to `return_to` on its current route
+    /// ([`super::call`]).
+    Call {
+        route: String,
+        kind: Kind,
+        step: String,
+        return_to: String,
+        guidance: Option<String>,
+    },
     /// The branch could not be carried out: park, saying why.
     Park(String),
 }
@@ -157,6 +169,7 @@ impl Effect {
             Effect::Route { .. } => "route",
             Effect::Abort(_) => "abort",
             Effect::SuggestRoute(_) => "suggest_route",
+            Effect::Call { .. } => "call",
             Effect::Park(_) => "park",
         }
     }
@@ -229,21 +242,29 @@ fn plain(v: &Value) -> String {
     }
 }
 
-/// The effect of `b`'s action on `bead`, its templates rendered and its targets checked.
-fn resolve(manifest: &Manifest, bead: &Bead, b: &Branch, result: &StepResult) -> Effect {
-    let render = |t: &str| render(t, bead, result);
-    let switches = bead
-        .pipeline
+/// How many times branches moved `bead` (gotos, route switches, calls and returns): what the
+/// cap [`MAX_SWITCHES`] counts.
+pub fn switches(bead: &Bead) -> usize {
+    bead.pipeline
         .routing
         .iter()
         .filter(|r| r.switched())
-        .count();
-    let cap = || {
-        Effect::Park(format!(
-            "result branches moved this node {switches} times, the most splice allows \
-             ({MAX_SWITCHES}); a person should look for a routing cycle"
-        ))
-    };
+        .count()
+}
+
+/// Why a node moved `switches` times parks on its next move.
+pub fn cap_reason(switches: usize) -> String {
+    format!(
+        "result branches moved this node {switches} times, the most splice allows \
+         ({MAX_SWITCHES}); a person should look for a routing cycle"
+    )
+}
+
+/// The effect of `b`'s action on `bead`, its templates rendered and its targets checked.
+fn resolve(manifest: &Manifest, bead: &Bead, b: &Branch, result: &StepResult) -> Effect {
+    let render = |t: &str| render(t, bead, result);
+    let switches = switches(bead);
+    let open = bead.pipeline.calls.len();
     let Some(directive) = b.action.directive() else {
         return Effect::Park("a result branch with no single action".into());
     };
@@ -255,9 +276,24 @@ fn resolve(manifest: &Manifest, bead: &Bead, b: &Branch, result: &StepResult) ->
         Directive::SuggestRoute(route) => render(route).and_then(|name| {
             known_route(manifest, route, &name).map(|_| Effect::SuggestRoute(name))
         }),
+        Directive::Call {
+            route,
+            at,
+            return_to,
+            guidance,
+        } => call(manifest, bead, (route, at, return_to, guidance), &render),
     };
     match out {
-        Ok(Effect::Goto { .. } | Effect::Route { .. }) if switches >= MAX_SWITCHES => cap(),
+        Ok(Effect::Goto { .. } | Effect::Route { .. } | Effect::Call { .. })
+            if switches >= MAX_SWITCHES =>
+        {
+            Effect::Park(cap_reason(switches))
+        }
+        Ok(Effect::Call { route, .. }) if open >= MAX_CALL_DEPTH => Effect::Park(format!(
+            "call {route} from {}: {open} calls are open already, the most splice allows \
+             ({MAX_CALL_DEPTH}); a person should look for a call cycle",
+            bead.pipeline.step
+        )),
         Ok(effect) => effect,
         Err(reason) => Effect::Park(reason),
     }
@@ -305,17 +341,7 @@ fn switch(
     let name = render(route)?;
     let steps = known_route(manifest, route, &name)?;
     let step = match at {
-        Some(t) => {
-            let s = render(t)?;
-            if !steps.contains(&s) {
-                return Err(format!(
-                    "route {name} at {t:?} resolved to {s:?}, which is not a step of route \
-                     {name} (one of {})",
-                    steps.join(", ")
-                ));
-            }
-            s
-        }
+        Some(t) => step_of(&name, steps, t, render)?,
         None => landing(manifest, &name, &bead.pipeline.step),
     };
     let kind = manifest.route_kind(&name).unwrap_or(bead.pipeline.kind);
@@ -323,6 +349,63 @@ fn switch(
         route: name,
         kind,
         step,
+    })
+}
+
+/// The step `template` (an `at`) names on route `name`, whose steps are `steps`.
+fn step_of(
+    name: &str,
+    steps: &[String],
+    template: &str,
+    render: &Render,
+) -> Result<String, String> {
+    let s = render(template)?;
+    if !steps.contains(&s) {
+        return Err(format!(
+            "route {name} at {template:?} resolved to {s:?}, which is not a step of route \
+             {name} (one of {})",
+            steps.join(", ")
+        ));
+    }
+    Ok(s)
+}
+
+/// A `call`: the callee (its entry, or `at`), and `return_to` checked against the node's
+/// current route, the caller's.
+fn call(
+    manifest: &Manifest,
+    bead: &Bead,
+    (route, at, return_to, guidance): (&str, Option<&str>, &str, Option<&str>),
+    render: &Render,
+) -> Result<Effect, String> {
+    let name = render(route)?;
+    let steps = known_route(manifest, route, &name)?;
+    let step = match at {
+        Some(t) => step_of(&name, steps, t, render)?,
+        None => manifest
+            .entry_step(&name)
+            .ok_or_else(|| format!("call {name}: the route has no steps"))?
+            .to_string(),
+    };
+    let back = render(return_to)?;
+    let caller = &bead.pipeline.route;
+    let valid = manifest.route(caller).unwrap_or_default();
+    if !valid.contains(&back) {
+        return Err(format!(
+            "call {name} from {}: return_to {return_to:?} resolved to {back:?}, which is not a \
+             step of route {caller} (one of {})",
+            bead.pipeline.step,
+            valid.join(", ")
+        ));
+    }
+    let guidance = guidance.map(render).transpose()?;
+    let kind = manifest.route_kind(&name).unwrap_or(bead.pipeline.kind);
+    Ok(Effect::Call {
+        route: name,
+        kind,
+        step,
+        return_to: back,
+        guidance,
     })
 }
 

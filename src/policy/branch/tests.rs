@@ -248,6 +248,8 @@ fn a_node_switched_sixteen_times_parks_instead() {
         to_route: Some("leaf".into()),
         to_step: Some("implement".into()),
         reason: None,
+        return_to: None,
+        depth: None,
         seq: 1,
         at: "t".into(),
     };
@@ -301,4 +303,154 @@ fn the_result_is_read_from_the_node() {
         StepResult::of(&b, Firing::Refused).text.as_deref(),
         Some("review: FAIL")
     );
+}
+
+fn call_effect(action: &str, bead: &Bead, result: &StepResult) -> Effect {
+    let m = manifest(&format!(
+        r#"[{{"when":"any","match":{{"always":true}},"action":{action}}}]"#
+    ));
+    fire(&m, bead, Firing::Accepted, result).unwrap().effect
+}
+
+fn frame() -> crate::model::bead::CallFrame {
+    crate::model::bead::CallFrame {
+        callee: "compound".into(),
+        route: "leaf".into(),
+        kind: Kind::Leaf,
+        step: "review".into(),
+        return_to: "implement".into(),
+        seq: 1,
+        at: "t".into(),
+    }
+}
+
+#[test]
+fn a_call_enters_the_callees_entry_or_at_and_keeps_where_it_returns() {
+    let b = at_review();
+    assert_eq!(
+        call_effect(
+            r#"{"call":"compound","return_to":"implement"}"#,
+            &b,
+            &text("x")
+        ),
+        Effect::Call {
+            route: "compound".into(),
+            kind: Kind::Compound,
+            step: "generate-spec".into(),
+            return_to: "implement".into(),
+            guidance: None,
+        },
+        "its entry, even though the callee holds no review"
+    );
+    assert_eq!(
+        call_effect(
+            r#"{"call":"{{ result.text }}","at":"to-issues","return_to":"{{ step.implement.response }}","guidance":"saw {{ result.text }}"}"#,
+            &{
+                let mut b = at_review();
+                b.pipeline
+                    .responses
+                    .insert("implement".into(), said(" deliver "));
+                b
+            },
+            &text(" compound "),
+        ),
+        Effect::Call {
+            route: "compound".into(),
+            kind: Kind::Compound,
+            step: "to-issues".into(),
+            return_to: "deliver".into(),
+            guidance: Some("saw compound".into()),
+        },
+        "templates resolve and trim as for route and goto"
+    );
+}
+
+#[test]
+fn a_call_whose_targets_do_not_resolve_parks_naming_them() {
+    let b = at_review();
+    let Effect::Park(why) = call_effect(
+        r#"{"call":"compound","return_to":"{{ result.text }}"}"#,
+        &b,
+        &text("delegate"),
+    ) else {
+        panic!("parks");
+    };
+    assert!(
+        why.contains("return_to") && why.contains("\"delegate\"") && why.contains("route leaf"),
+        "delegate is no step of the caller's route: {why}"
+    );
+    let Effect::Park(why) = call_effect(
+        r#"{"call":"{{ result.text }}","return_to":"implement"}"#,
+        &b,
+        &text("nowhere"),
+    ) else {
+        panic!("parks");
+    };
+    assert!(
+        why.contains("\"nowhere\"") && why.contains("not a declared route"),
+        "{why}"
+    );
+    let Effect::Park(why) = call_effect(
+        r#"{"call":"compound","at":"{{ result.text }}","return_to":"implement"}"#,
+        &b,
+        &text("review"),
+    ) else {
+        panic!("parks");
+    };
+    assert!(why.contains("not a step of route compound"), "{why}");
+}
+
+#[test]
+fn a_call_beyond_the_depth_bound_parks_and_one_below_it_calls() {
+    let mut b = at_review();
+    let action = r#"{"call":"compound","return_to":"implement"}"#;
+    for _ in 0..crate::policy::call::MAX_CALL_DEPTH - 1 {
+        b.pipeline.calls.push(frame());
+    }
+    assert!(matches!(
+        call_effect(action, &b, &text("x")),
+        Effect::Call { .. }
+    ));
+    b.pipeline.calls.push(frame());
+    let Effect::Park(why) = call_effect(action, &b, &text("x")) else {
+        panic!("parks");
+    };
+    assert!(
+        why.contains("4 calls are open") && why.contains("(4)"),
+        "{why}"
+    );
+}
+
+#[test]
+fn calls_and_returns_count_towards_the_switch_cap() {
+    let mut b = at_review();
+    let mut moved = Routing {
+        step: "review".into(),
+        branch: None,
+        when: "accepted".into(),
+        matched: String::new(),
+        effect: "call".into(),
+        from_route: "leaf".into(),
+        from_step: "review".into(),
+        to_route: Some("compound".into()),
+        to_step: Some("generate-spec".into()),
+        reason: None,
+        return_to: Some("implement".into()),
+        depth: Some(1),
+        seq: 1,
+        at: "t".into(),
+    };
+    for i in 0..MAX_SWITCHES {
+        moved.effect = if i % 2 == 0 { "call" } else { "return" }.into();
+        b.pipeline.routing.push(moved.clone());
+    }
+    assert_eq!(switches(&b), MAX_SWITCHES);
+    let Effect::Park(why) = call_effect(
+        r#"{"call":"compound","return_to":"implement"}"#,
+        &b,
+        &text("x"),
+    ) else {
+        panic!("parks");
+    };
+    assert!(why.contains("16") && why.contains("cycle"), "{why}");
 }

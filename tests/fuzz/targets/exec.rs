@@ -168,6 +168,8 @@ fn prompt(data: &[u8]) -> bool {
         evidence: Some("{\"failed\":[\"s1\"]}".into()),
         guidance: Some(part(3, "handle overflow")),
         last_exit: Some("failed with code 2".into()),
+        // A first attempt carrying guidance only, or a retry.
+        first: data.get(1).is_some_and(|b| b & 1 == 1),
     };
     let mut vars = PromptVars {
         bead_id: "sp-1.2".into(),
