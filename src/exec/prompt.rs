@@ -15,6 +15,7 @@
 //! | `{{step}}` | the step name | — |
 //! | `{{artifact}}` | the path the step is expected to produce (empty when none) | — |
 //! | `{{target}}` | the branch the node's work lands on (its delivery target) | — |
+//! | `{{step.<name>.response}}` | the response recorded for step `<name>` of this node (its latest dispatch's, e.g. the code writer's summary for a test generator), or `(no response recorded for <name>)` | 1500 bytes |
 //!
 //! Each field is truncated at a character boundary with a marker, and the whole prompt is held
 //! to [`MAX_PROMPT`] bytes. Logs never go into a prompt: only reasons, evidence and guidance.
@@ -41,6 +42,7 @@ const RETRY_CAP: usize = 2500;
 const REASON_CAP: usize = 800;
 const EVIDENCE_CAP: usize = 800;
 const GUIDANCE_CAP: usize = 1500;
+const RESPONSE_CAP: usize = 1500;
 
 /// Why the last attempt did not pass: what a retry's prompt is told.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -79,6 +81,8 @@ pub struct PromptVars {
     pub artifact: String,
     /// The branch the node's work lands on.
     pub target: String,
+    /// Each step's recorded response (`pipeline.responses`), for `{{step.<name>.response}}`.
+    pub responses: Vec<(String, String)>,
 }
 
 impl PromptVars {
@@ -126,6 +130,11 @@ impl PromptVars {
             step: p.step.to_string(),
             artifact: artifact.to_string(),
             target: String::new(),
+            responses: p
+                .responses
+                .iter()
+                .map(|(step, r)| (step.clone(), r.text.clone()))
+                .collect(),
         }
     }
 }
@@ -246,7 +255,15 @@ pub fn render(template: &str, vars: &PromptVars) -> Result<String> {
             "step" => Cow::Borrowed(vars.step.as_str()),
             "artifact" => Cow::Borrowed(vars.artifact.as_str()),
             "target" => Cow::Borrowed(vars.target.as_str()),
-            _ => return None,
+            _ => {
+                let step = name.strip_prefix("step.")?.strip_suffix(".response")?;
+                match vars.responses.iter().find(|(s, _)| s == step) {
+                    Some((_, text)) if !text.trim().is_empty() => {
+                        Cow::Owned(truncate(text.trim(), RESPONSE_CAP).into_owned())
+                    }
+                    _ => Cow::Owned(format!("(no response recorded for {step})")),
+                }
+            }
         })
     })?;
     Ok(truncate(&out, MAX_PROMPT).into_owned())
@@ -288,6 +305,38 @@ mod tests {
             "# implement sp-1.2 (sp-1)\nAdd two\nSum numbers.\nScenarios: S1, S2\nFiles:\n\
              - src/add.rs\nParent: Calculator: A CLI calc.\nWrite specs/sp-1.2.md."
         );
+    }
+
+    #[test]
+    fn a_steps_response_reaches_a_later_steps_prompt_bounded_or_says_there_is_none() {
+        use crate::model::bead::StepResponse;
+        let mut b = bead();
+        b.pipeline.step = "generate-tests".into();
+        let said = |text: &str| StepResponse {
+            text: text.into(),
+            confidence: None,
+        };
+        b.pipeline.responses.insert(
+            "implement".into(),
+            said("  parse() now rejects empty input\n"),
+        );
+        let t = "Summary: {{ step.implement.response }}\nSpec: {{step.generate-spec.response}}";
+        let out = render(t, &PromptVars::for_dispatch(&b, None, "sp-1", 1, "")).unwrap();
+        assert_eq!(
+            out,
+            "Summary: parse() now rejects empty input\nSpec: (no response recorded for generate-spec)"
+        );
+        b.pipeline
+            .responses
+            .insert("implement".into(), said(&"x".repeat(10_000)));
+        let out = render(t, &PromptVars::for_dispatch(&b, None, "sp-1", 1, "")).unwrap();
+        assert!(
+            out.len() < 1700 && out.contains("bytes cut]"),
+            "{}",
+            out.len()
+        );
+        // Anything else under `step.` is still an unknown variable.
+        assert!(render("{{step.implement.stdout}}", &PromptVars::default()).is_err());
     }
 
     #[test]

@@ -184,10 +184,18 @@ fn prompt(data: &[u8]) -> bool {
         step: "implement".into(),
         artifact: "specs/sp-1.2.md".into(),
         target: "campaign/x".into(),
+        responses: vec![("implement".into(), part(3, "fixed it"))],
     };
     let template = &p[0];
-    let known = names(template, "t")
-        .is_ok_and(|n| n.iter().all(|name| PROMPT_NAMES.contains(&name.as_str())));
+    // `step.<name>.response` names any step: one without a response renders as such.
+    let is_response = |n: &str| {
+        n.strip_prefix("step.")
+            .is_some_and(|r| r.ends_with(".response"))
+    };
+    let known = names(template, "t").is_ok_and(|n| {
+        n.iter()
+            .all(|name| PROMPT_NAMES.contains(&name.as_str()) || is_response(name))
+    });
     let first = render(template, &vars);
     vars.retry = Some(retry);
     let again = render(template, &vars);
