@@ -31,6 +31,7 @@ pub mod scenarios_declared;
 pub mod spec;
 pub mod suite;
 pub mod test_results;
+pub mod tests_only;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -353,6 +354,7 @@ pub fn floor_for(kind: FloorKind) -> Box<dyn Floor> {
         FloorKind::Delivered => Box::new(delivered::Delivered),
         FloorKind::Tests => Box::new(test_results::Tests),
         FloorKind::Sarif => Box::new(sarif::Sarif),
+        FloorKind::TestsOnly => Box::new(tests_only::TestsOnly),
     }
 }
 

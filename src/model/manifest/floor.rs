@@ -59,6 +59,8 @@ floor_kinds! {
     Tests => "tests" ["cmd", "argv", "junit", "timeout_s"],
     /// SARIF findings (`file` or `argv`) below the `fail_on` levels.
     Sarif => "sarif" ["file", "argv", "fail_on", "timeout_s"],
+    /// The step's commits since its base change test files, at least one, and nothing else.
+    TestsOnly => "tests_only" [],
 }
 
 impl fmt::Display for FloorKind {
