@@ -86,9 +86,12 @@ fn the_docs_agent_closes_a_deep_task() {
     assert_eq!(env["status"], "done", "{env:#}");
     let b = r.bead(&id);
     assert_eq!(b["status"], "closed");
-    for step in ["generate-spec", "implement", "review"] {
+    for step in ["generate-spec", "implement", "generate-tests", "review"] {
         assert_eq!(b["pipeline"]["attempts"][step], 1, "{step}: {b:#}");
     }
+    // The test generator wrote the test, and only it.
+    let test = r.git(&["show", &format!("dev:tests/{id}.feature")]);
+    assert!(test.contains("Scenario: S1"), "{test}");
     // splice landed the reviewed branch itself: the deliver agent was never needed.
     assert!(b["pipeline"]["attempts"]["deliver"].is_null(), "{b:#}");
     let check = &b["pipeline"]["last_check"];

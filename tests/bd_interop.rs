@@ -172,7 +172,7 @@ fn imported_issues_are_not_nodes_until_a_person_starts_one() {
 
     // An open, unblocked leaf: bd-e0 epic's child .1 (i = 1: in_progress, no blocker).
     let started = r.ok(&["start", "bd-e0.1", "--tier", "light"]);
-    assert_eq!(started["route"], "leaf");
+    assert_eq!(started["route"], "light");
     assert_eq!(started["step"], "generate-spec");
     let bead = r.bead("bd-e0.1");
     assert_eq!(bead["design"], "## Design\n- a", "its bd fields stay");
@@ -183,7 +183,7 @@ fn imported_issues_are_not_nodes_until_a_person_starts_one() {
 
     // Starting it twice is refused.
     let err = r.fails(1, &["start", "bd-e0.1"]);
-    assert!(err.contains("already on route leaf"), "{err}");
+    assert!(err.contains("already on route light"), "{err}");
 
     // Its export now says what splice changed (updated_at), the rest as imported.
     let back = by_id(&export(&r, &[]));

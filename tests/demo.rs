@@ -117,13 +117,19 @@ fn the_loop_rolled_back_then_succeeded(dir: &std::path::Path, beads: &[Value], s
     };
     let looped: Vec<&Value> = beads.iter().filter(|b| ran(b, "implement-loop")).collect();
     assert_eq!(looped.len(), 1, "one node runs the demo's loop step");
-    // Every other leaf's implement is the default manifest's loop: measured once, a success.
+    // Every other leaf's implement and generate-tests are the default manifest's loops: each
+    // measured once, a success; the test generator wrote the tests (the code writer did not).
     let verified: Vec<&Value> = beads.iter().filter(|b| ran(b, "implement")).collect();
     assert_eq!(verified.len(), 2, "the other two leaves were verified");
     for b in verified {
         let t = b["pipeline"]["trajectory"].as_array().unwrap();
-        assert_eq!(t.len(), 1, "{t:#?}");
-        assert_eq!(t[0]["monitor"]["decision"], "success", "{t:#?}");
+        let steps: Vec<&str> = t.iter().map(|i| i["step"].as_str().unwrap()).collect();
+        assert_eq!(steps, ["implement", "generate-tests"], "{t:#?}");
+        assert!(
+            t.iter().all(|i| i["monitor"]["decision"] == "success"),
+            "{t:#?}"
+        );
+        assert!(ran(b, "generate-tests"));
     }
     let leaf = looped[0];
     let id = leaf["id"].as_str().unwrap();

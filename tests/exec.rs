@@ -60,7 +60,8 @@ fn exec_with_the_simulated_agent_runs_a_request_to_done_and_lands_it() {
     );
     assert_eq!(bead["pipeline"]["tier"], "light", "classified");
     assert_eq!(bead["pipeline"]["tier_rule"]["name"], "otherwise-light");
-    assert_eq!(bead["pipeline"]["route"], "leaf");
+    // A light request runs on the light route: no test generator.
+    assert_eq!(bead["pipeline"]["route"], "light");
     // The work landed on dev: the reviewed commit is dev's tip, with a note and a test.
     let tip = r.git(&["rev-parse", "dev"]);
     assert_ne!(tip, before);

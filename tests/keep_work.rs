@@ -18,7 +18,8 @@ fn head(r: &Repo) -> String {
 
 /// A lone task moved to its review step (its floors read the repository root).
 fn at_review(r: &Repo, extra: &[&str]) -> String {
-    // These tests complete implement by hand after a FAIL: no verification loop.
+    // These tests complete implement by hand after a FAIL: no verification loop, and the light
+    // route, where review follows implement (no test generator between them).
     common::single_pass_implement(r);
     let id = r.task("T", extra);
     r.ok(&[
@@ -27,7 +28,7 @@ fn at_review(r: &Repo, extra: &[&str]) -> String {
         "--bead",
         &id,
         "--to",
-        "leaf",
+        "light",
         "--at",
         "review",
     ]);

@@ -194,7 +194,7 @@ fn classify_prints_the_tier_and_the_deciding_rule_as_text_and_json() {
     assert_eq!(v["rule"], 5);
     assert_eq!(v["rule_name"], "otherwise-light");
     assert_eq!(v["rationale"], "no earlier rule matched");
-    assert_eq!(v["route"], "leaf");
+    assert_eq!(v["route"], "light");
     assert!(!r.state().exists(), "classify writes nothing");
 }
 
@@ -271,7 +271,7 @@ fn a_named_tier_starts_on_its_route_at_its_entry() {
     assert_eq!(created["step"], "implement");
     assert_eq!(
         created["not_applicable"],
-        serde_json::json!(["generate-spec"])
+        serde_json::json!(["generate-spec", "generate-tests"])
     );
     let p = r.bead(created["id"].as_str().unwrap())["pipeline"].clone();
     assert_eq!(
@@ -288,6 +288,13 @@ fn a_named_tier_starts_on_its_route_at_its_entry() {
         (Some("leaf"), Some("generate-spec"))
     );
     assert_eq!(p["tier"], "standard");
+    // Light is the leaf route without the test generator.
+    let id = r.task("Small", &["--tier", "light"]);
+    let p = r.bead(&id)["pipeline"].clone();
+    assert_eq!(
+        (p["route"].as_str(), p["kind"].as_str(), p["step"].as_str()),
+        (Some("light"), Some("leaf"), Some("generate-spec"))
+    );
     let id = r.task("Big", &["--tier", "architectural"]);
     let p = r.bead(&id)["pipeline"].clone();
     assert_eq!(

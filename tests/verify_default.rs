@@ -357,3 +357,88 @@ fn a_high_finding_keeps_the_leaf_from_review_and_a_missing_analyzer_is_incomplet
     assert_eq!(stage(&t[1], "semgrep")["status"], "passed");
     assert_eq!(b["pipeline"]["gate"]["state"], "pending");
 }
+
+/// The default manifest's test generator, on the trivial route for the test (the default puts
+/// it on `leaf`, which starts with a spec): implement fixes `mul`, then generate-tests writes a
+/// test and also touches the code (refused: test files only), then a test that shows a bug
+/// (a failing test, named to its next iteration, never "fixed" in the code), then passes.
+#[test]
+fn the_test_generator_changes_test_files_only_and_a_failing_test_it_writes_is_named_to_it() {
+    let r = crate_repo();
+    let mut m: Value =
+        serde_json::from_str(include_str!("../manifest/coding-pipeline.json")).unwrap();
+    m["routes"]["trivial"] = json!(["implement", "generate-tests", "review", "deliver"]);
+    for step in m["steps"].as_array_mut().unwrap() {
+        match step["name"].as_str() {
+            Some("implement") => {
+                let s = step.as_object_mut().unwrap();
+                s.remove("gate");
+                s.remove("relax");
+            }
+            // Held at a person's gate once it passes, so the test ends there.
+            Some("generate-tests") => step["gate"] = json!("human"),
+            _ => {}
+        }
+    }
+    r.write(".splice/manifest.json", &m.to_string());
+    let id = r.task("Fix mul", &["--tier", "trivial"]);
+    let test = |body: &str| {
+        format!(
+            "mkdir -p tests; printf '%s\\n' 'use calc::*;' '#[test] fn s1_subtracts() {{ assert_eq!(sub(5, 3), 2); }}' {body} > tests/gen.rs;"
+        )
+    };
+    let script = format!(
+        "n=${{SPLICE_ITERATION:-0}}; mkdir -p notes; cp \"$1\" notes/$SPLICE_STEP-$n.md; \
+         case $SPLICE_STEP:$n in \
+           implement:*) sed -i 's/^pub fn mul.*/pub fn mul(a: i32, b: i32) -> i32 {{ a * b }}/' src/lib.rs ;; \
+           generate-tests:1) {t1} echo '// touched' >> src/lib.rs ;; \
+           generate-tests:2) git checkout HEAD~1 -- src/lib.rs; {t2} ;; \
+           generate-tests:*) {t1} ;; \
+         esac; \
+         git add -A >/dev/null; git -c user.name=a -c user.email=a@x commit -qm \"$SPLICE_STEP $n\" >/dev/null 2>&1 || true; \
+         echo \"$SPLICE_STEP $n: mul now multiplies\"",
+        t1 = test(""),
+        t2 = test("'#[test] fn sub_saturates() { assert_eq!(sub(i32::MIN, 1), i32::MIN); }'"),
+    );
+    let command = serde_json::to_string(&["sh", "-c", &script, "sh", "{{prompt_file}}"]).unwrap();
+    r.write(
+        ".splice/config.toml",
+        &format!("[agent]\ncommand = {command}\n"),
+    );
+    run(&r);
+    let b = r.bead(&id);
+    assert_eq!(b["pipeline"]["step"], "generate-tests", "{b:#}");
+    assert_eq!(b["pipeline"]["gate"]["state"], "pending", "{b:#}");
+    let t: Vec<Value> = trajectory(&b)
+        .into_iter()
+        .filter(|i| i["step"] == "generate-tests")
+        .collect();
+    assert_eq!(t.len(), 3, "{:#}", json!(t));
+    // The first iteration's stages passed; its floor refused the change to src/lib.rs.
+    assert_eq!(t[0]["monitor"]["decision"], "success", "{:#}", t[0]);
+    let second = note(&r, &id, "generate-tests-2.md");
+    assert!(
+        second.contains("may change test files only") && second.contains("src/lib.rs"),
+        "{second}"
+    );
+    // The second wrote a test the code fails: it is counted and named to the third.
+    assert_eq!(t[1]["state"]["tests"]["failed"], 1, "{:#}", t[1]);
+    assert_eq!(t[1]["context"]["failing_tests"], json!(["sub_saturates"]));
+    let third = note(&r, &id, "generate-tests-3.md");
+    assert!(third.contains("sub_saturates"), "{third}");
+    // The code writer's summary reached the test generator's first prompt.
+    let first = note(&r, &id, "generate-tests-1.md");
+    assert!(first.contains("implement 1: mul now multiplies"), "{first}");
+    // What was committed at the end: the code as implement left it, plus the test file.
+    let wt = r.worktree(&id);
+    let lib = std::fs::read_to_string(wt.join("src/lib.rs")).unwrap();
+    assert!(!lib.contains("touched") && lib.contains("a * b"), "{lib}");
+    let last = &b["pipeline"]["last_check"];
+    assert_eq!(last["step"], "generate-tests", "{last:#}");
+    assert_eq!(last["verdict"], "pass", "{last:#}");
+    assert!(
+        r.journal()
+            .contains("tests_only: step generate-tests may change test files only"),
+        "the refusal is journaled"
+    );
+}

@@ -11,7 +11,9 @@
 //! scenarios, one child owning them all), and `implement` writes, for any node, a note
 //! `work/<id>.md` quoting the request and a test `<test dir>/<id>.feature` naming each scenario
 //! the node owns (the test dir is the root's first `test_paths` entry when it is a plain
-//! directory, else `tests`), so every floor of the default pipeline can pass.
+//! directory, else `tests`), so every floor of the default pipeline can pass. On a route with a
+//! `generate-tests` step after implement (the default `leaf`), implement writes only the code
+//! (the note, or a demo child's `src/` files) and generate-tests only the tests.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -101,6 +103,7 @@ pub fn run(args: &Args) -> Result<i32> {
         "to-issues" => to_issues(&job, &plan)?,
         "generate-spec" => spec(&job, &plan)?,
         "implement" => implement(&job)?,
+        "generate-tests" => generate_tests(&job)?,
         super::looping::STEP => implement_iteration(&job)?,
         "review" => review(&job)?,
         "deliver" => deliver(&job)?,
@@ -323,12 +326,36 @@ fn generic_plan(job: &Job) -> Plan {
     }
 }
 
-/// A note quoting the request, so there is a real commit to review, and a test naming each
-/// scenario the node owns (the review's coverage floor looks for them).
+/// Does a `generate-tests` step follow the current one on the node's route? Then that step
+/// writes the tests, and `implement` writes only the code.
+fn tests_come_later(job: &Job) -> Result<bool> {
+    let manifest = job.store.manifest()?;
+    let p = &job.bead.pipeline;
+    Ok(manifest.route(&p.route).is_some_and(|steps| {
+        steps
+            .iter()
+            .skip_while(|s| **s != p.step)
+            .any(|s| s == "generate-tests")
+    }))
+}
+
+/// A note quoting the request, so there is a real commit to review, and (unless a test
+/// generator follows) a test naming each scenario the node owns (the review's coverage floor
+/// looks for them).
 fn note_and_test(job: &Job) -> Result<String> {
     let id = &job.bead.id;
     let text = format!("# {}\n\n{}\n", job.bead.title, job.bead.description);
     write(job, &format!("work/{id}.md"), &text)?;
+    if tests_come_later(job)? {
+        return commit(job, "implement");
+    }
+    scenario_test(job)?;
+    commit(job, "implement")
+}
+
+/// The generic mode's test: a feature file naming each scenario the node owns.
+fn scenario_test(job: &Job) -> Result<()> {
+    let id = &job.bead.id;
     let owned = &job.bead.pipeline.scenarios;
     let s1 = ["S1".to_string()];
     let ids = if owned.is_empty() {
@@ -347,25 +374,46 @@ fn note_and_test(job: &Job) -> Result<String> {
     } else {
         format!("tests/{id}.feature")
     };
-    write(job, &test, &feature)?;
-    commit(job, "implement")
+    write(job, &test, &feature)
+}
+
+/// Write child `n`'s share of the demo's work: its code (`tests` false) or its tests.
+fn demo_work(job: &Job, n: usize, tests: bool) -> Result<()> {
+    let mut wrote = 0;
+    for (_, path, text) in files::WORK
+        .iter()
+        .filter(|(i, p, _)| *i == n && crate::floors::coverage::is_test_file(Path::new(p)) == tests)
+    {
+        write(job, path, text)?;
+        wrote += 1;
+    }
+    if wrote == 0 {
+        return Err(Error::Invalid(format!(
+            "sim-agent: the demo has no {} for child {n}",
+            if tests { "tests" } else { "code" }
+        )));
+    }
+    Ok(())
 }
 
 fn implement(job: &Job) -> Result<String> {
     let Some(n) = child_index(&job.bead).filter(|_| !job.generic) else {
         return note_and_test(job);
     };
-    let mut wrote = 0;
-    for (_, path, text) in files::WORK.iter().filter(|(i, _, _)| *i == n) {
-        write(job, path, text)?;
-        wrote += 1;
-    }
-    if wrote == 0 {
-        return Err(Error::Invalid(format!(
-            "sim-agent: the demo has no work for child {n}"
-        )));
+    demo_work(job, n, false)?;
+    if !tests_come_later(job)? {
+        demo_work(job, n, true)?;
     }
     commit(job, "implement")
+}
+
+/// The test generator: the tests the code writer left to it, and only those.
+fn generate_tests(job: &Job) -> Result<String> {
+    match child_index(&job.bead).filter(|_| !job.generic) {
+        Some(n) => demo_work(job, n, true)?,
+        None => scenario_test(job)?,
+    }
+    commit(job, "generate-tests")
 }
 
 /// Does this node implement in the demo's loop step?

@@ -94,6 +94,8 @@ pub fn manifest() -> Result<String> {
         .as_array()
         .ok_or_else(|| bad("has no leaf route"))?
         .iter()
+        // The loop's own checks read the tests its iterations write: no test generator here.
+        .filter(|s| *s != "generate-tests")
         .map(|s| {
             if s == "implement" {
                 json!(STEP)

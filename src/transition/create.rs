@@ -342,7 +342,7 @@ mod tests {
         assert_eq!(auto.tier_rule.unwrap().name, "short-trivial-edit");
         let named = place_task(&m, &node("x"), TierChoice::Named(Tier::Trivial)).unwrap();
         assert_eq!(named.route, "trivial");
-        assert_eq!(named.not_applicable, vec!["generate-spec".to_string()]);
+        assert_eq!(named.not_applicable, ["generate-spec", "generate-tests"]);
         assert_eq!(named.tier_rule, None);
         let root = place_task(&m, &node("x"), TierChoice::Named(Tier::Architectural)).unwrap();
         assert_eq!((root.kind, root.route.as_str()), (Kind::Root, "root"));

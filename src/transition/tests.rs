@@ -220,14 +220,14 @@ fn approve_needs_a_gate_pending_since_entry_and_then_advances() {
     b.pipeline.gate = Some(Box::new(pending("implement", 2)));
     let change = plan_approve("implement", person(), &b, &manifest(), NOW).unwrap();
     let after = only(&change, &b);
-    assert_eq!(after.pipeline.step, "review");
+    assert_eq!(after.pipeline.step, "generate-tests");
     assert_eq!(after.pipeline.entered, 4);
     let gate = after.pipeline.gate.unwrap();
     assert_eq!(
         (gate.state, gate.by.as_deref()),
         (GateState::Approved, Some("person"))
     );
-    assert_eq!(change.output.next.as_deref(), Some("review"));
+    assert_eq!(change.output.next.as_deref(), Some("generate-tests"));
 }
 
 #[test]
@@ -256,7 +256,7 @@ fn a_passing_check_at_a_gate_waits_for_a_person_unless_autonomy_relaxes_it() {
         supplied_by: "sp-r".into(),
     };
     assert_eq!(change.output.gate, Some(relaxed));
-    assert_eq!(after.pipeline.step, "review");
+    assert_eq!(after.pipeline.step, "generate-tests");
     let gate = after.pipeline.gate.unwrap();
     assert_eq!(gate.supplied_by.as_deref(), Some("sp-r"));
     assert_eq!(

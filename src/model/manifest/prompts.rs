@@ -29,6 +29,10 @@ pub const DEFAULT_PROMPTS: &[(&str, &str)] = &[
         include_str!("../../../manifest/prompts/implement.md"),
     ),
     (
+        "generate-tests",
+        include_str!("../../../manifest/prompts/generate-tests.md"),
+    ),
+    (
         "review",
         include_str!("../../../manifest/prompts/review.md"),
     ),

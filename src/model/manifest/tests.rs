@@ -47,7 +47,7 @@ fn unknown_kinds_fields_and_params_are_named() {
     let bad = DEFAULT_MANIFEST.replace("\"kind\": \"review\"", "\"kind\": \"revue\"");
     let p = problems_of(&bad);
     assert!(
-        p.contains("steps[6].floors[0].kind") && p.contains("known: file_exists"),
+        p.contains("steps[7].floors[0].kind") && p.contains("known: file_exists"),
         "{p}"
     );
     let bad = DEFAULT_MANIFEST.replace(
@@ -351,7 +351,10 @@ fn schema_two() -> String {
     // Schema 2 had neither route kinds nor tiers (refused then), so no tier route either.
     v.as_object_mut().unwrap().remove("route_kinds");
     v.as_object_mut().unwrap().remove("tiers");
-    v["routes"].as_object_mut().unwrap().remove("trivial");
+    for route in ["trivial", "light"] {
+        v["routes"].as_object_mut().unwrap().remove(route);
+        v["entry"].as_object_mut().unwrap().remove(route);
+    }
     for step in v["steps"].as_array_mut().unwrap() {
         step.as_object_mut().unwrap().remove("on_result");
     }
@@ -362,8 +365,11 @@ fn schema_two() -> String {
 fn a_schema_two_manifest_gets_route_kinds_and_the_two_routings_as_branches() {
     let old = Manifest::parse(&schema_two()).unwrap();
     let mut new = Manifest::default_manifest();
-    new.routes.remove("trivial");
-    new.route_kinds.remove("trivial");
+    for route in ["trivial", "light"] {
+        new.routes.remove(route);
+        new.route_kinds.remove(route);
+        new.entry.remove(route);
+    }
     new.tiers = None;
     assert_eq!(old, new, "migrated to exactly the default (but for tiers)");
     let back = schema_two().replace(
