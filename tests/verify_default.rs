@@ -442,3 +442,34 @@ fn the_test_generator_changes_test_files_only_and_a_failing_test_it_writes_is_na
         "the refusal is journaled"
     );
 }
+
+/// Acceptance facts on a node whose route has no step running them (a manifest whose implement
+/// is no loop) would never run: setting them says so; on the default manifest they run, and
+/// nothing is said.
+#[test]
+fn facts_no_step_of_the_route_runs_are_warned_about_when_set() {
+    let r = Repo::new();
+    let id = r.task("T", &[]);
+    r.write("facts.json", r#"[{"id": "A1", "argv": ["false"]}]"#);
+    let set = [
+        "transition",
+        "set-acceptance",
+        "--bead",
+        &id,
+        "--facts",
+        "facts.json",
+    ];
+    assert_eq!(r.ok(&set)["warnings"], json!([]));
+    common::single_pass_implement(&r);
+    let out = r.ok(&set);
+    let warned = out["warnings"][0].as_str().unwrap_or_default();
+    assert!(
+        warned.contains(&id) && warned.contains("no step of its route leaf runs them"),
+        "{out:#}"
+    );
+    assert_eq!(
+        r.bead(&id)["pipeline"]["acceptance"][0]["id"],
+        "A1",
+        "still set"
+    );
+}

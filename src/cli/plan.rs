@@ -80,6 +80,9 @@ fn run_plan_as(path: &Path, args: &ExecArgs, global: &Global, verb: Verb) -> Res
         delivery: super::init::parse_delivery(args.delivery.as_deref())?,
     };
     let started = start(&Ctx::command_line(&store, now), verb, &input)?;
+    for w in &started.warnings {
+        output::err(&format!("splice: warning: {w}\n"));
+    }
     exec::drive(&store, &started.id, &opts, &args.output, "campaign")
 }
 

@@ -26,6 +26,21 @@ struct Fact {
 pub struct AcceptanceSet {
     pub bead: String,
     pub acceptance: Vec<Acceptance>,
+    /// What a person should know: facts set on a node whose route runs none.
+    pub warnings: Vec<String>,
+}
+
+/// The warning for facts on a node whose route has no step that runs them, if it has none.
+pub fn unrun_warning(manifest: &crate::model::Manifest, bead: &Bead) -> Option<String> {
+    let route = &bead.pipeline.route;
+    (!bead.pipeline.acceptance.is_empty() && !manifest.runs_acceptance(route)).then(|| {
+        format!(
+            "{} has acceptance facts, but no step of its route {route} runs them (a loop step \
+             with a `command` stage, as the default manifest's implement): they will never run \
+             and cannot keep it from done",
+            bead.id
+        )
+    })
 }
 
 /// Parse and check a facts file's text (`[{"id": "…", "argv": ["…"]}]`); `from` names it.
@@ -63,11 +78,21 @@ pub fn parse_facts(text: &str, from: &str) -> Result<Vec<Acceptance>> {
 
 /// Replace the acceptance facts of node `id` with `facts` (none: clear them).
 pub fn set_acceptance(ctx: &Ctx, id: &str, facts: Vec<Acceptance>) -> Result<AcceptanceSet> {
+    let manifest = ctx.store.manifest()?;
     ctx.apply(
         Verb::SetAcceptance,
         "set-acceptance",
         &Reads::subject(id),
-        |fresh, who| Ok(plan(facts, who, &fresh.subject)?),
+        |fresh, who| {
+            let mut change = plan(facts, who, &fresh.subject)?;
+            if let Some(after) = change.beads.first() {
+                change
+                    .output
+                    .warnings
+                    .extend(unrun_warning(&manifest, after));
+            }
+            Ok(change)
+        },
     )
 }
 
@@ -88,6 +113,7 @@ pub fn plan(
     let output = AcceptanceSet {
         bead: bead.id.to_string(),
         acceptance: facts,
+        warnings: Vec::new(),
     };
     Ok(Change::one(after, Some(reason), output))
 }

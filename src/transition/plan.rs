@@ -46,6 +46,8 @@ pub struct Started {
     pub tasks: Vec<(String, String)>,
     pub sha256: String,
     pub approved: Vec<String>,
+    /// What a person should know: tasks whose acceptance facts no step of their route runs.
+    pub warnings: Vec<String>,
 }
 
 /// Read and validate a plan file: the plan (tasks in topological order) and its sha256.
@@ -310,6 +312,10 @@ fn finish(
             .collect(),
         sha256: input.sha256.clone(),
         approved: gates.iter().map(|g| g.step.clone()).collect(),
+        warnings: beads
+            .iter()
+            .filter_map(|b| super::acceptance::unrun_warning(manifest, b))
+            .collect(),
     };
     let reason = format!(
         "plan {} (sha256 {}) approved by {}: {} split into {} children",

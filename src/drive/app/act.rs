@@ -74,8 +74,12 @@ fn approve_plan(ctx: &Ctx, path: &str) -> Result<String> {
         delivery: None,
     };
     let started = crate::transition::plan::start(ctx, Verb::PlanApprove, &input)?;
+    let warned = match started.warnings.len() {
+        0 => String::new(),
+        n => format!(" ({n} warning(s): {})", started.warnings.join("; ")),
+    };
     Ok(format!(
-        "plan approved: campaign {} with {} task(s) at {}; `r` runs it",
+        "plan approved: campaign {} with {} task(s) at {}; `r` runs it{warned}",
         started.id,
         started.children.len(),
         started.step

@@ -303,6 +303,20 @@ impl Manifest {
         self.routes.get(name).map(Vec::as_slice)
     }
 
+    /// Does some step of route `route` run a node's acceptance facts (a loop step with a
+    /// `command` stage)? Facts on a node whose route has none never run.
+    pub fn runs_acceptance(&self, route: &str) -> bool {
+        self.route(route).is_some_and(|steps| {
+            steps.iter().filter_map(|s| self.step(s)).any(|s| {
+                s.loop_.as_ref().is_some_and(|l| {
+                    l.stages
+                        .iter()
+                        .any(|st| matches!(st, looping::Stage::Command { .. }))
+                })
+            })
+        })
+    }
+
     /// The declared routes' names, for a message listing the valid ones (`leaf, root, …`).
     pub fn route_names(&self) -> String {
         self.routes.keys().cloned().collect::<Vec<_>>().join(", ")
