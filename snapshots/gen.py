@@ -1299,6 +1299,54 @@ def _():
     return snapshot([b], manifest=LOOP)
 
 
+# Issue 34: the default manifest itself (no loop added here): implement iterates with the
+# detected tests, the facts and the analyzers; leaf has generate-tests after it (a loop of 3).
+def at_step(step, e):
+    e["step"] = step
+    return e
+
+
+def default_loop(id, step, its, **kw):
+    n = len(its)
+    last = its[-1]["seq"] if its else 6
+    return bead(id, step, seq=last + 2, trajectory=its, attempts={step: n},
+                last_dispatch=dispatch(step, last - 1, attempt=n),
+                exits=[exit_(step, last + 1, False, attempt=n)] if its else [], **kw)
+
+
+@case("default-implement-iterates")
+def _():
+    # The default implement: a new failing test after iteration 1 → iteration 2, at once.
+    return snapshot([default_loop("sp-a", "implement", [it(1, 7, 2, 1)])])
+
+
+@case("default-implement-success-checks")
+def _():
+    return snapshot([default_loop("sp-a", "implement", [it(1, 7, 2, 1), it(2, 11, 3, 0)])])
+
+
+@case("default-generate-tests-first-dispatch")
+def _():
+    # implement passed its gate; the leaf route's next step, the test generator, is a loop.
+    return snapshot([bead("sp-a", "generate-tests")])
+
+
+@case("default-generate-tests-limit-parks")
+def _():
+    # The test generator's own limit is 3 iterations (implement's is 5).
+    its = [at_step("generate-tests", it(n, 3 + 4 * n, 2, 1)) for n in (1, 2, 3)]
+    return snapshot([default_loop("sp-a", "generate-tests", its)])
+
+
+@case("default-generate-tests-unavailable-skip")
+def _():
+    # generate-tests is `optional: true`: its command missing, it is skipped (rule 12a).
+    return snapshot([bead("sp-a", "generate-tests",
+                          last_check=check("generate-tests", 8, "refuse", "no test file"))],
+                    unavailable={"generate-tests":
+                                 "step generate-tests would run `gone`, which is not on PATH"})
+
+
 def main():
     import sys
     # With case names, only those are written (the others keep the manifest they embed).
