@@ -287,7 +287,7 @@ fn claude_code_takes_a_lone_task_from_its_spec_to_done() {
     assert_eq!(env["status"], "done", "{env:#}\n{}", api.summary());
     let b = r.bead(&id);
     assert_eq!(b["status"], "closed", "{b:#}");
-    for step in ["generate-spec", "implement", "review"] {
+    for step in ["generate-spec", "implement", "generate-tests", "review"] {
         assert_eq!(b["pipeline"]["attempts"][step], 1, "{step}: {b:#}");
     }
     let check = &b["pipeline"]["last_check"];

@@ -412,13 +412,23 @@ pub fn script(step: &Step, turn: usize, first: Option<String>, results: &[String
             "Commit the spec and propose it",
         )],
         ("generate-spec", _) => done("The spec"),
-        ("implement", 0) | ("review", 0) => vec![bash(LOOK.into(), "Find the worktree and HEAD")],
-        // Two tool calls in one turn.
-        ("implement", 1) => vec![
-            write(
-                format!("{dir}/greeting/{id}.txt"),
-                "Hello from Claude Code!\n".into(),
+        ("implement", 0) | ("generate-tests", 0) | ("review", 0) => {
+            vec![bash(LOOK.into(), "Find the worktree and HEAD")]
+        }
+        ("implement", 1) => vec![write(
+            format!("{dir}/greeting/{id}.txt"),
+            "Hello from Claude Code!\n".into(),
+        )],
+        ("implement", 2) => vec![bash(
+            format!(
+                "git add greeting && git commit -q -m 'greeting for {id}' && {PROPOSE} \
+                 --artifact \"$(git rev-parse HEAD)\""
             ),
+            "Commit the greeting and propose the commit",
+        )],
+        ("implement", _) => done("The greeting"),
+        // The test generator: two tool calls in one turn, test files only.
+        ("generate-tests", 1) => vec![
             write(
                 format!("{dir}/tests/{id}.feature"),
                 format!(
@@ -426,15 +436,16 @@ pub fn script(step: &Step, turn: usize, first: Option<String>, results: &[String
                      Then greeting/{id}.txt exists\n"
                 ),
             ),
-        ],
-        ("implement", 2) => vec![bash(
-            format!(
-                "git add greeting tests && git commit -q -m 'greeting for {id}' && {PROPOSE} \
-                 --artifact \"$(git rev-parse HEAD)\""
+            bash(
+                format!("git add tests && git commit -q -m 'tests for {id}'"),
+                "Commit the tests",
             ),
-            "Commit the greeting and propose the commit",
+        ],
+        ("generate-tests", 2) => vec![bash(
+            format!("{PROPOSE} --artifact \"$(git rev-parse HEAD)\""),
+            "Propose the commit",
         )],
-        ("implement", _) => done("The greeting"),
+        ("generate-tests", _) => done("The tests"),
         // The review is not committed: HEAD stays the reviewed commit.
         ("review", 1) => vec![write(
             format!("{dir}/reviews/{id}.md"),

@@ -163,16 +163,22 @@ git add specs && git commit -q -m "spec for $SPLICE_BEAD""#
             propose("\"specs/$SPLICE_BEAD.md\""),
         ],
         "implement" => vec![
-            r#"mkdir -p notes tests
+            r#"mkdir -p notes
 echo "Written by Codex" > "notes/$SPLICE_BEAD.md"
-cat > "tests/$SPLICE_BEAD.feature" <<EOF
+git add notes && git commit -q -m "notes for $SPLICE_BEAD""#
+                .to_string(),
+            PROBE.to_string(),
+            propose("\"$(git rev-parse HEAD)\""),
+        ],
+        // The test generator: test files only.
+        "generate-tests" => vec![
+            r#"mkdir -p tests && cat > "tests/$SPLICE_BEAD.feature" <<EOF
 Feature: notes
   Scenario: S1 the notes exist
     Then notes/$SPLICE_BEAD.md exists
 EOF
-git add notes tests && git commit -q -m "notes for $SPLICE_BEAD""#
+git add tests && git commit -q -m "tests for $SPLICE_BEAD""#
                 .to_string(),
-            PROBE.to_string(),
             propose("\"$(git rev-parse HEAD)\""),
         ],
         "review" => vec![
@@ -278,8 +284,9 @@ fn lone_task(model: Option<&str>, tools: Tools) {
     );
     r.ok(&["transition", "approve", &id, "--step", "implement"]);
 
-    // The review; main is protected, so a person approves landing the reviewed tip; then
-    // splice lands the branch on main itself, and the task is done.
+    // The test generator (no gate of its own), then the review; main is protected, so a person
+    // approves landing the reviewed tip; then splice lands the branch on main itself, and the
+    // task is done.
     rested(
         &run(&r, &clis),
         "suspended-human",
@@ -388,7 +395,7 @@ fn lone_task(model: Option<&str>, tools: Tools) {
 }
 
 /// The steps Codex is dispatched to: `deliver` is splice's own landing.
-const STEPS: [&str; 3] = ["generate-spec", "implement", "review"];
+const STEPS: [&str; 4] = ["generate-spec", "implement", "generate-tests", "review"];
 /// The model Codex 0.171.0 asks for when none is given.
 const DEFAULT_MODEL: &str = "gpt-6.2-sol";
 
