@@ -89,9 +89,14 @@ fn the_docs_agent_closes_a_deep_task() {
     for step in ["generate-spec", "implement", "generate-tests", "review"] {
         assert_eq!(b["pipeline"]["attempts"][step], 1, "{step}: {b:#}");
     }
-    // The test generator wrote the test, and only it.
+    // The test generator wrote the test, and the coverage ledger credits it.
     let test = r.git(&["show", &format!("dev:tests/{id}.feature")]);
     assert!(test.contains("Scenario: S1"), "{test}");
+    assert!(
+        r.journal().contains("(written at generate-tests: S1)"),
+        "{}",
+        r.journal()
+    );
     // splice landed the reviewed branch itself: the deliver agent was never needed.
     assert!(b["pipeline"]["attempts"]["deliver"].is_null(), "{b:#}");
     let check = &b["pipeline"]["last_check"];

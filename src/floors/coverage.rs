@@ -333,6 +333,19 @@ impl Floor for Coverage {
         evidence["files_scanned"] = json!(files_scanned);
         evidence["found"] = json!(found);
         evidence["missing"] = json!(missing);
+        // In the node's own worktree, the ledger says which step wrote each id's test.
+        let credited = match spec.str_param("read_in") == Some("workdir") {
+            true => super::coverage_credit::credit(&ledger.root, ctx.bead, &found),
+            false => BTreeMap::new(),
+        };
+        let written = super::coverage_credit::describe(&credited);
+        if !credited.is_empty() {
+            evidence["credited"] = json!(credited);
+        }
+        let written = match written.is_empty() {
+            true => String::new(),
+            false => format!(" (written {written})"),
+        };
         if owned.is_empty() {
             return Outcome::pass(
                 KIND,
@@ -344,7 +357,7 @@ impl Floor for Coverage {
             return Outcome::pass(
                 KIND,
                 format!(
-                    "all {} scenario id(s) are on test declarations in {}",
+                    "all {} scenario id(s) are on test declarations in {}{written}",
                     owned.len(),
                     ledger.name
                 ),

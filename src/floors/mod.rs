@@ -19,6 +19,7 @@ pub mod children_finished;
 pub mod command;
 pub mod confine;
 pub mod coverage;
+pub mod coverage_credit;
 pub mod delivered;
 pub mod file_exists;
 pub mod gherkin;
