@@ -320,11 +320,9 @@ fn claude_code_takes_a_lone_task_from_its_spec_to_done() {
             .collect()
     };
     let proposed = said("propose", "agent");
-    assert_eq!(proposed.len(), 3, "{proposed:?}");
-    for (reason, step) in proposed
-        .iter()
-        .zip(["generate-spec", "implement", "review"])
-    {
+    let steps = ["generate-spec", "implement", "generate-tests", "review"];
+    assert_eq!(proposed.len(), steps.len(), "{proposed:?}");
+    for (reason, step) in proposed.iter().zip(steps) {
         assert!(reason.ends_with(&format!(" for {step}")), "{proposed:?}");
     }
     assert_eq!(
