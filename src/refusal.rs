@@ -267,6 +267,24 @@ pub enum Refusal {
     /// read-only there. `path`: the file it would not let the process open for writing.
     #[error("{}", sandboxed(path))]
     Sandboxed { path: String },
+    /// `plan approve` (or `exec --plan`) with a critic configured, on a plan the critic has not
+    /// judged in its current form (its bytes' sha256).
+    #[error(
+        "the critic ([plan] critic) has not judged {file} in its current form (sha256 \
+         {sha256}); run `splice plan critique {file}` first"
+    )]
+    PlanUnjudged { file: String, sha256: String },
+    /// `plan approve` on a plan whose verdict holds must-fix findings, without an override.
+    #[error(
+        "the critic's verdict on {file} holds {count} must-fix finding(s): {listed}; fix the \
+         plan and run `splice plan critique {file}`, or approve it over them with \
+         --override-critic REASON"
+    )]
+    PlanMustFix {
+        file: String,
+        count: usize,
+        listed: String,
+    },
 }
 
 impl Refusal {
@@ -318,6 +336,8 @@ impl Refusal {
             Refusal::ParentIsNode { .. } => "parent-is-node",
             Refusal::ClusterDispatch { .. } => "cluster-dispatch",
             Refusal::Sandboxed { .. } => "sandboxed",
+            Refusal::PlanUnjudged { .. } => "plan-unjudged",
+            Refusal::PlanMustFix { .. } => "plan-must-fix",
         }
     }
 

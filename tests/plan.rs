@@ -302,8 +302,12 @@ fn crystallize_writes_a_valid_plan_and_reports_the_critics_verdict() {
         "--json",
     ]);
     assert_eq!(out["tasks"], 2, "{out:#}");
-    assert_eq!(out["critic"]["passed"], true);
-    assert_eq!(out["critic"]["findings"], json!(["two tasks, ordered"]));
+    assert_eq!(out["critic"]["sha256"], out["sha256"]);
+    assert_eq!(
+        out["critic"]["findings"],
+        json!([{"category": "unclassified", "severity": "info", "must_fix": false,
+                "issue": "two tasks, ordered"}])
+    );
     assert_eq!(out["sha256"], sha256_of(&r, "out.plan.json"));
     let prompt = std::fs::read_to_string(r.path().join("prompt.txt")).unwrap();
     assert!(prompt.contains("Say hello, then bye."), "{prompt}");
@@ -321,8 +325,185 @@ fn crystallize_writes_a_valid_plan_and_reports_the_critics_verdict() {
     let out = r.run(&["plan", "crystallize", "notes.md", "-o", "p.json"]);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("critic: FAIL (failed)"), "{text}");
-    assert!(text.contains("- task bye has no files"), "{text}");
+    assert!(
+        text.contains("critic: 1 must-fix finding(s) of 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- MUST FIX high unclassified: task bye has no files"),
+        "{text}"
+    );
+}
+
+/// The verdict `critic` prints: `verdict.json` in the repository, which the test rewrites.
+fn critic_gate_repo() -> Repo {
+    let r = Repo::unconfined();
+    r.git(&["branch", "campaign"]);
+    r.write(
+        "plan.json",
+        &serde_json::to_string_pretty(&good_plan()).unwrap(),
+    );
+    let dir = r.path().display().to_string();
+    r.write(
+        ".splice/config.toml",
+        &format!("[plan]\ncritic = [\"sh\", \"-c\", \"cat {dir}/verdict.json\"]\n"),
+    );
+    r
+}
+
+fn verdict(r: &Repo, severity: &str) {
+    let must_fix = matches!(severity, "high" | "critical");
+    r.write(
+        "verdict.json",
+        &json!({
+            "critiques": [{"category": "correctness", "severity": severity,
+                           "issue": "task bye owns S2 but no file",
+                           "suggested_mitigation": "give it src/bye.txt"}],
+            "must_fix_before_execution": must_fix,
+            "overall_assessment": "one gap"
+        })
+        .to_string(),
+    );
+}
+
+fn beads(r: &Repo) -> Vec<Value> {
+    r.beads_bytes()
+        .into_iter()
+        .map(|(_, bytes)| serde_json::from_slice(&bytes).unwrap())
+        .collect()
+}
+
+fn bead_files(r: &Repo) -> usize {
+    std::fs::read_dir(r.state().join("beads")).map_or(0, |d| d.count())
+}
+
+/// Issue 35: with a critic configured, `plan approve` (and `exec --plan`) stands on the critic's
+/// verdict on the plan in its current form. A must-fix finding refuses it, with nothing
+/// written, unless a person overrides it with a reason that is recorded; a plan changed since
+/// it was judged is refused until it is judged again.
+#[test]
+fn a_critics_must_fix_finding_blocks_approval_until_the_plan_is_fixed_or_overridden() {
+    let r = critic_gate_repo();
+    let approve = [
+        "plan",
+        "approve",
+        "plan.json",
+        "--agent",
+        "sim",
+        "--max-passes",
+        "1",
+    ];
+    // Not judged yet: refused, both ways in.
+    let err = r.fails(1, &approve);
+    assert!(
+        err.contains("has not judged plan.json in its current form"),
+        "{err}"
+    );
+    assert!(err.contains("splice plan critique plan.json"), "{err}");
+    let err = r.fails(1, &["exec", "--plan", "plan.json", "--agent", "sim"]);
+    assert!(err.contains("has not judged"), "{err}");
+    assert_eq!(bead_files(&r), 0);
+
+    // Judged with a must-fix finding: `plan critique` says so (exit 1), approval is refused.
+    verdict(&r, "high");
+    let out = r.run(&["plan", "critique", "plan.json", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let judged: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(judged["sha256"], sha256_of(&r, "plan.json"));
+    assert_eq!(judged["findings"][0]["must_fix"], true, "{judged:#}");
+    assert_eq!(judged["findings"][0]["category"], "correctness");
+    let journal = r.journal();
+    let err = r.fails(1, &approve);
+    assert!(err.contains("1 must-fix finding(s)"), "{err}");
+    assert!(err.contains("task bye owns S2 but no file"), "{err}");
+    assert!(err.contains("--override-critic REASON"), "{err}");
+    assert_eq!(bead_files(&r), 0);
+    assert_eq!(r.journal(), journal, "a refused approval writes nothing");
+    // An override needs a reason.
+    let mut empty = approve.to_vec();
+    empty.extend(["--override-critic", " "]);
+    let err = r.fails(2, &empty);
+    assert!(err.contains("needs a reason"), "{err}");
+
+    // The plan is fixed: its new form is not judged until the critic runs again.
+    let mut fixed = good_plan();
+    fixed["tasks"][0]["files"] = json!(["src/bye.txt"]);
+    r.write("plan.json", &serde_json::to_string_pretty(&fixed).unwrap());
+    let err = r.fails(1, &approve);
+    assert!(err.contains("has not judged"), "{err}");
+    verdict(&r, "low");
+    let out = r.run(&["plan", "critique", "plan.json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("critic: passed, 1 finding(s), none must be fixed"),
+        "{text}"
+    );
+    assert!(text.contains("mitigation: give it src/bye.txt"), "{text}");
+    // Nothing to override now.
+    let mut over = approve.to_vec();
+    over.extend(["--override-critic", "because"]);
+    let err = r.fails(2, &over);
+    assert!(err.contains("nothing to override"), "{err}");
+    let out = r.run(&approve);
+    assert_eq!(out.status.code(), Some(13), "{out:?}");
+    let root = beads(&r)
+        .into_iter()
+        .find(|b| b["pipeline"]["plan"].is_object())
+        .expect("the plan's root");
+    let standing = &root["pipeline"]["plan"]["critic"];
+    assert_eq!(standing["findings"], 1, "{root:#}");
+    assert!(standing.get("must_fix").is_none(), "{standing:#}");
+    assert!(standing.get("overridden").is_none(), "{standing:#}");
+}
+
+#[test]
+fn a_person_may_approve_over_a_must_fix_finding_with_a_reason_that_is_journaled() {
+    let r = critic_gate_repo();
+    verdict(&r, "critical");
+    r.run(&["plan", "critique", "plan.json"]);
+    let out = r.run(&[
+        "plan",
+        "approve",
+        "plan.json",
+        "--agent",
+        "sim",
+        "--max-passes",
+        "1",
+        "--override-critic",
+        "S2's file comes with the bye task itself",
+    ]);
+    assert_eq!(out.status.code(), Some(13), "{out:?}");
+    let root = beads(&r)
+        .into_iter()
+        .find(|b| b["pipeline"]["plan"].is_object())
+        .expect("the plan's root");
+    let standing = &root["pipeline"]["plan"]["critic"];
+    assert_eq!(
+        standing["overridden"], "S2's file comes with the bye task itself",
+        "{standing:#}"
+    );
+    assert_eq!(
+        standing["must_fix"],
+        json!(["task bye owns S2 but no file"])
+    );
+    assert!(
+        r.journal()
+            .contains("S2's file comes with the bye task itself")
+    );
+}
+
+#[test]
+fn a_recorded_verdict_that_is_not_one_is_a_fault_naming_its_file() {
+    let r = critic_gate_repo();
+    let sha = sha256_of(&r, "plan.json");
+    r.write(
+        &format!(".splice/runs/critiques/{sha}.json"),
+        "{\"verdict\": \"PASS\"}",
+    );
+    let err = r.fails(2, &["plan", "approve", "plan.json", "--agent", "sim"]);
+    assert!(err.contains(&format!("critiques/{sha}.json")), "{err}");
+    assert_eq!(bead_files(&r), 0);
 }
 
 #[test]

@@ -27,6 +27,10 @@ pub struct Args {
     /// approval recorded as the approval of the root's create-prp and to-issues gates.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["request", "tier", "autonomy"])]
     pub plan: Option<PathBuf>,
+    /// With `--plan` and a critic configured: approve the plan over the must-fix findings of
+    /// the critic's verdict on it, for REASON (recorded with the approval, in the journal).
+    #[arg(long, value_name = "REASON", requires = "plan")]
+    pub override_critic: Option<String>,
     #[command(flatten)]
     pub task: TaskArgs,
     #[command(flatten)]
@@ -98,7 +102,7 @@ impl ExecArgs {
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
     if let Some(plan) = &args.plan {
-        return super::plan::run_plan(plan, &args.run, global);
+        return super::plan::run_plan(plan, args.override_critic.as_deref(), &args.run, global);
     }
     let request = args.request.as_deref().unwrap_or_default();
     let title = title_of(request)?;

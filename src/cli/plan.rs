@@ -26,8 +26,26 @@ pub enum PlanCommand {
     /// critic, if any, passed it), 1 when the critic failed it (it is written all the same), 2
     /// when the designer failed or its plan is invalid (nothing written).
     Crystallize(CrystallizeArgs),
-    /// Approve and run a saved plan: the same as `splice exec --plan PLAN`.
+    /// Approve and run a saved plan: the same as `splice exec --plan PLAN`. With `[plan]
+    /// critic` configured, refused (exit 1) until the critic has judged the plan in its current
+    /// form (`plan critique`), and while its verdict holds a must-fix finding, unless
+    /// `--override-critic REASON`.
     Approve(ApproveArgs),
+    /// Run `[plan] critic` on a plan file and record its verdict under the plan's sha256
+    /// (`.splice/runs/critiques/`), where `plan approve` reads it. Exits 0 when nothing must be
+    /// fixed, 1 when a finding must be (or a dispatched session asked), 2 when no critic is
+    /// configured, the plan is invalid or the critic could not start.
+    Critique(CritiqueArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CritiqueArgs {
+    /// The plan file.
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+    /// Print the verdict as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -48,6 +66,10 @@ pub struct ApproveArgs {
     /// The plan file.
     #[arg(value_name = "PLAN")]
     pub plan: PathBuf,
+    /// Approve the plan over the must-fix findings of the critic's verdict on it, for REASON
+    /// (recorded with the approval, in the journal).
+    #[arg(long, value_name = "REASON")]
+    pub override_critic: Option<String>,
     #[command(flatten)]
     pub run: ExecArgs,
 }
@@ -55,16 +77,34 @@ pub struct ApproveArgs {
 pub fn run(args: Args, global: &Global) -> Result<i32> {
     match args.command {
         PlanCommand::Crystallize(a) => crystallize_cmd(&a, global),
-        PlanCommand::Approve(a) => run_plan_as(&a.plan, &a.run, global, Verb::PlanApprove),
+        PlanCommand::Approve(a) => run_plan_as(
+            &a.plan,
+            a.override_critic.as_deref(),
+            &a.run,
+            global,
+            Verb::PlanApprove,
+        ),
+        PlanCommand::Critique(a) => critique_cmd(&a, global),
     }
 }
 
 /// `exec --plan FILE`.
-pub fn run_plan(plan: &Path, args: &ExecArgs, global: &Global) -> Result<i32> {
-    run_plan_as(plan, args, global, Verb::Exec)
+pub fn run_plan(
+    plan: &Path,
+    override_critic: Option<&str>,
+    args: &ExecArgs,
+    global: &Global,
+) -> Result<i32> {
+    run_plan_as(plan, override_critic, args, global, Verb::Exec)
 }
 
-fn run_plan_as(path: &Path, args: &ExecArgs, global: &Global, verb: Verb) -> Result<i32> {
+fn run_plan_as(
+    path: &Path,
+    override_critic: Option<&str>,
+    args: &ExecArgs,
+    global: &Global,
+    verb: Verb,
+) -> Result<i32> {
     let opts = args.options()?;
     super::init::parse_delivery(args.delivery.as_deref())?;
     let (plan, sha256) = crate::transition::plan::read_file(path)?;
@@ -76,8 +116,10 @@ fn run_plan_as(path: &Path, args: &ExecArgs, global: &Global, verb: Verb) -> Res
     let input = PlanInput {
         plan: &plan,
         file: path.display().to_string(),
+        critic: crystallize::standing(&store, &sha256)?,
         sha256,
         delivery: super::init::parse_delivery(args.delivery.as_deref())?,
+        override_critic: override_critic.map(str::to_string),
     };
     let started = start(&Ctx::command_line(&store, now), verb, &input)?;
     for w in &started.warnings {
@@ -96,15 +138,46 @@ fn crystallize_cmd(args: &CrystallizeArgs, global: &Global) -> Result<i32> {
         .out
         .clone()
         .unwrap_or_else(|| args.notes.with_extension("plan.json"));
+    // The critic's verdict is kept in the state directory: it is made when there is a critic.
+    let store = match store.config()?.plan.critic.is_some() {
+        true => Store::open_or_create(global.dir.as_deref())?,
+        false => store,
+    };
     let result: Crystallized = crystallize::crystallize(&store, &args.notes, &out)?;
     if args.json {
         output::print_json(&result);
     } else {
         output::out(&crystallize::human(&result));
     }
-    Ok(if result.critic.as_ref().is_some_and(|c| !c.passed) {
+    Ok(if result.critic.as_ref().is_some_and(|c| !c.passed()) {
         1
     } else {
         0
     })
+}
+
+fn critique_cmd(args: &CritiqueArgs, global: &Global) -> Result<i32> {
+    let planned = Store::open_or_plan(global.dir.as_deref())?;
+    crate::transition::authority::admit(
+        Verb::PlanCritique,
+        &crate::transition::Who::command_line(planned.dir()),
+    )?;
+    if planned.config()?.plan.critic.is_none() {
+        return Err(crate::error::Error::Invalid(
+            "no critic is configured: set `[plan] critic = [...]` in config.toml".into(),
+        ));
+    }
+    let store = Store::open_or_create(global.dir.as_deref())?;
+    let judged = crystallize::critique(&store, &args.plan)?;
+    if args.json {
+        output::print_json(&judged);
+    } else {
+        output::out(&format!(
+            "plan {} (sha256 {})\n{}",
+            args.plan.display(),
+            judged.sha256,
+            crystallize::findings_text(&judged)
+        ));
+    }
+    Ok(if judged.passed() { 0 } else { 1 })
 }

@@ -4,8 +4,9 @@
 //! as its last argument and `SPLICE_PLAN_FILE` naming where to write the plan. The plan is
 //! validated by the same validator as `exec --plan` ([`Plan::parse`]); only a valid plan is
 //! copied to the output file. Then the optional critic (`[plan] critic`, the plan's path as its
-//! last argument) is run and its verdict and findings reported. Nothing under `.splice/` is
-//! written.
+//! last argument) is run ([`critique`], also `splice plan critique`): its typed findings
+//! (`model::critique`) are recorded under the plan's sha256 (`.splice/runs/critiques/`), where
+//! `plan approve` reads them ([`recorded`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -13,6 +14,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::model::critique::{self, Critique};
 use crate::model::plan::Plan;
 use crate::model::printable::printable;
 use crate::process::{self, Cmd};
@@ -22,15 +24,6 @@ const PROMPT: &str = include_str!("../../manifest/prompts/crystallize.md");
 /// The design agent and the critic each get this long.
 const TIMEOUT: Duration = Duration::from_secs(1800);
 const CAP: usize = 256 * 1024;
-
-/// What a critic said.
-#[derive(Serialize, Clone, Debug, PartialEq)]
-pub struct Critique {
-    pub passed: bool,
-    pub verdict: String,
-    pub findings: Vec<String>,
-    pub exit_code: Option<i32>,
-}
 
 /// How a crystallize ended.
 #[derive(Serialize, Clone, Debug)]
@@ -108,8 +101,8 @@ pub fn crystallize(store: &Store, notes: &Path, out: &Path) -> Result<Crystalliz
     let outcome = result.and_then(|bytes| publish(&bytes, out));
     let _ = std::fs::remove_dir_all(&scratch);
     let mut done = outcome?;
-    if let Some(critic) = &config.plan.critic {
-        done.critic = Some(critique(store, &config, critic, out)?);
+    if config.plan.critic.is_some() {
+        done.critic = Some(critique(store, out)?);
     }
     Ok(done)
 }
@@ -193,13 +186,17 @@ fn publish(bytes: &[u8], out: &Path) -> Result<Crystallized> {
     })
 }
 
-/// Run the critic on the written plan and read its verdict.
-fn critique(
-    store: &Store,
-    config: &crate::model::Config,
-    critic: &[String],
-    plan: &Path,
-) -> Result<Critique> {
+/// Run `[plan] critic` on the plan file at `plan` and record its verdict under the plan's
+/// sha256 (`.splice/runs/critiques/<sha256>.json`, replaced atomically: the one owner of those
+/// files). The verdict binds the bytes the critic was given, read once before it runs.
+pub fn critique(store: &Store, plan: &Path) -> Result<Critique> {
+    let config = store.config()?;
+    let Some(critic) = &config.plan.critic else {
+        return Err(Error::Invalid(
+            "no critic is configured ([plan] critic in config.toml)".into(),
+        ));
+    };
+    let (_, sha256) = crate::transition::plan::read_file(plan)?;
     let here = std::env::current_dir().map_err(|e| Error::io(".", e))?;
     // The critic reads a plan an agent wrote: it runs sandboxed, in a scratch directory of its
     // own (the plan readable, named by its absolute path), never writing the person's
@@ -208,7 +205,7 @@ fn critique(
     let mut argv = critic.to_vec();
     argv.push(plan_path.display().to_string());
     let scratch = scratch_dir()?;
-    let confined = confine(store, config, &scratch, &[plan_path], &argv);
+    let confined = confine(store, &config, &scratch, &[plan_path], &argv);
     let confined = match confined {
         Ok(c) => c,
         Err(e) => {
@@ -232,37 +229,64 @@ fn critique(
             argv[0], ran.ran.exit
         )));
     }
-    Ok(read_verdict(&ran.stdout, ran.code()))
-}
-
-#[derive(serde::Deserialize)]
-struct CriticJson {
-    verdict: String,
-    #[serde(default)]
-    findings: Vec<String>,
-}
-
-/// A critic's output: JSON `{"verdict", "findings"}`, else lines (the first the verdict). It
-/// passes when the verdict is PASS and it exited 0.
-pub fn read_verdict(stdout: &str, code: Option<i32>) -> Critique {
-    let (verdict, findings) = match serde_json::from_str::<CriticJson>(stdout.trim()) {
-        Ok(j) => (j.verdict, j.findings),
-        Err(_) => {
-            let mut lines = stdout.lines().map(str::trim).filter(|l| !l.is_empty());
-            let verdict = lines.next().unwrap_or("").to_string();
-            (verdict, lines.map(str::to_string).collect())
-        }
-    };
-    let word = verdict
-        .trim_start_matches("verdict:")
-        .trim_start_matches("Verdict:")
-        .trim();
-    Critique {
-        passed: code == Some(0) && word.eq_ignore_ascii_case("pass"),
-        verdict: word.to_string(),
+    let (findings, cross_cutting_concerns, overall_assessment) =
+        critique::read(&ran.stdout, ran.code());
+    let judged = Critique {
+        schema_version: critique::SCHEMA_VERSION,
+        plan: plan.display().to_string(),
+        sha256,
+        at: crate::clock::now_string()?,
+        exit_code: ran.code(),
         findings,
-        exit_code: code,
+        cross_cutting_concerns,
+        overall_assessment,
+    };
+    let file = critique_file(store, &judged.sha256);
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
+    let bytes = serde_json::to_vec_pretty(&judged).expect("a critique serializes");
+    crate::store::atomic::replace_file(&file, &bytes)?;
+    Ok(judged)
+}
+
+/// The critic's standing on the plan with this sha256, for its approval.
+pub fn standing(store: &Store, sha256: &str) -> Result<crate::transition::plan::Critic> {
+    use crate::transition::plan::Critic;
+    if store.config()?.plan.critic.is_none() {
+        return Ok(Critic::Unset);
+    }
+    Ok(match recorded(store, sha256)? {
+        Some(c) => Critic::Judged(Box::new(c)),
+        None => Critic::Unjudged,
+    })
+}
+
+/// Where the verdict on the plan with this sha256 is kept.
+fn critique_file(store: &Store, sha256: &str) -> std::path::PathBuf {
+    store
+        .runs_dir()
+        .join("critiques")
+        .join(format!("{sha256}.json"))
+}
+
+/// The critic's recorded verdict on the plan whose bytes have this sha256, if it judged that
+/// form. A record that cannot be read, or that names another sha256, is a fault naming the file.
+pub fn recorded(store: &Store, sha256: &str) -> Result<Option<Critique>> {
+    let file = critique_file(store, sha256);
+    if !file.exists() {
+        return Ok(None);
+    }
+    let bytes = crate::safe_read::read(&file, crate::safe_read::INPUT)?;
+    let judged: Critique = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::bad_file(&file, format!("not a critic's verdict: {e}")))?;
+    if judged.sha256 != sha256 || judged.schema_version != critique::SCHEMA_VERSION {
+        return Err(Error::bad_file(
+            &file,
+            format!("a verdict on another plan (sha256 {})", judged.sha256),
+        ));
+    }
+    Ok(Some(judged))
 }
 
 /// The report for a person; the plan's title and what the critic said escaped (the designer and
@@ -278,42 +302,44 @@ pub fn human(r: &Crystallized) -> String {
     );
     match &r.critic {
         None => out.push_str("no critic ([plan] critic is unset)\n"),
-        Some(c) => {
-            out.push_str(&format!(
-                "critic: {} ({})\n",
-                if c.verdict.is_empty() {
-                    "(no verdict)".to_string()
-                } else {
-                    printable(&c.verdict)
-                },
-                if c.passed { "passed" } else { "failed" }
-            ));
-            for f in &c.findings {
-                out.push_str(&format!("  - {}\n", printable(f)));
-            }
-        }
+        Some(c) => out.push_str(&findings_text(c)),
     }
     out.push_str(&format!("run it with: splice plan approve {}\n", r.plan));
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::read_verdict;
-
-    #[test]
-    fn a_critic_passes_only_with_a_pass_verdict_and_exit_0() {
-        let j = read_verdict(r#"{"verdict": "PASS", "findings": ["ok"]}"#, Some(0));
-        assert!(j.passed);
-        assert_eq!(j.findings, ["ok"]);
-        let t = read_verdict("verdict: FAIL\nno tests for S2\n\nt1 too big\n", Some(0));
-        assert!(!t.passed);
-        assert_eq!(t.verdict, "FAIL");
-        assert_eq!(t.findings, ["no tests for S2", "t1 too big"]);
-        assert!(
-            !read_verdict("PASS\n", Some(3)).passed,
-            "a failing exit fails"
-        );
-        assert!(!read_verdict("", Some(0)).passed, "no verdict fails");
+/// The critic's verdict in words: must fix or not, then each finding (its text escaped: the
+/// critic is an agent).
+pub fn findings_text(c: &Critique) -> String {
+    let fix = c.must_fix().count();
+    let mut out = match fix {
+        0 => format!(
+            "critic: passed, {} finding(s), none must be fixed\n",
+            c.findings.len()
+        ),
+        n => format!(
+            "critic: {n} must-fix finding(s) of {}: `splice plan approve` refuses the plan until \
+             it is fixed and judged again, or overridden (--override-critic REASON)\n",
+            c.findings.len()
+        ),
+    };
+    for f in &c.findings {
+        out.push_str(&format!(
+            "  - {}{} {}: {}\n",
+            if f.must_fix { "MUST FIX " } else { "" },
+            f.severity.name(),
+            printable(&f.category),
+            printable(&f.issue)
+        ));
+        if let Some(m) = &f.suggested_mitigation {
+            out.push_str(&format!("      mitigation: {}\n", printable(m)));
+        }
     }
+    if !c.overall_assessment.trim().is_empty() {
+        out.push_str(&format!(
+            "  overall: {}\n",
+            printable(&c.overall_assessment)
+        ));
+    }
+    out
 }

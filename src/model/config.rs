@@ -122,9 +122,9 @@ pub struct PlanConfig {
     /// command`. It runs in a scratch directory and writes the plan to `$SPLICE_PLAN_FILE`.
     #[serde(default)]
     pub designer: Option<Vec<String>>,
-    /// A critic's argv, the plan file's path appended; it prints a verdict (`PASS`/`FAIL`)
-    /// and findings, as JSON `{"verdict": …, "findings": […]}` or as lines (the first the
-    /// verdict).
+    /// A critic's argv, the plan file's path appended; it prints typed findings or a verdict
+    /// (`docs/plan.md`, "The critic"). When set, `plan approve` stands on its recorded verdict
+    /// on the plan's current bytes.
     #[serde(default)]
     pub critic: Option<Vec<String>>,
 }

@@ -5,6 +5,7 @@ pub mod bd;
 pub mod bead;
 pub mod check;
 pub mod config;
+pub mod critique;
 pub mod decision;
 pub mod envelope;
 pub mod executor;

@@ -101,6 +101,7 @@ pub enum Verb {
     Classify,
     Exec,
     PlanCrystallize,
+    PlanCritique,
     PlanApprove,
     Monitor,
     Iterate,
@@ -168,6 +169,7 @@ impl Verb {
         Verb::Classify,
         Verb::Exec,
         Verb::PlanCrystallize,
+        Verb::PlanCritique,
         Verb::PlanApprove,
         Verb::Monitor,
         Verb::Iterate,
@@ -226,6 +228,8 @@ impl Verb {
             // They create and run work; a plan's run approves planning gates that never relax.
             | Verb::Exec
             | Verb::PlanCrystallize
+            // Its verdict is what `plan approve` stands on.
+            | Verb::PlanCritique
             | Verb::PlanApprove
             // The answer to the pass monitor's question.
             | Verb::Guide
@@ -317,6 +321,7 @@ impl Verb {
             Verb::Classify => "classify",
             Verb::Exec => "exec",
             Verb::PlanCrystallize => "plan crystallize",
+            Verb::PlanCritique => "plan critique",
             Verb::PlanApprove => "plan approve",
             // Replays a trajectory file through the pure monitor.
             Verb::Monitor => "monitor",

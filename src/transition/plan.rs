@@ -19,9 +19,11 @@ use super::settings::{ConfigArgs, plan_config};
 use super::split::{self, ChildSpec, SplitInput};
 use super::{Caller, Ctx, Verb, advance, create, next_seq};
 use crate::error::{Error, Result};
-use crate::model::bead::{DeliveryMethod, Gate, GateState, Kind, PlanApproval};
+use crate::model::bead::{CriticStanding, DeliveryMethod, Gate, GateState, Kind, PlanApproval};
+use crate::model::critique::Critique;
 use crate::model::plan::Plan;
 use crate::model::{Bead, Manifest, Role, Tier};
+use crate::refusal::Refusal;
 use crate::store::{Change, Fresh, ids};
 
 /// The plan and its identity, as the person approved it.
@@ -34,6 +36,79 @@ pub struct PlanInput<'a> {
     pub sha256: String,
     /// `--delivery`, set on the root (its children inherit it).
     pub delivery: Option<DeliveryMethod>,
+    /// What the critic said about the plan in this form.
+    pub critic: Critic,
+    /// `--override-critic REASON`: the person approves over the verdict's must-fix findings.
+    pub override_critic: Option<String>,
+}
+
+/// The critic's standing on a plan, as approval sees it.
+#[derive(Clone, Debug)]
+pub enum Critic {
+    /// No `[plan] critic` is configured.
+    Unset,
+    /// A critic is configured and has not judged the plan's current bytes.
+    Unjudged,
+    /// Its verdict on the plan's current bytes.
+    Judged(Box<Critique>),
+}
+
+/// The critic's rule: with a critic configured, a plan is approved only on its verdict on the
+/// plan's current form, and over a must-fix finding only with a person's reason. What the
+/// approval stood on is recorded with it.
+pub fn critic_standing(input: &PlanInput) -> Result<Option<CriticStanding>> {
+    let overridden = input
+        .override_critic
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty());
+    if input.override_critic.is_some() && overridden.is_none() {
+        return Err(Error::Invalid(
+            "--override-critic needs a reason, recorded with the approval".into(),
+        ));
+    }
+    let judged = match &input.critic {
+        Critic::Unset => {
+            return match overridden {
+                Some(_) => Err(Error::Invalid(
+                    "--override-critic: no critic is configured ([plan] critic), so there is \
+                     no verdict to override"
+                        .into(),
+                )),
+                None => Ok(None),
+            };
+        }
+        Critic::Unjudged => {
+            return Err(Error::Refused(Refusal::PlanUnjudged {
+                file: input.file.clone(),
+                sha256: input.sha256.clone(),
+            }));
+        }
+        Critic::Judged(c) => c,
+    };
+    let must_fix: Vec<String> = judged.must_fix().map(|f| f.issue.clone()).collect();
+    match (must_fix.is_empty(), overridden) {
+        (true, Some(_)) => Err(Error::Invalid(format!(
+            "--override-critic: the critic's verdict on {} holds no must-fix finding, so there \
+             is nothing to override",
+            input.file
+        ))),
+        (false, None) => Err(Error::Refused(Refusal::PlanMustFix {
+            file: input.file.clone(),
+            count: must_fix.len(),
+            listed: must_fix
+                .iter()
+                .map(|f| format!("{f:?}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        })),
+        _ => Ok(Some(CriticStanding {
+            judged_at: judged.at.clone(),
+            findings: judged.findings.len(),
+            must_fix,
+            overridden: overridden.map(str::to_string),
+        })),
+    }
 }
 
 /// A started plan.
@@ -131,6 +206,7 @@ pub fn plan(
     let leaf_entry = manifest
         .entry_step(Kind::Leaf.route())
         .ok_or_else(|| Error::Invalid("the manifest has no leaf route".into()))?;
+    let critic = critic_standing(input)?;
     let (root, gates, seq) =
         root_through_planning(input, who, manifest, (id, target, &split_step), now)?;
     let mut root = configured(root, p, who)?;
@@ -141,6 +217,7 @@ pub fn plan(
         by: who.actor(),
         seq,
         at: now.to_string(),
+        critic,
     }));
     let children = child_specs(p);
     let split = split::plan(

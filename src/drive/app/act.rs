@@ -70,8 +70,10 @@ fn approve_plan(ctx: &Ctx, path: &str) -> Result<String> {
     let input = PlanInput {
         plan: &plan,
         file: path.to_string(),
+        critic: crate::driver::crystallize::standing(ctx.store, &sha256)?,
         sha256,
         delivery: None,
+        override_critic: None,
     };
     let started = crate::transition::plan::start(ctx, Verb::PlanApprove, &input)?;
     let warned = match started.warnings.len() {
@@ -94,8 +96,17 @@ fn crystallize(store: &Store, notes: &str) -> Result<String> {
     let out = notes.with_extension("plan.json");
     let done = crate::driver::crystallize::crystallize(store, notes, &out)?;
     let critic = match &done.critic {
-        Some(c) if !c.passed => format!("; the critic failed it: {}", c.findings.join("; ")),
-        Some(_) => "; the critic passed it".into(),
+        Some(c) if !c.passed() => format!(
+            "; the critic's must-fix findings (`A` refuses until it is fixed and judged again): {}",
+            c.must_fix()
+                .map(|f| format!("{} {}: {}", f.severity.name(), f.category, f.issue))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        Some(c) => format!(
+            "; the critic passed it ({} finding(s), none must be fixed)",
+            c.findings.len()
+        ),
         None => String::new(),
     };
     Ok(format!(

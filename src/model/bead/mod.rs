@@ -23,9 +23,9 @@ mod thin;
 
 pub use counts::Counts;
 pub use records::{
-    Acceptance, CallFrame, Cancelled, Check, DeadLetter, Dispatch, ExitKind, ExitRecord, Gate,
-    GateLand, GateState, KeptReview, Lease, MAX_TRANSIENT, PlanApproval, Proposal, Provenance,
-    ReviewVerdict, Routing, SplitRecord, StepEntry, StepResponse, Verdict,
+    Acceptance, CallFrame, Cancelled, Check, CriticStanding, DeadLetter, Dispatch, ExitKind,
+    ExitRecord, Gate, GateLand, GateState, KeptReview, Lease, MAX_TRANSIENT, PlanApproval,
+    Proposal, Provenance, ReviewVerdict, Routing, SplitRecord, StepEntry, StepResponse, Verdict,
 };
 pub use sparse::{Extra, Few, Sparse};
 pub use thin::ThinText;

@@ -345,7 +345,25 @@ pub struct PlanApproval {
     pub by: String,
     pub seq: u64,
     pub at: String,
+    /// The critic's verdict the approval stood on, when a critic is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critic: Option<CriticStanding>,
 }
+
+/// The critic's verdict a plan's approval stood on (`docs/plan.md`, "The critic").
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct CriticStanding {
+    /// When the critic judged the plan (in the form approved: the same sha256).
+    pub judged_at: String,
+    pub findings: usize,
+    /// The must-fix findings' issues, when there were any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub must_fix: Vec<String>,
+    /// The person's reason for approving over must-fix findings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overridden: Option<String>,
+}
+
 /// A dispatch's final response, recorded on the node for result branches.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct StepResponse {
