@@ -285,6 +285,11 @@ pub enum Refusal {
         count: usize,
         listed: String,
     },
+    /// A turn or a command on a design session that has ended (approved or aborted).
+    #[error(
+        "design session {session} is {status}: it takes no more turns or commands; start another"
+    )]
+    DesignEnded { session: String, status: String },
 }
 
 impl Refusal {
@@ -338,6 +343,7 @@ impl Refusal {
             Refusal::Sandboxed { .. } => "sandboxed",
             Refusal::PlanUnjudged { .. } => "plan-unjudged",
             Refusal::PlanMustFix { .. } => "plan-must-fix",
+            Refusal::DesignEnded { .. } => "design-ended",
         }
     }
 

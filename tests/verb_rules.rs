@@ -59,6 +59,8 @@ const TABLE: &[(&str, &str)] = &[
     ("plan crystallize", "person"),
     ("plan critique", "person"),
     ("plan approve", "person"),
+    ("design", "person"),
+    ("design show", "read-only"),
     ("monitor", "read-only"),
     ("iterate", "runner"),
     ("loop-effect", "runner"),

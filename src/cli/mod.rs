@@ -15,6 +15,7 @@ pub mod completions;
 pub mod create;
 pub mod decide;
 pub mod demo;
+pub mod design;
 pub mod doctor;
 pub mod drive;
 pub mod exec;
@@ -106,8 +107,12 @@ pub enum Command {
     /// Create a lone task from a request (or a campaign from `--plan`) and run it headless to
     /// rest; prints where it landed, exits with the run's status.
     Exec(exec::Args),
-    /// Saved plans: `plan crystallize` turns notes into one, `plan approve` runs it.
+    /// Saved plans: `plan crystallize` turns notes into one, `plan critique` judges one, `plan
+    /// approve` runs it.
     Plan(plan::Args),
+    /// Design mode: talk the work over with the design agent, crystallize the conversation into
+    /// a plan, approve it (the cockpit's design pane, `D`, keeps the same sessions).
+    Design(design::Args),
     /// Replay a loop step's trajectory through the pure pass monitor: stop, escalate, roll
     /// back, step back, ask the user or continue.
     Monitor(monitor::Args),
@@ -168,6 +173,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Classify(args) => classify::run(global, args),
         Command::Exec(args) => exec::run(args, global),
         Command::Plan(args) => plan::run(args, global),
+        Command::Design(args) => design::run(args, global),
         Command::Monitor(args) => monitor::run(global, args),
         Command::Drive(args) => drive::run(args, global),
         Command::Import(args) => interop::import(args, global),

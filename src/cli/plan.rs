@@ -105,6 +105,19 @@ fn run_plan_as(
     global: &Global,
     verb: Verb,
 ) -> Result<i32> {
+    run_plan_then(path, override_critic, args, global, verb, |_, _| Ok(()))
+}
+
+/// Approve and start the plan at `path`, call `started` with its campaign (before the run), then
+/// run it to rest.
+pub fn run_plan_then(
+    path: &Path,
+    override_critic: Option<&str>,
+    args: &ExecArgs,
+    global: &Global,
+    verb: Verb,
+    started: impl FnOnce(&Store, &crate::transition::plan::Started) -> Result<()>,
+) -> Result<i32> {
     let opts = args.options()?;
     super::init::parse_delivery(args.delivery.as_deref())?;
     let (plan, sha256) = crate::transition::plan::read_file(path)?;
@@ -121,11 +134,12 @@ fn run_plan_as(
         delivery: super::init::parse_delivery(args.delivery.as_deref())?,
         override_critic: override_critic.map(str::to_string),
     };
-    let started = start(&Ctx::command_line(&store, now), verb, &input)?;
-    for w in &started.warnings {
+    let campaign = start(&Ctx::command_line(&store, now), verb, &input)?;
+    for w in &campaign.warnings {
         output::err(&format!("splice: warning: {w}\n"));
     }
-    exec::drive(&store, &started.id, &opts, &args.output, "campaign")
+    started(&store, &campaign)?;
+    exec::drive(&store, &campaign.id, &opts, &args.output, "campaign")
 }
 
 fn crystallize_cmd(args: &CrystallizeArgs, global: &Global) -> Result<i32> {

@@ -47,11 +47,46 @@ pub fn crystallize(store: &Store, notes: &Path, out: &Path) -> Result<Crystalliz
         .replace("{{plan_file}}", &plan_file.display().to_string())
         .replace("{{notes_file}}", &notes.display().to_string())
         .replace("{{notes}}", &text);
-    // The kind's built-in command where neither is set, as a dispatch gets it (in the sandbox
-    // when it is enforced), with the prompt where it names it, else last.
+    let notes_path = notes.canonicalize().unwrap_or(notes.into());
+    let (program, ran) = run_agent(
+        store,
+        &config,
+        config.plan.designer.as_deref(),
+        prompt,
+        &scratch,
+        std::slice::from_ref(&notes_path),
+        vec![
+            ("SPLICE_PLAN_FILE".into(), plan_file.clone().into()),
+            ("SPLICE_NOTES".into(), notes_path.clone().into()),
+        ],
+    )?;
+    let result = written_plan(&program, &ran, &plan_file);
+    let outcome = result.and_then(|bytes| publish(&bytes, out));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let mut done = outcome?;
+    if config.plan.critic.is_some() {
+        done.critic = Some(critique(store, out)?);
+    }
+    Ok(done)
+}
+
+/// Run a design agent — `argv`, else `[agent] command`, else the kind's built-in command (as a
+/// dispatch gets it, in the sandbox when it is enforced) — with `prompt` where the built-in
+/// names it, else last, in `scratch`, confined where the kernel can (`read` readable, `scratch`
+/// writable), with `env`. Returns its program's name and what it printed.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_agent(
+    store: &Store,
+    config: &crate::model::Config,
+    argv: Option<&[String]>,
+    prompt: String,
+    scratch: &Path,
+    read: &[PathBuf],
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+) -> Result<(String, process::Captured)> {
     let sandboxed = crate::sandbox::choose(config.sandbox.enabled(), config.sandbox.required())
         .is_ok_and(|why| why.is_none());
-    let builtin = config.plan.designer.is_none() && config.agent.command.is_none();
+    let builtin = argv.is_none() && config.agent.command.is_none();
     if builtin {
         // Codex's and Gemini's built-ins turn their approvals off: only inside the sandbox.
         config
@@ -59,29 +94,17 @@ pub fn crystallize(store: &Store, notes: &Path, out: &Path) -> Result<Crystalliz
             .check_for_run(sandboxed)
             .map_err(Error::Invalid)?;
     }
-    let mut argv = config
-        .plan
-        .designer
-        .clone()
+    let mut argv = argv
+        .map(<[String]>::to_vec)
         .or_else(|| config.agent.command.clone())
         .unwrap_or_else(|| config.agent.command_for("", sandboxed));
     match argv.iter().position(|a| a == "{{prompt}}") {
         Some(at) if builtin => argv[at] = prompt,
         _ => argv.push(prompt),
     }
-    let notes_path = notes.canonicalize().unwrap_or(notes.into());
-    let confined = confine(
-        store,
-        &config,
-        &scratch,
-        std::slice::from_ref(&notes_path),
-        &argv,
-    )?;
-    let mut cmd = Cmd::new(&argv, &scratch);
-    cmd.env = vec![
-        ("SPLICE_PLAN_FILE".into(), plan_file.clone().into()),
-        ("SPLICE_NOTES".into(), notes_path.into()),
-    ];
+    let confined = confine(store, config, scratch, read, &argv)?;
+    let mut cmd = Cmd::new(&argv, scratch);
+    cmd.env = env;
     if builtin && let Some(kind) = config.agent.kind() {
         let sandboxed = confined.is_some();
         cmd.env.extend(
@@ -96,18 +119,10 @@ pub fn crystallize(store: &Store, notes: &Path, out: &Path) -> Result<Crystalliz
             .extend(env.iter().cloned().map(|(k, v)| (k.into(), v)));
     }
     cmd.timeout = Some(TIMEOUT);
-    let ran = process::capture(&cmd, CAP);
-    let result = written_plan(&argv[0], &ran, &plan_file);
-    let outcome = result.and_then(|bytes| publish(&bytes, out));
-    let _ = std::fs::remove_dir_all(&scratch);
-    let mut done = outcome?;
-    if config.plan.critic.is_some() {
-        done.critic = Some(critique(store, out)?);
-    }
-    Ok(done)
+    Ok((argv[0].clone(), process::capture(&cmd, CAP)))
 }
 
-fn scratch_dir() -> Result<PathBuf> {
+pub(crate) fn scratch_dir() -> Result<PathBuf> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());

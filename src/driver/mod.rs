@@ -23,6 +23,7 @@ pub mod act;
 pub mod advice;
 pub mod commands;
 pub mod crystallize;
+pub mod design;
 pub mod envelope;
 pub mod events;
 pub mod feed;

@@ -103,6 +103,8 @@ pub enum Verb {
     PlanCrystallize,
     PlanCritique,
     PlanApprove,
+    Design,
+    DesignShow,
     Monitor,
     Iterate,
     LoopEffect,
@@ -171,6 +173,8 @@ impl Verb {
         Verb::PlanCrystallize,
         Verb::PlanCritique,
         Verb::PlanApprove,
+        Verb::Design,
+        Verb::DesignShow,
         Verb::Monitor,
         Verb::Iterate,
         Verb::LoopEffect,
@@ -231,6 +235,8 @@ impl Verb {
             // Its verdict is what `plan approve` stands on.
             | Verb::PlanCritique
             | Verb::PlanApprove
+            // Starts the design agent and crystallizes; its approval is `plan approve`'s.
+            | Verb::Design
             // The answer to the pass monitor's question.
             | Verb::Guide
             // What a loop step's acceptance stage checks.
@@ -256,6 +262,8 @@ impl Verb {
             | Verb::SandboxExec
             | Verb::Classify
             | Verb::Monitor
+            // A design session's conversation, and the list of them.
+            | Verb::DesignShow
             | Verb::ExportBd
             // Generated from the command line; they read no state.
             | Verb::Completions
@@ -323,6 +331,9 @@ impl Verb {
             Verb::PlanCrystallize => "plan crystallize",
             Verb::PlanCritique => "plan critique",
             Verb::PlanApprove => "plan approve",
+            Verb::Design => "design",
+            // `design show` and `design list`.
+            Verb::DesignShow => "design show",
             // Replays a trajectory file through the pure monitor.
             Verb::Monitor => "monitor",
             Verb::Iterate => "iterate",
