@@ -9,51 +9,12 @@ mod common;
 use common::Repo;
 use serde_json::Value;
 
-/// The scripted design agent and critic (`design/` in the repository, which their sandbox
-/// reads). In conversation (`$SPLICE_DESIGN_TRANSCRIPT`) it answers by the number of turns and
-/// asks to crystallize when the person says "crystallize"; crystallizing (`$SPLICE_PLAN_FILE`)
-/// it writes a plan whose task has files only when the conversation mentions `src/bye.txt`. The
-/// critic must-fixes a task without files.
+/// A repository with the scripted design agent and critic (`common::design_scripts`).
 pub fn design_repo() -> Repo {
     let r = Repo::new();
-    r.git(&["branch", "campaign"]);
-    let dir = r.path().display().to_string();
-    r.write(
-        "design/agent.sh",
-        r#"if [ -n "$SPLICE_DESIGN_TRANSCRIPT" ]; then
-  n=$(wc -l < "$SPLICE_DESIGN_TRANSCRIPT")
-  echo x > "$(dirname "$0")/agent-wrote" 2>/dev/null
-  echo "answer $n: noted."
-  if tail -n 1 "$SPLICE_DESIGN_TRANSCRIPT" | grep -q crystallize; then
-    echo "splice-request: crystallize"
-  fi
-  exit 0
-fi
-files='[]'
-if grep -q 'src/bye.txt' "$SPLICE_NOTES"; then files='["src/bye.txt"]'; fi
-cat > "$SPLICE_PLAN_FILE" <<PLAN
-{"schema_version": 1, "title": "Greeter", "scenarios": [{"id": "S1", "title": "greets"}],
- "suite_cmd": "true", "test_paths": ["tests"], "autonomy": "deep", "target": "campaign",
- "tasks": [{"id": "hello", "title": "Hello", "scenarios": ["S1"], "files": $files}]}
-PLAN
-"#,
-    );
-    r.write(
-        "design/critic.sh",
-        r#"if grep -q '"files": \[\]' "$1"; then
-  echo '{"critiques": [{"category": "correctness", "severity": "high", "issue": "task hello names no file"}], "must_fix_before_execution": true, "overall_assessment": "one gap"}'
-else
-  echo '{"critiques": [], "must_fix_before_execution": false, "overall_assessment": "sound"}'
-fi
-"#,
-    );
-    r.write(
-        ".splice/config.toml",
-        &format!(
-            "[plan]\ndesigner = [\"sh\", \"{dir}/design/agent.sh\"]\n\
-             critic = [\"sh\", \"{dir}/design/critic.sh\"]\n"
-        ),
-    );
+    r.git(&["branch", "greeter"]);
+    let config = common::design_scripts(r.path());
+    r.write(".splice/config.toml", &config);
     r.git(&["add", "-A"]);
     r.git(&["commit", "-qm", "design scripts"]);
     r
@@ -92,13 +53,19 @@ fn a_conversation_is_crystallized_judged_fixed_and_approved() {
     let out = r.run(&["design", "crystallize"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("MUST FIX high correctness: task hello names no file"), "{text}");
+    assert!(
+        text.contains("MUST FIX high correctness: task hello names no file"),
+        "{text}"
+    );
     assert!(text.contains("splice design approve"), "{text}");
     let plan = r.path().join(".splice/design/d1/plan.json");
     assert!(plan.is_file());
     let notes = std::fs::read_to_string(r.path().join(".splice/design/d1/notes.md")).unwrap();
     assert!(notes.contains("It greets in English only."), "{notes}");
-    let err = r.fails(1, &["design", "approve", "--agent", "sim", "--max-passes", "1"]);
+    let err = r.fails(
+        1,
+        &["design", "approve", "--agent", "sim", "--max-passes", "1"],
+    );
     assert!(err.contains("1 must-fix finding(s)"), "{err}");
     assert!(!r.state().join("beads").read_dir().unwrap().any(|_| true));
 
@@ -143,7 +110,10 @@ fn a_failing_agent_records_nothing_and_bad_session_files_are_named() {
 
     let err = r.fails(2, &["design", "show", "--session", "../d1"]);
     assert!(err.contains("not a design session id"), "{err}");
-    r.write(".splice/design/d1/transcript.jsonl", "{\"role\": \"root\"}\n");
+    r.write(
+        ".splice/design/d1/transcript.jsonl",
+        "{\"role\": \"root\"}\n",
+    );
     let err = r.fails(2, &["design", "show", "--session", "d1"]);
     assert!(err.contains("transcript.jsonl: line 1"), "{err}");
     // A dispatched session cannot talk to the design agent.

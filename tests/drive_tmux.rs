@@ -75,6 +75,12 @@ impl Tmux {
         self.cmd(&["send-keys", "-t", "drive", keys]);
     }
 
+    /// Type `text` literally, then Enter.
+    fn line(&self, text: &str) {
+        self.cmd(&["send-keys", "-t", "drive", "-l", text]);
+        self.keys("Enter");
+    }
+
     /// Wait until the screen shows `what` (any of them), at most `limit`; returns the screen.
     fn wait_for(&self, what: &[&str], limit: Duration) -> String {
         self.wait_until(
@@ -163,6 +169,11 @@ fn cockpit(dir: &Path, env: &str) -> Tmux {
         Path::new("/"),
     );
     assert_eq!(setup.status.code(), Some(0), "{setup:?}");
+    cockpit_again(dir, env)
+}
+
+/// Start the cockpit in DIR as it is.
+fn cockpit_again(dir: &Path, env: &str) -> Tmux {
     let tmux = Tmux {
         socket: format!(
             "splice-test-{}-{}",
@@ -423,5 +434,96 @@ fn a_terminal_that_hangs_up_ends_the_cockpit_and_its_run_leaving_no_claim() {
         claimed(&dir).is_empty(),
         "its run was stopped: {:?}",
         claimed(&dir)
+    );
+}
+
+/// Issue 35's design mode in the cockpit: three turns with a scripted design agent, whose
+/// request to crystallize waits for the person's `/crystallize`; the critic's must-fix finding
+/// shown beside the plan and blocking `/approve`; a fix and a second crystallize; then, after
+/// quitting, the conversation resumed in a new cockpit and `/approve` starting the campaign.
+#[test]
+fn a_design_conversation_is_crystallized_blocked_fixed_resumed_and_approved() {
+    if !tmux_tests() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    let setup = splice(
+        &["demo", "--setup-only", dir.to_str().unwrap()],
+        Path::new("/"),
+    );
+    assert_eq!(setup.status.code(), Some(0), "{setup:?}");
+    let config = dir.join(".splice/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push('\n');
+    text.push_str(&common::design_scripts(&dir));
+    std::fs::write(&config, text).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["branch", "greeter"]);
+    let long = Duration::from_secs(60);
+
+    let tmux = cockpit_again(&dir, "");
+    tmux.keys("D");
+    tmux.wait_for(&["design (new session)"], long);
+    tmux.line("We need a greeter.");
+    tmux.wait_for(&["answer 1: noted."], long);
+    tmux.line("It greets in English only.");
+    tmux.wait_for(&["answer 3: noted."], long);
+    tmux.line("That is all: crystallize it.");
+    let screen = tmux.wait_for(&["answer 5: noted."], long);
+    assert!(screen.contains("design d1 (conversation)"), "{screen}");
+    let screen = tmux.wait_for(&["asks to crystallize"], long);
+    assert!(
+        screen.contains("no plan yet"),
+        "the request did nothing:\n{screen}"
+    );
+
+    tmux.line("/crystallize");
+    let screen = tmux.wait_for(&["MUST FIX"], long);
+    assert!(screen.contains("names no file"), "{screen}");
+    assert!(
+        !screen.contains("asks to crystallize"),
+        "a request carried out is not shown as pending:\n{screen}"
+    );
+    tmux.line("/approve");
+    let screen = tmux.wait_for(&["refused:"], long);
+    assert!(screen.contains("must-fix"), "{screen}");
+
+    tmux.line("Task hello writes src/bye.txt.");
+    tmux.wait_for(&["answer 7: noted."], long);
+    tmux.line("/crystallize");
+    tmux.wait_for(&["the critic passed it"], long);
+    tmux.keys("Escape");
+    tmux.wait_for(&["design session d1 kept"], long);
+    quit(&tmux);
+    drop(tmux);
+
+    // A new cockpit resumes the conversation where it was.
+    let tmux = cockpit_again(&dir, "");
+    tmux.keys("D");
+    let screen = tmux.wait_for(&["design session d1 resumed (8 turn(s))"], long);
+    assert!(screen.contains("answer 7: noted."), "{screen}");
+    assert!(screen.contains("critic: passed"), "{screen}");
+    tmux.line("/approve");
+    tmux.wait_for(&["plan approved: campaign"], long);
+    tmux.keys("Escape");
+    tmux.wait_for(&["r run"], long);
+    quit(&tmux);
+    let listed = splice(&["design", "list", "--json"], &dir);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed["sessions"][0]["status"], "approved", "{listed:#}");
+    let campaign = listed["sessions"][0]["campaign"].as_str().unwrap();
+    let root = splice(&["show", campaign, "--json"], &dir);
+    assert_eq!(root.status.code(), Some(0), "{root:?}");
+    assert!(
+        !dir.join("design/agent-wrote").exists(),
+        "the design agent wrote the checkout"
     );
 }

@@ -16,8 +16,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
 
-use crate::drive::model::{Model, Tone, TreeLine};
+use crate::drive::model::{DesignPane, Model, Tone, TreeLine};
 use crate::driver::advice;
+use crate::model::printable::printable;
 
 /// Below this width the panes are stacked.
 const WIDE: u16 = 100;
@@ -51,9 +52,13 @@ pub fn render(model: &Model, frame: &mut Frame) {
     };
     let paint = Paint(model.color());
     render_bar(model, frame, bar, paint);
-    render_tree(model, frame, tree, paint);
-    render_detail(model, frame, detail, paint);
-    render_log(model, frame, log, paint);
+    if let Some(pane) = model.design() {
+        render_design(pane, frame, body, paint);
+    } else {
+        render_tree(model, frame, tree, paint);
+        render_detail(model, frame, detail, paint);
+        render_log(model, frame, log, paint);
+    }
     render_help(model, frame, help, paint);
     render_message(model, frame, message, paint);
 }
@@ -327,8 +332,91 @@ fn render_help(model: &Model, frame: &mut Frame, area: Rect, paint: Paint) {
     }
 }
 
+/// The design pane: the conversation (its newest lines in sight) beside the plan, what the
+/// agent asks for and the critic's findings. Everything the agent and the critic wrote is
+/// escaped before it is drawn.
+fn render_design(pane: &DesignPane, frame: &mut Frame, area: Rect, paint: Paint) {
+    let [talk, side] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
+        .spacing(1)
+        .areas(area);
+    let title = match &pane.session {
+        Some(id) => format!(" design {id} ({}) ", pane.status),
+        None => " design (new session) ".to_string(),
+    };
+    let block = Block::default().borders(Borders::ALL).title(title);
+    let inner = block.inner(talk);
+    frame.render_widget(block, talk);
+    let width = inner.width.max(1) as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    for (person, text) in &pane.turns {
+        let (who, style) = match person {
+            true => ("you", paint.title()),
+            false => ("agent", paint.fg(Color::Cyan)),
+        };
+        lines.push(Line::styled(format!("{who}:"), style));
+        for para in text.lines() {
+            for l in wrap(&printable(para), width.saturating_sub(2)) {
+                lines.push(Line::raw(format!("  {l}")));
+            }
+        }
+    }
+    if lines.is_empty() {
+        lines.push(Line::styled(
+            "say what the work is: scope, constraints, how it will be checked",
+            paint.dim(),
+        ));
+    }
+    let skip = lines.len().saturating_sub(inner.height as usize);
+    frame.render_widget(Paragraph::new(lines.split_off(skip)), inner);
+
+    let block = Block::default().borders(Borders::ALL).title(" plan ");
+    let inner = block.inner(side);
+    frame.render_widget(block, side);
+    let width = inner.width.max(1) as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    if let Some(r) = &pane.request {
+        lines.push(Line::styled(
+            fit(&format!("the agent asks to {r}: /{r} does it"), width),
+            paint.fg(Color::Yellow),
+        ));
+    }
+    match &pane.plan {
+        Some(p) => lines.push(Line::raw(fit(&format!("plan: {p}"), width))),
+        None => lines.push(Line::styled("no plan yet: /crystallize", paint.dim())),
+    }
+    for f in &pane.findings {
+        let style = if f.contains("MUST FIX") || f.contains("must-fix") {
+            paint.fg(Color::Red)
+        } else {
+            Style::new()
+        };
+        for l in wrap(&printable(f), width) {
+            lines.push(Line::styled(l, style));
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
 fn render_message(model: &Model, frame: &mut Frame, area: Rect, paint: Paint) {
     let width = area.width as usize;
+    if let Some(pane) = model.design().filter(|_| model.prompt().is_none()) {
+        let text = format!("> {}▏", pane.input);
+        let skip = text.chars().count().saturating_sub(width);
+        let typed = Line::styled(text.chars().skip(skip).collect::<String>(), paint.title());
+        let line = match (pane.input.is_empty(), model.message()) {
+            (true, Some(m)) => {
+                let style = if m.starts_with("refused") {
+                    paint.fg(Color::Red)
+                } else {
+                    Style::new()
+                };
+                Line::styled(fit(&format!("> ▏ {m}"), width), style)
+            }
+            _ => typed,
+        };
+        frame.render_widget(Paragraph::new(line), area);
+        return;
+    }
     let line = match (model.prompt(), model.message()) {
         (Some(p), _) => {
             // The end of what is typed stays in sight.

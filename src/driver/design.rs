@@ -114,6 +114,10 @@ pub struct Session {
     pub plan: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
+    /// How many turns the conversation had when its plan was crystallized: the plan stands for
+    /// those.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crystallized_turns: Option<usize>,
     /// The campaign its approved plan started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub campaign: Option<String>,
@@ -128,12 +132,20 @@ pub struct Conversation {
 }
 
 impl Conversation {
-    /// The request of the agent's last turn, when it is the last turn.
+    /// The request of the agent's last turn, when it is the last turn and the person has not
+    /// done what it asks since (a crystallize after it; an ended session does nothing more).
     pub fn pending_request(&self) -> Option<Request> {
-        self.turns
+        if !self.session.status.open() {
+            return None;
+        }
+        let request = self
+            .turns
             .last()
             .filter(|t| t.role == Role::Agent)
-            .and_then(|t| t.request)
+            .and_then(|t| t.request)?;
+        let done = request == Request::Crystallize
+            && self.session.crystallized_turns == Some(self.turns.len());
+        (!done).then_some(request)
     }
 }
 
@@ -266,6 +278,7 @@ pub fn new_session(store: &Store, now: &str) -> Conversation {
             updated_at: now.to_string(),
             plan: None,
             sha256: None,
+            crystallized_turns: None,
             campaign: None,
         },
         turns: Vec::new(),
@@ -430,6 +443,7 @@ pub fn crystallize(
     c.session.status = Status::Crystallized;
     c.session.plan = Some(plan.display().to_string());
     c.session.sha256 = Some(done.sha256.clone());
+    c.session.crystallized_turns = Some(c.turns.len());
     c.session.updated_at = now.to_string();
     save(store, &c)?;
     Ok((c, done))

@@ -344,3 +344,50 @@ impl Repo {
         reviewed
     }
 }
+
+/// The scripted design agent and critic of the design-mode tests, written under `dir/design/`
+/// (which their sandbox reads); returns the `[plan]` section of config.toml that names them.
+/// In conversation (`$SPLICE_DESIGN_TRANSCRIPT`) the agent answers `answer N: noted.` (N the
+/// transcript's lines) and asks to crystallize when the person's last turn says "crystallize";
+/// crystallizing (`$SPLICE_PLAN_FILE`) it writes a plan (target `greeter`, a branch the caller makes) whose one task names
+/// a file only when the conversation mentions `src/bye.txt`. The critic must-fixes a task that
+/// names no file. The agent also tries to write beside its script, which a sandbox refuses.
+pub fn design_scripts(dir: &Path) -> String {
+    let design = dir.join("design");
+    std::fs::create_dir_all(&design).unwrap();
+    std::fs::write(
+        design.join("agent.sh"),
+        r#"if [ -n "$SPLICE_DESIGN_TRANSCRIPT" ]; then
+  n=$(wc -l < "$SPLICE_DESIGN_TRANSCRIPT")
+  echo x > "$(dirname "$0")/agent-wrote" 2>/dev/null
+  echo "answer $n: noted."
+  if tail -n 1 "$SPLICE_DESIGN_TRANSCRIPT" | grep -q crystallize; then
+    echo "splice-request: crystallize"
+  fi
+  exit 0
+fi
+files='[]'
+if grep -q 'src/bye.txt' "$SPLICE_NOTES"; then files='["src/bye.txt"]'; fi
+cat > "$SPLICE_PLAN_FILE" <<PLAN
+{"schema_version": 1, "title": "Greeter", "scenarios": [{"id": "S1", "title": "greets"}],
+ "suite_cmd": "true", "test_paths": ["tests"], "autonomy": "deep", "target": "greeter",
+ "tasks": [{"id": "hello", "title": "Hello", "scenarios": ["S1"], "files": $files}]}
+PLAN
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        design.join("critic.sh"),
+        r#"if grep -q '"files": \[\]' "$1"; then
+  echo '{"critiques": [{"category": "correctness", "severity": "high", "issue": "task hello names no file"}], "must_fix_before_execution": true, "overall_assessment": "one gap"}'
+else
+  echo '{"critiques": [], "must_fix_before_execution": false, "overall_assessment": "sound"}'
+fi
+"#,
+    )
+    .unwrap();
+    format!(
+        "[plan]\ndesigner = [\"sh\", \"{0}/agent.sh\"]\ncritic = [\"sh\", \"{0}/critic.sh\"]\n",
+        design.display()
+    )
+}

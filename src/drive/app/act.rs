@@ -17,7 +17,7 @@ use crate::transition::authority::Verb;
 use crate::transition::plan::PlanInput;
 use crate::transition::{Ctx, Who, claim, gate, loops, park, settings};
 
-use super::super::model::Command;
+use super::super::model::{Command, DesignPane};
 
 /// A writing command through the writer, as `who` (a person): `None` when `cmd` is not one.
 pub fn write(
@@ -66,16 +66,7 @@ pub fn write(
 /// `plan approve PLAN` as a person: the plan read and checked (a bad one names the file and
 /// the field), its campaign created with its planning gates approved.
 fn approve_plan(ctx: &Ctx, path: &str) -> Result<String> {
-    let (plan, sha256) = crate::transition::plan::read_file(std::path::Path::new(path))?;
-    let input = PlanInput {
-        plan: &plan,
-        file: path.to_string(),
-        critic: crate::driver::crystallize::standing(ctx.store, &sha256)?,
-        sha256,
-        delivery: None,
-        override_critic: None,
-    };
-    let started = crate::transition::plan::start(ctx, Verb::PlanApprove, &input)?;
+    let started = start_plan(ctx, path, None)?;
     let warned = match started.warnings.len() {
         0 => String::new(),
         n => format!(" ({n} warning(s): {})", started.warnings.join("; ")),
@@ -86,6 +77,172 @@ fn approve_plan(ctx: &Ctx, path: &str) -> Result<String> {
         started.children.len(),
         started.step
     ))
+}
+
+fn start_plan(
+    ctx: &Ctx,
+    path: &str,
+    override_critic: Option<String>,
+) -> Result<crate::transition::plan::Started> {
+    let (plan, sha256) = crate::transition::plan::read_file(std::path::Path::new(path))?;
+    let input = PlanInput {
+        plan: &plan,
+        file: path.to_string(),
+        critic: crate::driver::crystallize::standing(ctx.store, &sha256)?,
+        sha256,
+        delivery: None,
+        override_critic,
+    };
+    crate::transition::plan::start(ctx, Verb::PlanApprove, &input)
+}
+
+/// The design pane's commands (`splice design`'s, as a person): how it went, and the session
+/// as it now stands for the pane. `None` when `cmd` is not one.
+pub fn design(
+    store: &Store,
+    who: &Who,
+    cmd: &Command,
+) -> Option<(std::result::Result<String, String>, Option<DesignPane>)> {
+    use crate::driver::design;
+    let run = || -> Result<(String, Option<design::Conversation>)> {
+        let now = crate::clock::now_string()?;
+        let verb = match cmd {
+            Command::DesignOpen => Verb::DesignShow,
+            Command::DesignApprove { .. } => Verb::PlanApprove,
+            _ => Verb::Design,
+        };
+        crate::transition::authority::admit(verb, who)?;
+        let open = |id: &str| design::load(store, id);
+        Ok(match cmd {
+            Command::DesignOpen => match design::resolve(store, None)? {
+                Some(c) => (
+                    format!(
+                        "design session {} resumed ({} turn(s)): type, ⏎ sends",
+                        c.session.id,
+                        c.turns.len()
+                    ),
+                    Some(c),
+                ),
+                None => (
+                    "a new design session: say what the work is, ⏎ sends".into(),
+                    None,
+                ),
+            },
+            Command::DesignSay { session, text } => {
+                let c = match session {
+                    Some(id) => open(id)?,
+                    None => design::new_session(store, &now),
+                };
+                let c = design::say(store, c, text, &now)?;
+                let asks = c.pending_request().map_or(String::new(), |r| {
+                    format!("; the design agent asks to {0}: /{0} does it", r.name())
+                });
+                (format!("the design agent answered{asks}"), Some(c))
+            }
+            Command::DesignCrystallize { session } => {
+                let (c, done) = design::crystallize(store, open(session)?, &now)?;
+                let said = match &done.critic {
+                    Some(v) if !v.passed() => format!(
+                        "; {} must-fix finding(s): /approve refuses until it is fixed, or \
+                         /approve REASON overrides",
+                        v.must_fix().count()
+                    ),
+                    Some(_) => "; the critic passed it: /approve starts it".into(),
+                    None => "; /approve starts it".into(),
+                };
+                (
+                    format!("plan {} ({} task(s)){said}", done.plan, done.tasks),
+                    Some(c),
+                )
+            }
+            Command::DesignApprove {
+                session,
+                override_critic,
+            } => {
+                let c = open(session)?;
+                let plan = design::plan_file(&c)?;
+                let ctx = Ctx {
+                    store,
+                    holder: None,
+                    who: who.clone(),
+                    run: None,
+                    expect_seq: None,
+                    now: now.clone(),
+                };
+                let started =
+                    start_plan(&ctx, &plan.display().to_string(), override_critic.clone())?;
+                let c = design::approved(store, c, &started.id, &now)?;
+                (
+                    format!(
+                        "plan approved: campaign {} with {} task(s); `r` runs it",
+                        started.id,
+                        started.children.len()
+                    ),
+                    Some(c),
+                )
+            }
+            Command::DesignAbort { session } => {
+                let c = design::abort(store, open(session)?, &now)?;
+                (format!("design session {} aborted", c.session.id), Some(c))
+            }
+            _ => unreachable!("only design commands come here"),
+        })
+    };
+    if !matches!(
+        cmd,
+        Command::DesignOpen
+            | Command::DesignSay { .. }
+            | Command::DesignCrystallize { .. }
+            | Command::DesignApprove { .. }
+            | Command::DesignAbort { .. }
+    ) {
+        return None;
+    }
+    Some(match run() {
+        Ok((line, c)) => (Ok(line), Some(pane(store, c.as_ref()))),
+        Err(e) => (Err(e.to_string()), None),
+    })
+}
+
+/// The pane for a session (none yet: an empty one), with the critic's recorded verdict on its
+/// plan.
+fn pane(store: &Store, c: Option<&crate::driver::design::Conversation>) -> DesignPane {
+    use crate::driver::design::Role;
+    let Some(c) = c else {
+        return DesignPane {
+            status: "new".into(),
+            ..DesignPane::default()
+        };
+    };
+    let s = &c.session;
+    let findings = s
+        .sha256
+        .as_deref()
+        .and_then(|sha| {
+            crate::driver::crystallize::recorded(store, sha)
+                .ok()
+                .flatten()
+        })
+        .map(|v| {
+            crate::driver::crystallize::findings_text(&v)
+                .lines()
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    DesignPane {
+        session: Some(s.id.clone()),
+        status: s.status.name().to_string(),
+        turns: c
+            .turns
+            .iter()
+            .map(|t| (t.role == Role::Person, t.text.clone()))
+            .collect(),
+        request: c.pending_request().map(|r| r.name().to_string()),
+        plan: s.plan.clone(),
+        findings,
+        input: String::new(),
+    }
 }
 
 /// `plan crystallize NOTES` (the designer, then the critic), the plan written beside the notes.

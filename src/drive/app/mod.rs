@@ -221,6 +221,22 @@ impl App {
 
     /// Carry out one command and tell the model how it went.
     fn command(&mut self, cmd: Command, screen: &mut Screen) -> Result<Flow> {
+        if matches!(
+            cmd,
+            Command::DesignSay { .. } | Command::DesignCrystallize { .. }
+        ) {
+            // The design agent takes a while: say so before waiting on it.
+            self.model
+                .update(Msg::Done(Ok("waiting for the design agent…".into())));
+            let _ = screen.term.draw(|f| super::view::render(&self.model, f));
+        }
+        if let Some((done, pane)) = act::design(&self.store, &self.opts.who, &cmd) {
+            if let Some(pane) = pane {
+                self.model.update(Msg::Design(Box::new(pane)));
+            }
+            self.model.update(Msg::Done(done));
+            return Ok(Flow::Go);
+        }
         if let Some(done) = act::write(&self.store, &self.opts.who, &cmd) {
             self.model.update(Msg::Done(done));
             return Ok(Flow::Go);

@@ -16,8 +16,13 @@
 //! | `s` | a background run is going | stop it |
 //! | `P` | no run is going | crystallize notes into a plan (prompt: the notes file) |
 //! | `A` | always | approve a plan: its campaign is created (prompt: the plan file) |
+//! | `D` | always | the design pane: talk with the design agent (below) |
 //! | `q` | always | quit (a background run stopped first) |
 //! | `?` | always | every key, or only those that apply |
+//!
+//! In the design pane, what is typed is the person's next turn (⏎ sends it) or a slash command:
+//! `/crystallize`, `/approve [REASON]` (REASON overrides the critic's must-fix findings),
+//! `/abort`; Esc leaves the pane, the session kept (`D` resumes it).
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -73,6 +78,7 @@ pub const ALL_KEYS: &[(&str, &str)] = &[
     ("d", "dry-run"),
     ("P", "plan from notes"),
     ("A", "approve plan"),
+    ("D", "design"),
     ("q", "quit"),
     ("?", "keys"),
 ];
@@ -83,6 +89,9 @@ pub(super) fn key(m: &mut Model, key: KeyEvent) -> Option<Command> {
     }
     if m.prompt.is_some() {
         return prompt_key(m, key);
+    }
+    if m.design.is_some() {
+        return design_key(m, key);
     }
     m.message = None;
     if key.modifiers.contains(KeyModifiers::CONTROL) {
@@ -125,6 +134,68 @@ fn prompt_key(m: &mut Model, key: KeyEvent) -> Option<Command> {
             let p = m.prompt.take()?;
             m.message = None;
             return Some(p.then.command(text));
+        }
+        _ => {}
+    }
+    None
+}
+
+/// A key in the design pane: typed text, Backspace, ⏎ sends the line (a turn or a slash
+/// command), Esc leaves.
+fn design_key(m: &mut Model, key: KeyEvent) -> Option<Command> {
+    let pane = m.design.as_mut()?;
+    if key.modifiers.contains(KeyModifiers::CONTROL) {
+        return (key.code == KeyCode::Char('c')).then_some(Command::Quit);
+    }
+    match key.code {
+        KeyCode::Char(c) => pane.input.push(c),
+        KeyCode::Backspace => {
+            pane.input.pop();
+        }
+        KeyCode::Esc => {
+            let kept = pane.session.clone();
+            m.design = None;
+            m.message = Some(match kept {
+                Some(id) => format!("design session {id} kept: D resumes it"),
+                None => "left the design pane".into(),
+            });
+        }
+        KeyCode::Enter => {
+            let line = std::mem::take(&mut pane.input);
+            let line = line.trim();
+            if line.is_empty() {
+                return None;
+            }
+            let session = pane.session.clone();
+            let Some(command) = line.strip_prefix('/') else {
+                m.message = None;
+                return Some(Command::DesignSay {
+                    session,
+                    text: line.to_string(),
+                });
+            };
+            let (word, rest) = command.split_once(' ').unwrap_or((command, ""));
+            let Some(session) = session else {
+                m.message = Some(format!(
+                    "/{word}: say something first: there is no session yet"
+                ));
+                return None;
+            };
+            let rest = rest.trim();
+            return match word {
+                "crystallize" => Some(Command::DesignCrystallize { session }),
+                "approve" => Some(Command::DesignApprove {
+                    session,
+                    override_critic: (!rest.is_empty()).then(|| rest.to_string()),
+                }),
+                "abort" => Some(Command::DesignAbort { session }),
+                _ => {
+                    m.message = Some(format!(
+                        "/{word}: unknown; /crystallize, /approve [REASON] or /abort"
+                    ));
+                    None
+                }
+            };
         }
         _ => {}
     }
@@ -188,6 +259,7 @@ impl Model {
                 )
             }),
             'A' => Ok(self.ask("plan file to approve".into(), Then::ApprovePlan)),
+            'D' => Ok(Some(Command::DesignOpen)),
             _ => return None,
         };
         match out {
@@ -344,6 +416,15 @@ impl Model {
         if self.prompt.is_some() {
             return vec![("⏎", "submit"), ("Esc", "cancel"), ("⌫", "erase")];
         }
+        if self.design.is_some() {
+            return vec![
+                ("⏎", "send"),
+                ("/crystallize", "plan"),
+                ("/approve [REASON]", "start it"),
+                ("/abort", "end"),
+                ("Esc", "leave"),
+            ];
+        }
         if self.all_keys {
             return ALL_KEYS.to_vec();
         }
@@ -372,7 +453,7 @@ impl Model {
         if self.idle_run().is_ok() {
             out.extend([("p", "pass"), ("d", "dry-run"), ("P", "plan")]);
         }
-        out.push(("A", "approve plan"));
+        out.extend([("A", "approve plan"), ("D", "design")]);
         out.extend([("q", "quit"), ("?", "keys")]);
         out
     }

@@ -57,8 +57,45 @@ pub enum Command {
     /// `plan approve PLAN`: the plan's campaign is created, its planning gates approved; a run
     /// (`r`) then carries it out.
     ApprovePlan { plan: String },
+    /// Open the design pane on the newest open design session (`splice design show`), or on a
+    /// new one when there is none.
+    DesignOpen,
+    /// `design say`: the person's turn, and the design agent's answer (`session` none: a new
+    /// session).
+    DesignSay {
+        session: Option<String>,
+        text: String,
+    },
+    /// `/crystallize`: `design crystallize`.
+    DesignCrystallize { session: String },
+    /// `/approve [REASON]`: `design approve` without its run (`r` runs the campaign), REASON
+    /// overriding the critic's must-fix findings.
+    DesignApprove {
+        session: String,
+        override_critic: Option<String>,
+    },
+    /// `/abort`: `design abort`.
+    DesignAbort { session: String },
     /// Leave the cockpit (stopping a background run first).
     Quit,
+}
+
+/// The design pane: a session's conversation in words, what the agent asks for, the plan and
+/// the critic's findings beside it, and the line being typed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DesignPane {
+    /// None until the first turn makes the session.
+    pub session: Option<String>,
+    pub status: String,
+    /// `(the person's, text)`, oldest first.
+    pub turns: Vec<(bool, String)>,
+    /// What the agent's last answer asks for (`crystallize`, `approve`, `abort`).
+    pub request: Option<String>,
+    pub plan: Option<String>,
+    /// The critic's verdict on the plan in words, a line each.
+    pub findings: Vec<String>,
+    /// The line being typed.
+    pub input: String,
 }
 
 /// One read of the state, as the app hands it to the model.
@@ -91,6 +128,8 @@ pub enum Msg {
     /// The wall time of the run shown in the run bar so far, by the app's clock (the model has
     /// none).
     Clock { wall_s: u64 },
+    /// The design pane's session as it now stands (its typed line is kept).
+    Design(Box<DesignPane>),
 }
 
 /// The most log lines the model keeps for the selected node.
@@ -142,6 +181,7 @@ pub struct Model {
     message: Option<String>,
     prompt: Option<Prompt>,
     all_keys: bool,
+    design: Option<DesignPane>,
 }
 
 impl Model {
@@ -184,6 +224,10 @@ impl Model {
                 while self.log.len() > LOG_LINES {
                     self.log.pop_front();
                 }
+            }
+            Msg::Design(pane) => {
+                let input = self.design.take().map(|d| d.input).unwrap_or_default();
+                self.design = Some(DesignPane { input, ..*pane });
             }
             Msg::Done(Ok(line)) => self.message = Some(line),
             Msg::Done(Err(refusal)) => self.message = Some(format!("refused: {refusal}")),
@@ -228,6 +272,11 @@ impl Model {
     /// The message line: what the last command did, its refusal, or why a key does not apply.
     pub fn message(&self) -> Option<&str> {
         self.message.as_deref()
+    }
+
+    /// The design pane, when it is open.
+    pub fn design(&self) -> Option<&DesignPane> {
+        self.design.as_ref()
     }
 
     /// The prompt being typed, if any.

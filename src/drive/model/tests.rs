@@ -502,3 +502,74 @@ fn plan_keys_ask_for_a_file_and_crystallize_waits_for_no_run() {
         m.message()
     );
 }
+
+#[test]
+fn the_design_pane_sends_turns_and_slash_commands_and_esc_keeps_the_session() {
+    let mut m = model("campaign-mixed");
+    assert!(keys(&m).contains(&"D"));
+    assert_eq!(press(&mut m, KeyCode::Char('D')), Some(Command::DesignOpen));
+    m.update(Msg::Design(Box::new(super::DesignPane::default())));
+    // A slash command needs a session: none until the first turn.
+    typed(&mut m, "/crystallize");
+    assert_eq!(press(&mut m, KeyCode::Enter), None);
+    assert!(
+        m.message()
+            .is_some_and(|t| t.contains("say something first"))
+    );
+    // Typed keys are text here, not commands: `q` does not quit.
+    typed(&mut m, "quite so");
+    assert_eq!(
+        press(&mut m, KeyCode::Enter),
+        Some(Command::DesignSay {
+            session: None,
+            text: "quite so".into()
+        })
+    );
+    m.update(Msg::Design(Box::new(super::DesignPane {
+        session: Some("d1".into()),
+        ..super::DesignPane::default()
+    })));
+    for (line, cmd) in [
+        (
+            "/crystallize",
+            Some(Command::DesignCrystallize {
+                session: "d1".into(),
+            }),
+        ),
+        (
+            "/approve it is known",
+            Some(Command::DesignApprove {
+                session: "d1".into(),
+                override_critic: Some("it is known".into()),
+            }),
+        ),
+        (
+            "/approve",
+            Some(Command::DesignApprove {
+                session: "d1".into(),
+                override_critic: None,
+            }),
+        ),
+        (
+            "/abort",
+            Some(Command::DesignAbort {
+                session: "d1".into(),
+            }),
+        ),
+        ("/merge", None),
+    ] {
+        typed(&mut m, line);
+        assert_eq!(press(&mut m, KeyCode::Enter), cmd, "{line}");
+    }
+    assert!(m.message().is_some_and(|t| t.contains("/merge: unknown")));
+    // What is being typed survives the pane's refresh.
+    typed(&mut m, "half a");
+    m.update(Msg::Design(Box::new(super::DesignPane {
+        session: Some("d1".into()),
+        ..super::DesignPane::default()
+    })));
+    assert_eq!(m.design().unwrap().input, "half a");
+    assert_eq!(press(&mut m, KeyCode::Esc), None);
+    assert!(m.design().is_none());
+    assert_eq!(m.message(), Some("design session d1 kept: D resumes it"));
+}
