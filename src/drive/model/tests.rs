@@ -508,7 +508,7 @@ fn the_design_pane_sends_turns_and_slash_commands_and_esc_keeps_the_session() {
     let mut m = model("campaign-mixed");
     assert!(keys(&m).contains(&"D"));
     assert_eq!(press(&mut m, KeyCode::Char('D')), Some(Command::DesignOpen));
-    m.update(Msg::Design(Box::new(super::DesignPane::default())));
+    m.update(Msg::Design(Box::default()));
     // A slash command needs a session: none until the first turn.
     typed(&mut m, "/crystallize");
     assert_eq!(press(&mut m, KeyCode::Enter), None);
