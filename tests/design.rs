@@ -14,6 +14,18 @@ pub fn design_repo() -> Repo {
     let r = Repo::new();
     r.git(&["branch", "greeter"]);
     let config = common::design_scripts(r.path());
+    // The distiller (issue 35, item 3) is given the plan's request and the conversation.
+    std::fs::write(
+        r.path().join("design/distiller.sh"),
+        "grep -q '^# The design conversation' \"$1\" && \
+         grep -q '^person: It greets in English only.' \"$1\" && \
+         grep -q '^design agent: answer 1: noted.' \"$1\" && echo 'A greeter, in English.'\n",
+    )
+    .unwrap();
+    let config = format!(
+        "{config}distiller = [\"sh\", \"{}/design/distiller.sh\"]\n",
+        r.path().display()
+    );
     r.write(".splice/config.toml", &config);
     r.git(&["add", "-A"]);
     r.git(&["commit", "-qm", "design scripts"]);
@@ -84,6 +96,11 @@ fn a_conversation_is_crystallized_judged_fixed_and_approved() {
     let root = r.bead(campaign);
     assert_eq!(root["title"], "Greeter");
     assert!(root["pipeline"]["plan"]["critic"].is_object(), "{root:#}");
+    // Its steps get the intent distilled from the request and the conversation.
+    assert_eq!(
+        root["pipeline"]["intent"]["text"], "A greeter, in English.",
+        "{root:#}"
+    );
 
     // An approved session takes no more turns; a new one can be started.
     let out = r.run(&["design", "say", "--session", "d1", "one more thing"]);

@@ -121,8 +121,26 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     create::check_target(&planned, None)?;
     let now = crate::clock::now_string()?;
     let store = Store::open_or_create(global.dir.as_deref())?;
+    let node = distilled(&store, node, &now);
     let created = create::exec_task(&Ctx::command_line(&store, now), node)?;
     drive(&store, &created.id, &opts, &args.run.output, "task")
+}
+
+/// The new task with its request's intent (`[plan] distiller`, `driver::distill`); a
+/// distiller's failure is warned about, and the task's steps get the deterministic cut.
+pub(super) fn distilled(store: &Store, node: create::NewNode, now: &str) -> create::NewNode {
+    let request = match node.description.trim().is_empty() {
+        true => &node.title,
+        false => &node.description,
+    };
+    let distilled = crate::driver::distill::request(store, request, now);
+    if let Some(w) = &distilled.warning {
+        super::output::err(&format!("splice: warning: {w}\n"));
+    }
+    create::NewNode {
+        intent: distilled.intent,
+        ..node
+    }
 }
 
 /// The task's title: the request's first non-empty line, at most 100 characters.

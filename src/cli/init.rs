@@ -86,6 +86,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     create::check_target(&planned, node.target.as_deref())?;
     let now = crate::clock::now_string()?;
     let store = Store::open_or_create(global.dir.as_deref())?;
+    let node = super::exec::distilled(&store, node, &now);
     let outcome = create::init(&Ctx::command_line(&store, now), node);
     output::report_repairs(&store);
     for w in outcome.iter().flat_map(|created| &created.warnings) {

@@ -126,14 +126,22 @@ pub fn run_plan_then(
     create::check_target(&planned, plan.target.as_deref())?;
     let now = crate::clock::now_string()?;
     let store = Store::open_or_create(global.dir.as_deref())?;
-    let input = PlanInput {
+    let mut input = PlanInput {
         plan: &plan,
         file: path.display().to_string(),
         critic: crystallize::standing(&store, &sha256)?,
         sha256,
         delivery: super::init::parse_delivery(args.delivery.as_deref())?,
         override_critic: override_critic.map(str::to_string),
+        intent: None,
     };
+    // Distilled only when the critic lets the approval stand (a refusal runs nothing).
+    crate::transition::plan::critic_standing(&input)?;
+    let distilled = crate::driver::distill::plan(&store, &plan, path, &now);
+    if let Some(w) = &distilled.warning {
+        output::err(&format!("splice: warning: {w}\n"));
+    }
+    input.intent = distilled.intent;
     let campaign = start(&Ctx::command_line(&store, now), verb, &input)?;
     for w in &campaign.warnings {
         output::err(&format!("splice: warning: {w}\n"));

@@ -134,9 +134,9 @@ pub(crate) fn scratch_dir() -> Result<PathBuf> {
 
 /// The sandbox for the design agent or the critic (`exec::sandbox::for_agent`): `None` where
 /// commands run unconfined.
-type Confined = (crate::sandbox::Sandbox, Vec<(String, std::ffi::OsString)>);
+pub(crate) type Confined = (crate::sandbox::Sandbox, Vec<(String, std::ffi::OsString)>);
 
-fn confine(
+pub(crate) fn confine(
     store: &Store,
     config: &crate::model::Config,
     scratch: &Path,

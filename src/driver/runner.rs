@@ -497,6 +497,9 @@ impl<'a> Run<'a> {
                 monitor: it.monitor.clone(),
             });
         }
+        for text in &f.warnings {
+            self.events.emit(&Event::Warning { text: text.clone() });
+        }
         self.events.emit(&Event::DispatchEnd {
             bead: f.bead,
             step: f.step,

@@ -15,6 +15,8 @@
 //! | `{{step}}` | the step name | — |
 //! | `{{artifact}}` | the path the step is expected to produce (empty when none) | — |
 //! | `{{target}}` | the branch the node's work lands on (its delivery target) | — |
+//! | `{{intent}}` | the request's intent (`model::intent`): its root's distilled intent (`[plan] distiller`), else seed 000's deterministic cut of the root's request (whitespace collapsed, at most 320 characters) | 1200 bytes |
+//! | `{{memory}}` | the project memory bundle (`driver::memory`): `.splice/memory/*.md` and the facts splice knows (test command, languages, past root causes); read only for a prompt that names it | 2000 bytes |
 //! | `{{step.<name>.response}}` | the response recorded for step `<name>` of this node (its latest dispatch's, e.g. the code writer's summary for a test generator), or `(no response recorded for <name>)` | 1500 bytes |
 //!
 //! Each field is truncated at a character boundary with a marker, and the whole prompt is held
@@ -31,7 +33,7 @@ use crate::model::bead::{ExitKind, ExitRecord, Verdict};
 use super::template::substitute;
 
 /// The most a rendered prompt may hold, in bytes.
-pub const MAX_PROMPT: usize = 8 * 1024;
+pub const MAX_PROMPT: usize = 12 * 1024;
 
 const TITLE_CAP: usize = 300;
 const DESCRIPTION_CAP: usize = 3000;
@@ -43,6 +45,8 @@ const REASON_CAP: usize = 800;
 const EVIDENCE_CAP: usize = 800;
 const GUIDANCE_CAP: usize = 1500;
 const RESPONSE_CAP: usize = 1500;
+/// `{{memory}}`'s cap (the bundle holds itself to it: `driver::memory::MEMORY_CAP`).
+pub const MEMORY_CAP: usize = 2000;
 
 /// Why the last attempt did not pass: what a retry's prompt is told.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -83,6 +87,10 @@ pub struct PromptVars {
     pub target: String,
     /// Each step's recorded response (`pipeline.responses`), for `{{step.<name>.response}}`.
     pub responses: Vec<(String, String)>,
+    /// The request's intent (`model::intent::of` its root).
+    pub intent: String,
+    /// The project memory bundle, for a prompt that names `{{memory}}`.
+    pub memory: String,
 }
 
 impl PromptVars {
@@ -135,6 +143,8 @@ impl PromptVars {
                 .iter()
                 .map(|(step, r)| (step.clone(), r.text.clone()))
                 .collect(),
+            intent: String::new(),
+            memory: String::new(),
         }
     }
 }
@@ -255,6 +265,8 @@ pub fn render(template: &str, vars: &PromptVars) -> Result<String> {
             "step" => Cow::Borrowed(vars.step.as_str()),
             "artifact" => Cow::Borrowed(vars.artifact.as_str()),
             "target" => Cow::Borrowed(vars.target.as_str()),
+            "intent" => truncate(&vars.intent, crate::model::intent::DISTILLED_CAP),
+            "memory" => truncate(&vars.memory, MEMORY_CAP),
             _ => {
                 let step = name.strip_prefix("step.")?.strip_suffix(".response")?;
                 match vars.responses.iter().find(|(s, _)| s == step) {

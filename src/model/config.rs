@@ -127,6 +127,11 @@ pub struct PlanConfig {
     /// on the plan's current bytes.
     #[serde(default)]
     pub critic: Option<Vec<String>>,
+    /// A distiller's argv, the request file's path appended; what it prints is the intent the
+    /// request's steps receive (`{{intent}}`, `docs/plan.md` "Intent"). Without it, seed
+    /// 000's deterministic cut.
+    #[serde(default)]
+    pub distiller: Option<Vec<String>>,
 }
 
 /// `[guard]`: whether a dispatched Claude Code agent is started with the guard registered
@@ -418,6 +423,9 @@ impl Config {
         }
         if empty(&self.plan.critic) {
             return Err("[plan] critic: an empty argv runs nothing".into());
+        }
+        if empty(&self.plan.distiller) {
+            return Err("[plan] distiller: an empty argv runs nothing".into());
         }
         if empty(&self.delivery.forge_command) {
             return Err(

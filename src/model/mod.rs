@@ -10,6 +10,7 @@ pub mod decision;
 pub mod envelope;
 pub mod executor;
 pub mod id;
+pub mod intent;
 pub mod manifest;
 pub mod plan;
 pub mod printable;

@@ -23,6 +23,8 @@ pub struct NewNode {
     /// For a lone task: `"auto"` (or `None`) to classify the request, else a tier's name
     /// ([`check_tier`] parses it). `init` refuses it: a campaign root has no tier.
     pub tier: Option<String>,
+    /// The request's distilled intent (`[plan] distiller`), recorded on the node.
+    pub intent: Option<crate::model::intent::Intent>,
 }
 
 /// Where a new node starts: its kind, route and tier, and how the tier was chosen.
@@ -259,6 +261,7 @@ pub fn plan(node: &NewNode, input: &CreateInput, now: &str) -> Change<Created> {
     p.delivery = node.delivery;
     p.tier = place.tier;
     p.tier_rule = place.tier_rule.clone().map(Box::new);
+    p.intent = node.intent.clone().map(Box::new);
     bead.enter_step(input.entry, seq, now);
     let mut warnings = Vec::new();
     if place.kind == Kind::Root {

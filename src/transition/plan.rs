@@ -40,6 +40,8 @@ pub struct PlanInput<'a> {
     pub critic: Critic,
     /// `--override-critic REASON`: the person approves over the verdict's must-fix findings.
     pub override_critic: Option<String>,
+    /// The request's distilled intent (`[plan] distiller`), recorded on the root.
+    pub intent: Option<crate::model::intent::Intent>,
 }
 
 /// The critic's standing on a plan, as approval sees it.
@@ -256,6 +258,7 @@ fn root_through_planning(
         target: Some(target.to_string()),
         delivery: input.delivery,
         tier: Some("architectural".into()),
+        intent: input.intent.clone(),
     };
     let entry = manifest.entry_step(route).unwrap_or(split_step);
     let made = create::plan(

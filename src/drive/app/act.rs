@@ -85,15 +85,23 @@ fn start_plan(
     override_critic: Option<String>,
 ) -> Result<crate::transition::plan::Started> {
     let (plan, sha256) = crate::transition::plan::read_file(std::path::Path::new(path))?;
-    let input = PlanInput {
+    let mut input = PlanInput {
         plan: &plan,
         file: path.to_string(),
         critic: crate::driver::crystallize::standing(ctx.store, &sha256)?,
         sha256,
         delivery: None,
         override_critic,
+        intent: None,
     };
-    crate::transition::plan::start(ctx, Verb::PlanApprove, &input)
+    // Distilled only when the critic lets the approval stand (a refusal runs nothing).
+    crate::transition::plan::critic_standing(&input)?;
+    let distilled =
+        crate::driver::distill::plan(ctx.store, &plan, std::path::Path::new(path), &ctx.now);
+    input.intent = distilled.intent;
+    let mut started = crate::transition::plan::start(ctx, Verb::PlanApprove, &input)?;
+    started.warnings.extend(distilled.warning);
+    Ok(started)
 }
 
 /// The design pane's commands (`splice design`'s, as a person): how it went, and the session

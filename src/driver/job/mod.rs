@@ -58,6 +58,8 @@ pub struct Finished {
     pub panic: Option<String>,
     /// A loop step's iteration, measured and recorded after the dispatch.
     pub iteration: Option<crate::transition::loops::Iterated>,
+    /// What a person should know that is not the dispatch's failure (a memory file left out).
+    pub warnings: Vec<String>,
 }
 
 impl Finished {
@@ -77,6 +79,7 @@ impl Finished {
             problem: None,
             panic: None,
             iteration: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -95,6 +98,15 @@ impl Finished {
     pub fn tokens(&self) -> u64 {
         self.usage.as_ref().map_or(0, usage::Usage::budget_tokens)
     }
+}
+
+/// The intent the steps under `root` receive.
+fn intent_of(root: &Bead) -> String {
+    crate::model::intent::of(
+        root.pipeline.intent.as_deref(),
+        &root.title,
+        &root.description,
+    )
 }
 
 /// Claim the node for a dispatch in its worktree (branched from `target` when new) and start it
@@ -152,6 +164,8 @@ pub fn start_dispatch(
         worktree: wt.path,
         parent: lineage.parent().cloned(),
         root_id: lineage.root(bead).id.to_string(),
+        intent: intent_of(lineage.root(bead)),
+        warnings: Default::default(),
     };
     if let Some(poller) = &rc.poller {
         super::slurm::start(job, done, poller.clone());
@@ -218,6 +232,11 @@ pub(super) struct Job {
     pub(super) worktree: PathBuf,
     parent: Option<Bead>,
     root_id: String,
+    /// The request's intent, for the prompt's `{{intent}}` (`model::intent::of` its root).
+    intent: String,
+    /// What a person should know of the dispatch that is not its failure (a memory file left
+    /// out): shown in the run's progress when it ends.
+    warnings: std::sync::Mutex<Vec<String>>,
 }
 
 impl Job {
@@ -245,6 +264,8 @@ impl Job {
             worktree: worktree::node_path(&rc.store.worktrees_dir(), &bead.id),
             parent: lineage.parent().cloned(),
             root_id: lineage.root(bead).id.to_string(),
+            intent: intent_of(lineage.root(bead)),
+            warnings: Default::default(),
         })
     }
 
@@ -276,6 +297,9 @@ impl Job {
     /// the claim, whatever happened.
     pub(super) fn conclude(&self, mut finished: Finished, started: Instant) -> Finished {
         let rc = &self.rc;
+        finished.warnings.extend(std::mem::take(
+            &mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()),
+        ));
         let imported =
             worktree::quarantine::leave(rc.store.repo(), &rc.store.worktrees_dir(), &self.bead);
         let unimported = imported

@@ -117,6 +117,26 @@ impl Job {
         })
     }
 
+    /// The project memory bundle when the prompt `template` names `{{memory}}` (`driver::memory`;
+    /// other prompts never read it). What could not be read is kept for the run's progress.
+    fn memory_for(&self, template: &str, bead: &Bead) -> String {
+        let named = template::names(template, "prompt template")
+            .is_ok_and(|names| names.iter().any(|n| n == "memory"));
+        if !named {
+            return String::new();
+        }
+        let b = crate::driver::memory::bundle(self.rc.store.dir(), &self.worktree, bead);
+        self.warnings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(
+                b.warnings
+                    .into_iter()
+                    .map(|w| format!("{} {}: {w}", self.bead, self.step.name)),
+            );
+        b.text
+    }
+
     /// The dispatch's sandbox and the variables it adds ([`dispatch_sandbox`]).
     fn sandbox(
         &self,
@@ -171,6 +191,8 @@ impl Job {
                 let pv = prompt::PromptVars {
                     defines_scenarios: self.step.has_role(Role::Spec),
                     target: self.target.clone(),
+                    intent: self.intent.clone(),
+                    memory: self.memory_for(&text, bead),
                     ..prompt::PromptVars::for_dispatch(
                         bead,
                         self.parent.as_ref(),

@@ -124,7 +124,7 @@ fn note(stage: &str, tool: &str, found: String) -> StageReport {
 /// The committed files of the worktree `dir` (its `HEAD`'s tree): paths, and the contents of
 /// those of [`READS`] at the root. Only committed work is measured, so an uncommitted file
 /// decides nothing.
-fn repo_files(dir: &Path) -> Result<RepoFiles, String> {
+pub(crate) fn repo_files(dir: &Path) -> Result<RepoFiles, String> {
     let repo =
         git2::Repository::open(dir).map_err(|e| format!("{}: {}", dir.display(), e.message()))?;
     let tree = repo

@@ -291,6 +291,10 @@ pub struct Pipeline {
     /// The acceptance checks a saved plan gave this task (`docs/plan.md`).
     #[serde(default, skip_serializing_if = "Few::is_empty")]
     pub acceptance: Few<Acceptance>,
+    /// On a request's root (a lone task, a campaign): the intent its steps receive, as
+    /// `[plan] distiller` distilled it (`model::intent`; without it, the deterministic cut).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<Box<crate::model::intent::Intent>>,
     /// On a plan's campaign root: the person's approval of the plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<Box<PlanApproval>>,

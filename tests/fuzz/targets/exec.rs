@@ -119,6 +119,8 @@ const PROMPT_NAMES: &[&str] = &[
     "bead.title",
     "bead.description",
     "root.id",
+    "intent",
+    "memory",
     "scenarios",
     "files",
     "parent.summary",
@@ -185,6 +187,8 @@ fn prompt(data: &[u8]) -> bool {
         artifact: "specs/sp-1.2.md".into(),
         target: "campaign/x".into(),
         responses: vec![("implement".into(), part(3, "fixed it"))],
+        intent: part(4, "Add two numbers."),
+        memory: part(5, &"m".repeat(3000)),
     };
     let template = &p[0];
     // `step.<name>.response` names any step: one without a response renders as such.
