@@ -55,6 +55,15 @@ fn exec(r: &Repo, request: &str, extra: &[&str]) -> std::process::Output {
     out
 }
 
+/// `splice exec REQUEST --json`, required to exit 0: the task's id and stderr.
+fn exec_done(r: &Repo, request: &str) -> (String, String) {
+    let out = exec(r, request, &["--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let envelope: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = envelope["id"].as_str().unwrap().to_string();
+    (id, text(&out.stderr))
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -118,12 +127,7 @@ fn without_a_distiller_the_steps_get_the_deterministic_cut_and_the_bead_keeps_th
         "Add a greeting\n\n{}\n{tail}",
         "Say   hello to every user, politely. ".repeat(12)
     );
-    let out = exec(&r, &request, &["--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let id = serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (id, _) = exec_done(&r, &request);
     let bead = r.bead(&id);
     assert_eq!(
         bead["description"],
@@ -157,12 +161,7 @@ fn a_configured_distiller_gives_the_steps_its_intent_and_a_failing_one_is_warned
          test \\\"$1\\\" = \\\"$SPLICE_REQUEST\\\" && printf '  Greet each user by name.\\n'\", \
          \"distiller\"]\n",
     );
-    let out = exec(&r, "Add a greeting\nSay hello to every user.", &["--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let id = serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (id, _) = exec_done(&r, "Add a greeting\nSay hello to every user.");
     let bead = r.bead(&id);
     assert_eq!(
         bead["pipeline"]["intent"]["text"],
@@ -192,21 +191,11 @@ fn a_configured_distiller_gives_the_steps_its_intent_and_a_failing_one_is_warned
             .unwrap()
             .replace("grep -q", "exit 3; grep -q"),
     );
-    let out = exec(
-        &r,
-        "Add a farewell\nSay goodbye to every user.",
-        &["--json"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let stderr = text(&out.stderr);
+    let (id, stderr) = exec_done(&r, "Add a farewell\nSay goodbye to every user.");
     assert!(
         stderr.contains("warning") && stderr.contains("[plan] distiller") && stderr.contains("cut"),
         "{stderr}"
     );
-    let id = serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
     assert!(r.bead(&id)["pipeline"].get("intent").is_none());
     let p = prompt(kept.path(), "implement");
     assert!(

@@ -135,13 +135,9 @@ pub fn run_plan_then(
         override_critic: override_critic.map(str::to_string),
         intent: None,
     };
-    // Distilled only when the critic lets the approval stand (a refusal runs nothing).
-    crate::transition::plan::critic_standing(&input)?;
-    let distilled = crate::driver::distill::plan(&store, &plan, path, &now);
-    if let Some(w) = &distilled.warning {
+    if let Some(w) = crate::driver::distill::approval(&store, &mut input, &now)? {
         output::err(&format!("splice: warning: {w}\n"));
     }
-    input.intent = distilled.intent;
     let campaign = start(&Ctx::command_line(&store, now), verb, &input)?;
     for w in &campaign.warnings {
         output::err(&format!("splice: warning: {w}\n"));

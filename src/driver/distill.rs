@@ -61,6 +61,19 @@ pub fn plan(store: &Store, plan: &Plan, file: &std::path::Path, now: &str) -> Di
     run(store, &text, now)
 }
 
+/// Give a plan's approval its intent, once the critic lets it stand (a refused approval runs
+/// no distiller): `input.intent` set, and the distiller's warning, if any, returned.
+pub fn approval(
+    store: &Store,
+    input: &mut crate::transition::plan::PlanInput,
+    now: &str,
+) -> Result<Option<String>> {
+    crate::transition::plan::critic_standing(input)?;
+    let distilled = plan(store, input.plan, std::path::Path::new(&input.file), now);
+    input.intent = distilled.intent;
+    Ok(distilled.warning)
+}
+
 /// The design conversation a plan file was crystallized in, in words.
 fn conversation(store: &Store, file: &std::path::Path) -> Option<String> {
     use crate::driver::design::{self, Role};

@@ -94,13 +94,9 @@ fn start_plan(
         override_critic,
         intent: None,
     };
-    // Distilled only when the critic lets the approval stand (a refusal runs nothing).
-    crate::transition::plan::critic_standing(&input)?;
-    let distilled =
-        crate::driver::distill::plan(ctx.store, &plan, std::path::Path::new(path), &ctx.now);
-    input.intent = distilled.intent;
+    let warning = crate::driver::distill::approval(ctx.store, &mut input, &ctx.now)?;
     let mut started = crate::transition::plan::start(ctx, Verb::PlanApprove, &input)?;
-    started.warnings.extend(distilled.warning);
+    started.warnings.extend(warning);
     Ok(started)
 }
 
