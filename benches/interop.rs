@@ -112,11 +112,7 @@ fn in_process(c: &mut Criterion) {
         b.iter(|| {
             beads
                 .iter()
-                .map(|bead| {
-                    serde_json::to_string(&bd::to_record(bead, false))
-                        .unwrap()
-                        .len()
-                })
+                .map(|bead| bd::to_line(bead, false).len())
                 .sum::<usize>()
         });
     });

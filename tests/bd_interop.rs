@@ -265,7 +265,7 @@ fn bad_records_are_listed_by_line_and_strict_imports_nothing() {
     let before = r.beads_bytes();
     let journal = r.journal();
     let err = r.fails(1, &["import", "bd", "bad.jsonl", "--strict"]);
-    assert!(err.contains("7 record(s) of bad.jsonl"), "{err}");
+    assert!(err.contains("6 record(s) of bad.jsonl"), "{err}");
     assert!(err.contains("line 2: not JSON"), "{err}");
     assert_eq!(r.beads_bytes(), before, "--strict: nothing written");
     assert_eq!(r.journal(), journal);
@@ -276,7 +276,7 @@ fn bad_records_are_listed_by_line_and_strict_imports_nothing() {
     for line in [
         "line 2: not JSON",
         "line 3 bd-1: id bd-1 again (first on line 1)",
-        "line 4 bd-2: depends on \"bd-404\" (blocks)",
+        "line 4 bd-2: kept its blocks dependency on \"bd-404\": neither in the file nor in the store",
         "line 5 bd-3: parent cycle: bd-3 → bd-4 → bd-3",
         "line 7: id \"../../etc/passwd\": not a bead id",
         "line 8 bd-5: priority: invalid type",

@@ -159,3 +159,35 @@ fn hooks_status_quotes_the_settings_file_and_git_config_escaped() {
         "{text}"
     );
 }
+
+/// bd keeps a dependency on an id no bead has, and so does an import: one whose id is made to
+/// move the terminal is kept as written and shown escaped wherever it is named.
+#[test]
+fn a_dependency_on_a_hostile_id_is_kept_and_shown_escaped() {
+    let record = serde_json::json!({"id": "bd-1", "title": "waits", "status": "open",
+        "dependencies": [{"issue_id": "bd-1", "depends_on_id": HOSTILE, "type": "blocks"}]});
+    let r = started(record);
+    assert_eq!(r.bead("bd-1")["dependencies"][0]["depends_on_id"], HOSTILE);
+    let out = r.run(&["import", "bd", "issues.jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_escaped(&text);
+    assert!(
+        text.contains("kept its blocks dependency on \"t \\u{1b}]0;pwned"),
+        "{text}"
+    );
+    for args in [
+        &["status", "--color", "never"][..],
+        &["show", "bd-1"][..],
+        &["export", "bd"][..],
+    ] {
+        let out = r.run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert_escaped(&text);
+        if args[0] == "status" {
+            assert!(text.contains("waits for t \\u{1b}]0;pwned"), "{text}");
+            assert!(text.contains("not in the store"), "{text}");
+        }
+    }
+}

@@ -111,6 +111,16 @@ fn describe(r: &Report) -> String {
             output::printable(&m.note)
         ));
     }
+    for d in &r.dangling {
+        out.push_str(&format!(
+            "  line {} {}: kept its {} dependency on {}: {}\n",
+            d.line,
+            d.id,
+            output::printable(&d.dep_type),
+            crate::model::id::shown(&d.depends_on),
+            d.note
+        ));
+    }
     for p in r.ignored.iter().chain(&r.problems) {
         let id = p.id.as_deref().map(|i| format!(" {i}")).unwrap_or_default();
         let text = output::printable(&p.problem);
@@ -128,13 +138,7 @@ pub fn export(args: ExportArgs, global: &Global) -> Result<i32> {
     if let Some(u) = scan.unreadable.into_iter().next() {
         return Err(u.error);
     }
-    let mut text = String::new();
-    for bead in &scan.beads {
-        let record = bd::to_record(bead, args.with_pipeline);
-        let line = serde_json::to_string(&record).map_err(|e| Error::Invalid(e.to_string()))?;
-        text.push_str(&line);
-        text.push('\n');
-    }
+    let text = bd::export(&scan.beads, args.with_pipeline);
     match &args.output {
         Some(path) => atomic::replace_file(path, text.as_bytes())?,
         None => output::out(&text),

@@ -40,6 +40,9 @@ pub struct Node<'a> {
     pub review: Option<String>,
     pub max_attempts: Option<u32>,
     pub escalated_check: Option<&'a str>,
+    /// Of the beads it is blocked by, those not in the store (bd kept a dependency on an issue
+    /// it deleted or never exported).
+    pub absent: Vec<&'a str>,
 }
 
 /// The reason of `bead`'s check since entry, when it escalated: the node then rests `escalated`
@@ -231,6 +234,12 @@ pub fn for_rest(node: &Node, rest: &Rest) -> Next {
             ),
             format!("splice transition unpark --bead {id} --reason \"<what was fixed>\""),
         ),
+        Rest::Blocked { by } if !node.absent.is_empty() => Next::say(format!(
+            "waits for {} to be done first; {} not in the store: import or create it, or remove \
+             the dependency (`splice dep rm {id} ID`)",
+            by.join(", "),
+            node.absent.join(", ")
+        )),
         Rest::Blocked { by } => Next::say(format!(
             "waits for {} to be done first (closed, not cancelled: a cancelled blocker never is)",
             by.join(", ")
@@ -438,6 +447,7 @@ mod tests {
             review: None,
             max_attempts: None,
             escalated_check: check,
+            absent: Vec::new(),
         };
         let checked = for_rest(&node(Some("the suite cannot run")), &rest);
         assert_eq!(

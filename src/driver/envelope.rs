@@ -251,6 +251,7 @@ pub fn human<'a>(env: &'a Envelope, checks: impl Fn(&str) -> Option<&'a str>) ->
             review: None,
             max_attempts: None,
             escalated_check: checks(id),
+            absent: Vec::new(),
         };
         let next = match &node.rest {
             Some(r) => advice::for_rest(&who, &r.rest),

@@ -6,9 +6,11 @@
 //! `updated_at`, `closed_at`, `close_reason`, `metadata`. Every other key of a record (`design`,
 //! `acceptance_criteria`, `notes`, `assignee`, `owner`, `comments`, and the many bd adds:
 //! `ephemeral`, `agent_state`, `hook_bead`, `pinned`, `wisp_type`, …) is kept verbatim in the
-//! bead's `extra`, as is every unknown status and dependency type. The record's keys are kept
-//! on the bead ([`Imported`]), so an export writes the keys the record had and no others: import
-//! then export gives the same records, key order and whitespace aside.
+//! bead's `extra`, as is every unknown status and dependency type. How the record was written
+//! is kept on the bead ([`Layout`]: its keys in order, its dependencies' key order, Go's
+//! escaping, the keys it gave as `null`, a `metadata` written as a string), so an export of a
+//! bead splice did not change gives back the line the file had, byte for byte; when the layout
+//! cannot, the line itself is kept (checked at import).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -22,41 +24,135 @@ pub const PARENT_CHILD: &str = "parent-child";
 /// Keys of a record that are splice's, never bd's: an imported record's are ignored.
 const SPLICE_KEYS: [&str; 2] = ["pipeline", "schema_version"];
 
+/// The typed fields a record may give as `null`, read as their empty value (bd and br write
+/// `"labels":null`): `(key, the value a bead holds for it)`.
+const NULL_AS_EMPTY: [&str; 8] = [
+    "description",
+    "status",
+    "priority",
+    "issue_type",
+    "labels",
+    "dependencies",
+    "created_at",
+    "metadata",
+];
+
+/// bd's order of an issue's keys (its `Issue` type): where an export puts a key a record did
+/// not have (splice set it since the import).
+const BD_ORDER: [&str; 33] = [
+    "id",
+    "title",
+    "description",
+    "design",
+    "acceptance_criteria",
+    "notes",
+    "spec_id",
+    "status",
+    "priority",
+    "issue_type",
+    "assignee",
+    "owner",
+    "estimated_minutes",
+    "created_at",
+    "created_by",
+    "updated_at",
+    "started_at",
+    "closed_at",
+    "close_reason",
+    "closed_by_session",
+    "due_at",
+    "defer_until",
+    "external_ref",
+    "source_system",
+    "metadata",
+    "compaction_level",
+    "compacted_at",
+    "compacted_at_commit",
+    "original_size",
+    "labels",
+    "dependencies",
+    "comments",
+    "parent",
+];
+
 /// On a bead imported from bd (`pipeline.imported`): what its export needs to give the record
 /// back as it was.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Imported {
     /// Where it came from: `bd` (a bd or br export).
     pub from: String,
+    /// The seq of the import that last wrote the bead: a later seq means splice changed it.
+    pub seq: u64,
+    #[serde(flatten)]
+    pub layout: Layout,
+}
+
+/// How a record was written, beyond its values: what an export needs to write the same line.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Layout {
     /// The record's keys, in its order.
     pub keys: Vec<String>,
     /// The record's `updated_at` (the bead's is the import's time, as for every write).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<String>,
-    /// The seq of the import that last wrote the bead: a later seq means splice changed it.
-    pub seq: u64,
     /// The targets of the record's dependencies that had no `type` (read as `blocks`, written
     /// back without one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub untyped: Vec<String>,
+    /// The record's line in the file it was last imported from (1-based): an export writes
+    /// imported beads in this order, as the file had them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub line: usize,
+    /// The keys of its dependency entries, in their order (bd: `issue_id`, `depends_on_id`,
+    /// `type`, `created_at`, `created_by`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dep_keys: Vec<String>,
+    /// The line escapes `<`, `>`, `&`, U+2028 and U+2029 as `\u003c`… (bd, written in Go).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub go_escape: bool,
+    /// The line puts a space after each `,` and `:` (a file a script rewrote: Python's
+    /// `json.dumps`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spaced: bool,
+    /// The typed keys the record gave as `null` ([`NULL_AS_EMPTY`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nulls: Vec<String>,
+    /// The record's `metadata` when it was not an object: newer bd writes it as a JSON string
+    /// (`"{}"`). The bead holds the object it spells (or none); an export gives this back while
+    /// the bead's metadata is still that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+    /// The line itself, kept only when the layout above cannot give it back byte for byte (a
+    /// number written another way, keys of dependencies in differing orders, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verbatim: Option<String>,
 }
 
-/// One record read from a line: the bead it becomes, its keys, and what was left out.
+impl Layout {
+    fn style(&self) -> Style {
+        Style {
+            go: self.go_escape,
+            spaced: self.spaced,
+        }
+    }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// One record read from a line: the bead it becomes, how it was written, and what was left out.
 #[derive(Clone, Debug)]
 pub struct Record {
     pub bead: Bead,
-    pub keys: Vec<String>,
-    /// The record's `updated_at`, when it had one.
-    pub updated_at: Option<String>,
+    pub layout: Layout,
     /// splice's own keys the record carried (`pipeline`, …), which an import does not take.
     pub ignored: Vec<String>,
-    /// The targets of its dependencies that had no `type` ([`Imported::untyped`]).
-    pub untyped: Vec<String>,
 }
 
-/// Read one line of an export. The error says what is wrong (the field's JSON path for a value
-/// of the wrong type); the caller adds the line number.
-pub fn parse_line(line: &str) -> Result<Record, String> {
+/// Read one line of an export (its number `line_no`, 1-based). The error says what is wrong
+/// (the field's JSON path for a value of the wrong type); the caller adds the line number.
+pub fn parse_line(line: &str, line_no: usize) -> Result<Record, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
     let Value::Object(mut map) = value else {
         return Err("not a JSON object".into());
@@ -85,14 +181,39 @@ pub fn parse_line(line: &str) -> Result<Record, String> {
     }
     let keys: Vec<String> = map.keys().cloned().collect();
     let parent_given = map.contains_key("parent");
-    let untyped: Vec<String> = match map.get("dependencies") {
-        Some(Value::Array(deps)) => deps
-            .iter()
-            .filter(|d| d.get("type").is_none())
-            .filter_map(|d| d.get("depends_on_id")?.as_str().map(str::to_string))
-            .collect(),
-        _ => Vec::new(),
+    let mut nulls = Vec::new();
+    for key in NULL_AS_EMPTY {
+        if map.get(key).is_some_and(Value::is_null) {
+            map.remove(key);
+            nulls.push(key.to_string());
+        }
+    }
+    let metadata = match map.get("metadata") {
+        Some(Value::Object(_)) | None => None,
+        Some(other) => {
+            let other = other.clone();
+            match metadata_object(&other) {
+                Some(object) => map.insert("metadata".into(), Value::Object(object)),
+                None => map.remove("metadata"),
+            };
+            Some(other)
+        }
     };
+    let deps: &[Value] = match map.get("dependencies") {
+        Some(Value::Array(deps)) => deps,
+        _ => &[],
+    };
+    let untyped: Vec<String> = deps
+        .iter()
+        .filter(|d| d.get("type").is_none())
+        .filter_map(|d| d.get("depends_on_id")?.as_str().map(str::to_string))
+        .collect();
+    let mut dep_keys: Vec<String> = Vec::new();
+    for key in deps.iter().filter_map(Value::as_object).flat_map(Map::keys) {
+        if !dep_keys.contains(key) {
+            dep_keys.push(key.clone());
+        }
+    }
     let updated_at = map
         .get("updated_at")
         .and_then(Value::as_str)
@@ -109,13 +230,42 @@ pub fn parse_line(line: &str) -> Result<Record, String> {
             .map(|d| d.depends_on_id.clone());
     }
     bead.schema_version = 0;
-    Ok(Record {
-        bead,
+    let mut layout = Layout {
         keys,
         updated_at,
-        ignored,
         untyped,
+        line: line_no,
+        dep_keys,
+        go_escape: !line.contains(GO_ESCAPED) && GO_ESCAPES.iter().any(|e| line.contains(e)),
+        spaced: false,
+        nulls,
+        metadata,
+        verbatim: None,
+    };
+    // The export is checked here, once: a line the layout cannot give back is kept whole (but
+    // one carrying splice's keys, which an export leaves out).
+    let record = imported_record(&bead, &layout, false);
+    if ignored.is_empty() && render(&record, layout.style()) != line {
+        layout.spaced = true;
+        if render(&record, layout.style()) != line {
+            layout.spaced = false;
+            layout.verbatim = Some(line.to_string());
+        }
+    }
+    Ok(Record {
+        bead,
+        layout,
+        ignored,
     })
+}
+
+/// The object a non-object `metadata` stands for: a JSON string spelling an object (newer bd),
+/// or nothing.
+fn metadata_object(raw: &Value) -> Option<Map<String, Value>> {
+    match serde_json::from_str(raw.as_str()?) {
+        Ok(Value::Object(object)) => Some(object),
+        _ => None,
+    }
 }
 
 /// The bd fields of `bead` as a record: the whole bead but `pipeline` and `schema_version`.
@@ -129,43 +279,45 @@ fn fields_of(bead: &Bead) -> Map<String, Value> {
     map
 }
 
-/// `bead` as a line of a bd export (no newline). An imported bead gives the keys its record
-/// had, plus, when splice changed it since, `status`, `updated_at` and its close fields; a bead
-/// made in splice gives bd's usual fields (its parent as a `parent-child` dependency, as bd
-/// writes it). `with_pipeline` adds splice's `pipeline` object.
+/// `beads` as a bd export: a line each, the imported ones in their file's order (the line each
+/// was last imported from), then the others in id order.
+pub fn export(beads: &[Bead], with_pipeline: bool) -> String {
+    let mut order: Vec<&Bead> = beads.iter().collect();
+    order.sort_by_key(|b| match &b.pipeline.imported {
+        Some(imp) => (0, imp.layout.line),
+        None => (1, 0),
+    });
+    let mut text = String::new();
+    for bead in order {
+        text.push_str(&to_line(bead, with_pipeline));
+        text.push('\n');
+    }
+    text
+}
+
+/// `bead` as a line of a bd export (no newline). A bead imported from bd and not changed since
+/// gives the line its record had, byte for byte; one splice changed gives the record's keys in
+/// its order and escaping, plus what splice set since (`status`, `updated_at`, its close
+/// fields, a key it added, each where bd puts it); a bead made in splice is written as bd
+/// writes an issue. `with_pipeline` adds splice's `pipeline` object.
+pub fn to_line(bead: &Bead, with_pipeline: bool) -> String {
+    let imported = bead.pipeline.imported.as_deref();
+    if let Some(imp) = imported
+        && !with_pipeline
+        && bead.pipeline.seq == imp.seq
+        && let Some(line) = &imp.layout.verbatim
+    {
+        return line.clone();
+    }
+    let style = imported.map_or(Style::default(), |i| i.layout.style());
+    render(&to_record(bead, with_pipeline), style)
+}
+
+/// `bead` as a bd record (see [`to_line`]): the values, in the order the line gives them.
 pub fn to_record(bead: &Bead, with_pipeline: bool) -> Map<String, Value> {
-    let mut fields = fields_of(bead);
     let mut out = match &bead.pipeline.imported {
-        Some(imp) => {
-            let changed = bead.pipeline.seq != imp.seq;
-            let mut keys: Vec<&str> = imp.keys.iter().map(String::as_str).collect();
-            if changed {
-                keys.extend(["status", "updated_at"]);
-                if bead.closed_at.is_some() {
-                    keys.push("closed_at");
-                }
-                if bead.close_reason.is_some() {
-                    keys.push("close_reason");
-                }
-            }
-            let mut out = Map::new();
-            for key in keys {
-                if out.contains_key(key) {
-                    continue;
-                }
-                let mut value = if key == "updated_at" && !changed {
-                    imp.updated_at.clone().map_or(Value::Null, Value::String)
-                } else {
-                    fields.remove(key).unwrap_or(Value::Null)
-                };
-                if key == "dependencies" && !imp.untyped.is_empty() {
-                    untype(&mut value, &imp.untyped);
-                }
-                out.insert(key.to_string(), value);
-            }
-            out
-        }
-        None => native(bead, fields),
+        Some(imp) => imported_record(bead, &imp.layout, bead.pipeline.seq != imp.seq),
+        None => native(bead, fields_of(bead)),
     };
     if with_pipeline {
         let pipeline = serde_json::to_value(&bead.pipeline).unwrap_or(Value::Null);
@@ -174,17 +326,207 @@ pub fn to_record(bead: &Bead, with_pipeline: bool) -> Map<String, Value> {
     out
 }
 
-/// Take `type: blocks` off the dependencies to `untyped` (they had no type when imported).
-fn untype(deps: &mut Value, untyped: &[String]) {
+/// An imported bead's record: its layout's keys, and when `changed`, what splice set since.
+fn imported_record(bead: &Bead, layout: &Layout, changed: bool) -> Map<String, Value> {
+    let mut fields = fields_of(bead);
+    let mut keys: Vec<String> = layout.keys.clone();
+    if changed {
+        let parent_dep = bead
+            .dependencies
+            .iter()
+            .any(|d| d.dep_type == PARENT_CHILD && Some(&d.depends_on_id) == bead.parent.as_ref());
+        let added: Vec<String> = fields
+            .iter()
+            .filter(|(key, value)| {
+                !keys.contains(key)
+                    && match key.as_str() {
+                        "status" | "updated_at" => true,
+                        "parent" => !parent_dep && !value.is_null(),
+                        key => Some(*value) != absent(key).as_ref(),
+                    }
+            })
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in added {
+            // After the last key bd puts before it (at the front when there is none).
+            let rank = bd_rank(&key);
+            let at = keys
+                .iter()
+                .rposition(|k| bd_rank(k) < rank)
+                .map_or(0, |at| at + 1);
+            keys.insert(at, key);
+        }
+    }
+    let mut out = Map::new();
+    for key in keys {
+        if out.contains_key(&key) {
+            continue;
+        }
+        let mut value = match key.as_str() {
+            "updated_at" if !changed => {
+                layout.updated_at.clone().map_or(Value::Null, Value::String)
+            }
+            "metadata" => metadata_value(fields.remove(&key), layout),
+            _ => fields.remove(&key).unwrap_or(Value::Null),
+        };
+        if layout.nulls.contains(&key) && Some(&value) == absent(&key).as_ref() {
+            value = Value::Null;
+        }
+        if key == "dependencies" {
+            shape_dependencies(&mut value, layout);
+        }
+        out.insert(key, value);
+    }
+    out
+}
+
+/// Where bd puts `key` ([`BD_ORDER`]); a key bd does not name goes after them.
+fn bd_rank(key: &str) -> usize {
+    BD_ORDER
+        .iter()
+        .position(|k| *k == key)
+        .unwrap_or(BD_ORDER.len())
+}
+
+/// The value a bead holds for a typed key a record does not have (a key the bead does not type:
+/// none, `null`).
+fn absent(key: &str) -> Option<Value> {
+    Some(match key {
+        "description" | "created_at" => Value::String(String::new()),
+        "status" => Value::String("open".into()),
+        "priority" => Value::from(2),
+        "issue_type" => Value::String("task".into()),
+        "labels" | "dependencies" => Value::Array(Vec::new()),
+        "metadata" => Value::Object(Map::new()),
+        _ => Value::Null,
+    })
+}
+
+/// The record's `metadata`: as it was written (a string, for newer bd) while the bead's is
+/// still the object that spells, else the bead's object (a string again when it was one).
+fn metadata_value(ours: Option<Value>, layout: &Layout) -> Value {
+    let ours = ours.unwrap_or_else(|| Value::Object(Map::new()));
+    let Some(raw) = &layout.metadata else {
+        return ours;
+    };
+    let spelled = Value::Object(metadata_object(raw).unwrap_or_default());
+    if spelled == ours {
+        raw.clone()
+    } else if raw.is_string() {
+        Value::String(ours.to_string())
+    } else {
+        ours
+    }
+}
+
+/// The dependency entries as the record wrote them: its keys' order, and no `type` on those
+/// that had none.
+fn shape_dependencies(deps: &mut Value, layout: &Layout) {
     for dep in deps.as_array_mut().into_iter().flatten() {
         let Some(d) = dep.as_object_mut() else {
             continue;
         };
         let to = d.get("depends_on_id").and_then(Value::as_str);
-        if to.is_some_and(|t| untyped.iter().any(|u| u == t))
+        if to.is_some_and(|t| layout.untyped.iter().any(|u| u == t))
             && d.get("type").and_then(Value::as_str) == Some("blocks")
         {
             d.remove("type");
+        }
+        if layout.dep_keys.is_empty() {
+            continue;
+        }
+        let mut ordered = Map::new();
+        for key in &layout.dep_keys {
+            if let Some(v) = d.remove(key) {
+                ordered.insert(key.clone(), v);
+            }
+        }
+        ordered.append(d);
+        *d = ordered;
+    }
+}
+
+/// The escapes by which a line shows bd's (Go's) escaping, and the characters Go escapes.
+const GO_ESCAPES: [&str; 5] = ["\\u003c", "\\u003e", "\\u0026", "\\u2028", "\\u2029"];
+const GO_ESCAPED: [char; 5] = ['<', '>', '&', '\u{2028}', '\u{2029}'];
+
+/// How a line is written, beyond its values.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Style {
+    /// Go's escaping ([`Layout::go_escape`]).
+    pub go: bool,
+    /// A space after `,` and `:` ([`Layout::spaced`]).
+    pub spaced: bool,
+}
+
+/// `record` as one line of JSON in `style` (serde_json's compact output otherwise).
+pub fn render(record: &Map<String, Value>, style: Style) -> String {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, style);
+    record.serialize(&mut ser).expect("a JSON value serializes");
+    String::from_utf8(out).expect("JSON is UTF-8")
+}
+
+impl serde_json::ser::Formatter for Style {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        if !self.go {
+            return writer.write_all(fragment.as_bytes());
+        }
+        let mut from = 0;
+        for (at, c) in fragment.char_indices() {
+            let escape = match c {
+                '<' => "\\u003c",
+                '>' => "\\u003e",
+                '&' => "\\u0026",
+                '\u{2028}' => "\\u2028",
+                '\u{2029}' => "\\u2029",
+                _ => continue,
+            };
+            writer.write_all(&fragment.as_bytes()[from..at])?;
+            writer.write_all(escape.as_bytes())?;
+            from = at + c.len_utf8();
+        }
+        writer.write_all(&fragment.as_bytes()[from..])
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.separator(writer, first)
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.separator(writer, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        writer.write_all(if self.spaced { b": " } else { b":" })
+    }
+}
+
+impl Style {
+    fn separator<W: ?Sized + std::io::Write>(
+        &self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        match (first, self.spaced) {
+            (true, _) => Ok(()),
+            (false, true) => writer.write_all(b", "),
+            (false, false) => writer.write_all(b","),
         }
     }
 }
@@ -247,11 +589,11 @@ mod tests {
     #[test]
     fn a_record_keeps_every_key_and_unknown_status() {
         let line = r#"{"id":"bd-a1.2","title":"T","status":"hooked","agent_state":{"x":[1,2.5]},"dependencies":[{"issue_id":"bd-a1.2","depends_on_id":"bd-a1","type":"parent-child","created_by":"me"}],"updated_at":"2025-10-01T10:00:00.123-07:00"}"#;
-        let r = parse_line(line).unwrap();
+        let r = parse_line(line, 1).unwrap();
         assert_eq!(r.bead.parent.as_deref(), Some("bd-a1"));
         assert_eq!(r.bead.status.as_str(), "hooked");
         assert_eq!(
-            r.keys,
+            r.layout.keys,
             [
                 "id",
                 "title",
@@ -261,18 +603,15 @@ mod tests {
                 "updated_at"
             ]
         );
+        assert_eq!(r.layout.verbatim, None, "the layout gives the line back");
         let mut bead = r.bead;
         bead.pipeline.imported = Some(Box::new(Imported {
             from: "bd".into(),
-            keys: r.keys,
-            updated_at: r.updated_at,
             seq: 0,
-            untyped: r.untyped,
+            layout: r.layout,
         }));
         bead.updated_at = "2026-01-01T00:00:00Z".into();
-        let back = to_record(&bead, false);
-        let original: Value = serde_json::from_str(line).unwrap();
-        assert_eq!(Value::Object(back), original);
+        assert_eq!(to_line(&bead, false), line);
     }
 
     /// bd writes each dependency with the time it was made, and br refuses a record whose
@@ -326,7 +665,7 @@ mod tests {
 
     #[test]
     fn bad_lines_say_what_is_wrong() {
-        let err = |l: &str| parse_line(l).unwrap_err();
+        let err = |l: &str| parse_line(l, 1).unwrap_err();
         assert!(err("{").starts_with("not JSON"));
         assert_eq!(err("[1]"), "not a JSON object");
         assert_eq!(err(r#"{"title":"t"}"#), "no id");

@@ -11,7 +11,8 @@
 //! Every string of a bead is scanned — free text, `metadata`, fields this version does not know
 //! — except the fields splice owns (ids, steps, routes, timestamps, holders, verdicts…) where
 //! they sit in splice's own structure: those are written by splice and must stay byte for byte.
-//! What it cannot catch is listed in `docs/security.md`.
+//! A bead imported from bd is scanned only in its `pipeline` ([`Redactor::bead`]): its bd fields
+//! are the user's file's text. What it cannot catch is listed in `docs/security.md`.
 
 use std::sync::OnceLock;
 
@@ -56,8 +57,10 @@ pub const PATTERNS: [(&str, &str); 11] = [
     ),
 ];
 
-/// Keys whose string values splice writes itself (where they sit in splice's structure).
-const OWNED: [&str; 30] = [
+/// Keys whose string values splice writes itself (where they sit in splice's structure), and
+/// `imported`: a bd record's layout, the file's own text.
+const OWNED: [&str; 31] = [
+    "imported",
     "id",
     "parent",
     "status",
@@ -178,9 +181,20 @@ impl Redactor {
     }
 
     /// `bead` with every string but the fields splice owns redacted. Its id never changes.
+    ///
+    /// A bead imported from bd keeps its bd fields as the file gave them: they came from the
+    /// user's repository, where the file already is, so redacting the copy protects nothing and
+    /// would break the round trip. Only its `pipeline` (what agents wrote) is redacted.
     pub fn bead(&self, bead: Bead) -> Result<Bead> {
         let mut value = serde_json::to_value(&bead).expect("a bead always serializes");
-        if !self.walk(&mut value, true) {
+        let changed = if bead.pipeline.imported.is_some() {
+            value
+                .get_mut("pipeline")
+                .is_some_and(|p| self.walk(p, true))
+        } else {
+            self.walk(&mut value, true)
+        };
+        if !changed {
             return Ok(bead);
         }
         let broken = |why: String| {

@@ -6,10 +6,12 @@
 //! after-images and a report out. A record is taken when its line parses
 //! ([`bd::parse_line`](crate::model::bd::parse_line)), its id is not already in the file
 //! (the first wins), does not differ only by case from another id, is not an unreadable bead
-//! file's, each of its dependencies and its parent names a bead in the file or the store, and it
-//! is not in a parent cycle; a record that fails one of these is a problem, reported with its
-//! line, and so is a record that depends on one. Without `--strict` the taken records are
-//! imported and the problems listed; with it, any problem refuses the whole file.
+//! file's, and it is not in a parent cycle; a record that fails one of these is a problem,
+//! reported with its line. Without `--strict` the taken records are imported and the problems
+//! listed; with it, any problem refuses the whole file. A dependency (or a parent) that names
+//! no bead in the file or the store — a deleted issue, a wisp bd never exports, an
+//! `external:<project>:<id>` reference — is kept as written, as bd keeps it, and listed as
+//! *dangling* (a `blocks` one blocks until such a bead is there and closed).
 //!
 //! A record for a bead already in the store updates it, and one that would change nothing is
 //! not written (importing a file twice writes nothing the second time). A bead already started
@@ -24,7 +26,7 @@ use serde_json::Value;
 use super::{Ctx, Verb, next_seq};
 use crate::error::{Error, Result};
 use crate::model::Bead;
-use crate::model::bd::{self, Imported, Record};
+use crate::model::bd::{self, Imported, Layout, Record};
 use crate::model::printable::printable;
 use crate::refusal::Refusal;
 use crate::store::{Change, Scan};
@@ -43,6 +45,21 @@ pub struct Problem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     pub problem: String,
+}
+
+/// A dependency, or a parent, that names no bead in the file or the store: kept as written.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Dangling {
+    pub line: usize,
+    pub id: String,
+    /// The id it names, as written.
+    pub depends_on: String,
+    /// The dependency's type (`parent` for the `parent` field).
+    #[serde(rename = "type")]
+    pub dep_type: String,
+    /// Why nothing is there: the file's line that was not imported, or neither in the file nor
+    /// in the store.
+    pub note: String,
 }
 
 /// A started bead that took bd's fields.
@@ -65,6 +82,8 @@ pub struct Report {
     pub merged: Vec<Merge>,
     pub unchanged: usize,
     pub problems: Vec<Problem>,
+    /// Dependencies of imported records that name no bead, by line.
+    pub dangling: Vec<Dangling>,
     /// Records that carried splice's own keys (`pipeline`, `schema_version`), which an import
     /// never takes: a file cannot set pipeline state.
     pub ignored: Vec<Problem>,
@@ -89,11 +108,14 @@ pub fn plan(file: &str, text: &str, scan: &Scan, strict: bool) -> Result<Change<
         merged: Vec::new(),
         unchanged: 0,
         problems: Vec::new(),
+        dangling: Vec::new(),
         ignored: Vec::new(),
     };
     let store: HashMap<&str, &Bead> = scan.beads.iter().map(|b| (b.id.as_str(), b)).collect();
+    // A byte-order mark is no part of the first record (bd reads past it too).
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let taken = read_records(text, scan, &store, &mut report);
-    let taken = settle(taken, &store, &mut report.problems);
+    let taken = settle(taken, &store, &mut report);
     report.problems.sort_by_key(|p| p.line);
     if strict && !report.problems.is_empty() {
         let listed = report
@@ -181,7 +203,7 @@ fn read_records(
             id: id.map(str::to_string),
             problem,
         };
-        let record = match bd::parse_line(line) {
+        let record = match bd::parse_line(line, line_no) {
             Ok(r) => r,
             Err(e) => {
                 report.problems.push(problem(id_of(line).as_deref(), e));
@@ -234,88 +256,75 @@ fn id_of(line: &str) -> Option<String> {
     crate::model::id::is_valid(id).then(|| id.to_string())
 }
 
-/// Drop records that name a bead neither in the file nor in the store (a dependency or the
-/// parent) and records in a parent cycle, then, transitively, every record that names a dropped
-/// one; each is a problem.
+/// Drop the records on a parent cycle (through the file or the store): each is a problem. List
+/// the dependencies and parents of the others that name no bead in the file or the store.
 fn settle(
     taken: Vec<(usize, Record)>,
     store: &HashMap<&str, &Bead>,
-    problems: &mut Vec<Problem>,
+    report: &mut Report,
 ) -> Vec<(usize, Record)> {
-    let at: HashMap<&str, usize> = taken
-        .iter()
-        .enumerate()
-        .map(|(i, (_, r))| (r.bead.id.as_str(), i))
-        .collect();
-    let parents: HashMap<&str, &str> = store
-        .values()
-        .filter_map(|b| Some((b.id.as_str(), b.parent.as_deref()?)))
-        .chain(
-            taken
-                .iter()
-                .filter_map(|(_, r)| Some((r.bead.id.as_str(), r.bead.parent.as_deref()?))),
-        )
-        .collect();
-    let names = |r: &Record| -> Vec<(String, String)> {
-        let b = &r.bead;
-        b.dependencies
-            .iter()
-            .map(|d| (d.depends_on_id.to_string(), d.dep_type.to_string()))
+    let on_cycle: HashMap<String, String> = {
+        let parents: HashMap<&str, &str> = store
+            .values()
+            .filter_map(|b| Some((b.id.as_str(), b.parent.as_deref()?)))
             .chain(
-                b.parent
-                    .as_ref()
-                    .map(|p| (p.to_string(), "parent".to_string())),
+                taken
+                    .iter()
+                    .filter_map(|(_, r)| Some((r.bead.id.as_str(), r.bead.parent.as_deref()?))),
             )
+            .collect();
+        cycles(&parents)
+            .into_iter()
+            .map(|(id, ring)| (id.to_string(), ring))
             .collect()
     };
-    let on_cycle = cycles(&parents);
-    // Who names whom, among the file's records: the dependents of each.
-    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); taken.len()];
-    let mut why: Vec<Option<String>> = vec![None; taken.len()];
-    for (i, (_, r)) in taken.iter().enumerate() {
-        for (id, kind) in names(r) {
-            match at.get(id.as_str()) {
-                Some(&j) => dependents[j].push(i),
-                None if store.contains_key(id.as_str()) => {}
-                None if why[i].is_none() => {
-                    why[i] = Some(format!(
-                        "depends on {} ({kind}), which is neither in the file nor in the store",
-                        crate::model::id::shown(&id)
-                    ));
-                }
-                None => {}
+    let (cut, kept): (Vec<_>, Vec<_>) = taken
+        .into_iter()
+        .partition(|(_, r)| on_cycle.contains_key(r.bead.id.as_str()));
+    for (line, r) in cut {
+        report.problems.push(Problem {
+            line,
+            id: Some(r.bead.id.to_string()),
+            problem: format!("parent cycle: {}", on_cycle[r.bead.id.as_str()]),
+        });
+    }
+    let in_file: HashSet<&str> = kept.iter().map(|(_, r)| r.bead.id.as_str()).collect();
+    let not_imported: HashMap<&str, usize> = report
+        .problems
+        .iter()
+        .filter_map(|p| Some((p.id.as_deref()?, p.line)))
+        .collect();
+    let mut dangling = Vec::new();
+    for (line, r) in &kept {
+        let b = &r.bead;
+        let named = b
+            .dependencies
+            .iter()
+            .map(|d| (d.depends_on_id.as_str(), d.dep_type.as_str()))
+            .chain(
+                b.parent
+                    .as_deref()
+                    .filter(|p| !b.dependencies.iter().any(|d| d.depends_on_id == *p))
+                    .map(|p| (p, "parent")),
+            );
+        for (to, kind) in named {
+            if in_file.contains(to) || store.contains_key(to) {
+                continue;
             }
-        }
-        if why[i].is_none() {
-            why[i] = on_cycle
-                .get(r.bead.id.as_str())
-                .map(|c| format!("parent cycle: {c}"));
-        }
-    }
-    let mut work: Vec<usize> = (0..taken.len()).filter(|&i| why[i].is_some()).collect();
-    while let Some(j) = work.pop() {
-        for &i in &dependents[j] {
-            if why[i].is_none() {
-                let (line, r) = &taken[j];
-                why[i] = Some(format!(
-                    "depends on {} (line {line}), which is not imported",
-                    r.bead.id
-                ));
-                work.push(i);
-            }
+            let note = match not_imported.get(to) {
+                Some(at) => format!("its record (line {at}) was not imported"),
+                None => "neither in the file nor in the store".to_string(),
+            };
+            dangling.push(Dangling {
+                line: *line,
+                id: b.id.to_string(),
+                depends_on: to.to_string(),
+                dep_type: kind.to_string(),
+                note,
+            });
         }
     }
-    let mut kept = Vec::with_capacity(taken.len());
-    for ((line, r), why) in taken.into_iter().zip(why) {
-        match why {
-            Some(problem) => problems.push(Problem {
-                line,
-                id: Some(r.bead.id.to_string()),
-                problem,
-            }),
-            None => kept.push((line, r)),
-        }
-    }
+    report.dangling = dangling;
     kept
 }
 
@@ -353,21 +362,20 @@ fn cycles<'a>(parents: &HashMap<&'a str, &'a str>) -> HashMap<&'a str, String> {
 /// A record as a new bead's image (`seq` 0 for a new bead, else the bead's read seq).
 fn fresh(record: Record, seq: u64) -> Bead {
     let Record {
-        mut bead,
-        keys,
-        updated_at,
-        untyped,
-        ..
+        mut bead, layout, ..
     } = record;
     bead.pipeline.seq = seq;
-    bead.pipeline.imported = Some(Box::new(Imported {
-        from: "bd".into(),
-        keys,
-        updated_at,
-        seq: seq.saturating_add(1),
-        untyped,
-    }));
+    bead.pipeline.imported = Some(Box::new(imported(layout, seq.saturating_add(1))));
     bead
+}
+
+/// What an import records on the bead it writes at `seq`.
+fn imported(layout: Layout, seq: u64) -> Imported {
+    Imported {
+        from: "bd".into(),
+        seq,
+        layout,
+    }
 }
 
 /// `old` updated from `record`: `None` when nothing would change; else the image and whether
@@ -384,17 +392,12 @@ fn update(old: &Bead, record: Record) -> Result<Option<(Bead, bool)>> {
             };
         }
     }
-    let imported = Imported {
-        from: "bd".into(),
-        keys: record.keys,
-        updated_at: record.updated_at,
-        seq: next_seq(old),
-        untyped: record.untyped,
-    };
-    let same_import = old.pipeline.imported.as_ref().is_some_and(|i| {
-        (&i.keys, &i.updated_at, &i.untyped)
-            == (&imported.keys, &imported.updated_at, &imported.untyped)
-    });
+    let imported = imported(record.layout, next_seq(old));
+    let same_import = old
+        .pipeline
+        .imported
+        .as_ref()
+        .is_some_and(|i| i.layout == imported.layout);
     if same_import && fields == bd::content(old) {
         return Ok(None);
     }

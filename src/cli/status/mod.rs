@@ -372,7 +372,22 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
         let Slot { id, bead, node } = self.slots[at];
         let action = self.actions.get(id).copied();
         let rest = node.and_then(|n| n.rest.as_ref());
-        let reason = reason(action, rest);
+        let mut reason = reason(action, rest);
+        // A dependency bd kept on an issue it deleted or never exported: say so.
+        let absent: Vec<&str> = match (action, rest) {
+            (None, Some(Rest::Blocked { by })) => by
+                .iter()
+                .map(|b| b.as_str())
+                .filter(|b| !self.position.contains_key(*b) && self.bead(b).is_none())
+                .collect(),
+            _ => Vec::new(),
+        };
+        if !absent.is_empty() {
+            reason.push_str(&format!(
+                " ({} not in the store: a bead must be there, and closed, to unblock it)",
+                absent.join(", ")
+            ));
+        }
         let Some(b) = bead else {
             return unreadable_row(id, depth, rest, reason);
         };
@@ -386,6 +401,7 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
                 .map(|r| if dir == "." { r } else { format!("{dir}/{r}") }),
             max_attempts: step.map(|s| s.dispatch_limit(None)),
             escalated_check: advice::escalated_check(b),
+            absent,
         };
         let next = match (action, rest) {
             (Some(a), _) => advice::for_action(&node, a),
@@ -452,6 +468,7 @@ fn unreadable_row<'a>(
                 review: None,
                 max_attempts: None,
                 escalated_check: None,
+                absent: Vec::new(),
             };
             advice::for_rest(&node, r)
         }),

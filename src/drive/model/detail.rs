@@ -42,6 +42,7 @@ impl Model {
             review: self.artifact(id),
             max_attempts: self.step_of(id).map(|s| s.dispatch_limit(None)),
             escalated_check: bead.and_then(advice::escalated_check),
+            absent: Vec::new(),
         };
         if let Some(a) = self.action(id) {
             return advice::for_action(&node, a);
