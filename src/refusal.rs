@@ -290,6 +290,37 @@ pub enum Refusal {
         "design session {session} is {status}: it takes no more turns or commands; start another"
     )]
     DesignEnded { session: String, status: String },
+    /// `update --status` or `reopen` on a pipeline node: its status follows its route.
+    #[error(
+        "bead {bead} is a pipeline node (at step {step}): its status follows its route; \
+         `splice close` or `splice cancel` ends it, and a node is not reopened"
+    )]
+    NodeStatus { bead: String, step: String },
+    /// `reopen` of a bead that is not closed.
+    #[error("bead {bead} is not closed (its status is {status}): there is nothing to reopen")]
+    NotClosed { bead: String, status: String },
+    /// `dep add` of a `blocks` dependency that would close a cycle (bd refuses it too).
+    #[error(
+        "{bead} cannot depend on {on} (blocks): {on} already waits on {bead} through \
+         {path}, so each would wait for the other for ever"
+    )]
+    DependencyCycle {
+        bead: String,
+        on: String,
+        path: String,
+    },
+    /// `start` without `--campaign` on a bead that has children: it would become a leaf task
+    /// and its children be left out of its run.
+    #[error(
+        "bead {bead} has {count} child(ren) ({listed}): started as a task it would be one leaf \
+         and its children left out; start it as what it is with `splice start {bead} \
+         --campaign`"
+    )]
+    HasChildren {
+        bead: String,
+        count: usize,
+        listed: String,
+    },
 }
 
 impl Refusal {
@@ -344,6 +375,10 @@ impl Refusal {
             Refusal::PlanUnjudged { .. } => "plan-unjudged",
             Refusal::PlanMustFix { .. } => "plan-must-fix",
             Refusal::DesignEnded { .. } => "design-ended",
+            Refusal::NodeStatus { .. } => "node-status",
+            Refusal::NotClosed { .. } => "not-closed",
+            Refusal::DependencyCycle { .. } => "dependency-cycle",
+            Refusal::HasChildren { .. } => "has-children",
         }
     }
 

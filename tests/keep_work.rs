@@ -101,7 +101,7 @@ fn a_review_is_kept_content_addressed_in_the_state_and_shown_once_its_worktree_i
 
     // The file the reviewer wrote goes (with its worktree); `show` still has the text.
     std::fs::remove_file(r.path().join(format!("reviews/{id}.md"))).unwrap();
-    let shown = r.ok(&["show", &id, "--json"]);
+    let shown = r.ok(&["show", &id, "--json"])[0].clone();
     assert_eq!(shown["review"]["path"], rel.as_str(), "{shown:#}");
     assert_eq!(shown["review"]["text"], text.as_str());
     assert_eq!(shown["review"]["verdict"], "FAIL");
@@ -192,7 +192,7 @@ fn a_kept_review_that_was_altered_or_replaced_by_a_link_is_named_by_show() {
         sha256_hex_of(text.as_bytes())
     ));
     std::fs::write(&file, "## Review\nsomething else\n").unwrap();
-    let shown = r.ok(&["show", &id, "--json"]);
+    let shown = r.ok(&["show", &id, "--json"])[0].clone();
     assert_eq!(shown["review"]["text"], Value::Null, "{shown:#}");
     let why = shown["review"]["unreadable"].as_str().unwrap();
     assert!(why.contains("does not match"), "{why}");
@@ -202,11 +202,11 @@ fn a_kept_review_that_was_altered_or_replaced_by_a_link_is_named_by_show() {
 
     std::fs::remove_file(&file).unwrap();
     std::os::unix::fs::symlink("/etc/passwd", &file).unwrap();
-    let shown = r.ok(&["show", &id, "--json"]);
+    let shown = r.ok(&["show", &id, "--json"])[0].clone();
     let why = shown["review"]["unreadable"].as_str().unwrap();
     assert!(why.contains("symbolic link"), "{why}");
     std::fs::remove_file(&file).unwrap();
-    let shown = r.ok(&["show", &id, "--json"]);
+    let shown = r.ok(&["show", &id, "--json"])[0].clone();
     let why = shown["review"]["unreadable"].as_str().unwrap();
     assert!(why.contains("does not exist"), "{why}");
 }
@@ -243,7 +243,7 @@ fn an_old_fail_of_an_unchanged_head_is_not_acted_on_again_and_a_fresh_review_is_
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("already sent the node back"), "{err}");
     assert_eq!(step(&r, &id), "review", "not sent back a second time");
-    let shown = r.ok(&["show", &id, "--json"]);
+    let shown = r.ok(&["show", &id, "--json"])[0].clone();
     let action = &shown["decision"]["action"];
     assert_eq!(action["action"], "dispatch", "{shown:#}");
     assert_eq!(action["step"], "review", "a fresh review of HEAD");
@@ -259,7 +259,7 @@ fn an_old_fail_of_an_unchanged_head_is_not_acted_on_again_and_a_fresh_review_is_
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("a fresh review fails it again"), "{err}");
     assert_eq!(step(&r, &id), "review");
-    let shown = r.ok(&["show", &id, "--json"]);
+    let shown = r.ok(&["show", &id, "--json"])[0].clone();
     let rest = &shown["decision"]["rest"];
     assert_eq!(rest["kind"], "escalated", "{shown:#}");
     assert!(
@@ -400,7 +400,7 @@ fn a_cancelled_node_whose_worktree_is_still_there_is_cleaned_up_by_the_next_pass
     r.write(".splice/config.toml", "[agent]\ncommand = [\"true\"]\n");
     r.ok(&["cancel", &id, "--reason", "not wanted"]);
     let wt = add_worktree(&r, &id);
-    let shown = r.ok(&["show", &id, "--json"]);
+    let shown = r.ok(&["show", &id, "--json"])[0].clone();
     let action = &shown["decision"]["action"];
     assert_eq!(action["action"], "cleanup-fanout", "{shown:#}");
     assert_eq!(action["own"], true);

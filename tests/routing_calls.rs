@@ -365,7 +365,7 @@ fn a_failed_callee_parks_naming_the_call_and_unpark_stays_inside_it() {
         "{shown}"
     );
     assert_eq!(
-        r.ok(&["show", &id, "--json"])["pipeline"]["calls"][0]["step"],
+        r.ok(&["show", &id, "--json"])[0]["pipeline"]["calls"][0]["step"],
         "test"
     );
 

@@ -34,7 +34,7 @@ fn stdout(r: &Repo, args: &[&str]) -> Vec<u8> {
 /// The cached read and a fresh one agree, for `snapshot` and `list --json`; returns the
 /// snapshot.
 fn agree(r: &Repo, when: &str) -> String {
-    for args in [&["snapshot"][..], &["list", "--json"][..]] {
+    for args in [&["snapshot"][..], &["list", "--all", "--json"][..]] {
         let cached = stdout(r, args);
         let again = stdout(r, args);
         let mut fresh_args = args.to_vec();

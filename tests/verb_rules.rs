@@ -78,6 +78,14 @@ const TABLE: &[(&str, &str)] = &[
     ("ready", "read-only"),
     ("logs", "read-only"),
     ("cache rebuild", "read-only"),
+    ("update", "person"),
+    ("reopen", "person"),
+    ("label add", "person"),
+    ("label rm", "person"),
+    ("label list", "read-only"),
+    ("dep add", "person"),
+    ("dep rm", "person"),
+    ("dep tree", "read-only"),
 ];
 
 /// Verbs of the table with no command line, and why: the runner calls them in-process.
@@ -115,6 +123,8 @@ const NOT_VERBS: &[(&str, &str)] = &[
     ("import", "holds `import bd`"),
     ("export", "holds `export bd`"),
     ("cache", "holds `cache rebuild`"),
+    ("label", "holds `label add`, `label rm` and `label list`"),
+    ("dep", "holds `dep add`, `dep rm` and `dep tree`"),
 ];
 
 #[test]

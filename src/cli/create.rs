@@ -21,13 +21,14 @@ pub struct Args {
         default_value = ""
     )]
     pub description: String,
-    /// The priority: 0 (critical) to 4 (backlog), as in bd.
+    /// The priority: 0 (critical) to 4 (backlog), or P0 to P4, as in bd.
     #[arg(
         short = 'p',
         long,
-        value_name = "0-4",
-        default_value_t = 2,
-        allow_negative_numbers = true
+        value_name = "0-4|P0-P4",
+        default_value = "2",
+        allow_negative_numbers = true,
+        value_parser = plain::parse_priority
     )]
     pub priority: i64,
     /// The issue type: task, bug, feature, epic, chore… (one word).

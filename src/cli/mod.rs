@@ -15,6 +15,7 @@ pub mod completions;
 pub mod create;
 pub mod decide;
 pub mod demo;
+pub mod dep;
 pub mod design;
 pub mod doctor;
 pub mod drive;
@@ -38,6 +39,7 @@ pub mod snapshot;
 pub mod start;
 pub mod status;
 pub mod transition;
+pub mod update;
 
 /// splice: carry software work through a declared pipeline, one deterministic pass at a time.
 #[derive(Parser, Debug)]
@@ -145,6 +147,15 @@ pub enum Command {
     Logs(logs::Args),
     /// The derived snapshot cache `.splice/cache/`: `cache rebuild` writes it anew.
     Cache(cache::Args),
+    /// Change fields of one or more beads (bd's `update`): title, status, priority, type,
+    /// assignee, labels, description and bd's kept fields. A claimed bead is refused.
+    Update(update::Args),
+    /// Reopen closed beads (bd's `reopen`). A pipeline node is not reopened.
+    Reopen(update::ReopenArgs),
+    /// A bead's labels: `label add ID… LABEL`, `label rm ID… LABEL`, `label list ID`.
+    Label(update::LabelArgs),
+    /// A bead's dependencies: `dep add ISSUE DEPENDS_ON [--type T]`, `dep rm`, `dep tree ID`.
+    Dep(dep::Args),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -188,5 +199,9 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Create(args) => create::run(args, global),
         Command::Logs(args) => logs::run(global, args),
         Command::Cache(args) => cache::run(global, args),
+        Command::Update(args) => update::run(args, global),
+        Command::Reopen(args) => update::reopen(args, global),
+        Command::Label(args) => update::label(args, global),
+        Command::Dep(args) => dep::run(args, global),
     }
 }

@@ -2,7 +2,12 @@
 //! `splice status` and `pass --dry-run` read it), not a second implementation: each action it
 //! would take, with the reason `status` prints. And the plain beads (imported from bd, or made
 //! by `splice create`) a person could start: open, every `blocks` dependency done (the rule
-//! `decide` applies to nodes, [`crate::policy::deps`]), with the command that starts one.
+//! `decide` applies to nodes, [`crate::policy::deps`]), with the command that starts one: an
+//! epic with children is started as a campaign (`splice start ID --campaign`), since `start`
+//! refuses to make it a leaf.
+//!
+//! `--json` is an array, as bd's `ready --json`: the nodes with an action, then the startable
+//! plain beads; `--envelope` gives splice's versioned object instead.
 
 use std::collections::HashMap;
 
@@ -22,10 +27,34 @@ use crate::store::Store;
 /// What could run now and why: the decision's actions, and the plain beads ready to start.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Print JSON: `{"schema_version", "status", "actions": […], "startable": […]}`
-    /// (docs/cli.md).
+    /// Print JSON: an array, as bd's `ready --json`: each node with an action, then each plain
+    /// bead ready to start (docs/cli.md).
     #[arg(long)]
     pub json: bool,
+    /// With --json: splice's versioned envelope instead of the array, `{"schema_version",
+    /// "status", "actions": […], "startable": […]}`.
+    #[arg(long, requires = "json")]
+    pub envelope: bool,
+}
+
+/// One entry of `ready --json`'s array: a bead, with what would happen to it.
+#[derive(Serialize, Debug)]
+struct Item<'a> {
+    id: &'a str,
+    title: &'a str,
+    status: &'a str,
+    priority: i64,
+    issue_type: &'a str,
+    /// A node's step; `null` for a plain bead.
+    step: Option<&'a str>,
+    /// A node's action (`dispatch`, `check`, …); `null` for a plain bead.
+    action: Option<&'static str>,
+    /// Why (a node: the line `splice status` prints).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    /// A plain bead: the command that starts it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    command: Option<String>,
 }
 
 /// One action of the decision.
@@ -81,6 +110,12 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
             action: a,
         })
         .collect();
+    let with_children: std::collections::HashSet<&str> = snap
+        .beads
+        .iter()
+        .filter(|b| b.status != Status::Tombstone)
+        .filter_map(|b| b.parent.as_deref())
+        .collect();
     let mut startable: Vec<&Bead> = snap
         .beads
         .iter()
@@ -105,16 +140,54 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
                 title: &b.title,
                 priority: b.priority,
                 issue_type: &b.issue_type,
-                command: format!("splice start {}", b.id),
+                command: match with_children.contains(b.id.as_str()) {
+                    true => format!("splice start {} --campaign", b.id),
+                    false => format!("splice start {}", b.id),
+                },
             })
             .collect(),
     };
-    if args.json {
+    if args.json && args.envelope {
         output::print_json(&report);
+    } else if args.json {
+        output::print_json(&items(&report, &by_id));
     } else {
         output::out(&human(&report));
     }
     Ok(0)
+}
+
+/// `ready --json`'s array: the nodes with an action, then the startable plain beads.
+fn items<'a>(r: &'a Report, by_id: &HashMap<&str, &'a Bead>) -> Vec<Item<'a>> {
+    let mut out = Vec::new();
+    for a in &r.actions {
+        let Some(b) = by_id.get(a.bead) else { continue };
+        out.push(Item {
+            id: a.bead,
+            title: &b.title,
+            status: b.status.as_str(),
+            priority: b.priority,
+            issue_type: &b.issue_type,
+            step: Some(a.step),
+            action: Some(a.kind),
+            reason: Some(a.reason.clone()),
+            command: None,
+        });
+    }
+    for s in &r.startable {
+        out.push(Item {
+            id: s.id,
+            title: s.title,
+            status: "open",
+            priority: s.priority,
+            issue_type: s.issue_type,
+            step: None,
+            action: None,
+            reason: None,
+            command: Some(s.command.clone()),
+        });
+    }
+    out
 }
 
 fn human(r: &Report) -> String {

@@ -14,7 +14,6 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::args::BeadId;
 use super::{Global, output, status};
 use crate::decide::decide;
 use crate::driver::snapshot;
@@ -23,14 +22,23 @@ use crate::model::{Action, Bead, Rest};
 use crate::store::Store;
 use crate::transition::read::{self, Answer, Query};
 
-/// Show one bead: its fields and, for a pipeline node, its step, claim and decision.
+/// Show one or more beads: their fields and, for a pipeline node, its step, claim and decision.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    #[command(flatten)]
-    pub bead: BeadId,
-    /// Print JSON: the bead file's JSON plus a `decision` object (docs/cli.md).
+    /// The beads to show (bd's `show ID [ID…]`).
+    #[arg(value_name = "ID", required_unless_present = "bead")]
+    pub ids: Vec<String>,
+    /// A bead to show: the same as a positional ID (repeatable).
+    #[arg(long, value_name = "ID")]
+    pub bead: Vec<String>,
+    /// Print JSON: an array with one object per bead, as bd's `show --json` (each the bead
+    /// file's JSON plus `decision` and `review`; docs/cli.md).
     #[arg(long)]
     pub json: bool,
+    /// With --json: splice's versioned envelope instead of the array,
+    /// `{"schema_version", "beads": […]}`.
+    #[arg(long, requires = "json")]
+    pub envelope: bool,
 }
 
 /// The node's latest kept review, as shown.
@@ -77,37 +85,73 @@ struct Decided {
     reason: String,
 }
 
-pub fn run(global: &Global, args: Args) -> Result<i32> {
-    let store = Store::discover(global.dir.as_deref())?;
-    let id = args.bead.id();
-    let Answer::Show(bead) = read::query(&store, id, Query::Show)? else {
+/// One bead, read as `splice transition show` reads it (no such bead, or an id that is not
+/// one: bad input naming it).
+pub fn read_one(store: &Store, id: &str) -> Result<Box<Bead>> {
+    let Answer::Show(bead) = read::query(store, id, Query::Show)? else {
         unreachable!("a show query answers with the bead");
     };
-    let decided = match bead.is_node() {
-        true => Some(decision_of(&store, id)?),
+    Ok(bead)
+}
+
+pub fn run(global: &Global, args: Args) -> Result<i32> {
+    let store = Store::discover(global.dir.as_deref())?;
+    let mut ids: Vec<&String> = Vec::new();
+    for id in args.ids.iter().chain(&args.bead) {
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    // Every bead is read before anything is printed: one that is missing prints nothing.
+    let beads = ids
+        .iter()
+        .map(|id| read_one(&store, id))
+        .collect::<Result<Vec<_>>>()?;
+    let mut decisions = match beads.iter().any(|b| b.is_node()) {
+        true => Some(decisions(&store)?),
         false => None,
     };
-    let review = review_of(&store, &bead);
-    if args.json {
-        let mut value = serde_json::to_value(&*bead).unwrap_or(Value::Null);
-        if let Value::Object(fields) = &mut value {
-            let d = serde_json::to_value(&decided).unwrap_or(Value::Null);
-            fields.insert("decision".into(), d);
-            let r = serde_json::to_value(&review).unwrap_or(Value::Null);
-            fields.insert("review".into(), r);
+    let mut values = Vec::new();
+    let mut texts = Vec::new();
+    for bead in &beads {
+        let decided = match (bead.is_node(), decisions.as_mut()) {
+            (true, Some(d)) => Some(decision_of(d, &bead.id)),
+            _ => None,
+        };
+        let review = review_of(&store, bead);
+        if args.json {
+            let mut value = serde_json::to_value(&**bead).unwrap_or(Value::Null);
+            if let Value::Object(fields) = &mut value {
+                let d = serde_json::to_value(&decided).unwrap_or(Value::Null);
+                fields.insert("decision".into(), d);
+                let r = serde_json::to_value(&review).unwrap_or(Value::Null);
+                fields.insert("review".into(), r);
+            }
+            values.push(value);
+        } else {
+            texts.push(human(bead, decided.as_ref(), review.as_ref()));
         }
-        output::print_json(&value);
-    } else {
-        output::out(&human(&bead, decided.as_ref(), review.as_ref()));
+    }
+    match (args.json, args.envelope) {
+        (true, true) => output::print_json(&serde_json::json!({
+            "schema_version": output::OUTPUT_SCHEMA,
+            "beads": values,
+        })),
+        (true, false) => output::print_json(&values),
+        _ => output::out(&texts.join("\n")),
     }
     Ok(0)
 }
 
-/// The decision over the whole state, for node `id`.
-fn decision_of(store: &Store, id: &str) -> Result<Decided> {
+/// The decision over the whole state.
+fn decisions(store: &Store) -> Result<crate::model::Decision> {
     let who = super::snapshot::identity(std::env::var("SPLICE_HOLDER").ok(), None);
     let snap = snapshot::build(store, None, who)?;
-    let mut decision = decide(&snap);
+    Ok(decide(&snap))
+}
+
+/// What `decision` does with node `id` (taken out of it: each node is shown once).
+fn decision_of(decision: &mut crate::model::Decision, id: &str) -> Decided {
     let action = decision
         .actions
         .iter()
@@ -115,11 +159,11 @@ fn decision_of(store: &Store, id: &str) -> Result<Decided> {
         .map(|at| decision.actions.swap_remove(at));
     let rest = decision.nodes.remove(id).and_then(|n| n.rest);
     let reason = status::reason(action.as_ref(), rest.as_ref());
-    Ok(Decided {
+    Decided {
         action,
         rest,
         reason,
-    })
+    }
 }
 
 fn human(b: &Bead, decided: Option<&Decided>, review: Option<&Review>) -> String {

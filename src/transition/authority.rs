@@ -122,6 +122,14 @@ pub enum Verb {
     Ready,
     Logs,
     CacheRebuild,
+    Update,
+    Reopen,
+    LabelAdd,
+    LabelRemove,
+    LabelList,
+    DepAdd,
+    DepRemove,
+    DepTree,
 }
 
 impl Verb {
@@ -192,6 +200,14 @@ impl Verb {
         Verb::Ready,
         Verb::Logs,
         Verb::CacheRebuild,
+        Verb::Update,
+        Verb::Reopen,
+        Verb::LabelAdd,
+        Verb::LabelRemove,
+        Verb::LabelList,
+        Verb::DepAdd,
+        Verb::DepRemove,
+        Verb::DepTree,
     ];
 
     /// The table: who may run this verb.
@@ -247,7 +263,14 @@ impl Verb {
             | Verb::ImportBd
             | Verb::Start => Actor::Person,
             // A plain bead (no route), as bd's `create` makes one.
-            | Verb::Create => Actor::Person,
+            | Verb::Create
+            // bd's edits of a bead's own fields (never `pipeline`; a claimed bead is refused).
+            | Verb::Update
+            | Verb::Reopen
+            | Verb::LabelAdd
+            | Verb::LabelRemove
+            | Verb::DepAdd
+            | Verb::DepRemove => Actor::Person,
             Verb::PassDryRun
             | Verb::Show
             | Verb::Step
@@ -273,7 +296,9 @@ impl Verb {
             // bd's read commands (`show` is the verb above).
             | Verb::List
             | Verb::Ready
-            | Verb::Logs => Actor::ReadOnly,
+            | Verb::Logs
+            | Verb::LabelList
+            | Verb::DepTree => Actor::ReadOnly,
             // Writes only a derived file, `.splice/cache/`, rebuilt at will from the state.
             Verb::CacheRebuild => Actor::ReadOnly,
         }
@@ -352,6 +377,14 @@ impl Verb {
             Verb::Ready => "ready",
             Verb::Logs => "logs",
             Verb::CacheRebuild => "cache rebuild",
+            Verb::Update => "update",
+            Verb::Reopen => "reopen",
+            Verb::LabelAdd => "label add",
+            Verb::LabelRemove => "label rm",
+            Verb::LabelList => "label list",
+            Verb::DepAdd => "dep add",
+            Verb::DepRemove => "dep rm",
+            Verb::DepTree => "dep tree",
         }
     }
 

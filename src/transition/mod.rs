@@ -38,6 +38,8 @@ pub mod claim;
 pub mod close;
 pub mod complete;
 pub mod create;
+pub mod dep;
+pub mod edit;
 pub mod gate;
 pub mod import;
 pub mod inbox;

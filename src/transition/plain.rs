@@ -16,6 +16,20 @@ const VERB: &str = "create";
 /// bd's priorities: 0 (critical) to 4 (backlog).
 pub const PRIORITIES: std::ops::RangeInclusive<i64> = 0..=4;
 
+/// A priority as bd and br take it: `0`–`4`, or `P0`–`P4` (`p1` too). The one parser of a
+/// priority on the command line (`create -p`, `update -p`, `list --priority`).
+pub fn parse_priority(s: &str) -> std::result::Result<i64, String> {
+    let t = s.trim();
+    let digits = t.strip_prefix(['P', 'p']).unwrap_or(t);
+    match digits.parse::<i64>() {
+        Ok(n) if PRIORITIES.contains(&n) && digits.len() == 1 => Ok(n),
+        _ => Err(format!(
+            "{}: a priority is 0-4 or P0-P4 (0 critical, 4 backlog), as in bd",
+            ids::shown(s)
+        )),
+    }
+}
+
 /// How many child ids past the highest on disk are probed under the lock (a concurrent
 /// `create --parent` may take the first).
 const CHILD_PROBE: usize = 32;
@@ -195,6 +209,16 @@ mod tests {
             },
         ] {
             assert!(check(&bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_priority_is_a_digit_or_a_p_and_a_digit() {
+        for (given, n) in [("0", 0), ("4", 4), ("P1", 1), ("p3", 3), (" P0 ", 0)] {
+            assert_eq!(parse_priority(given), Ok(n), "{given}");
+        }
+        for bad in ["5", "-1", "P5", "PP1", "high", "", "01", "P"] {
+            assert!(parse_priority(bad).is_err(), "{bad}");
         }
     }
 

@@ -105,6 +105,7 @@ pub fn plan(
     if args.campaign {
         return campaign(manifest, scan, bead, args, target, now);
     }
+    refuse_children(scan, bead)?;
     let node = NewNode {
         title: bead.title.to_string(),
         description: bead.description.clone(),
@@ -135,6 +136,35 @@ pub fn plan(
     };
     let reason = format!("start: {} on route {}", bead.title, place.route);
     Ok(Change::one(after, Some(reason), started))
+}
+
+/// Refuse to start a bead with children (but tombstones, as `--campaign` adopts them) as a
+/// task: it would be one leaf, its children left out of its run.
+fn refuse_children(scan: &Scan, bead: &Bead) -> Result<(), Refusal> {
+    let children: Vec<&str> = scan
+        .beads
+        .iter()
+        .filter(|b| b.parent.as_deref() == Some(bead.id.as_str()))
+        .filter(|b| b.status != crate::model::bead::Status::Tombstone)
+        .map(|b| b.id.as_str())
+        .collect();
+    if children.is_empty() {
+        return Ok(());
+    }
+    let mut listed = children
+        .iter()
+        .take(3)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if children.len() > 3 {
+        listed.push_str(&format!(" and {} more", children.len() - 3));
+    }
+    Err(Refusal::HasChildren {
+        bead: bead.id.to_string(),
+        count: children.len(),
+        listed,
+    })
 }
 
 /// Refuse a bead that is a node already, or closed.
