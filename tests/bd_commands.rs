@@ -379,7 +379,12 @@ fn show_prints_a_plain_beads_kept_fields_and_a_nodes_step_and_decision() {
         }),
     );
     let plain = &r.ok(&["show", "bd-x1", "--json"])[0];
-    assert_eq!(plain["schema_version"], 1);
+    let envelope = r.ok(&["show", "bd-x1", "--json", "--envelope"]);
+    assert_eq!(envelope["schema_version"], 1);
+    assert_eq!(
+        &envelope["beads"][0], plain,
+        "the same bead, in splice's envelope"
+    );
     for (k, v) in [
         ("design", "Use a queue."),
         ("acceptance_criteria", "It works."),
