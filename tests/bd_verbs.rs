@@ -399,11 +399,11 @@ fn list_hides_closed_and_tombstones_unless_asked_and_sorts_and_limits() {
     assert_eq!(ids_of(&r.ok(&["list", "--all", "--json"])).len(), 5);
     assert_eq!(
         ids_of(&r.ok(&["list", "--status", "closed", "--json"])),
-        [done.clone()]
+        std::slice::from_ref(&done)
     );
     assert_eq!(
         ids_of(&r.ok(&["list", "--status", "tombstone", "--json"])),
-        [gone.clone()]
+        std::slice::from_ref(&gone)
     );
     let text = String::from_utf8(r.run(&["list"]).stdout).unwrap();
     assert!(
