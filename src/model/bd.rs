@@ -367,7 +367,12 @@ fn imported_record(bead: &Bead, layout: &Layout, changed: bool) -> Map<String, V
                 layout.updated_at.clone().map_or(Value::Null, Value::String)
             }
             "metadata" => metadata_value(fields.remove(&key), layout),
-            _ => fields.remove(&key).unwrap_or(Value::Null),
+            _ => match fields.remove(&key) {
+                Some(value) => value,
+                // A kept key splice removed since (`update --notes ""`): bd leaves it out.
+                None if changed => continue,
+                None => Value::Null,
+            },
         };
         if layout.nulls.contains(&key) && Some(&value) == absent(&key).as_ref() {
             value = Value::Null;
@@ -612,6 +617,39 @@ mod tests {
         }));
         bead.updated_at = "2026-01-01T00:00:00Z".into();
         assert_eq!(to_line(&bead, false), line);
+    }
+
+    /// A record splice changed is written as bd would: its own keys in its order and escaping, a
+    /// key splice added after the last key bd puts before it, a kept key splice removed left out.
+    #[test]
+    fn a_changed_record_keeps_its_layout_and_places_what_splice_set_where_bd_would() {
+        let line = r#"{"id":"bd-1","title":"a <b>","notes":"n","status":"open","priority":2,"issue_type":"task","created_at":"2025-01-01T00:00:00Z","updated_at":"2025-01-01T00:00:00Z"}"#;
+        let line = line.replace("<b>", "\\u003cb\\u003e");
+        let r = parse_line(&line, 3).unwrap();
+        assert!(
+            r.layout.go_escape && r.layout.verbatim.is_none(),
+            "{:?}",
+            r.layout
+        );
+        let mut bead = r.bead;
+        bead.pipeline.imported = Some(Box::new(Imported {
+            from: "bd".into(),
+            seq: 1,
+            layout: r.layout,
+        }));
+        bead.pipeline.seq = 1;
+        assert_eq!(to_line(&bead, false), line, "unchanged: the line");
+        bead.pipeline.seq = 2;
+        bead.updated_at = "2026-02-02T00:00:00Z".into();
+        bead.labels = vec!["ui".into()];
+        bead.extra.remove("notes");
+        bead.extra.insert("assignee".into(), "ana".into());
+        let expected = concat!(
+            r#"{"id":"bd-1","title":"a \u003cb\u003e","status":"open","priority":2,"#,
+            r#""issue_type":"task","assignee":"ana","created_at":"2025-01-01T00:00:00Z","#,
+            r#""updated_at":"2026-02-02T00:00:00Z","labels":["ui"]}"#
+        );
+        assert_eq!(to_line(&bead, false), expected);
     }
 
     /// bd writes each dependency with the time it was made, and br refuses a record whose
