@@ -120,7 +120,7 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         };
         let review = review_of(&store, bead);
         if args.json {
-            let mut value = serde_json::to_value(&**bead).unwrap_or(Value::Null);
+            let mut value = output::versioned(&**bead);
             if let Value::Object(fields) = &mut value {
                 let d = serde_json::to_value(&decided).unwrap_or(Value::Null);
                 fields.insert("decision".into(), d);
