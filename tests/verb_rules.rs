@@ -86,6 +86,7 @@ const TABLE: &[(&str, &str)] = &[
     ("dep add", "person"),
     ("dep rm", "person"),
     ("dep tree", "read-only"),
+    ("sync bd", "person"),
 ];
 
 /// Verbs of the table with no command line, and why: the runner calls them in-process.
@@ -125,6 +126,7 @@ const NOT_VERBS: &[(&str, &str)] = &[
     ("cache", "holds `cache rebuild`"),
     ("label", "holds `label add`, `label rm` and `label list`"),
     ("dep", "holds `dep add`, `dep rm` and `dep tree`"),
+    ("sync", "holds `sync bd`"),
 ];
 
 #[test]

@@ -156,6 +156,8 @@ pub enum Command {
     Label(update::LabelArgs),
     /// A bead's dependencies: `dep add ISSUE DEPENDS_ON [--type T]`, `dep rm`, `dep tree ID`.
     Dep(dep::Args),
+    /// Keep a bd export and the store in step both ways: `sync bd [--path .beads/issues.jsonl]`.
+    Sync(interop::SyncArgs),
 }
 
 /// Run the parsed command; the returned code is the process exit code.
@@ -203,5 +205,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Reopen(args) => update::reopen(args, global),
         Command::Label(args) => update::label(args, global),
         Command::Dep(args) => dep::run(args, global),
+        Command::Sync(args) => interop::sync(args, global),
     }
 }

@@ -83,6 +83,10 @@ pub struct Imported {
     pub from: String,
     /// The seq of the import that last wrote the bead: a later seq means splice changed it.
     pub seq: u64,
+    /// The sha256 of bd's fields as that import (or `sync bd`) wrote them, keys sorted: a later
+    /// sync with no base tells by it which side changed since (`docs/bd-interop.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields_sha256: Option<String>,
     #[serde(flatten)]
     pub layout: Layout,
 }
@@ -613,6 +617,7 @@ mod tests {
         bead.pipeline.imported = Some(Box::new(Imported {
             from: "bd".into(),
             seq: 0,
+            fields_sha256: None,
             layout: r.layout,
         }));
         bead.updated_at = "2026-01-01T00:00:00Z".into();
@@ -635,6 +640,7 @@ mod tests {
         bead.pipeline.imported = Some(Box::new(Imported {
             from: "bd".into(),
             seq: 1,
+            fields_sha256: None,
             layout: r.layout,
         }));
         bead.pipeline.seq = 1;

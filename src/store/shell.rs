@@ -281,11 +281,27 @@ impl Store {
         t: &Transition,
         plan: impl FnOnce(&super::Scan) -> Result<Change<O>>,
     ) -> Result<O> {
+        self.batch_then(t, plan, |_| Ok(()))
+    }
+
+    /// [`Store::batch`], then `after` with its output while the lock is still held: for a verb
+    /// whose own files must change with the store and no other writer between (`sync bd`'s bd
+    /// file and base). The store's change is committed when `after` runs; an error from it is
+    /// returned as the verb's.
+    pub fn batch_then<O>(
+        &self,
+        t: &Transition,
+        plan: impl FnOnce(&super::Scan) -> Result<Change<O>>,
+        after: impl FnOnce(&O) -> Result<()>,
+    ) -> Result<O> {
         let session = self.lock_and_recover(t)?;
         let scan = self.scan()?;
         let change = plan(&scan)?;
         let by_id: HashMap<&str, &Bead> = scan.beads.iter().map(|b| (b.id.as_str(), b)).collect();
-        self.commit(t, &session, |id| by_id.get(id).copied(), change)
+        let output = self.commit(t, &session, |id| by_id.get(id).copied(), change)?;
+        after(&output)?;
+        drop(session);
+        Ok(output)
     }
 
     /// What recovery repaired since the last call, oldest first.

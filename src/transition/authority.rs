@@ -130,6 +130,7 @@ pub enum Verb {
     DepAdd,
     DepRemove,
     DepTree,
+    SyncBd,
 }
 
 impl Verb {
@@ -208,6 +209,7 @@ impl Verb {
         Verb::DepAdd,
         Verb::DepRemove,
         Verb::DepTree,
+        Verb::SyncBd,
     ];
 
     /// The table: who may run this verb.
@@ -270,7 +272,9 @@ impl Verb {
             | Verb::LabelAdd
             | Verb::LabelRemove
             | Verb::DepAdd
-            | Verb::DepRemove => Actor::Person,
+            | Verb::DepRemove
+            // A bd file and the store kept in step: bd's fields both ways, never `pipeline`.
+            | Verb::SyncBd => Actor::Person,
             Verb::PassDryRun
             | Verb::Show
             | Verb::Step
@@ -385,6 +389,7 @@ impl Verb {
             Verb::DepAdd => "dep add",
             Verb::DepRemove => "dep rm",
             Verb::DepTree => "dep tree",
+            Verb::SyncBd => "sync bd",
         }
     }
 

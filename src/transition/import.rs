@@ -21,7 +21,7 @@
 use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{Ctx, Verb, next_seq};
 use crate::error::{Error, Result};
@@ -35,7 +35,7 @@ use crate::store::{Change, Scan};
 pub const REPORT_SCHEMA: u32 = 1;
 
 /// Fields of a started bead that are splice's, not bd's: a merge keeps them.
-const KEPT_ON_MERGE: [&str; 4] = ["status", "closed_at", "close_reason", "parent"];
+pub(super) const KEPT_ON_MERGE: [&str; 4] = ["status", "closed_at", "close_reason", "parent"];
 
 /// A record that was not imported, and why.
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
@@ -250,7 +250,7 @@ fn read_records(
 }
 
 /// The id of a line that did not parse as a record, when it has a valid one (for the report).
-fn id_of(line: &str) -> Option<String> {
+pub(super) fn id_of(line: &str) -> Option<String> {
     let value: Value = serde_json::from_str(line).ok()?;
     let id = value.get("id")?.as_str()?;
     crate::model::id::is_valid(id).then(|| id.to_string())
@@ -330,7 +330,7 @@ fn settle(
 
 /// Every bead on a parent cycle, with the cycle as `a → b → a` (from that bead). Linear: each
 /// bead has one parent, so each walk stops at the first bead an earlier walk saw.
-fn cycles<'a>(parents: &HashMap<&'a str, &'a str>) -> HashMap<&'a str, String> {
+pub(super) fn cycles<'a>(parents: &HashMap<&'a str, &'a str>) -> HashMap<&'a str, String> {
     let mut seen: HashSet<&str> = HashSet::with_capacity(parents.len());
     let mut on_cycle = HashMap::new();
     for &start in parents.keys() {
@@ -360,22 +360,45 @@ fn cycles<'a>(parents: &HashMap<&'a str, &'a str>) -> HashMap<&'a str, String> {
 }
 
 /// A record as a new bead's image (`seq` 0 for a new bead, else the bead's read seq).
-fn fresh(record: Record, seq: u64) -> Bead {
+pub(super) fn fresh(record: Record, seq: u64) -> Bead {
     let Record {
         mut bead, layout, ..
     } = record;
     bead.pipeline.seq = seq;
-    bead.pipeline.imported = Some(Box::new(imported(layout, seq.saturating_add(1))));
+    let fields = bd::content(&bead);
+    bead.pipeline.imported = Some(Box::new(imported(layout, seq.saturating_add(1), &fields)));
     bead
 }
 
 /// What an import records on the bead it writes at `seq`.
-fn imported(layout: Layout, seq: u64) -> Imported {
+pub(super) fn imported(layout: Layout, seq: u64, fields: &Map<String, Value>) -> Imported {
     Imported {
         from: "bd".into(),
         seq,
+        fields_sha256: Some(fields_sha256(fields)),
         layout,
     }
+}
+
+/// The sha256 of bd's fields ([`bd::content`]'s keys) with every object's keys sorted, so that
+/// the same values give the same hash however a writer ordered them.
+pub(super) fn fields_sha256(fields: &Map<String, Value>) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&m[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            v => v.clone(),
+        }
+    }
+    crate::authority::credential::sha256_hex(&sorted(&Value::Object(fields.clone())).to_string())
 }
 
 /// `old` updated from `record`: `None` when nothing would change; else the image and whether
@@ -392,7 +415,7 @@ fn update(old: &Bead, record: Record) -> Result<Option<(Bead, bool)>> {
             };
         }
     }
-    let imported = imported(record.layout, next_seq(old));
+    let imported = imported(record.layout, next_seq(old), &bd::content(&record.bead));
     let same_import = old
         .pipeline
         .imported
@@ -401,18 +424,29 @@ fn update(old: &Bead, record: Record) -> Result<Option<(Bead, bool)>> {
     if same_import && fields == bd::content(old) {
         return Ok(None);
     }
+    Ok(Some((rebuild(old, fields, Some(imported))?, merge)))
+}
+
+/// `old` with bd's fields `fields` ([`bd::content`]'s keys) and, when given, a new import
+/// record; its pipeline otherwise as it was.
+pub(super) fn rebuild(
+    old: &Bead,
+    mut fields: serde_json::Map<String, Value>,
+    imported: Option<Imported>,
+) -> Result<Bead> {
     fields.insert(
         "updated_at".into(),
         Value::String(old.updated_at.to_string()),
     );
     fields.insert("schema_version".into(), old.schema_version.into());
     let mut pipeline = old.pipeline.clone();
-    pipeline.imported = Some(Box::new(imported));
+    if let Some(imported) = imported {
+        pipeline.imported = Some(Box::new(imported));
+    }
     let pipeline = serde_json::to_value(&pipeline).map_err(|e| Error::Invalid(e.to_string()))?;
     fields.insert("pipeline".into(), pipeline);
-    let bead: Bead = serde_json::from_value(Value::Object(fields))
-        .map_err(|e| Error::Invalid(format!("internal: an imported bead: {e}")))?;
-    Ok(Some((bead, merge)))
+    serde_json::from_value(Value::Object(fields))
+        .map_err(|e| Error::Invalid(format!("internal: an imported bead: {e}")))
 }
 
 #[cfg(test)]

@@ -59,6 +59,7 @@ pub mod settings;
 pub mod skip;
 pub mod split;
 pub mod start;
+pub mod sync;
 pub mod target;
 
 #[cfg(test)]
