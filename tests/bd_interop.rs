@@ -471,3 +471,74 @@ fn export_to_a_missing_directory_names_the_file_asked_for() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// bd's `external:<project>:<capability>` dependency blocks until that project ships the
+/// capability (a closed issue labelled `provides:<capability>` in its `.beads/issues.jsonl`,
+/// the project's directory named in `[bd] external_projects`), and says what would ship it.
+#[test]
+fn an_external_dependency_blocks_until_the_other_project_ships_it() {
+    let r = Repo::new();
+    r.write(
+        ".beads/issues.jsonl",
+        concat!(
+            r#"{"id":"t-1","title":"Needs api","status":"open","dependencies":[{"issue_id":"t-1","depends_on_id":"external:other:api","type":"blocks"}]}"#,
+            "\n",
+            r#"{"id":"t-2","title":"Unrelated","status":"open","dependencies":[{"issue_id":"t-2","depends_on_id":"external:other:ui","type":"related"}]}"#,
+            "\n"
+        ),
+    );
+    r.ok(&["import", "bd", ".beads/issues.jsonl", "--json"]);
+    let startable = |r: &Repo| -> Vec<String> {
+        let ready = r.ok(&["ready", "--json"]);
+        ready
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(startable(&r), ["t-2"], "a non-blocking type never blocks");
+    r.ok(&["start", "t-1", "--json"]);
+    let out = r.run(&["status"]);
+    let words = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        words.contains("external:other:api is not shipped")
+            && words.contains("`provides:api`")
+            && words.contains("[bd] external_projects"),
+        "{words}"
+    );
+    // Configured, but not shipped yet: an open issue labelled so does not ship it.
+    r.write(
+        ".splice/config.toml",
+        "[bd]\nexternal_projects = { other = \"vendor/other\" }\n",
+    );
+    let other = r.path().join("vendor/other/.beads");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(
+        other.join("issues.jsonl"),
+        "{\"id\":\"o-1\",\"title\":\"API\",\"status\":\"open\",\"labels\":[\"provides:api\"]}\n",
+    )
+    .unwrap();
+    let status = r.ok(&["status", "--json"]);
+    assert!(
+        status.to_string().contains("external:other:api"),
+        "{status}"
+    );
+    std::fs::write(
+        other.join("issues.jsonl"),
+        "{\"id\":\"o-1\",\"title\":\"API\",\"status\":\"closed\",\"labels\":[\"provides:api\"]}\n",
+    )
+    .unwrap();
+    let status = r.ok(&["status", "--json"]);
+    assert!(
+        !status.to_string().contains("external:other:api"),
+        "shipped: no longer blocking: {status}"
+    );
+    // A project name with `:` in it names nothing: refused with the key.
+    r.write(
+        ".splice/config.toml",
+        "[bd]\nexternal_projects = { \"a:b\" = \"x\" }\n",
+    );
+    let err = r.fails(2, &["status"]);
+    assert!(err.contains("[bd] external_projects"), "{err}");
+}

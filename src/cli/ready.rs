@@ -120,7 +120,14 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         .beads
         .iter()
         .filter(|b| !b.is_node() && b.status == Status::Open)
-        .filter(|b| deps::blocked_by(b, |id| by_id.get(id).copied()).is_empty())
+        .filter(|b| {
+            deps::blocked_by(
+                b,
+                |id| by_id.get(id).copied(),
+                |id| snap.shipped.contains(id),
+            )
+            .is_empty()
+        })
         .collect();
     startable.sort_by(|a, b| a.priority.cmp(&b.priority).then(natural_cmp(&a.id, &b.id)));
     let rests = decision

@@ -232,10 +232,14 @@ impl<'a> Index<'a> {
             return None;
         }
         let blockers = |b: &'a Bead| -> Vec<&'a Bead> {
-            deps::blocked_by(b, |id| self.bead(id))
-                .iter()
-                .filter_map(|id| self.bead(id))
-                .collect()
+            deps::blocked_by(
+                b,
+                |id| self.bead(id),
+                |id| self.snapshot.shipped.contains(id),
+            )
+            .iter()
+            .filter_map(|id| self.bead(id))
+            .collect()
         };
         self.cycles
             .borrow_mut()

@@ -99,7 +99,11 @@ fn settled<'a>(ix: &Index<'a>, at: usize, bead: &'a Bead) -> Option<Outcome<'a>>
     }
 
     // 6: blocking dependencies not done (open, absent, or cancelled).
-    let by = deps::blocked_by(bead, |id| ix.bead(id));
+    let by = deps::blocked_by(
+        bead,
+        |id| ix.bead(id),
+        |id| ix.snapshot.shipped.contains(id),
+    );
     if !by.is_empty() {
         // Between 6 and 7: blocked by itself, through a cycle, it never unblocks.
         if let Some(reason) = ix.blocks_cycle(bead, &by) {

@@ -216,6 +216,18 @@ pub fn for_action(node: &Node, action: &Action) -> Next {
     }
 }
 
+/// Why an `external:<project>:<capability>` blocker still blocks, and what ships it.
+pub fn not_shipped(target: &str) -> String {
+    match crate::model::bd::external_ref(target) {
+        Some((project, capability)) => format!(
+            "{target} is not shipped: done when project {project} (`[bd] external_projects` in \
+             .splice/config.toml names its directory) has a closed issue labelled \
+             `provides:{capability}` in its .beads/issues.jsonl (`bd ship {capability}` there)"
+        ),
+        None => format!("{target} is not in the store"),
+    }
+}
+
 /// Why a node rests, and what a person can do about it.
 pub fn for_rest(node: &Node, rest: &Rest) -> Next {
     let id = node.id;
@@ -234,12 +246,24 @@ pub fn for_rest(node: &Node, rest: &Rest) -> Next {
             ),
             format!("splice transition unpark --bead {id} --reason \"<what was fixed>\""),
         ),
-        Rest::Blocked { by } if !node.absent.is_empty() => Next::say(format!(
-            "waits for {} to be done first; {} not in the store: import or create it, or remove \
-             the dependency (`splice dep rm {id} ID`)",
-            by.join(", "),
-            node.absent.join(", ")
-        )),
+        Rest::Blocked { by } if !node.absent.is_empty() => {
+            let (external, missing): (Vec<&str>, Vec<&str>) = node
+                .absent
+                .iter()
+                .partition(|b| crate::model::bd::external_ref(b).is_some());
+            let mut words = format!("waits for {} to be done first", by.join(", "));
+            if !missing.is_empty() {
+                words.push_str(&format!(
+                    "; {} not in the store: import or create it, or remove the dependency \
+                     (`splice dep rm {id} ID`)",
+                    missing.join(", ")
+                ));
+            }
+            for e in external {
+                words.push_str(&format!("; {}", not_shipped(e)));
+            }
+            Next::say(words)
+        }
         Rest::Blocked { by } => Next::say(format!(
             "waits for {} to be done first (closed, not cancelled: a cancelled blocker never is)",
             by.join(", ")

@@ -27,6 +27,7 @@ pub mod design;
 pub mod distill;
 pub mod envelope;
 pub mod events;
+pub mod external;
 pub mod feed;
 pub mod headless;
 mod heartbeat;

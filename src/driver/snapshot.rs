@@ -71,12 +71,18 @@ pub fn build(store: &Store, scope: Option<&str>, who: Identity) -> Result<Snapsh
         missing_targets: Vec::new(),
         unavailable,
         dead_holders: Default::default(),
+        shipped: Default::default(),
         manifest,
         beads,
         unreadable: unreadable.into_iter().map(unreadable_of).collect(),
     };
     snapshot.missing_targets = missing_targets(store, &snapshot);
     snapshot.dead_holders = super::holder::dead_holders(store.dir(), &snapshot);
+    snapshot.shipped = super::external::shipped(
+        store.repo(),
+        &config.bd.external_projects,
+        snapshot.beads.iter().flat_map(|b| b.blockers()),
+    );
     Ok(snapshot)
 }
 

@@ -583,6 +583,14 @@ fn native(bead: &Bead, mut fields: Map<String, Value>) -> Map<String, Value> {
     fields
 }
 
+/// An `external:<project>:<capability>` dependency target, as bd writes one: its project and
+/// capability (both non-empty; the capability may hold `:`).
+pub fn external_ref(target: &str) -> Option<(&str, &str)> {
+    let rest = target.strip_prefix("external:")?;
+    let (project, capability) = rest.split_once(':')?;
+    (!project.is_empty() && !capability.is_empty()).then_some((project, capability))
+}
+
 /// The bd fields of `bead` that an import compares and takes: everything but `pipeline`,
 /// `schema_version` and `updated_at` (the writer stamps that).
 pub fn content(bead: &Bead) -> Map<String, Value> {

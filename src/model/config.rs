@@ -75,6 +75,21 @@ pub struct Config {
     /// `[sandbox]`: the kernel sandbox dispatches run in (`docs/security.md`).
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    /// `[bd]`: living with bd (`docs/bd-interop.md`).
+    #[serde(default)]
+    pub bd: BdConfig,
+}
+
+/// `[bd]`: what bd's own configuration says that splice needs too.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct BdConfig {
+    /// Project name → its directory (relative to the directory holding `.splice/`, or
+    /// absolute), as bd's `external_projects`: an `external:<project>:<capability>` dependency
+    /// is done when that project's `.beads/issues.jsonl` has a closed issue labelled
+    /// `provides:<capability>` (bd's `ship`).
+    #[serde(default)]
+    pub external_projects: BTreeMap<String, String>,
 }
 
 /// `[sandbox]`: every dispatch, and every command run on what an agent wrote, runs in a kernel
@@ -408,6 +423,18 @@ impl Config {
     /// Values that type but would do nothing, or harm: named with their key.
     fn check(&self) -> Result<(), String> {
         let empty = |c: &Option<Vec<String>>| c.as_ref().is_some_and(Vec::is_empty);
+        for (project, dir) in &self.bd.external_projects {
+            if project.is_empty() || project.contains(':') {
+                return Err(format!(
+                    "[bd] external_projects: {project:?} is not a project name (no `:`, not empty)"
+                ));
+            }
+            if dir.trim().is_empty() {
+                return Err(format!(
+                    "[bd] external_projects.{project}: an empty path names no project"
+                ));
+            }
+        }
         if empty(&self.agent.command) {
             return Err(
                 "[agent] command: an empty argv runs nothing; remove the key to use the \

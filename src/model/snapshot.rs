@@ -5,7 +5,7 @@
 //! the counters used so far. `decide` reads nothing else, so a snapshot saved to a file replays to
 //! the same decision, byte for byte.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -167,6 +167,12 @@ pub struct Snapshot {
     /// without it knows of none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub dead_holders: BTreeMap<String, Died>,
+    /// The `external:<project>:<capability>` dependencies of this snapshot's beads that are
+    /// done, as bd decides it: the project (`[bd] external_projects`) has a closed issue
+    /// labelled `provides:<capability>`. One not here blocks as a missing bead does. A snapshot
+    /// without it has none.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub shipped: BTreeSet<String>,
     /// Typed and validated as `.splice/manifest.json` is (an older shape is brought up to date).
     #[serde(deserialize_with = "super::manifest::deserialize_checked")]
     pub manifest: Manifest,
@@ -231,6 +237,7 @@ impl Snapshot {
             missing_targets: Vec::new(),
             unavailable: BTreeMap::new(),
             dead_holders: BTreeMap::new(),
+            shipped: BTreeSet::new(),
             manifest,
             beads,
             unreadable: Vec::new(),

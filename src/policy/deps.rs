@@ -9,11 +9,18 @@
 use crate::model::{Bead, Text};
 
 /// The ids blocking `bead`, sorted and without repeats; empty when it may go. `find` looks a
-/// bead up by id among those the caller can see.
-pub fn blocked_by<'a>(bead: &Bead, find: impl Fn(&str) -> Option<&'a Bead>) -> Vec<Text> {
+/// bead up by id among those the caller can see; `shipped` says whether another project's
+/// capability (`external:<project>:<capability>`) is done ([`Snapshot::shipped`]).
+///
+/// [`Snapshot::shipped`]: crate::model::Snapshot::shipped
+pub fn blocked_by<'a>(
+    bead: &Bead,
+    find: impl Fn(&str) -> Option<&'a Bead>,
+    shipped: impl Fn(&str) -> bool,
+) -> Vec<Text> {
     let mut by: Vec<Text> = bead
         .blockers()
-        .filter(|id| !find(id).is_some_and(Bead::is_done))
+        .filter(|id| !find(id).is_some_and(Bead::is_done) && !shipped(id))
         .map(Text::from)
         .collect();
     by.sort_unstable();
@@ -66,8 +73,12 @@ mod tests {
                 ("o", "related"),
             ],
         );
-        assert_eq!(blocked_by(&b, find), ["c", "missing", "o"]);
+        assert_eq!(blocked_by(&b, find, |_| false), ["c", "missing", "o"]);
         let free = bead("f", Status::Open, &[("d", "blocks"), ("o", "parent-child")]);
-        assert!(blocked_by(&free, find).is_empty());
+        assert!(blocked_by(&free, find, |_| false).is_empty());
+        // Another project's capability, done when shipped.
+        let ext = bead("e", Status::Open, &[("external:p:cap", "blocks")]);
+        assert_eq!(blocked_by(&ext, find, |_| false), ["external:p:cap"]);
+        assert!(blocked_by(&ext, find, |id| id == "external:p:cap").is_empty());
     }
 }

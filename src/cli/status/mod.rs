@@ -382,11 +382,17 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
                 .collect(),
             _ => Vec::new(),
         };
-        if !absent.is_empty() {
+        let (external, missing): (Vec<&str>, Vec<&str>) = absent
+            .iter()
+            .partition(|b| crate::model::bd::external_ref(b).is_some());
+        if !missing.is_empty() {
             reason.push_str(&format!(
                 " ({} not in the store: a bead must be there, and closed, to unblock it)",
-                absent.join(", ")
+                missing.join(", ")
             ));
+        }
+        for e in external {
+            reason.push_str(&format!(" ({})", advice::not_shipped(e)));
         }
         let Some(b) = bead else {
             return unreadable_row(id, depth, rest, reason);
