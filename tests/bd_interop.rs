@@ -542,3 +542,32 @@ fn an_external_dependency_blocks_until_the_other_project_ships_it() {
     let err = r.fails(2, &["status"]);
     assert!(err.contains("[bd] external_projects"), "{err}");
 }
+
+/// `ready` names the open plain beads a `blocks` dependency on a missing bead holds, and how to
+/// go on, as `status` does for nodes.
+#[test]
+fn ready_says_which_plain_beads_wait_on_a_bead_that_is_not_there() {
+    let r = Repo::new();
+    r.write(
+        "f.jsonl",
+        concat!(
+            r#"{"id":"t-3","title":"Gone dep","status":"open","dependencies":[{"issue_id":"t-3","depends_on_id":"x-9","type":"blocks"}]}"#,
+            "\n",
+            r#"{"id":"t-5","title":"Free","status":"open"}"#,
+            "\n"
+        ),
+    );
+    r.ok(&["import", "bd", "f.jsonl", "--json"]);
+    let out = r.run(&["ready"]);
+    let words = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        words.contains("t-3  x-9 is not in the store") && words.contains("splice dep rm t-3 x-9"),
+        "{words}"
+    );
+    let envelope = r.ok(&["ready", "--json", "--envelope"]);
+    assert_eq!(envelope["held"][0]["id"], "t-3", "{envelope}");
+    assert_eq!(envelope["held"][0]["waits_on"], json!(["x-9"]));
+    // bd's array keeps its shape: the startable bead only.
+    let array = r.ok(&["ready", "--json"]);
+    assert_eq!(array.as_array().unwrap().len(), 1, "{array}");
+}

@@ -82,6 +82,17 @@ struct Startable<'a> {
     command: String,
 }
 
+/// An open plain bead held by a `blocks` dependency on what is not there: a bead not in the
+/// store (bd deleted it, or never exported it) or another project's capability not shipped.
+#[derive(Serialize, Debug)]
+struct Held<'a> {
+    id: &'a str,
+    /// The targets that are not there, as written.
+    waits_on: Vec<String>,
+    /// Why, and what to do.
+    note: String,
+}
+
 #[derive(Serialize, Debug)]
 struct Report<'a> {
     schema_version: u32,
@@ -91,6 +102,8 @@ struct Report<'a> {
     headline: String,
     actions: Vec<Ready<'a>>,
     startable: Vec<Startable<'a>>,
+    /// Open plain beads held by what is not there (a bead or a shipped capability).
+    held: Vec<Held<'a>>,
 }
 
 pub fn run(global: &Global, args: Args) -> Result<i32> {
@@ -130,6 +143,48 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         })
         .collect();
     startable.sort_by(|a, b| a.priority.cmp(&b.priority).then(natural_cmp(&a.id, &b.id)));
+    let held: Vec<Held> = snap
+        .beads
+        .iter()
+        .filter(|b| !b.is_node() && b.status == Status::Open)
+        .filter_map(|b| {
+            let waits_on: Vec<String> = deps::blocked_by(
+                b,
+                |id| by_id.get(id).copied(),
+                |id| snap.shipped.contains(id),
+            )
+            .into_iter()
+            .filter(|id| !by_id.contains_key(id.as_str()))
+            .map(|id| id.to_string())
+            .collect();
+            if waits_on.is_empty() {
+                return None;
+            }
+            let note = waits_on
+                .iter()
+                .map(|t| match crate::model::bd::external_ref(t) {
+                    Some(_) => advice::not_shipped(t),
+                    None => {
+                        let t = match crate::model::id::is_valid(t) {
+                            true => t.to_string(),
+                            false => crate::model::id::shown(t),
+                        };
+                        format!(
+                            "{t} is not in the store: import or create it, or `splice dep rm {} \
+                             {t}`",
+                            b.id
+                        )
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            Some(Held {
+                id: &b.id,
+                waits_on,
+                note,
+            })
+        })
+        .collect();
     let rests = decision
         .nodes
         .iter()
@@ -153,6 +208,7 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
                 },
             })
             .collect(),
+        held,
     };
     if args.json && args.envelope {
         output::print_json(&report);
@@ -227,6 +283,12 @@ fn human(r: &Report) -> String {
                 output::printable(s.title),
                 s.command
             ));
+        }
+    }
+    if !r.held.is_empty() {
+        out.push_str("plain beads held by what is not there:\n");
+        for h in &r.held {
+            out.push_str(&format!("  {}  {}\n", h.id, output::printable(&h.note)));
         }
     }
     out
