@@ -11,7 +11,8 @@
 //!   narrow authority, never widen it;
 //! - any other caller is a person ([`Who::Person`]).
 //!
-//! **The verb's actor class** ([`Actor`], one `match` in [`Verb::actor`]):
+//! **The verb's actor class** ([`Actor`]), declared once with the verb and its name in the
+//! `verbs!` table below (it makes [`Verb`], [`Verb::ALL`], [`Verb::name`] and [`Verb::actor`]):
 //!
 //! | class | who may run it |
 //! |---|---|
@@ -51,348 +52,147 @@ impl Actor {
     }
 }
 
-/// Every verb: each `splice transition` subcommand, the modes of one that have a class of their
-/// own (`release --clear`, `pass --dry-run`), the commands that create beads or drive a
-/// runner, and those that install or read the hooks watching agents (`hooks …`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verb {
-    Propose,
-    Split,
-    Resplit,
-    Complete,
-    Integrate,
-    Deliver,
-    Claim,
-    Release,
-    Park,
-    Skip,
-    RecordExit,
-    RecordJob,
-    AdoptJob,
-    RecordRun,
-    Route,
-    Approve,
-    Reject,
-    Unpark,
-    SetConfig,
-    SetAutonomy,
-    SetTarget,
-    ReleaseClear,
-    Close,
-    Cancel,
-    Init,
-    InitTask,
-    Run,
-    Pass,
-    PassDryRun,
-    Show,
-    Step,
-    Kind,
-    Autonomy,
-    Target,
-    Delivery,
-    Manifest,
-    HooksInstall,
-    HooksStatus,
-    HooksPreCommit,
-    Guard,
-    /// `splice sandbox exec`: run a command inside the kernel sandbox (a Slurm job's agent).
-    SandboxExec,
-    Classify,
-    Exec,
-    PlanCrystallize,
-    PlanCritique,
-    PlanApprove,
-    Design,
-    DesignShow,
-    Monitor,
-    Iterate,
-    LoopEffect,
-    Guide,
-    SetAcceptance,
-    Drive,
-    ImportBd,
-    ExportBd,
-    Start,
-    Completions,
-    Man,
-    Doctor,
-    Create,
-    List,
-    Ready,
-    Logs,
-    CacheRebuild,
-    Update,
-    Reopen,
-    LabelAdd,
-    LabelRemove,
-    LabelList,
-    DepAdd,
-    DepRemove,
-    DepTree,
-    SyncBd,
+/// The table, declared once: each verb, the word a person types, and its actor class. It makes
+/// [`Verb`], [`Verb::ALL`] (the declaration's order), [`Verb::name`] and [`Verb::actor`].
+macro_rules! verbs {
+    (
+        $(#[$meta:meta])*
+        pub enum Verb { $($(#[$doc:meta])* $verb:ident = $name:expr, $actor:ident;)* }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+        pub enum Verb {
+            $($(#[$doc])* $verb,)*
+        }
+
+        impl Verb {
+            /// Every verb, in the table's order.
+            pub const ALL: &[Verb] = &[$(Verb::$verb,)*];
+
+            /// The table: who may run this verb.
+            pub const fn actor(self) -> Actor {
+                match self {
+                    $(Verb::$verb => Actor::$actor,)*
+                }
+            }
+
+            /// The verb as a person types it (`transition` subcommands without the prefix).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Verb::$verb => $name,)*
+                }
+            }
+        }
+    };
+}
+
+verbs! {
+    /// Every verb: each `splice transition` subcommand, the modes of one that have a class of
+    /// their own (`release --clear`, `pass --dry-run`), the commands that create beads or drive a
+    /// runner, and those that install or read the hooks watching agents (`hooks …`).
+    pub enum Verb {
+        Propose = "propose", Agent;
+        Split = "split", Agent;
+        Resplit = "resplit", Agent;
+        Complete = "complete", Runner;
+        /// `integrate` and `deliver` complete the steps with those roles, and are named so.
+        Integrate = Role::Integrate.name(), Runner;
+        Deliver = Role::Deliver.name(), Runner;
+        Claim = "claim", Runner;
+        Release = "release", Runner;
+        Park = "park", Runner;
+        Skip = "skip", Runner;
+        RecordExit = "record-exit", Runner;
+        /// A claim's Slurm job, and a dead runner's job taken over (issue 17).
+        RecordJob = "record-job", Runner;
+        AdoptJob = "adopt-job", Runner;
+        RecordRun = "record-run", Runner;
+        Route = "route", Runner;
+        Approve = "approve", Person;
+        Reject = "reject", Person;
+        Unpark = "unpark", Person;
+        SetConfig = "set-config", Person;
+        SetAutonomy = "set-autonomy", Person;
+        SetTarget = "set-target", Person;
+        ReleaseClear = "release --clear", Person;
+        Close = "close", Person;
+        Cancel = "cancel", Person;
+        Init = "init", Person;
+        InitTask = "init-task", Person;
+        Run = "run", Person;
+        Pass = "pass", Person;
+        PassDryRun = "pass --dry-run", ReadOnly;
+        Show = "show", ReadOnly;
+        Step = "step", ReadOnly;
+        Kind = "kind", ReadOnly;
+        Autonomy = "autonomy", ReadOnly;
+        Target = "target", ReadOnly;
+        Delivery = "delivery", ReadOnly;
+        Manifest = "manifest", ReadOnly;
+        /// A dispatched agent must not rewrite the hooks that watch it.
+        HooksInstall = "hooks install", Person;
+        HooksStatus = "hooks status", ReadOnly;
+        HooksPreCommit = "hooks pre-commit", ReadOnly;
+        /// The Claude Code hook: it judges a tool call and changes nothing.
+        Guard = "guard", ReadOnly;
+        /// `splice sandbox exec`: run a command inside the kernel sandbox (a Slurm job's agent).
+        /// Confines a command and execs it; it changes no state.
+        SandboxExec = "sandbox exec", ReadOnly;
+        Classify = "classify", ReadOnly;
+        /// They create and run work; a plan's run approves planning gates that never relax.
+        Exec = "exec", Person;
+        PlanCrystallize = "plan crystallize", Person;
+        /// Its verdict is what `plan approve` stands on.
+        PlanCritique = "plan critique", Person;
+        PlanApprove = "plan approve", Person;
+        /// Starts the design agent and crystallizes; its approval is `plan approve`'s.
+        Design = "design", Person;
+        /// A design session's conversation, and the list of them.
+        /// `design show` and `design list`.
+        DesignShow = "design show", ReadOnly;
+        /// Replays a trajectory file through the pure monitor.
+        Monitor = "monitor", ReadOnly;
+        /// A loop step's measured iteration and what was done about the monitor's decision.
+        Iterate = "iterate", Runner;
+        LoopEffect = "loop-effect", Runner;
+        /// The answer to the pass monitor's question.
+        Guide = "guide", Person;
+        /// What a loop step's acceptance stage checks.
+        SetAcceptance = "set-acceptance", Person;
+        /// The cockpit starts runs and approves gates.
+        Drive = "drive", Person;
+        /// Many beads at once, from a file; and a plain bead put on a route.
+        ImportBd = "import bd", Person;
+        ExportBd = "export bd", ReadOnly;
+        Start = "start", Person;
+        /// Generated from the command line; they read no state.
+        Completions = "completions", ReadOnly;
+        Man = "man", ReadOnly;
+        /// Reads the state and the repository; never locks or writes.
+        Doctor = "doctor", ReadOnly;
+        /// A plain bead (no route), as bd's `create` makes one.
+        Create = "create", Person;
+        /// bd's read commands (`show` is the verb above).
+        List = "list", ReadOnly;
+        Ready = "ready", ReadOnly;
+        Logs = "logs", ReadOnly;
+        /// Writes only a derived file, `.splice/cache/`, rebuilt at will from the state.
+        CacheRebuild = "cache rebuild", ReadOnly;
+        /// bd's edits of a bead's own fields (never `pipeline`; a claimed bead is refused).
+        Update = "update", Person;
+        Reopen = "reopen", Person;
+        LabelAdd = "label add", Person;
+        LabelRemove = "label rm", Person;
+        LabelList = "label list", ReadOnly;
+        DepAdd = "dep add", Person;
+        DepRemove = "dep rm", Person;
+        DepTree = "dep tree", ReadOnly;
+        /// A bd file and the store kept in step: bd's fields both ways, never `pipeline`.
+        SyncBd = "sync bd", Person;
+    }
 }
 
 impl Verb {
-    /// Every verb, in the table's order.
-    pub const ALL: &[Verb] = &[
-        Verb::Propose,
-        Verb::Split,
-        Verb::Resplit,
-        Verb::Complete,
-        Verb::Integrate,
-        Verb::Deliver,
-        Verb::Claim,
-        Verb::Release,
-        Verb::Park,
-        Verb::Skip,
-        Verb::RecordExit,
-        Verb::RecordJob,
-        Verb::AdoptJob,
-        Verb::RecordRun,
-        Verb::Route,
-        Verb::Approve,
-        Verb::Reject,
-        Verb::Unpark,
-        Verb::SetConfig,
-        Verb::SetAutonomy,
-        Verb::SetTarget,
-        Verb::ReleaseClear,
-        Verb::Close,
-        Verb::Cancel,
-        Verb::Init,
-        Verb::InitTask,
-        Verb::Run,
-        Verb::Pass,
-        Verb::PassDryRun,
-        Verb::Show,
-        Verb::Step,
-        Verb::Kind,
-        Verb::Autonomy,
-        Verb::Target,
-        Verb::Delivery,
-        Verb::Manifest,
-        Verb::HooksInstall,
-        Verb::HooksStatus,
-        Verb::HooksPreCommit,
-        Verb::Guard,
-        Verb::SandboxExec,
-        Verb::Classify,
-        Verb::Exec,
-        Verb::PlanCrystallize,
-        Verb::PlanCritique,
-        Verb::PlanApprove,
-        Verb::Design,
-        Verb::DesignShow,
-        Verb::Monitor,
-        Verb::Iterate,
-        Verb::LoopEffect,
-        Verb::Guide,
-        Verb::SetAcceptance,
-        Verb::Drive,
-        Verb::ImportBd,
-        Verb::ExportBd,
-        Verb::Start,
-        Verb::Completions,
-        Verb::Man,
-        Verb::Doctor,
-        Verb::Create,
-        Verb::List,
-        Verb::Ready,
-        Verb::Logs,
-        Verb::CacheRebuild,
-        Verb::Update,
-        Verb::Reopen,
-        Verb::LabelAdd,
-        Verb::LabelRemove,
-        Verb::LabelList,
-        Verb::DepAdd,
-        Verb::DepRemove,
-        Verb::DepTree,
-        Verb::SyncBd,
-    ];
-
-    /// The table: who may run this verb.
-    pub const fn actor(self) -> Actor {
-        match self {
-            Verb::Propose | Verb::Split | Verb::Resplit => Actor::Agent,
-            Verb::Complete
-            | Verb::Integrate
-            | Verb::Deliver
-            | Verb::Claim
-            | Verb::Release
-            | Verb::Park
-            | Verb::Skip
-            | Verb::RecordExit
-            // A claim's Slurm job, and a dead runner's job taken over (issue 17).
-            | Verb::RecordJob
-            | Verb::AdoptJob
-            | Verb::RecordRun
-            | Verb::Route
-            // A loop step's measured iteration and what was done about the monitor's decision.
-            | Verb::Iterate
-            | Verb::LoopEffect => Actor::Runner,
-            Verb::Approve
-            | Verb::Reject
-            | Verb::Unpark
-            | Verb::SetConfig
-            | Verb::SetAutonomy
-            | Verb::SetTarget
-            | Verb::ReleaseClear
-            | Verb::Close
-            | Verb::Cancel
-            | Verb::Init
-            | Verb::InitTask
-            | Verb::Run
-            | Verb::Pass
-            // A dispatched agent must not rewrite the hooks that watch it.
-            | Verb::HooksInstall
-            // They create and run work; a plan's run approves planning gates that never relax.
-            | Verb::Exec
-            | Verb::PlanCrystallize
-            // Its verdict is what `plan approve` stands on.
-            | Verb::PlanCritique
-            | Verb::PlanApprove
-            // Starts the design agent and crystallizes; its approval is `plan approve`'s.
-            | Verb::Design
-            // The answer to the pass monitor's question.
-            | Verb::Guide
-            // What a loop step's acceptance stage checks.
-            | Verb::SetAcceptance
-            // The cockpit starts runs and approves gates.
-            | Verb::Drive
-            // Many beads at once, from a file; and a plain bead put on a route.
-            | Verb::ImportBd
-            | Verb::Start => Actor::Person,
-            // A plain bead (no route), as bd's `create` makes one.
-            | Verb::Create
-            // bd's edits of a bead's own fields (never `pipeline`; a claimed bead is refused).
-            | Verb::Update
-            | Verb::Reopen
-            | Verb::LabelAdd
-            | Verb::LabelRemove
-            | Verb::DepAdd
-            | Verb::DepRemove
-            // A bd file and the store kept in step: bd's fields both ways, never `pipeline`.
-            | Verb::SyncBd => Actor::Person,
-            Verb::PassDryRun
-            | Verb::Show
-            | Verb::Step
-            | Verb::Kind
-            | Verb::Autonomy
-            | Verb::Target
-            | Verb::Delivery
-            | Verb::Manifest
-            | Verb::HooksStatus
-            | Verb::HooksPreCommit
-            | Verb::Guard
-            | Verb::SandboxExec
-            | Verb::Classify
-            | Verb::Monitor
-            // A design session's conversation, and the list of them.
-            | Verb::DesignShow
-            | Verb::ExportBd
-            // Generated from the command line; they read no state.
-            | Verb::Completions
-            | Verb::Man
-            // Reads the state and the repository; never locks or writes.
-            | Verb::Doctor => Actor::ReadOnly,
-            // bd's read commands (`show` is the verb above).
-            | Verb::List
-            | Verb::Ready
-            | Verb::Logs
-            | Verb::LabelList
-            | Verb::DepTree => Actor::ReadOnly,
-            // Writes only a derived file, `.splice/cache/`, rebuilt at will from the state.
-            Verb::CacheRebuild => Actor::ReadOnly,
-        }
-    }
-
-    /// The verb as a person types it (`transition` subcommands without the prefix).
-    pub fn name(self) -> &'static str {
-        match self {
-            Verb::Propose => "propose",
-            Verb::Split => "split",
-            Verb::Resplit => "resplit",
-            Verb::Complete => "complete",
-            // `integrate` and `deliver` complete the steps with those roles, and are named so.
-            Verb::Integrate => Role::Integrate.name(),
-            Verb::Deliver => Role::Deliver.name(),
-            Verb::Claim => "claim",
-            Verb::Release => "release",
-            Verb::Park => "park",
-            Verb::Skip => "skip",
-            Verb::RecordExit => "record-exit",
-            Verb::RecordJob => "record-job",
-            Verb::AdoptJob => "adopt-job",
-            Verb::RecordRun => "record-run",
-            Verb::Route => "route",
-            Verb::Approve => "approve",
-            Verb::Reject => "reject",
-            Verb::Unpark => "unpark",
-            Verb::SetConfig => "set-config",
-            Verb::SetAutonomy => "set-autonomy",
-            Verb::SetTarget => "set-target",
-            Verb::ReleaseClear => "release --clear",
-            Verb::Close => "close",
-            Verb::Cancel => "cancel",
-            Verb::Init => "init",
-            Verb::InitTask => "init-task",
-            Verb::Run => "run",
-            Verb::Pass => "pass",
-            Verb::PassDryRun => "pass --dry-run",
-            Verb::Show => "show",
-            Verb::Step => "step",
-            Verb::Kind => "kind",
-            Verb::Autonomy => "autonomy",
-            Verb::Target => "target",
-            Verb::Delivery => "delivery",
-            Verb::Manifest => "manifest",
-            Verb::HooksInstall => "hooks install",
-            Verb::HooksStatus => "hooks status",
-            Verb::HooksPreCommit => "hooks pre-commit",
-            // The Claude Code hook: it judges a tool call and changes nothing.
-            Verb::Guard => "guard",
-            // Confines a command and execs it; it changes no state.
-            Verb::SandboxExec => "sandbox exec",
-            Verb::Classify => "classify",
-            Verb::Exec => "exec",
-            Verb::PlanCrystallize => "plan crystallize",
-            Verb::PlanCritique => "plan critique",
-            Verb::PlanApprove => "plan approve",
-            Verb::Design => "design",
-            // `design show` and `design list`.
-            Verb::DesignShow => "design show",
-            // Replays a trajectory file through the pure monitor.
-            Verb::Monitor => "monitor",
-            Verb::Iterate => "iterate",
-            Verb::LoopEffect => "loop-effect",
-            Verb::Guide => "guide",
-            Verb::SetAcceptance => "set-acceptance",
-            Verb::Drive => "drive",
-            Verb::ImportBd => "import bd",
-            Verb::ExportBd => "export bd",
-            Verb::Start => "start",
-            Verb::Completions => "completions",
-            Verb::Man => "man",
-            Verb::Doctor => "doctor",
-            Verb::Create => "create",
-            Verb::List => "list",
-            Verb::Ready => "ready",
-            Verb::Logs => "logs",
-            Verb::CacheRebuild => "cache rebuild",
-            Verb::Update => "update",
-            Verb::Reopen => "reopen",
-            Verb::LabelAdd => "label add",
-            Verb::LabelRemove => "label rm",
-            Verb::LabelList => "label list",
-            Verb::DepAdd => "dep add",
-            Verb::DepRemove => "dep rm",
-            Verb::DepTree => "dep tree",
-            Verb::SyncBd => "sync bd",
-        }
-    }
-
     /// A `splice transition` subcommand (or a top-level command) has a place in the table?
     pub fn named(name: &str) -> Option<Verb> {
         Verb::ALL.iter().copied().find(|v| v.name() == name)
