@@ -97,6 +97,24 @@ fn the_manual_page_is_roff_naming_the_commands() {
         assert!(page.contains(name), "the page lacks `{name}`");
     }
     assert!(!page.contains("sim\\-agent"), "a hidden command is listed");
+    // What a manual page has that --help does not: the exit codes, the environment, the files.
+    for section in [
+        ".SH \"EXIT STATUS\"",
+        ".SH ENVIRONMENT",
+        ".SH FILES",
+        ".SH \"SEE ALSO\"",
+    ] {
+        assert!(page.contains(section), "the page lacks {section}");
+    }
+    for named in [
+        "SPLICE_DIR",
+        "SPLICE_NOW",
+        "config.toml",
+        "sync/bd.jsonl",
+        "\\fB130\\fR",
+    ] {
+        assert!(page.contains(named), "the page does not name {named}");
+    }
 }
 
 #[test]
@@ -115,6 +133,14 @@ fn man_dir_writes_one_page_per_command() {
         let text =
             std::fs::read_to_string(dir.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
         assert!(text.contains(".TH"), "{page}");
+        assert!(
+            text.contains(".SH \"EXIT STATUS\""),
+            "{page} has no EXIT STATUS"
+        );
+        assert!(
+            text.contains(".SH ENVIRONMENT"),
+            "{page} has no ENVIRONMENT"
+        );
     }
     assert!(!dir.join("splice-sim-agent.1").exists());
     // A directory that is not there: nothing is created, the message names it.
