@@ -174,3 +174,70 @@ fn every_json_object_a_command_prints_carries_schema_version() {
         &r.ok(&["monitor", "--trajectory", "trajectory.json", "--json"]),
     );
 }
+
+/// The commands people type first show examples in `--help`, and every example parses as the
+/// command line it shows (issue 37): an example that drifted from the flags fails here.
+#[test]
+fn the_first_commands_show_examples_that_parse() {
+    use clap::Parser;
+    const FIRST: &[&str] = &[
+        "init",
+        "init-task",
+        "run",
+        "status",
+        "exec",
+        "drive",
+        "start",
+        "list",
+        "ready",
+        "show",
+        "create",
+        "logs",
+        "update",
+        "doctor",
+    ];
+    let mut parsed = 0;
+    for (path, cmd) in all_commands() {
+        let Some(after) = cmd.get_after_help().map(|h| h.to_string()) else {
+            assert!(
+                !FIRST.contains(&path.as_str()),
+                "`splice {path} --help` has no examples"
+            );
+            continue;
+        };
+        let Some(examples) = after.split("Examples:").nth(1) else {
+            continue;
+        };
+        for line in examples.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let words = shell_words(line);
+            assert_eq!(words[0], "splice", "{path}: {line}");
+            if let Err(e) = splice::cli::Cli::try_parse_from(&words) {
+                panic!("`splice {path}` example `{line}` does not parse: {e}");
+            }
+            parsed += 1;
+        }
+    }
+    assert!(parsed >= FIRST.len() * 2, "{parsed} examples");
+}
+
+/// A line split as a shell would, for the double quotes the examples use.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}

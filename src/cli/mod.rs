@@ -67,14 +67,23 @@ pub struct Global {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Create a campaign root (and `.splice/` when missing).
+    #[command(
+        after_help = "Examples:\n  splice init\n  splice init --title \"Billing revamp\" --scenarios S1,S2 --autonomy wave"
+    )]
     Init(init::Args),
     /// Create a lone task: a leaf at generate-spec (and `.splice/` when missing).
+    #[command(
+        after_help = "Examples:\n  splice init-task --title \"Fix the login redirect\"\n  splice init-task --title \"Rename the flag\" --tier light --target develop"
+    )]
     InitTask(init_task::Args),
     /// Change or read pipeline state: the writer's verbs.
     Transition(transition::Args),
     /// Drive an example campaign to done in a scratch repository.
     Demo(demo::Args),
     /// Drive passes until the run rests or reaches a limit (the headless runner).
+    #[command(
+        after_help = "Examples:\n  splice run\n  splice run --jobs 4 --max-passes 50\n  splice run --scope sp-a1 --json --exit-status"
+    )]
     Run(run::RunArgs),
     /// Run one pass: decide, act, record.
     Pass(run::PassArgs),
@@ -86,6 +95,9 @@ pub enum Command {
     /// Replay a saved snapshot through the pure decide core.
     Decide(decide::Args),
     /// Show the tree, each node's step and the reason it acts or rests.
+    #[command(
+        after_help = "Examples:\n  splice status\n  splice status --scope sp-a1\n  splice status --json"
+    )]
     Status(status::Args),
     /// Read the effective manifest (`manifest show`).
     Manifest(manifest::Args),
@@ -108,6 +120,9 @@ pub enum Command {
     Classify(classify::Args),
     /// Create a lone task from a request (or a campaign from `--plan`) and run it headless to
     /// rest; prints where it landed, exits with the run's status.
+    #[command(
+        after_help = "Examples:\n  splice exec \"Add a --verbose flag to the CLI\"\n  splice exec --plan plan.json --json"
+    )]
     Exec(exec::Args),
     /// Saved plans: `plan crystallize` turns notes into one, `plan critique` judges one, `plan
     /// approve` runs it.
@@ -120,6 +135,7 @@ pub enum Command {
     Monitor(monitor::Args),
     /// The interactive cockpit: the tree, a node's detail and its dispatch's log, and keys to
     /// run, approve, reject, unpark and guide (a terminal only).
+    #[command(after_help = "Examples:\n  splice drive\n  splice drive --scope sp-a1 --jobs 2")]
     Drive(drive::Args),
     /// Import another tool's export: `import bd FILE` (bd and br's issues.jsonl).
     Import(interop::ImportArgs),
@@ -127,6 +143,9 @@ pub enum Command {
     Export(interop::ExportArgs),
     /// Put a plain bead (imported, or made by `splice create`) on a route: a task on its
     /// tier's route, or with --campaign an epic as a campaign root adopting its children.
+    #[command(
+        after_help = "Examples:\n  splice start bd-a3f8\n  splice start bd-a3f8 --tier light\n  splice start bd-e1 --campaign"
+    )]
     Start(start::Args),
     /// Print a shell completion script: bash, zsh, fish or powershell (`docs/cli.md`).
     Completions(completions::CompletionsArgs),
@@ -134,21 +153,34 @@ pub enum Command {
     Man(completions::ManArgs),
     /// Check the repository, targets, agent command, config and manifest, claims, worktrees,
     /// journal and hooks, each finding with its fix; exit 1 when something needs a person.
+    #[command(after_help = "Examples:\n  splice doctor\n  splice doctor --json")]
     Doctor(doctor::Args),
     /// Every bead, pipeline nodes and plain beads, one line each (bd's `list`).
+    #[command(
+        after_help = "Examples:\n  splice list\n  splice list --all --sort priority --limit 20\n  splice list --json"
+    )]
     List(list::Args),
     /// What could run now and why (the decision's actions), and the plain beads ready to start.
+    #[command(after_help = "Examples:\n  splice ready\n  splice ready --json")]
     Ready(ready::Args),
     /// One bead: its fields and, for a pipeline node, its step, claim and decision.
+    #[command(after_help = "Examples:\n  splice show sp-a1\n  splice show sp-a1 sp-a2 --json")]
     Show(show::Args),
     /// Create a plain bead (no route yet; `splice start ID` puts it on one), as bd's `create`.
+    #[command(
+        after_help = "Examples:\n  splice create \"Fix login\" -p P1 -t bug\n  splice create \"Write the docs\" --parent bd-e1 -l docs"
+    )]
     Create(create::Args),
     /// The dispatch logs of a node (or of the latest run), newest first; `--follow` tails one.
+    #[command(after_help = "Examples:\n  splice logs\n  splice logs sp-a1 --follow")]
     Logs(logs::Args),
     /// The derived snapshot cache `.splice/cache/`: `cache rebuild` writes it anew.
     Cache(cache::Args),
     /// Change fields of one or more beads (bd's `update`): title, status, priority, type,
     /// assignee, labels, description and bd's kept fields. A claimed bead is refused.
+    #[command(
+        after_help = "Examples:\n  splice update bd-a3f8 --title \"Clearer title\" -p 1\n  splice update bd-1 bd-2 --add-label ui"
+    )]
     Update(update::Args),
     /// Reopen closed beads (bd's `reopen`). A pipeline node is not reopened.
     Reopen(update::ReopenArgs),
