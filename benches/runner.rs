@@ -146,7 +146,14 @@ fn campaign_store(dir: &Path, n: usize) -> Store {
         },
     )
     .unwrap();
-    splice::transition::complete::complete(&person, &root, "plan", None, "complete").unwrap();
+    splice::transition::complete::complete(
+        &person,
+        &root,
+        "plan",
+        None,
+        splice::transition::Verb::Complete,
+    )
+    .unwrap();
     store
 }
 

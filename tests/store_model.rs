@@ -307,7 +307,8 @@ fn run_real(store: &Store, id: &str, op: &Op) -> Result<(), splice::Error> {
         }
         Op::Complete { .. } => {
             let step = store.read_bead(id)?.pipeline.step;
-            complete::complete(&person, id, &step, None, "complete").map(drop)
+            complete::complete(&person, id, &step, None, splice::transition::Verb::Complete)
+                .map(drop)
         }
         Op::Approve { .. } => {
             let step = store.read_bead(id)?.pipeline.step;

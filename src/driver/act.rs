@@ -124,10 +124,14 @@ pub(super) fn refusal_is_skip(r: Result<ActResult>) -> Result<ActResult> {
 /// the steps with those roles). A check whose floors refused or escalated is recorded (done, with
 /// that status); a precondition's refusal wrote nothing (skip).
 pub fn check(rc: &RunCtx, bead: &str, step: &str) -> Result<ActResult> {
-    let verb = [Role::Integrate, Role::Deliver]
+    let verb = match [Role::Integrate, Role::Deliver]
         .into_iter()
         .find(|r| rc.manifest.is(step, *r))
-        .map_or("complete", Role::name);
+    {
+        Some(Role::Integrate) => crate::transition::Verb::Integrate,
+        Some(_) => crate::transition::Verb::Deliver,
+        None => crate::transition::Verb::Complete,
+    };
     let done = |c: &complete::Checked, status: String| ActResult::Done {
         status,
         detail: json!({ "verdict": c.verdict, "gate": c.gate, "next": c.next }),

@@ -54,16 +54,17 @@ impl From<&floors::Outcome> for FloorReport {
 }
 
 /// Check `step` of `id` and advance it when the evidence holds. `pr_url` is `deliver --pr-url`;
-/// `verb` names the transition in the journal. Floors that refuse or escalate are recorded, then
-/// returned as [`Refusal::FloorRefused`] / [`Refusal::FloorEscalated`].
+/// `verb` (`complete`, `integrate` or `deliver`) is the transition the journal names and the
+/// authority rule judges. Floors that refuse or escalate are recorded, then returned as
+/// [`Refusal::FloorRefused`] / [`Refusal::FloorEscalated`].
 pub fn complete(
     ctx: &Ctx,
     id: &str,
     step: &str,
     pr_url: Option<String>,
-    verb: &str,
+    verb: Verb,
 ) -> Result<Checked> {
-    let class = Verb::named(verb).unwrap_or(Verb::Complete);
+    let class = verb;
     ctx.admit(class)?;
     let manifest = ctx.store.manifest()?;
     let config = ctx.store.config()?;
@@ -75,7 +76,7 @@ pub fn complete(
         ..ctx.clone()
     };
     let reads = Reads::subject(id).with_ancestors();
-    let checked = checking.apply(class, verb, &reads, |fresh, who| {
+    let checked = checking.apply(class, verb.name(), &reads, |fresh, who| {
         let lineage = Lineage::new(&fresh.ancestors, defaults(&config, &branch));
         Ok(plan(
             &evidence,

@@ -90,7 +90,13 @@ pub(super) fn step_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             let ctx = ctx(store, &common, now)?;
             output::emit(
                 store,
-                complete::complete(&ctx, common.bead.id(), &step, None, "complete"),
+                complete::complete(
+                    &ctx,
+                    common.bead.id(),
+                    &step,
+                    None,
+                    authority::Verb::Complete,
+                ),
             )
         }
         Verb::Approve { common, step } => {
@@ -108,15 +114,25 @@ pub(super) fn step_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
         Verb::Integrate { common } => {
             let step = step_with(store, Role::Integrate)?;
             let ctx = ctx(store, &common, now)?;
-            let out =
-                complete::complete(&ctx, common.bead.id(), &step, None, Role::Integrate.name());
+            let out = complete::complete(
+                &ctx,
+                common.bead.id(),
+                &step,
+                None,
+                authority::Verb::Integrate,
+            );
             output::emit(store, out)
         }
         Verb::Deliver { common, pr_url } => {
             let step = step_with(store, Role::Deliver)?;
             let ctx = ctx(store, &common, now)?;
-            let out =
-                complete::complete(&ctx, common.bead.id(), &step, pr_url, Role::Deliver.name());
+            let out = complete::complete(
+                &ctx,
+                common.bead.id(),
+                &step,
+                pr_url,
+                authority::Verb::Deliver,
+            );
             output::emit(store, out)
         }
         Verb::Split { common, children } => {
