@@ -232,7 +232,7 @@ fn a_closed_journal_segment_rebuilds_the_cache() {
     let other = r.task("U", &[]);
     age(&r);
     agree(&r, "before churn");
-    for i in 0..140 {
+    for i in 0..200 {
         let level = if i % 2 == 0 { "wave" } else { "hitl" };
         r.ok(&[
             "transition",

@@ -353,12 +353,23 @@ fn check_bead(model: &Model, bead: &Bead) {
 /// Replaying the committed after-images in order gives exactly the files on disk.
 fn check_journal_replays(store: &Store) {
     let (records, _) = splice::store::journal::read_committed(&store.journal_path(), 0).unwrap();
-    let mut replayed: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut images: BTreeMap<String, splice::model::Bead> = BTreeMap::new();
     for r in records {
+        for p in &r.patches {
+            let base = images
+                .get(&p.id)
+                .unwrap_or_else(|| panic!("a patch of {} before any image of it", p.id));
+            let after = p.apply(base).unwrap_or_else(|e| panic!("{e}"));
+            images.insert(p.id.clone(), after);
+        }
         for b in r.beads {
-            replayed.insert(b.id.to_string(), b.to_file_bytes());
+            images.insert(b.id.to_string(), b);
         }
     }
+    let replayed: BTreeMap<String, Vec<u8>> = images
+        .into_iter()
+        .map(|(id, b)| (id, b.to_file_bytes()))
+        .collect();
     for bead in store.read_all().expect("every bead file parses") {
         let on_disk = std::fs::read(store.bead_path(&bead.id)).unwrap();
         assert_eq!(

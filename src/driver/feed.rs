@@ -86,6 +86,29 @@ impl Feed {
         self.offset = consumed;
         let mut changed = 0;
         for record in records {
+            for patch in &record.patches {
+                // A bead the feed holds takes the patch; one it does not is out of its scope (a
+                // patch changes a bead that exists, and a new one comes whole). A patch that does
+                // not fit what the feed holds (a bead edited by hand since): read it again.
+                let Some(now) = self.current(&patch.id) else {
+                    continue;
+                };
+                match patch.apply(now) {
+                    Ok(bead) => {
+                        if self.apply(bead) {
+                            changed += 1;
+                        }
+                    }
+                    Err(_) => match self.store.read_bead(&patch.id) {
+                        Ok(bead) => {
+                            if self.apply(bead) {
+                                changed += 1;
+                            }
+                        }
+                        Err(_) => return self.reload(),
+                    },
+                }
+            }
             for bead in record.beads {
                 if self.apply(bead) {
                     changed += 1;
@@ -93,6 +116,12 @@ impl Feed {
             }
         }
         Ok(changed)
+    }
+
+    /// The image the feed holds of bead `id`: in scope, or one of the scope's ancestors.
+    fn current(&self, id: &str) -> Option<&Bead> {
+        self.bead(id)
+            .or_else(|| self.snapshot.ancestors.iter().find(|a| a.id == id))
     }
 
     /// Read everything again (the journal was changed in a way the feed cannot follow).

@@ -1,6 +1,7 @@
-//! The write-ahead journal, `.splice/journal.jsonl`: one line per transition record holding the
-//! after-image of every bead it changes, then one commit-marker line once those images are in
-//! place. Recovery only ever looks at the tail, so its cost does not grow with the journal.
+//! The write-ahead journal, `.splice/journal.jsonl`: one line per transition record holding
+//! what it does to every bead it changes — a new bead's whole image, an existing bead's patch
+//! from the image the writer read ([`Patch`], [`super::delta`]) — then one commit-marker line
+//! once the after-images are in place. Recovery only ever looks at the tail, so its cost does not grow with the journal.
 //!
 //! A record recovery would not apply (the journal is committed, so its last line may have been
 //! written by anyone) is followed by a void line instead of a marker: `{"void": tx, "why": …}`.
@@ -31,6 +32,55 @@ pub struct StepChange {
     pub seq: u64,
 }
 
+/// What a record holds for a bead it changes that had a file before: the operations from the
+/// image the writer read (at `seq` - 1) to the one it wrote, and the hash of the image they make
+/// ([`super::delta`]). The new `seq` is the patch's own, not an operation.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Patch {
+    /// The bead.
+    pub id: String,
+    /// The after-image's `seq`.
+    pub seq: u64,
+    /// The hash of the image it makes: whoever applies it checks the result against it, so a
+    /// patch applied to another image than the one it was made from is found out.
+    pub sha: String,
+    pub ops: Vec<super::delta::Op>,
+}
+
+impl Patch {
+    /// The after-image this patch makes from `base`, or why it cannot: an operation does not
+    /// fit, or the result is not the image it names (`base` is not the one it was made from).
+    pub fn apply(&self, base: &Bead) -> std::result::Result<Bead, String> {
+        use super::delta;
+        let mut doc = serde_json::to_value(base).map_err(|e| e.to_string())?;
+        delta::apply(&mut doc, &self.ops).map_err(|e| {
+            format!(
+                "bead {}: {e} (its file is not the image the record's patch was made from)",
+                self.id
+            )
+        })?;
+        if let Some(p) = doc.get_mut("pipeline").and_then(|p| p.as_object_mut()) {
+            p.insert("seq".into(), self.seq.into());
+        }
+        if delta::value_sha(&doc) != self.sha {
+            return Err(format!(
+                "bead {}: its file is not the image the record's patch was made from (the \
+                 patched image is not the one the record names)",
+                self.id
+            ));
+        }
+        let bead: Bead = serde_json::from_value(doc)
+            .map_err(|e| format!("bead {}: the patched image is not a bead: {e}", self.id))?;
+        if bead.id != self.id || bead.pipeline.seq != self.seq {
+            return Err(format!(
+                "bead {}: the patched image is another bead's, or at another seq",
+                self.id
+            ));
+        }
+        Ok(bead)
+    }
+}
+
 /// A transition record: what changed, who did it, and the after-images.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Record {
@@ -46,7 +96,24 @@ pub struct Record {
     pub reason: Option<String>,
     pub at: String,
     pub changes: Vec<StepChange>,
+    /// Whole after-images: of the beads the record creates, and of those a patch would not make
+    /// smaller (every image, in records written before patches).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub beads: Vec<Bead>,
+    /// The other beads it changes, as patches from the image the writer read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patches: Vec<Patch>,
+}
+
+impl Record {
+    /// Every bead the record changes, with its after-image's seq: the whole images, then the
+    /// patches.
+    pub fn written(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.beads
+            .iter()
+            .map(|b| (b.id.as_str(), b.pipeline.seq))
+            .chain(self.patches.iter().map(|p| (p.id.as_str(), p.seq)))
+    }
 }
 
 /// The line that commits record `tx`.

@@ -13,6 +13,7 @@
 
 pub mod atomic;
 pub mod cache;
+pub mod delta;
 pub mod ids;
 pub mod journal;
 pub mod lock;

@@ -6,17 +6,18 @@
 //! record is applied only if it passes every check a crash could not break:
 //!
 //! * its `tx` is the byte offset it starts at (a copied line keeps its old offset);
-//! * it holds at least one after-image, every id is a bead id, none twice, and its `changes`
-//!   name the same beads at the same seqs;
+//! * it holds at least one after-image or patch, every id is a bead id, none twice, and its
+//!   `changes` name the same beads at the same seqs;
 //! * each after-image's `seq` follows the bead's file: one more than the file's (not yet
 //!   written), the file's own (already renamed into place: left as it is), or 1 with no file (a
-//!   bead the record creates).
+//!   bead the record creates);
+//! * a patch ([`journal::Patch`]) whose bead is not yet written applies to the bead's file: the
+//!   file is the image it names as its base, and the result the image it names.
 //!
 //! A record that fails is not applied and not kept pending: a void line saying why follows it, so
 //! writers go on, and the caller reports it ([`Repair::Voided`]) naming the record and what to
 //! do. An I/O error reading a bead file is a fault, not a verdict on the record.
 
-use std::collections::BTreeSet;
 use std::fs;
 
 use super::journal::{self, Record, Tail};
@@ -83,7 +84,7 @@ impl Store {
                 id: record.id,
                 at,
                 verb: plain(&record.verb),
-                beads: record.beads.iter().map(|b| plain(&b.id)).collect(),
+                beads: record.written().map(|(id, _)| plain(id)).collect(),
                 void: self.check_record(&record, at)?.err(),
             },
         })
@@ -92,11 +93,11 @@ impl Store {
     /// Roll the uncommitted last record at byte `at` forward, or void it.
     fn settle(&self, record: &Record, at: u64) -> Result<Repair> {
         let journal = self.journal_path();
-        let ids: Vec<String> = record.beads.iter().map(|b| ids::shown(&b.id)).collect();
+        let ids: Vec<String> = record.written().map(|(id, _)| ids::shown(id)).collect();
         // Only the beads of the last record can have temp files: the writer creates them after
         // the record is durable and renames them before its marker.
-        for bead in record.beads.iter().filter(|b| ids::is_valid(&b.id)) {
-            let tmp = atomic::tmp_path(&self.bead_path(&bead.id));
+        for (id, _) in record.written().filter(|(id, _)| ids::is_valid(id)) {
+            let tmp = atomic::tmp_path(&self.bead_path(id));
             let _ = fs::remove_file(tmp);
         }
         match self.check_record(record, at)? {
@@ -105,7 +106,7 @@ impl Store {
                 journal::append_marker(&journal, record.tx, record.id)?;
                 Ok(Repair::RolledForward {
                     verb: record.verb.clone(),
-                    beads: record.beads.iter().map(|b| b.id.to_string()).collect(),
+                    beads: record.written().map(|(id, _)| id.to_string()).collect(),
                 })
             }
             Err(why) => {
@@ -133,6 +134,37 @@ impl Store {
             return Ok(Err(why));
         }
         let mut pending = Vec::new();
+        for patch in &record.patches {
+            let on_disk = match self.read_bead_file(&patch.id) {
+                Ok(b) => b,
+                Err(e @ (Error::BadFile { .. } | Error::Invalid(_))) => {
+                    return Ok(Err(format!("bead {} cannot be checked: {e}", patch.id)));
+                }
+                Err(e) => return Err(e),
+            };
+            let seq = patch.seq;
+            match on_disk {
+                Some(file) if file.pipeline.seq == seq => {} // already renamed into place
+                Some(file) if file.pipeline.seq.checked_add(1) == Some(seq) => {
+                    match patch.apply(&file) {
+                        Ok(after) => pending.push(after),
+                        Err(why) => return Ok(Err(why)),
+                    }
+                }
+                Some(file) => {
+                    return Ok(Err(format!(
+                        "bead {} is at seq {}, and the record's seq {seq} does not follow it",
+                        patch.id, file.pipeline.seq
+                    )));
+                }
+                None => {
+                    return Ok(Err(format!(
+                        "bead {} has no file for the record's patch to apply to",
+                        patch.id
+                    )));
+                }
+            }
+        }
         for image in &record.beads {
             let seq = image.pipeline.seq;
             let on_disk = match self.read_bead_file(&image.id) {
@@ -175,24 +207,23 @@ fn plain(name: &str) -> String {
 
 /// The record's own consistency: images with bead ids, none twice, matching its `changes`.
 fn check_shape(record: &Record) -> Result<(), String> {
-    if record.beads.is_empty() {
+    if record.beads.is_empty() && record.patches.is_empty() {
         return Err("it holds no after-image".into());
     }
-    let mut seen = BTreeSet::new();
-    for bead in &record.beads {
-        if !ids::is_valid(&bead.id) {
-            return Err(format!("{} is not a bead id", ids::shown(&bead.id)));
+    let mut seen = std::collections::BTreeMap::new();
+    for (id, seq) in record.written() {
+        if !ids::is_valid(id) {
+            return Err(format!("{} is not a bead id", ids::shown(id)));
         }
-        if !seen.insert(bead.id.as_str()) {
-            return Err(format!("it holds bead {} twice", bead.id));
+        if seen.insert(id, seq).is_some() {
+            return Err(format!("it holds bead {id} twice"));
         }
     }
-    let matches = record.changes.len() == record.beads.len()
+    let matches = record.changes.len() == seen.len()
         && record
             .changes
             .iter()
-            .zip(&record.beads)
-            .all(|(c, b)| c.bead == b.id && c.seq == b.pipeline.seq);
+            .all(|c| seen.get(c.bead.as_str()) == Some(&c.seq));
     if !matches {
         return Err("its changes do not name its after-images at their seqs".into());
     }

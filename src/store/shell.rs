@@ -417,6 +417,16 @@ impl Store {
             });
             images.push(bead);
         }
+        // A bead that had a file is journaled as the patch from the image read, when that is
+        // smaller than the image: the record costs what it changes (issue 38).
+        let mut whole = Vec::new();
+        let mut patches = Vec::new();
+        for image in &images {
+            match read(&image.id).and_then(|before| patch(before, image)) {
+                Some(p) => patches.push(p),
+                None => whole.push(image.clone()),
+            }
+        }
         let mut record = Record {
             tx: 0,
             id: self.next_record_id()?,
@@ -425,12 +435,13 @@ impl Store {
             reason: reason.map(|r| session.redactor.text(&r).unwrap_or(r)),
             at: t.now.to_string(),
             changes,
-            beads: images,
+            beads: whole,
+            patches,
         };
         let journal = self.journal_path();
         let tx = journal::append_record(&journal, &mut record)?;
         Failpoint::AfterJournal.hit();
-        self.publish(&record.beads)?;
+        self.publish(&images)?;
         journal::append_marker(&journal, tx, record.id)?;
         // The record is committed and the segment ends clean: close it if it is full.
         self.close_segment_past(session.segment_bytes)?;
@@ -495,6 +506,23 @@ impl Store {
         Failpoint::AfterRename.hit();
         Ok(())
     }
+}
+
+/// The patch from `before` to `after`, when it is smaller than `after` whole.
+fn patch(before: &Bead, after: &Bead) -> Option<journal::Patch> {
+    use super::delta;
+    let a = serde_json::to_value(after).ok()?;
+    // The new seq is the patch's own (applying it sets it), not an operation.
+    let mut b = serde_json::to_value(before).ok()?;
+    b["pipeline"]["seq"] = after.pipeline.seq.into();
+    let ops = delta::diff(&b, &a);
+    let whole = serde_json::to_vec(after).map_or(0, |v| v.len());
+    (delta::size(&ops) + 80 < whole).then(|| journal::Patch {
+        id: after.id.to_string(),
+        seq: after.pipeline.seq,
+        sha: delta::value_sha(&a),
+        ops,
+    })
 }
 
 /// A transition writing at most this many beads syncs each temp file; more, and one flush of

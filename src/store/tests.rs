@@ -35,6 +35,7 @@ fn journal_len(store: &Store) -> u64 {
 #[test]
 fn the_shell_bumps_stamps_and_journals_every_changed_bead() {
     let (_d, store) = store_with(&["sp-a"]);
+    let before = store.read_bead("sp-a").unwrap();
     let out = store
         .apply(&t(Some(5)), &Reads::subject("sp-a"), |fresh| {
             let mut after = fresh.subject.clone();
@@ -51,7 +52,10 @@ fn the_shell_bumps_stamps_and_journals_every_changed_bead() {
     );
     let (records, _) = journal::read_committed(&store.journal_path(), 0).unwrap();
     assert_eq!(records.len(), 1);
-    assert_eq!(records[0].beads, vec![bead]);
+    // A bead that had a file is journaled as its patch, which makes the image written.
+    assert!(records[0].beads.is_empty(), "{:?}", records[0]);
+    assert_eq!(records[0].patches.len(), 1);
+    assert_eq!(records[0].patches[0].apply(&before), Ok(bead.clone()));
     assert_eq!(records[0].reason.as_deref(), Some("why"));
 }
 
@@ -72,7 +76,7 @@ fn an_unchanged_image_is_not_written_and_a_change_of_only_those_writes_nothing()
         })
         .unwrap();
     let (records, _) = journal::read_committed(&store.journal_path(), 0).unwrap();
-    let ids: Vec<&str> = records[0].beads.iter().map(|b| b.id.as_str()).collect();
+    let ids: Vec<&str> = records[0].written().map(|(id, _)| id).collect();
     assert_eq!(ids, ["sp-a"], "only the changed bead is journaled");
     assert_eq!(fs::read(store.bead_path("sp-b")).unwrap(), before_b);
     let len = journal_len(&store);
@@ -192,6 +196,7 @@ fn record_of(beads: Vec<Bead>) -> journal::Record {
             })
             .collect(),
         beads,
+        patches: Vec::new(),
     }
 }
 
@@ -216,6 +221,82 @@ fn a_record_interrupted_between_its_renames_rolls_forward_and_keeps_what_is_in_p
     assert_eq!(store.read_bead("sp-b").unwrap(), b);
     let (records, _) = journal::read_committed(&store.journal_path(), 0).unwrap();
     assert_eq!(records.len(), 1);
+}
+
+/// `before` → `after` as the writer journals it.
+fn patch_of(before: &Bead, after: &Bead) -> journal::Patch {
+    let (b, a) = (
+        serde_json::to_value(before).unwrap(),
+        serde_json::to_value(after).unwrap(),
+    );
+    journal::Patch {
+        id: after.id.to_string(),
+        seq: after.pipeline.seq,
+        sha: super::delta::value_sha(&a),
+        ops: super::delta::diff(&b, &a),
+    }
+}
+
+/// A crash after the journal write, before any bead file: recovery makes each after-image from
+/// the file its patch names as base; one already in place is left; a patch whose base is not
+/// the file (the file edited since, or a forged record) voids the record, and nothing is applied.
+#[test]
+fn an_uncommitted_patch_rolls_forward_from_its_base_and_one_that_does_not_fit_is_voided() {
+    let (_d, store) = store_with(&["sp-a", "sp-b"]);
+    let a0 = store.read_bead("sp-a").unwrap();
+    let b0 = store.read_bead("sp-b").unwrap();
+    let (mut a, mut b) = (a0.clone(), b0.clone());
+    a.bump(NOW);
+    a.title = "a after".into();
+    a.labels.push("x".into());
+    b.bump(NOW);
+    b.description = "b after".into();
+    let mut record = record_of(vec![]);
+    record.changes = [&a, &b]
+        .iter()
+        .map(|x| journal::StepChange {
+            bead: x.id.to_string(),
+            from: None,
+            to: x.pipeline.step.to_string(),
+            seq: x.pipeline.seq,
+        })
+        .collect();
+    record.patches = vec![patch_of(&a0, &a), patch_of(&b0, &b)];
+    append_uncommitted(&store, record.clone());
+    // sp-b was renamed into place before the crash.
+    fs::write(store.bead_path("sp-b"), b.to_file_bytes()).unwrap();
+    let repairs = store.recover().unwrap();
+    assert!(
+        matches!(&repairs[..], [Repair::RolledForward { beads, .. }] if beads == &["sp-a", "sp-b"]),
+        "{repairs:?}"
+    );
+    assert_eq!(store.read_bead("sp-a").unwrap(), a);
+    assert_eq!(store.read_bead("sp-b").unwrap(), b);
+
+    // The next record's patch, its base edited by hand since: voided, the file left.
+    let (_d, store) = store_with(&["sp-a"]);
+    let a0 = store.read_bead("sp-a").unwrap();
+    let mut a = a0.clone();
+    a.bump(NOW);
+    a.title = "a after".into();
+    let mut record = record_of(vec![]);
+    record.changes = vec![journal::StepChange {
+        bead: "sp-a".into(),
+        from: None,
+        to: a.pipeline.step.to_string(),
+        seq: a.pipeline.seq,
+    }];
+    record.patches = vec![patch_of(&a0, &a)];
+    append_uncommitted(&store, record);
+    let mut edited = a0.clone();
+    edited.description = "by hand".into();
+    fs::write(store.bead_path("sp-a"), edited.to_file_bytes()).unwrap();
+    let repairs = store.recover().unwrap();
+    assert!(
+        matches!(&repairs[..], [Repair::Voided { why, .. }] if why.contains("not the image the record's patch was made from")),
+        "{repairs:?}"
+    );
+    assert_eq!(store.read_bead("sp-a").unwrap(), edited);
 }
 
 #[test]

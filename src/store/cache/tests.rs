@@ -81,6 +81,7 @@ fn a_bead_the_journal_names_since_the_stamp_is_read_from_its_file() {
             seq: 1,
         }],
         beads: vec![bead],
+        patches: Vec::new(),
     };
     let live = store.journal_path();
     let tx = journal::append_record(&live, &mut record).unwrap();

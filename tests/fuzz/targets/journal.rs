@@ -276,7 +276,7 @@ fn recovery(data: &[u8]) -> bool {
         return refused(&sb, data);
     };
     if let Some(r) = &pending
-        && r.beads.iter().any(|b| sb.escapes(&b.id))
+        && r.written().any(|(id, _)| sb.escapes(id))
     {
         // Not run: were recovery to publish this image (it must not, its id is not a bead id),
         // it would write outside the sandbox. Ids that climb out of `.splice/beads/` but stay
@@ -325,6 +325,15 @@ fn recovery(data: &[u8]) -> bool {
                     now == image.to_file_bytes() || (untouched && at_seq),
                     "{} holds neither its image nor its seq",
                     image.id
+                );
+            }
+            for patch in &r.patches {
+                let at = sb.store.read_bead(&patch.id).map(|b| b.pipeline.seq);
+                assert_eq!(
+                    at.ok(),
+                    Some(patch.seq),
+                    "{} is not at its patch's seq",
+                    patch.id
                 );
             }
             let (committed, _) = journal::read_committed(&journal, 0).expect("read");
