@@ -141,9 +141,8 @@ fn tmux_tests() {
         "SPLICE_TMUX_TESTS=1 but tmux cannot be run: install tmux"
     );
 }
-
 fn splice(args: &[&str], cwd: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_splice"))
+    common::hermetic_splice(&mut Command::new(env!("CARGO_BIN_EXE_splice")))
         .args(args)
         .current_dir(cwd)
         .env_remove("SPLICE_DIR")
@@ -458,11 +457,7 @@ fn a_design_conversation_is_crystallized_blocked_fixed_resumed_and_approved() {
     text.push_str(&common::design_scripts(&dir));
     std::fs::write(&config, text).unwrap();
     let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .unwrap();
+        let out = common::git().args(args).current_dir(&dir).output().unwrap();
         assert!(out.status.success(), "git {args:?}: {out:?}");
     };
     git(&["branch", "greeter"]);

@@ -38,6 +38,10 @@ fn git(dir: &Path, args: &[&str]) {
     run(Command::new("git")
         .args(args)
         .current_dir(dir)
+        // None of the machine's git configuration (tests/common's `hermetic_git`).
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_AUTHOR_NAME", "t")
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
@@ -154,7 +158,6 @@ fn splice(home: &Path) -> Command {
         .env("HOME", home);
     c
 }
-
 fn feed(mut c: Command, input: &[u8]) -> Output {
     let mut child = c
         .stdin(Stdio::piped())

@@ -37,6 +37,7 @@ fn commit(r: &Repo, args: &[&str], env: &[(&str, &str)], path: &str) -> Output {
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com");
+    common::hermetic_git(&mut c);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -410,6 +411,7 @@ fn the_pre_commit_hook_refuses_a_dispatched_commit_that_changes_splice_state() {
             .env("GIT_AUTHOR_EMAIL", "t@example.com")
             .env("GIT_COMMITTER_NAME", "t")
             .env("GIT_COMMITTER_EMAIL", "t@example.com");
+        common::hermetic_git(&mut c);
         for (k, v) in env {
             c.env(k, v);
         }
@@ -498,7 +500,7 @@ fn the_committed_guard_runs_on_a_teammates_clone_and_says_so_when_splice_is_miss
     r.git(&["commit", "-qm", "hooks and state"]);
     let clone = tempfile::tempdir().unwrap();
     let cloned = clone.path().join("teammate");
-    let out = Command::new("git")
+    let out = common::git()
         .args(["clone", "-q"])
         .arg(r.path())
         .arg(&cloned)

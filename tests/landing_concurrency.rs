@@ -13,7 +13,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -130,7 +130,7 @@ fn git_status_loop(repo: &Path) -> (Arc<AtomicBool>, std::thread::JoinHandle<usi
     let handle = std::thread::spawn(move || {
         let mut n = 0;
         while !flag.load(Ordering::Relaxed) {
-            let _ = Command::new("git")
+            let _ = common::git()
                 .args(["status", "--porcelain"])
                 .current_dir(&dir)
                 .stdout(Stdio::null())

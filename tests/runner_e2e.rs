@@ -394,7 +394,7 @@ fn a_killed_runner_leaves_its_claim_until_a_person_clears_it() {
         "the killed dispatch counted no attempt"
     );
     let reviewed = b["pipeline"]["reviewed_sha"].as_str().unwrap();
-    let on_main = std::process::Command::new("git")
+    let on_main = common::git()
         .args(["merge-base", "--is-ancestor", reviewed, "trunk"])
         .current_dir(r.path())
         .status()

@@ -48,7 +48,7 @@ fn init_task_outside_a_git_repository_is_refused_and_leaves_nothing() {
 #[test]
 fn init_task_in_a_repository_without_commits_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let git = Command::new("git")
+    let git = common::git()
         .args(["init", "-q", "-b", "main"])
         .current_dir(dir.path())
         .status()
