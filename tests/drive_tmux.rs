@@ -141,6 +141,8 @@ fn tmux_tests() {
         "SPLICE_TMUX_TESTS=1 but tmux cannot be run: install tmux"
     );
 }
+
+#[must_use]
 fn splice(args: &[&str], cwd: &Path) -> std::process::Output {
     common::hermetic_splice(&mut Command::new(env!("CARGO_BIN_EXE_splice")))
         .args(args)

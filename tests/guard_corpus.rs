@@ -121,11 +121,13 @@ impl Fixture {
     }
 
     /// `splice guard` with `input` on stdin, as a dispatch or not.
+    #[must_use]
     fn guard(&self, input: &[u8], dispatched: bool) -> Output {
         self.guard_with(input, dispatched, &[])
     }
 
     /// [`Fixture::guard`] with more environment variables.
+    #[must_use]
     fn guard_with(&self, input: &[u8], dispatched: bool, env: &[(&str, &Path)]) -> Output {
         let mut c = splice(&self.home);
         c.envs(env.iter().copied());
@@ -158,6 +160,8 @@ fn splice(home: &Path) -> Command {
         .env("HOME", home);
     c
 }
+
+#[must_use]
 fn feed(mut c: Command, input: &[u8]) -> Output {
     let mut child = c
         .stdin(Stdio::piped())

@@ -25,6 +25,7 @@ fn hook(r: &Repo) -> PathBuf {
 }
 
 /// `git commit -m m` in the repository with a clean environment plus `env`.
+#[must_use]
 fn commit(r: &Repo, args: &[&str], env: &[(&str, &str)], path: &str) -> Output {
     let mut c = Command::new("git");
     c.args(["commit", "-q", "-m", "m"])

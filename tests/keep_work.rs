@@ -41,6 +41,8 @@ fn review(sha: &str, spec: &str) -> String {
          Evidence: PASS\n"
     )
 }
+
+#[must_use]
 fn complete(r: &Repo, id: &str, step: &str) -> std::process::Output {
     let out = r.run(&["transition", "complete", "--bead", id, "--step", step]);
     common::no_panic(&out);

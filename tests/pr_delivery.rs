@@ -88,6 +88,8 @@ fn calls(r: &Repo) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+#[must_use]
 fn deliver(r: &Repo, id: &str) -> std::process::Output {
     r.run(&["transition", "deliver", "--bead", id])
 }

@@ -32,6 +32,7 @@ fn write(repo: &Path, beads: &[Bead]) {
     }
 }
 
+#[must_use]
 fn splice(repo: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_splice"))
         .args(args)

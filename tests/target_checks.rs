@@ -11,6 +11,7 @@ use common::{NOW, Repo};
 const SPLICE: &str = env!("CARGO_BIN_EXE_splice");
 
 /// `splice` in `dir` with the clean environment of `tests/common`.
+#[must_use]
 fn splice_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     Command::new(SPLICE)
         .args(args)

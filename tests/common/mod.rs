@@ -146,6 +146,8 @@ impl Repo {
         c
     }
 
+    /// Run, whatever the exit: the caller checks it (or use [`Repo::ok`], [`Repo::fails`]).
+    #[must_use = "check the exit (or use Repo::ok / Repo::fails)"]
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().expect("splice runs")
     }
