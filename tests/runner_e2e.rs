@@ -320,17 +320,19 @@ fn a_killed_runner_leaves_its_claim_until_a_person_clears_it() {
     );
     let mut runner = r.cmd(&["run", "--output", "json"]).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !(pidfile.exists() && r.bead(&id)["pipeline"]["lease"].is_object()) {
+    // The pid once the agent has written it whole (the shell creates the file, then writes).
+    let written = || {
+        std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+    };
+    while !(written().is_some() && r.bead(&id)["pipeline"]["lease"].is_object()) {
         assert!(Instant::now() < deadline, "the runner never dispatched");
         std::thread::sleep(Duration::from_millis(20));
     }
     runner.kill().unwrap();
     runner.wait().unwrap();
-    let agent: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let agent: i32 = written().unwrap();
     // SAFETY: kill the orphaned agent's process group, as a person would.
     unsafe { libc::kill(-agent, libc::SIGKILL) };
     let holder = r.bead(&id)["pipeline"]["lease"]["holder"]
