@@ -471,6 +471,37 @@ fn a_run_out_of_passes_starts_nothing_more() {
     assert!(b["pipeline"]["dead_letter"].is_null());
 }
 
+/// `--max-passes 3` is three passes, and the run says so: the read after them, which finds the
+/// cap spent and starts nothing, is not a fourth (it was counted: "budget after 4 passes").
+#[test]
+fn a_run_capped_at_three_passes_reports_three() {
+    let r = Repo::unconfined();
+    // An agent that never finishes: each attempt ends without proposing, and is tried again.
+    argv_manifest(&r, "true", 30, 10);
+    r.write(".splice/config.toml", "[limits]\nbackoff_s = 0\n");
+    let id = r.task("Never done", &[]);
+    let out = r.run(&["run", "--output", "human", "--max-passes", "3"]);
+    common::no_panic(&out);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("ended: budget after 3 passes, 3 dispatches"),
+        "{text}"
+    );
+    assert_eq!(r.bead(&id)["pipeline"]["attempts"]["work"], 3);
+
+    let out = r.run(&["run", "--output", "stream-json", "--max-passes", "2"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let result: Value = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "result")
+        .unwrap_or_else(|| panic!("no result event: {text}"));
+    assert_eq!(result["status"], "budget", "{result}");
+    assert_eq!(result["num_passes"], 2, "{result}");
+    assert_eq!(r.bead(&id)["pipeline"]["attempts"]["work"], 5);
+}
+
 #[test]
 fn a_panic_in_a_dispatch_thread_ends_the_run_with_exit_2_and_releases_its_claim() {
     let r = Repo::unconfined();
