@@ -525,6 +525,44 @@ fn logs_lists_a_nodes_dispatch_logs_newest_first() {
     r.fails(2, &["logs", &node, "--follow", "--json"]);
 }
 
+/// `splice logs` prints the latest run's dispatches. When that run dispatched nothing (it found
+/// the node at its gate) it says so and names the run that did — not "no run has dispatched yet".
+#[test]
+fn logs_of_a_latest_run_that_dispatched_nothing_name_the_run_that_did() {
+    let r = Repo::unconfined();
+    let node = r.task("A node", &[]);
+    assert_eq!(
+        ok_text(&r, &["logs"]),
+        "no dispatch logs: no run is kept in .splice/runs\n"
+    );
+    let sim = env!("CARGO_BIN_EXE_splice");
+    r.write(
+        ".splice/config.toml",
+        &format!("[agent]\ncommand = [\"{sim}\", \"sim-agent\"]\nusage = \"none\"\n"),
+    );
+    // The first run dispatches the spec and stops at its gate; the second finds the gate.
+    for _ in 0..2 {
+        let env = r.ok(&["run", "--output", "json"]);
+        assert_eq!(env["status"], "suspended-human", "{env:#}");
+    }
+    let listed = r.ok(&["logs", &node, "--json"]);
+    let logs = listed["logs"].as_array().unwrap();
+    assert_eq!(logs.len(), 1, "one dispatch: {listed:#}");
+    let dispatched = logs[0]["run"].as_str().unwrap();
+
+    let out = ok_text(&r, &["logs"]);
+    assert!(
+        out.starts_with("no dispatch logs in the latest run, ")
+            && out.contains("dispatched nothing"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("the latest run that dispatched is {dispatched}")),
+        "{out}"
+    );
+    assert!(!out.contains(&format!("latest run, {dispatched}")), "{out}");
+}
+
 /// How long a follower may take to print what the test waits for, or to end: generous, so a slow
 /// machine is no failure; a follower that never gets there fails the test, saying what it had.
 const BOUND: Duration = Duration::from_secs(30);
