@@ -157,7 +157,11 @@ fn splice(home: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_splice"));
     c.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home);
+        .env("HOME", home)
+        // None of the machine's git configuration (tests/common's `hermetic_splice`).
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null");
     c
 }
 
