@@ -5,7 +5,7 @@
 #
 #   scripts/slurm-up.sh                   bring it up (installs slurm-wlm and munge when root)
 #   source /tmp/splice-slurm/env          point sbatch/squeue/scontrol at it
-#   SPLICE_SLURM_TESTS=1 cargo test --test slurm
+#   SPLICE_SLURM_TESTS=1 cargo test --test slurm -- --include-ignored
 #   scripts/slurm-down.sh                 stop it and remove the directory
 #
 # Idempotent: when a cluster from an earlier run in the same directory answers, it exits 0 at once.

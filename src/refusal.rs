@@ -87,6 +87,12 @@ pub enum Refusal {
          `complete` passed its floors"
     )]
     NothingPending { bead: String, step: String },
+    /// `approve` or `reject` without `--step` on a bead no gate is pending on.
+    #[error(
+        "no gate is pending on bead {bead} (at step {at}), so there is none to choose; name the \
+         step with --step ({at}), or see `splice status`"
+    )]
+    NoGatePending { bead: String, at: String },
     /// `park` on a parked bead.
     #[error("bead {bead} is already parked: {reason}")]
     AlreadyParked { bead: String, reason: String },
@@ -340,7 +346,7 @@ impl Refusal {
             Refusal::NoCredential { .. } => "no-credential",
             Refusal::NotYourBead { .. } => "not-your-bead",
             Refusal::NotTheJob { .. } => "not-the-job",
-            Refusal::NothingPending { .. } => "nothing-pending",
+            Refusal::NothingPending { .. } | Refusal::NoGatePending { .. } => "nothing-pending",
             Refusal::AlreadyParked { .. } => "already-parked",
             Refusal::NotParked { .. } => "not-parked",
             Refusal::Parked { .. } => "parked",

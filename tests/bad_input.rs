@@ -220,12 +220,14 @@ fn splice_dir_env_and_dir_flag_find_the_store() {
     let r = Repo::new();
     let id = r.task("T", &[]);
     let elsewhere = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_splice"))
-        .args(["transition", "step", "--bead", &id])
-        .current_dir(elsewhere.path())
-        .env("SPLICE_DIR", r.state())
-        .output()
-        .unwrap();
+    let out = common::hermetic_splice(&mut std::process::Command::new(env!(
+        "CARGO_BIN_EXE_splice"
+    )))
+    .args(["transition", "step", "--bead", &id])
+    .current_dir(elsewhere.path())
+    .env("SPLICE_DIR", r.state())
+    .output()
+    .unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -234,13 +236,15 @@ fn splice_dir_env_and_dir_flag_find_the_store() {
     );
     let step: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(step["bead"], id.as_str(), "SPLICE_DIR: {step}");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_splice"))
-        .args(["transition", "step", "--bead", &id, "--dir"])
-        .arg(r.path())
-        .current_dir(elsewhere.path())
-        .env_remove("SPLICE_DIR")
-        .output()
-        .unwrap();
+    let out = common::hermetic_splice(&mut std::process::Command::new(env!(
+        "CARGO_BIN_EXE_splice"
+    )))
+    .args(["transition", "step", "--bead", &id, "--dir"])
+    .arg(r.path())
+    .current_dir(elsewhere.path())
+    .env_remove("SPLICE_DIR")
+    .output()
+    .unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -3,8 +3,9 @@
 
 mod common;
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use common::Repo;
@@ -524,22 +525,142 @@ fn logs_lists_a_nodes_dispatch_logs_newest_first() {
     r.fails(2, &["logs", &node, "--follow", "--json"]);
 }
 
-/// Run `args` in the background; its output once it exits, within `bound`.
-fn finishes(mut child: std::process::Child, bound: Duration) -> Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(start.elapsed() < bound, "still following after {bound:?}");
-        std::thread::sleep(Duration::from_millis(20));
+/// `splice logs` prints the latest run's dispatches. When that run dispatched nothing (it found
+/// the node at its gate) it says so and names the run that did — not "no run has dispatched yet".
+#[test]
+fn logs_of_a_latest_run_that_dispatched_nothing_name_the_run_that_did() {
+    let r = Repo::unconfined();
+    let node = r.task("A node", &[]);
+    assert_eq!(
+        ok_text(&r, &["logs"]),
+        "no dispatch logs: no run is kept in .splice/runs\n"
+    );
+    let sim = env!("CARGO_BIN_EXE_splice");
+    r.write(
+        ".splice/config.toml",
+        &format!("[agent]\ncommand = [\"{sim}\", \"sim-agent\"]\nusage = \"none\"\n"),
+    );
+    // The first run dispatches the spec and stops at its gate; the second finds the gate.
+    for _ in 0..2 {
+        let env = r.ok(&["run", "--output", "json"]);
+        assert_eq!(env["status"], "suspended-human", "{env:#}");
     }
-    child.wait_with_output().unwrap()
+    let listed = r.ok(&["logs", &node, "--json"]);
+    let logs = listed["logs"].as_array().unwrap();
+    assert_eq!(logs.len(), 1, "one dispatch: {listed:#}");
+    let dispatched = logs[0]["run"].as_str().unwrap();
+
+    let out = ok_text(&r, &["logs"]);
+    assert!(
+        out.starts_with("no dispatch logs in the latest run, ")
+            && out.contains("dispatched nothing"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("the latest run that dispatched is {dispatched}")),
+        "{out}"
+    );
+    assert!(!out.contains(&format!("latest run, {dispatched}")), "{out}");
 }
 
-fn spawn(r: &Repo, args: &[&str]) -> std::process::Child {
-    let mut c: Command = r.cmd(args);
-    c.stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+/// How long a follower may take to print what the test waits for, or to end: generous, so a slow
+/// machine is no failure; a follower that never gets there fails the test, saying what it had.
+const BOUND: Duration = Duration::from_secs(30);
+
+/// `splice logs … --follow` in the background, its stdout gathered as it comes: the test waits
+/// on what it has printed, never on a timing.
+struct Follower {
+    child: std::process::Child,
+    stdout: Arc<Mutex<Vec<u8>>>,
+    /// Taken when joined: once the follower has ended, its stdout is all read.
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Follower {
+    fn start(r: &Repo, args: &[&str]) -> Follower {
+        let mut c: Command = r.cmd(args);
+        let mut child = c
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut pipe = child.stdout.take().unwrap();
+        let stdout = Arc::new(Mutex::new(Vec::new()));
+        let into = Arc::clone(&stdout);
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                into.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Follower {
+            child,
+            stdout,
+            reader: Some(reader),
+        }
+    }
+
+    fn printed(&self) -> String {
+        String::from_utf8_lossy(&self.stdout.lock().unwrap()).into_owned()
+    }
+
+    /// Wait until the follower has printed `text`; fails the test after [`BOUND`], or when it
+    /// ended without printing it.
+    fn printed_soon(&mut self, text: &str) {
+        let start = Instant::now();
+        while !self.printed().contains(text) {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                // It ended: what it printed is all there will be, once the reader has it all.
+                self.read_all();
+                assert!(
+                    self.printed().contains(text),
+                    "the follower ended ({status}) without printing {text:?}: {:?}",
+                    self.printed()
+                );
+                return;
+            }
+            if start.elapsed() > BOUND {
+                let _ = self.child.kill();
+                panic!(
+                    "the follower has not printed {text:?} after {BOUND:?}: {:?}",
+                    self.printed()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Wait for the reader to reach the end of stdout (the follower has ended).
+    fn read_all(&mut self) {
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
+    }
+
+    /// Its exit code, stdout and stderr once it ends, within [`BOUND`].
+    fn finish(mut self) -> (Option<i32>, String, String) {
+        let start = Instant::now();
+        while self.child.try_wait().unwrap().is_none() {
+            if start.elapsed() > BOUND {
+                let _ = self.child.kill();
+                panic!("still following after {BOUND:?}: {:?}", self.printed());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let status = self.child.wait().unwrap();
+        self.read_all();
+        let mut stderr = String::new();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        (status.code(), self.printed(), stderr)
+    }
 }
 
 #[test]
@@ -553,12 +674,8 @@ fn follow_ends_at_once_on_a_dispatch_that_ended() {
         "done\nno newline",
         5,
     );
-    let out = finishes(
-        spawn(&r, &["logs", &node, "--follow"]),
-        Duration::from_secs(10),
-    );
-    assert_eq!(out.status.code(), Some(0));
-    let out = text(&out);
+    let (code, out, err) = Follower::start(&r, &["logs", &node, "--follow"]).finish();
+    assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("done\nno newline\n"), "{out}");
 }
 
@@ -575,24 +692,23 @@ fn follow_reads_again_a_bead_caught_half_written() {
         claimed,
     } = in_flight(&r);
 
-    let child = spawn(&r, &["logs", &node, "-f"]);
-    std::thread::sleep(Duration::from_millis(500));
-    // Half of it, written in place, for two polls or so.
+    let mut follower = Follower::start(&r, &["logs", &node, "-f"]);
+    follower.printed_soon("start\n");
+    // Half of it, written in place. Each poll reads the bead, then the log: once the second
+    // line below is printed, a poll has read the bead after the first was, so half written.
     std::fs::write(&file, &claimed[..claimed.len() / 2]).unwrap();
-    std::thread::sleep(Duration::from_millis(400));
-    std::fs::write(&file, &claimed).unwrap();
     let mut f = std::fs::File::options().append(true).open(&path).unwrap();
+    f.write_all(b"half\n").unwrap();
+    follower.printed_soon("half\n");
+    f.write_all(b"written\n").unwrap();
+    follower.printed_soon("written\n");
+    std::fs::write(&file, &claimed).unwrap();
     f.write_all(b"working\n").unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    follower.printed_soon("working\n");
     replace(&file, &unclaimed);
-    let out = finishes(child, Duration::from_secs(10));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(text(&out).contains("start\nworking\n"), "{}", text(&out));
+    let (code, out, err) = follower.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("start\nhalf\nwritten\nworking\n"), "{out}");
 }
 
 /// A bead that stays unreadable is refused, naming the file, once it has stayed so for a while.
@@ -601,14 +717,13 @@ fn follow_refuses_a_bead_that_stays_unreadable() {
     let r = Repo::new();
     let InFlight { node, file, .. } = in_flight(&r);
 
-    let child = spawn(&r, &["logs", &node, "-f"]);
-    std::thread::sleep(Duration::from_millis(500));
+    let mut follower = Follower::start(&r, &["logs", &node, "-f"]);
+    follower.printed_soon("start\n");
     std::fs::write(&file, "{ not a bead").unwrap();
-    let out = finishes(child, Duration::from_secs(10));
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, out, err) = follower.finish();
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains(&format!("{node}.json")), "{err}");
-    assert!(text(&out).contains("start\n"), "{}", text(&out));
+    assert!(out.contains("start\n"), "{out}");
 }
 
 /// A node whose dispatch is in flight: its log (`start` so far) and its claim, which names the
@@ -667,28 +782,15 @@ fn follow_prints_what_is_appended_until_the_dispatch_ends() {
         ..
     } = in_flight(&r);
 
-    let child = spawn(&r, &["logs", &node, "-f"]);
-    std::thread::sleep(Duration::from_millis(500));
+    let mut follower = Follower::start(&r, &["logs", &node, "-f"]);
+    follower.printed_soon("start\n");
     let mut f = std::fs::File::options().append(true).open(&path).unwrap();
     f.write_all(b"working\n").unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(
-        std::fs::read_to_string(&file).unwrap().contains("lease"),
-        "still claimed"
-    );
+    follower.printed_soon("working\n");
     f.write_all(b"finished").unwrap();
-    // The dispatch ends: its claim is released.
+    // The dispatch ends: its claim is released, and the rest is printed.
     replace(&file, &unclaimed);
-    let out = finishes(child, Duration::from_secs(10));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        text(&out).contains("start\nworking\nfinished\n"),
-        "{}",
-        text(&out)
-    );
+    let (code, out, err) = follower.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("start\nworking\nfinished\n"), "{out}");
 }

@@ -92,7 +92,7 @@ fn reviewed_task_on(
 }
 
 fn is_ancestor(r: &Repo, commit: &str, of: &str) -> bool {
-    Command::new("git")
+    common::git()
         .args(["merge-base", "--is-ancestor", commit, of])
         .current_dir(r.path())
         .status()

@@ -2,16 +2,14 @@
 //! is on a test, and the target branch holds every leaf's reviewed commit. Its parsing leaf
 //! implements in a loop step that fails, improves, regresses (rolled back) and then succeeds.
 
+mod common;
+
 use std::process::Command;
 
 use serde_json::Value;
 
 fn git(dir: &std::path::Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
+    let out = common::git().args(args).current_dir(dir).output().unwrap();
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -23,7 +21,7 @@ fn the_demo_campaign_is_driven_to_done() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("demo");
     // The demo's suite runs `cargo test` in the scratch crate, so keep the toolchain's env.
-    let out = Command::new(env!("CARGO_BIN_EXE_splice"))
+    let out = common::hermetic_splice(&mut Command::new(env!("CARGO_BIN_EXE_splice")))
         .args(["demo", "--keep"])
         .arg(&dir)
         .env_remove("SPLICE_DIR")
@@ -225,7 +223,7 @@ fn delivered_whole_and_cleaned_up(dir: &std::path::Path, root_id: &str) {
 fn the_demo_refuses_a_directory_that_is_not_empty() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("precious.txt"), "keep me").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_splice"))
+    let out = common::hermetic_splice(&mut Command::new(env!("CARGO_BIN_EXE_splice")))
         .args(["demo", "--keep"])
         .arg(tmp.path())
         .output()
@@ -239,7 +237,7 @@ fn the_demo_refuses_a_directory_that_is_not_empty() {
 fn without_keep_the_demo_removes_its_scratch_repository_and_says_so() {
     // Issue 10, item 10: each `splice demo` used to leave a repository in the temp directory.
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_splice"))
+    let out = common::hermetic_splice(&mut Command::new(env!("CARGO_BIN_EXE_splice")))
         .arg("demo")
         .env("TMPDIR", tmp.path())
         .env_remove("SPLICE_DIR")
@@ -261,7 +259,7 @@ fn without_keep_the_demo_removes_its_scratch_repository_and_says_so() {
 #[test]
 fn kept_demo_prints_commands_that_run_as_printed() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_splice"))
+    let out = common::hermetic_splice(&mut Command::new(env!("CARGO_BIN_EXE_splice")))
         .args(["demo", "--keep"])
         .env("TMPDIR", tmp.path())
         .env_remove("SPLICE_DIR")
@@ -293,7 +291,7 @@ fn setup_only_prepares_the_campaign_and_runs_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("demo");
     let splice = |args: &[&str], cwd: &std::path::Path| {
-        Command::new(env!("CARGO_BIN_EXE_splice"))
+        common::hermetic_splice(&mut Command::new(env!("CARGO_BIN_EXE_splice")))
             .args(args)
             .current_dir(cwd)
             .env_remove("SPLICE_DIR")

@@ -7,7 +7,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::{Repo, Reviewed, git_in};
 use serde_json::Value;
@@ -102,7 +102,7 @@ fn a_squash_merged_pr_gh_confirms_proves_delivery() {
     let r = Repo::new();
     let (id, reviewed) = reviewed_task(&r);
     let squash = squash_merge(&r, &id);
-    let on_main = Command::new("git")
+    let on_main = common::git()
         .args(["merge-base", "--is-ancestor", &reviewed, "main"])
         .current_dir(r.path())
         .status()

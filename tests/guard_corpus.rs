@@ -38,6 +38,10 @@ fn git(dir: &Path, args: &[&str]) {
     run(Command::new("git")
         .args(args)
         .current_dir(dir)
+        // None of the machine's git configuration (tests/common's `hermetic_git`).
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_AUTHOR_NAME", "t")
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
@@ -117,11 +121,13 @@ impl Fixture {
     }
 
     /// `splice guard` with `input` on stdin, as a dispatch or not.
+    #[must_use]
     fn guard(&self, input: &[u8], dispatched: bool) -> Output {
         self.guard_with(input, dispatched, &[])
     }
 
     /// [`Fixture::guard`] with more environment variables.
+    #[must_use]
     fn guard_with(&self, input: &[u8], dispatched: bool, env: &[(&str, &Path)]) -> Output {
         let mut c = splice(&self.home);
         c.envs(env.iter().copied());
@@ -151,10 +157,15 @@ fn splice(home: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_splice"));
     c.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home);
+        .env("HOME", home)
+        // None of the machine's git configuration (tests/common's `hermetic_splice`).
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null");
     c
 }
 
+#[must_use]
 fn feed(mut c: Command, input: &[u8]) -> Output {
     let mut child = c
         .stdin(Stdio::piped())

@@ -25,6 +25,7 @@ fn hook(r: &Repo) -> PathBuf {
 }
 
 /// `git commit -m m` in the repository with a clean environment plus `env`.
+#[must_use]
 fn commit(r: &Repo, args: &[&str], env: &[(&str, &str)], path: &str) -> Output {
     let mut c = Command::new("git");
     c.args(["commit", "-q", "-m", "m"])
@@ -37,6 +38,7 @@ fn commit(r: &Repo, args: &[&str], env: &[(&str, &str)], path: &str) -> Output {
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com");
+    common::hermetic_git(&mut c);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -410,6 +412,7 @@ fn the_pre_commit_hook_refuses_a_dispatched_commit_that_changes_splice_state() {
             .env("GIT_AUTHOR_EMAIL", "t@example.com")
             .env("GIT_COMMITTER_NAME", "t")
             .env("GIT_COMMITTER_EMAIL", "t@example.com");
+        common::hermetic_git(&mut c);
         for (k, v) in env {
             c.env(k, v);
         }
@@ -498,7 +501,7 @@ fn the_committed_guard_runs_on_a_teammates_clone_and_says_so_when_splice_is_miss
     r.git(&["commit", "-qm", "hooks and state"]);
     let clone = tempfile::tempdir().unwrap();
     let cloned = clone.path().join("teammate");
-    let out = Command::new("git")
+    let out = common::git()
         .args(["clone", "-q"])
         .arg(r.path())
         .arg(&cloned)

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use common::Repo;
 
 /// Run `cmd` to its end, or kill it after `limit` and fail naming what hung.
+#[must_use]
 fn bounded(mut cmd: Command, limit: Duration, what: &str) -> Output {
     let mut child = cmd
         .stdin(Stdio::null())

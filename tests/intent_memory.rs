@@ -40,6 +40,7 @@ fn prompt(kept: &Path, step: &str) -> String {
     std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }
 
+#[must_use]
 fn exec(r: &Repo, request: &str, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
         "exec",

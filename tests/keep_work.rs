@@ -42,6 +42,7 @@ fn review(sha: &str, spec: &str) -> String {
     )
 }
 
+#[must_use]
 fn complete(r: &Repo, id: &str, step: &str) -> std::process::Output {
     let out = r.run(&["transition", "complete", "--bead", id, "--step", step]);
     common::no_panic(&out);
@@ -92,7 +93,7 @@ fn a_review_is_kept_content_addressed_in_the_state_and_shown_once_its_worktree_i
         "the journal does not grow with the review's text"
     );
     // Users commit `.splice/`: the kept review is not ignored.
-    let ignored = std::process::Command::new("git")
+    let ignored = common::git()
         .args(["check-ignore", "-q", &rel])
         .current_dir(r.path())
         .status()
@@ -464,7 +465,7 @@ fn redo_after_unpark_starts_from_the_steps_start_commit_with_untracked_files_rem
         !second.contains("work-1.txt") && !second.contains("junk-1.txt"),
         "the refused attempt's files are gone, untracked ones too: {second}"
     );
-    let on_branch = std::process::Command::new("git")
+    let on_branch = common::git()
         .args([
             "merge-base",
             "--is-ancestor",

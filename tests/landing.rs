@@ -54,7 +54,7 @@ fn node<'a>(status: &'a Value, id: &str) -> &'a Value {
 }
 
 fn on(r: &Repo, rev: &str, path: &str) -> bool {
-    Command::new("git")
+    common::git()
         .args(["cat-file", "-e", &format!("{rev}:{path}")])
         .current_dir(r.path())
         .status()
@@ -363,7 +363,7 @@ fn merge_target_in(r: &Repo, id: &str, path: &str, text: &str, extra: Option<(&s
     r.git(&["commit", "-qm", "dev moves"]);
     r.git(&["checkout", "-q", "main"]);
     let wt = r.worktree(id);
-    let merged = Command::new("git")
+    let merged = common::git()
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
         .args(["merge", "-q", "--no-commit", "--no-ff", "dev"])
         .current_dir(&wt)

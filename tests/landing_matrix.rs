@@ -133,6 +133,7 @@ fn node_at_deliver(r: &Repo, level: &str, kind: Kind) -> (String, String) {
 }
 
 /// Run the check of the node's deliver step; its exit code and stdout (JSON when it has any).
+#[must_use]
 fn deliver(r: &Repo, id: &str) -> (Option<i32>, Value, String) {
     let out = r.run(&["transition", "deliver", "--bead", id]);
     common::no_panic(&out);

@@ -16,6 +16,7 @@ fn spec(r: &Repo, id: &str, scenarios: &str) -> String {
 }
 
 /// A person writes the spec in the main checkout, proposes it, and has it checked.
+#[must_use]
 fn propose_and_check(r: &Repo, id: &str, text: &str) -> std::process::Output {
     r.write(&format!("specs/{id}.md"), text);
     let artifact = format!("specs/{id}.md");

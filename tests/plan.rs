@@ -461,7 +461,7 @@ fn a_critics_must_fix_finding_blocks_approval_until_the_plan_is_fixed_or_overrid
 fn a_person_may_approve_over_a_must_fix_finding_with_a_reason_that_is_journaled() {
     let r = critic_gate_repo();
     verdict(&r, "critical");
-    r.run(&["plan", "critique", "plan.json"]);
+    r.fails(1, &["plan", "critique", "plan.json"]);
     let out = r.run(&[
         "plan",
         "approve",

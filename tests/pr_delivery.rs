@@ -27,7 +27,7 @@ fn remote(r: &Repo, name: &str) -> PathBuf {
 
 /// What `bare` holds for `splice/<id>`, if anything.
 fn pushed(bare: &Path, id: &str) -> Option<String> {
-    let out = std::process::Command::new("git")
+    let out = common::git()
         .args([
             "rev-parse",
             "--verify",
@@ -89,6 +89,7 @@ fn calls(r: &Repo) -> Vec<String> {
         .collect()
 }
 
+#[must_use]
 fn deliver(r: &Repo, id: &str) -> std::process::Output {
     r.run(&["transition", "deliver", "--bead", id])
 }
@@ -421,7 +422,7 @@ fn merging_forge(r: &Repo, bare: &Path) {
 }
 
 fn on(r: &Repo, rev: &str, path: &str) -> bool {
-    std::process::Command::new("git")
+    common::git()
         .args(["cat-file", "-e", &format!("{rev}:{path}")])
         .current_dir(r.path())
         .status()

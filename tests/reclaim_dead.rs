@@ -395,7 +395,13 @@ fn a_runner_killed_with_sigkill_leaves_a_claim_the_next_run_reclaims() {
     );
     let mut runner = r.cmd(&["run", "--output", "json"]).spawn().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !(pidfile.exists() && r.bead(&id)["pipeline"]["lease"].is_object()) {
+    // The pid once the agent has written it whole (the shell creates the file, then writes).
+    let written = || {
+        std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+    };
+    while !(written().is_some() && r.bead(&id)["pipeline"]["lease"].is_object()) {
         assert!(
             std::time::Instant::now() < deadline,
             "the runner never dispatched"
@@ -405,11 +411,7 @@ fn a_runner_killed_with_sigkill_leaves_a_claim_the_next_run_reclaims() {
     runner.kill().unwrap();
     runner.wait().unwrap();
     // The fence takes the agent's group with the runner.
-    let agent: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let agent: i32 = written().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while std::fs::read_to_string(format!("/proc/{agent}/stat")).is_ok_and(|s| !s.contains(") Z "))
     {

@@ -181,6 +181,18 @@ fn small(r: &Repo, branches: Value, a_floors: Value) {
     r.write(".splice/manifest.json", &manifest.to_string());
 }
 
+/// Require that `out` (a verb's) exited `code`.
+fn exits(out: std::process::Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[must_use]
 fn propose_and_complete(r: &Repo, id: &str, step: &str) -> std::process::Output {
     r.ok(&[
         "transition",
@@ -233,7 +245,7 @@ fn an_unresolved_template_parks_naming_it() {
         json!([]),
     );
     let id = r.task("T", &[]);
-    propose_and_complete(&r, &id, "a");
+    exits(propose_and_complete(&r, &id, "a"), 0);
     let b = r.bead(&id);
     let reason = b["pipeline"]["dead_letter"]["reason"].as_str().unwrap();
     assert!(
@@ -307,7 +319,7 @@ fn suggest_route_opens_a_gate_a_person_approves_or_rejects() {
             json!([]),
         );
         let id = r.task("T", &[]);
-        propose_and_complete(&r, &id, "a");
+        exits(propose_and_complete(&r, &id, "a"), 0);
         let b = r.bead(&id);
         assert_eq!(b["pipeline"]["gate"]["state"], "pending");
         assert_eq!(b["pipeline"]["gate"]["route"], "other");
@@ -367,10 +379,10 @@ fn a_node_switched_more_than_sixteen_times_parks() {
     );
     let id = r.task("T", &[]);
     for _ in 0..16 {
-        propose_and_complete(&r, &id, "a");
+        exits(propose_and_complete(&r, &id, "a"), 1);
         assert!(r.bead(&id)["pipeline"]["dead_letter"].is_null());
     }
-    propose_and_complete(&r, &id, "a");
+    exits(propose_and_complete(&r, &id, "a"), 1);
     let b = r.bead(&id);
     let reason = b["pipeline"]["dead_letter"]["reason"].as_str().unwrap();
     assert!(

@@ -320,17 +320,19 @@ fn a_killed_runner_leaves_its_claim_until_a_person_clears_it() {
     );
     let mut runner = r.cmd(&["run", "--output", "json"]).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !(pidfile.exists() && r.bead(&id)["pipeline"]["lease"].is_object()) {
+    // The pid once the agent has written it whole (the shell creates the file, then writes).
+    let written = || {
+        std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+    };
+    while !(written().is_some() && r.bead(&id)["pipeline"]["lease"].is_object()) {
         assert!(Instant::now() < deadline, "the runner never dispatched");
         std::thread::sleep(Duration::from_millis(20));
     }
     runner.kill().unwrap();
     runner.wait().unwrap();
-    let agent: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let agent: i32 = written().unwrap();
     // SAFETY: kill the orphaned agent's process group, as a person would.
     unsafe { libc::kill(-agent, libc::SIGKILL) };
     let holder = r.bead(&id)["pipeline"]["lease"]["holder"]
@@ -394,7 +396,7 @@ fn a_killed_runner_leaves_its_claim_until_a_person_clears_it() {
         "the killed dispatch counted no attempt"
     );
     let reviewed = b["pipeline"]["reviewed_sha"].as_str().unwrap();
-    let on_main = std::process::Command::new("git")
+    let on_main = common::git()
         .args(["merge-base", "--is-ancestor", reviewed, "trunk"])
         .current_dir(r.path())
         .status()
@@ -467,6 +469,37 @@ fn a_run_out_of_passes_starts_nothing_more() {
     assert_eq!(b["pipeline"]["attempts"]["generate-spec"], 1);
     assert!(b["pipeline"]["lease"].is_null());
     assert!(b["pipeline"]["dead_letter"].is_null());
+}
+
+/// `--max-passes 3` is three passes, and the run says so: the read after them, which finds the
+/// cap spent and starts nothing, is not a fourth (it was counted: "budget after 4 passes").
+#[test]
+fn a_run_capped_at_three_passes_reports_three() {
+    let r = Repo::unconfined();
+    // An agent that never finishes: each attempt ends without proposing, and is tried again.
+    argv_manifest(&r, "true", 30, 10);
+    r.write(".splice/config.toml", "[limits]\nbackoff_s = 0\n");
+    let id = r.task("Never done", &[]);
+    let out = r.run(&["run", "--output", "human", "--max-passes", "3"]);
+    common::no_panic(&out);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("ended: budget after 3 passes, 3 dispatches"),
+        "{text}"
+    );
+    assert_eq!(r.bead(&id)["pipeline"]["attempts"]["work"], 3);
+
+    let out = r.run(&["run", "--output", "stream-json", "--max-passes", "2"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let result: Value = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "result")
+        .unwrap_or_else(|| panic!("no result event: {text}"));
+    assert_eq!(result["status"], "budget", "{result}");
+    assert_eq!(result["num_passes"], 2, "{result}");
+    assert_eq!(r.bead(&id)["pipeline"]["attempts"]["work"], 5);
 }
 
 #[test]

@@ -130,6 +130,7 @@ fn a_dispatch_that_could_not_start_counts_no_attempt_and_parks_saying_why() {
 }
 
 /// Start a run whose agent sleeps, wait until it dispatched, and send it `signal`.
+#[must_use]
 fn interrupt_a_dispatch(r: &Repo, id: &str, signal: i32) -> std::process::Output {
     let pidfile = r.path().join("agent.pid");
     let _ = std::fs::remove_file(&pidfile);

@@ -46,6 +46,7 @@ fn splice(r: &Repo, state: &Path, args: &[&str]) -> Command {
 }
 
 /// Wait for `child` at most [`LIMIT`]: a wedged runner fails the test instead of hanging it.
+#[must_use]
 fn bounded(mut child: std::process::Child) -> std::process::Output {
     let start = std::time::Instant::now();
     while child.try_wait().unwrap().is_none() {
@@ -84,6 +85,7 @@ fn spawn(mut c: Command) -> std::process::Child {
         .unwrap()
 }
 
+#[must_use]
 fn run(r: &Repo, state: &Path) -> (i32, Value, String) {
     let out = bounded(spawn(splice(r, state, &["run", "--output", "json"])));
     common::no_panic(&out);

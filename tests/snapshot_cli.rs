@@ -32,6 +32,7 @@ fn write(repo: &Path, beads: &[Bead]) {
     }
 }
 
+#[must_use]
 fn splice(repo: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_splice"))
         .args(args)
@@ -39,6 +40,10 @@ fn splice(repo: &Path, args: &[&str]) -> Output {
         .arg(repo)
         .env_clear()
         .env("SPLICE_NOW", NOW)
+        // None of the machine's git configuration (tests/common's `hermetic_splice`).
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .output()
         .unwrap()
 }

@@ -81,12 +81,14 @@ fn eight_writers_times_two_hundred_transitions_all_land() {
                 for i in 0..200 {
                     // Alternate claim and release: 200 transitions, each changing the bead.
                     let verb = if i % 2 == 0 { "claim" } else { "release" };
-                    let out = std::process::Command::new(env!("CARGO_BIN_EXE_splice"))
-                        .args(["transition", verb, "--bead", &id, "--holder", &holder])
-                        .current_dir(&dir)
-                        .env("SPLICE_NOW", common::NOW)
-                        .output()
-                        .unwrap();
+                    let out = common::hermetic_splice(&mut std::process::Command::new(env!(
+                        "CARGO_BIN_EXE_splice"
+                    )))
+                    .args(["transition", verb, "--bead", &id, "--holder", &holder])
+                    .current_dir(&dir)
+                    .env("SPLICE_NOW", common::NOW)
+                    .output()
+                    .unwrap();
                     assert_eq!(
                         out.status.code(),
                         Some(0),

@@ -50,6 +50,7 @@ fn append_uncommitted(r: &Repo, id: &str, edit: impl FnOnce(&mut Value)) {
     std::fs::write(&path, text).unwrap();
 }
 
+#[must_use]
 fn park(r: &Repo, id: &str) -> std::process::Output {
     r.run(&["transition", "park", "--bead", id, "--reason", "r"])
 }
@@ -363,6 +364,7 @@ fn a_state_file_that_is_not_regular_is_refused_without_blocking() {
 }
 
 /// Run splice, failing the test (and killing it) if it does not end within `secs`.
+#[must_use]
 fn within(r: &Repo, secs: u64, args: &[&str]) -> std::process::Output {
     let mut child = r
         .cmd(args)

@@ -312,7 +312,7 @@ fn run_real(store: &Store, id: &str, op: &Op) -> Result<(), splice::Error> {
         }
         Op::Approve { .. } => {
             let step = store.read_bead(id)?.pipeline.step;
-            gate::approve(&person, id, &step).map(drop)
+            gate::approve(&person, id, Some(&step)).map(drop)
         }
         Op::Park { .. } => park::park(&person, id, "stuck").map(drop),
         Op::Unpark { .. } => park::unpark(&person, id, "unstuck").map(drop),

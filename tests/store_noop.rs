@@ -5,6 +5,7 @@ mod common;
 
 use common::Repo;
 
+#[must_use]
 fn set_autonomy(r: &Repo, id: &str, level: &str, extra: &[&str]) -> std::process::Output {
     let mut args = vec!["transition", "set-autonomy", "--bead", id, "--level", level];
     args.extend_from_slice(extra);

@@ -11,6 +11,7 @@ use common::{NOW, Repo};
 const SPLICE: &str = env!("CARGO_BIN_EXE_splice");
 
 /// `splice` in `dir` with the clean environment of `tests/common`.
+#[must_use]
 fn splice_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     Command::new(SPLICE)
         .args(args)
@@ -48,7 +49,7 @@ fn init_task_outside_a_git_repository_is_refused_and_leaves_nothing() {
 #[test]
 fn init_task_in_a_repository_without_commits_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let git = Command::new("git")
+    let git = common::git()
         .args(["init", "-q", "-b", "main"])
         .current_dir(dir.path())
         .status()

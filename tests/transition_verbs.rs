@@ -425,6 +425,50 @@ fn complete_at_hitl_holds_the_gate_until_a_person_approves() {
     assert_eq!(b["pipeline"]["gate"]["by"], "person");
 }
 
+/// A person need not name the step of the one gate pending on a bead: `approve ID` (and `reject
+/// ID --reason R`) act on it. With no gate pending, the verb is refused (exit 1), saying the step
+/// the bead is at and to name it with `--step`, and nothing is written.
+#[test]
+fn approve_and_reject_without_a_step_take_the_gate_pending_on_the_bead() {
+    let r = repo();
+    let id = r.task("T", &[]);
+    spec_file(&r, &id);
+    let before = r.beads_bytes();
+    for args in [
+        vec!["transition", "approve", id.as_str()],
+        vec!["transition", "reject", id.as_str(), "--reason", "too soon"],
+    ] {
+        let err = r.fails(1, &args);
+        assert!(
+            err.contains(&format!("no gate is pending on bead {id} (at step spec)"))
+                && err.contains("--step"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(r.beads_bytes(), before, "a refusal writes nothing");
+
+    let out = r.ok(&["transition", "complete", "--bead", &id, "--step", "spec"]);
+    assert_eq!(out["gate"], "pending");
+    let out = r.ok(&["transition", "reject", &id, "--reason", "say more"]);
+    assert_eq!(
+        (&out["step"], &out["rejected"]),
+        (&serde_json::json!("spec"), &serde_json::json!(true))
+    );
+    assert!(
+        r.bead(&id)["pipeline"]["gate"].is_null(),
+        "the gate is withdrawn"
+    );
+
+    let out = r.ok(&["transition", "complete", "--bead", &id, "--step", "spec"]);
+    assert_eq!(out["gate"], "pending");
+    let out = r.ok(&["transition", "approve", &id]);
+    assert_eq!(
+        (&out["step"], &out["next"]),
+        (&serde_json::json!("spec"), &serde_json::json!("implement"))
+    );
+    assert_eq!(step(&r, &id), "implement");
+}
+
 #[test]
 fn a_relaxed_gate_records_the_level_and_the_node_that_supplied_it() {
     let r = repo();

@@ -58,6 +58,7 @@ fn set_sub(body: &str) -> String {
 
 /// `splice ARGS` with the real `HOME`: the sandbox lets a stage run the toolchains under it
 /// (`~/.cargo/bin`, `~/.rustup`), and `cargo` is one (the tests' own `HOME` is the repository).
+#[must_use]
 fn splice(r: &Repo, args: &[&str]) -> std::process::Output {
     let mut c = r.cmd(args);
     for key in ["HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN"] {

@@ -87,8 +87,8 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
     }
     let Some(newest) = logs.first() else {
         output::out(&match &args.id {
-            Some(id) => format!("no dispatch logs of {id}\n"),
-            None => "no dispatch logs (no run has dispatched yet)\n".into(),
+            Some(id) => format!("no dispatch logs of {id} in the runs kept\n"),
+            None => none_in_the_latest_run(&store, &steps)?,
         });
         return Ok(0);
     };
@@ -102,6 +102,31 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         output::out(&printable_lines(&String::from_utf8_lossy(&text)));
     }
     Ok(0)
+}
+
+/// What is the case when the latest run has no dispatch log: no run is kept, or the latest
+/// dispatched nothing — and then which run kept did, if any (a run that finds every node at a
+/// gate, say, comes after the runs that dispatched).
+fn none_in_the_latest_run(store: &Store, steps: &[String]) -> Result<String> {
+    let mut runs = dirs(&store.runs_dir())?;
+    runs.sort_by(|a, b| (b.1, &b.0).cmp(&(a.1, &a.0)));
+    let Some((latest, _)) = runs.first() else {
+        return Ok(format!(
+            "no dispatch logs: no run is kept in {}/runs\n",
+            crate::store::STATE_DIR
+        ));
+    };
+    let mut line = format!("no dispatch logs in the latest run, {latest}: it dispatched nothing");
+    for (run, _) in &runs[1..] {
+        if !logs_in(store, run, None, steps)?.is_empty() {
+            line.push_str(&format!(
+                "; the latest run that dispatched is {run} (`splice logs ID` prints a node's \
+                 logs in every run kept)"
+            ));
+            break;
+        }
+    }
+    Ok(format!("{}\n", output::printable(&line)))
 }
 
 /// `== PATH (BEAD STEP attempt N[ retry R], run RUN) ==`, escaped: a run directory may be
@@ -137,39 +162,46 @@ fn find(store: &Store, bead: Option<&str>, steps: &[String]) -> Result<Vec<Log>>
     }
     let mut logs = Vec::new();
     for (run, _) in runs {
-        let dir = runs_dir.join(&run);
-        for entry in std::fs::read_dir(&dir)
-            .map_err(|e| Error::io(&dir, e))?
-            .flatten()
-        {
-            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-                continue;
-            };
-            let Some((id, step, (attempt, retry))) = parse_name(&name, steps) else {
-                continue;
-            };
-            if bead.is_some_and(|b| b != id) {
-                continue;
-            }
-            let meta = entry.metadata().ok().filter(|m| m.is_file());
-            let Some(meta) = meta else { continue };
-            logs.push(Log {
-                path: format!("{}/runs/{run}/{name}", crate::store::STATE_DIR),
-                run: run.clone(),
-                bead: id.to_string(),
-                step: step.to_string(),
-                attempt,
-                retry,
-                bytes: meta.len(),
-                file: entry.path(),
-                modified: meta.modified().ok(),
-            });
-        }
+        logs.extend(logs_in(store, &run, bead, steps)?);
     }
     logs.sort_by(|a, b| {
         (b.modified, &b.run, b.attempt, b.retry, &b.bead)
             .cmp(&(a.modified, &a.run, a.attempt, a.retry, &a.bead))
     });
+    Ok(logs)
+}
+
+/// The dispatch logs in the run directory `run` (of `bead`, or every one), in no order.
+fn logs_in(store: &Store, run: &str, bead: Option<&str>, steps: &[String]) -> Result<Vec<Log>> {
+    let dir = store.runs_dir().join(run);
+    let mut logs = Vec::new();
+    for entry in std::fs::read_dir(&dir)
+        .map_err(|e| Error::io(&dir, e))?
+        .flatten()
+    {
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        let Some((id, step, (attempt, retry))) = parse_name(&name, steps) else {
+            continue;
+        };
+        if bead.is_some_and(|b| b != id) {
+            continue;
+        }
+        let meta = entry.metadata().ok().filter(|m| m.is_file());
+        let Some(meta) = meta else { continue };
+        logs.push(Log {
+            path: format!("{}/runs/{run}/{name}", crate::store::STATE_DIR),
+            run: run.to_string(),
+            bead: id.to_string(),
+            step: step.to_string(),
+            attempt,
+            retry,
+            bytes: meta.len(),
+            file: entry.path(),
+            modified: meta.modified().ok(),
+        });
+    }
     Ok(logs)
 }
 

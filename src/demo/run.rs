@@ -214,7 +214,7 @@ pub fn demo(dir: Option<&Path>, output: Output, setup: &Setup) -> Result<DemoRes
                 ),
             );
             let person = Ctx::person(&store, crate::clock::now_string()?);
-            gate::approve(&person, &bead, &step)?;
+            gate::approve(&person, &bead, Some(&step))?;
         }
     }
     for line in looping::narration(&store)? {

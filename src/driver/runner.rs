@@ -78,6 +78,9 @@ pub struct Summary {
     pub run: String,
     pub holder: String,
     pub status: RunStatus,
+    /// The passes the run took: a pass whose decision is `budget` (a limit spent, so it starts
+    /// nothing) is not one of them — `--max-passes 3` takes 3, though a fourth read finds them
+    /// spent and ends the run.
     pub passes: u64,
     pub dispatches: u64,
     pub tokens: u64,
@@ -172,6 +175,10 @@ struct Run<'a> {
     done_tx: Sender<Finished>,
     done_rx: Receiver<Finished>,
     inflight: BTreeMap<String, Running>,
+    /// Every pass so far, the ones that found a limit spent too: it numbers the passes (events,
+    /// `pass-NNNN.json`) and is the snapshot's `counters.passes`. [`Summary::passes`] counts
+    /// only those within the limits.
+    reads: u64,
     idle_passes: u64,
     /// A dispatch thread panicked: the run stops (exit 2) once every dispatch has ended.
     panicked: Option<String>,
@@ -242,6 +249,7 @@ impl<'a> Run<'a> {
             done_tx,
             done_rx,
             inflight: BTreeMap::new(),
+            reads: 0,
             idle_passes: 0,
             panicked: None,
             reclaim,
@@ -294,7 +302,7 @@ impl<'a> Run<'a> {
     /// One pass: refresh the snapshot, decide, act, record the envelope.
     fn pass(&mut self) -> Result<Pass> {
         let pass_started = Instant::now();
-        if self.sum.passes > 0 {
+        if self.reads > 0 {
             self.feed.refresh()?;
         }
         self.feed.refresh_worktrees();
@@ -309,14 +317,17 @@ impl<'a> Run<'a> {
         let snap = &mut self.feed.snapshot;
         snap.now = self.rc.now()?;
         snap.counters = Counters {
-            passes: self.sum.passes,
+            passes: self.reads,
             tokens: self.sum.tokens,
             wall_s: self.started.elapsed().as_secs(),
             idle_passes: self.idle_passes,
         };
         let decision = decide(snap);
-        self.sum.passes += 1;
-        let pass = self.sum.passes;
+        self.reads += 1;
+        if decision.status != RunStatus::Budget {
+            self.sum.passes += 1;
+        }
+        let pass = self.reads;
         self.events.emit(&Event::PassStart { pass });
         let (reports, outcome, fault) = self.act(pass, &decision);
         let env = envelope::build(

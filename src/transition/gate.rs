@@ -38,8 +38,9 @@ pub struct Rejected {
     pub reason: String,
 }
 
-/// Approve the pending gate on `step` and advance, without re-running floors.
-pub fn approve(ctx: &Ctx, id: &str, step: &str) -> Result<Approved> {
+/// Approve the pending gate on `step` (`None`: the one pending on the bead) and advance, without
+/// re-running floors.
+pub fn approve(ctx: &Ctx, id: &str, step: Option<&str>) -> Result<Approved> {
     ctx.admit(Verb::Approve)?;
     let manifest = ctx.store.manifest()?;
     ctx.apply(
@@ -58,9 +59,9 @@ pub fn approve(ctx: &Ctx, id: &str, step: &str) -> Result<Approved> {
     )
 }
 
-/// Approve the gate pending on `step` of `bead`.
+/// Approve the gate pending on `step` of `bead` (`None`: the one pending, [`gate_step`]).
 pub fn plan_approve(
-    step: &str,
+    step: Option<&str>,
     who: Caller,
     bead: &Bead,
     manifest: &Manifest,
@@ -68,6 +69,7 @@ pub fn plan_approve(
 ) -> Result<Change<Approved>, Refusal> {
     who.admit(Verb::Approve)?;
     require_open(bead)?;
+    let step = gate_step(bead, step)?;
     require_step(bead, step)?;
     require_not_foreign(bead, who.holder)?;
     if !bead
@@ -116,9 +118,25 @@ pub fn plan_approve(
     Ok(Change::one(after, Some(reason), output))
 }
 
-/// Record a person's refusal of `step`'s result. The next pass treats it like a refused check and
-/// re-dispatches with the reason as revision guidance.
-pub fn reject(ctx: &Ctx, id: &str, step: &str, reason: &str) -> Result<Rejected> {
+/// The step a gate verb acts on: the one named, else the step whose gate is pending — a bead
+/// holds at most one gate, its current step's. Named none and none pending: refused, naming the
+/// step the bead is at (a person names it with `--step` to reject a result no gate holds).
+fn gate_step<'a>(bead: &'a Bead, named: Option<&'a str>) -> Result<&'a str, Refusal> {
+    if let Some(step) = named {
+        return Ok(step);
+    }
+    match bead.gate_on_step() {
+        Some(g) if g.state == GateState::Pending => Ok(bead.pipeline.step.as_str()),
+        _ => Err(Refusal::NoGatePending {
+            bead: bead.id.to_string(),
+            at: bead.pipeline.step.to_string(),
+        }),
+    }
+}
+
+/// Record a person's refusal of `step`'s result (`None`: the step whose gate is pending). The next
+/// pass treats it like a refused check and re-dispatches with the reason as revision guidance.
+pub fn reject(ctx: &Ctx, id: &str, step: Option<&str>, reason: &str) -> Result<Rejected> {
     ctx.admit(Verb::Reject)?;
     if reason.trim().is_empty() {
         return Err(Error::Invalid("--reason must say what is wrong".into()));
@@ -140,7 +158,7 @@ pub fn reject(ctx: &Ctx, id: &str, step: &str, reason: &str) -> Result<Rejected>
 /// gate withdrawn. A pending route gate rejected keeps the node on its route: it goes on as
 /// declared (its step was accepted before the branch suggested the route).
 pub fn plan_reject(
-    step: &str,
+    step: Option<&str>,
     reason: &str,
     who: Caller,
     bead: &Bead,
@@ -149,6 +167,7 @@ pub fn plan_reject(
 ) -> Result<Change<Rejected>, Refusal> {
     who.admit(Verb::Reject)?;
     require_open(bead)?;
+    let step = gate_step(bead, step)?;
     require_step(bead, step)?;
     require_not_foreign(bead, who.holder)?;
     let actor = who.actor();

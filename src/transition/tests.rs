@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::claim::{ClaimArgs, plan_claim};
 use super::complete::{Evidence, GateMet, plan};
-use super::gate::plan_approve;
+use super::gate::{plan_approve, plan_reject};
 use super::park::plan_park;
 use super::propose::{ProposeArgs, plan as plan_propose};
 use super::settings::{TargetSet, plan_route, plan_target};
@@ -110,7 +110,7 @@ fn a_closed_bead_refuses_every_moving_verb() {
         plan_propose(&args, person(), &b, NOW).unwrap_err(),
         check(&b, &passed(&b, vec![]), &[], None).unwrap_err(),
         plan_park("stuck", person(), &b, NOW).unwrap_err(),
-        plan_approve("implement", person(), &b, &manifest(), NOW).unwrap_err(),
+        plan_approve(Some("implement"), person(), &b, &manifest(), NOW).unwrap_err(),
     ];
     for r in refusals {
         assert_eq!(r.kind(), "closed");
@@ -189,10 +189,10 @@ fn a_person_only_verb_refuses_a_dispatched_session() {
         dispatched: true,
         ..Caller::default()
     };
-    let r = plan_approve("implement", dispatched, &b, &manifest(), NOW).unwrap_err();
+    let r = plan_approve(Some("implement"), dispatched, &b, &manifest(), NOW).unwrap_err();
     assert_eq!(r.kind(), "not-a-person");
     assert!(r.to_string().starts_with("`approve` is a person's verb"));
-    assert!(plan_approve("implement", person(), &b, &manifest(), NOW).is_ok());
+    assert!(plan_approve(Some("implement"), person(), &b, &manifest(), NOW).is_ok());
 }
 
 fn pending(step: &str, seq: u64) -> Gate {
@@ -212,13 +212,13 @@ fn pending(step: &str, seq: u64) -> Gate {
 #[test]
 fn approve_needs_a_gate_pending_since_entry_and_then_advances() {
     let mut b = node("leaf", "implement");
-    let r = plan_approve("implement", person(), &b, &manifest(), NOW).unwrap_err();
+    let r = plan_approve(Some("implement"), person(), &b, &manifest(), NOW).unwrap_err();
     assert_eq!(r.kind(), "nothing-pending");
     // A gate from before the node entered the step does not count.
     b.pipeline.gate = Some(Box::new(pending("implement", 1)));
-    assert!(plan_approve("implement", person(), &b, &manifest(), NOW).is_err());
+    assert!(plan_approve(Some("implement"), person(), &b, &manifest(), NOW).is_err());
     b.pipeline.gate = Some(Box::new(pending("implement", 2)));
-    let change = plan_approve("implement", person(), &b, &manifest(), NOW).unwrap();
+    let change = plan_approve(Some("implement"), person(), &b, &manifest(), NOW).unwrap();
     let after = only(&change, &b);
     assert_eq!(after.pipeline.step, "generate-tests");
     assert_eq!(after.pipeline.entered, 4);
@@ -228,6 +228,43 @@ fn approve_needs_a_gate_pending_since_entry_and_then_advances() {
         (GateState::Approved, Some("person"))
     );
     assert_eq!(change.output.next.as_deref(), Some("generate-tests"));
+}
+
+/// Without `--step`, a gate verb acts on the gate pending on the bead; with none pending it is
+/// refused, naming the step the bead is at.
+#[test]
+fn approve_without_a_step_takes_the_pending_gate_and_refuses_when_none_is() {
+    let mut b = node("leaf", "implement");
+    let r = plan_approve(None, person(), &b, &manifest(), NOW).unwrap_err();
+    assert_eq!(r.kind(), "nothing-pending");
+    assert!(
+        r.to_string().contains("at step implement") && r.to_string().contains("--step"),
+        "{r}"
+    );
+    // A gate from before the node entered the step is not pending on it.
+    b.pipeline.gate = Some(Box::new(pending("implement", 1)));
+    assert_eq!(
+        plan_approve(None, person(), &b, &manifest(), NOW)
+            .unwrap_err()
+            .kind(),
+        "nothing-pending"
+    );
+    b.pipeline.gate = Some(Box::new(pending("implement", 2)));
+    let change = plan_approve(None, person(), &b, &manifest(), NOW).unwrap();
+    assert_eq!(change.output.step, "implement");
+    assert_eq!(only(&change, &b).pipeline.step, "generate-tests");
+    let r = plan_reject(
+        None,
+        "not yet",
+        person(),
+        &node("leaf", "implement"),
+        &manifest(),
+        NOW,
+    )
+    .unwrap_err();
+    assert_eq!(r.kind(), "nothing-pending");
+    let change = plan_reject(None, "not yet", person(), &b, &manifest(), NOW).unwrap();
+    assert_eq!(change.output.step, "implement");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -14,6 +15,54 @@ pub struct Repo {
     pub dir: tempfile::TempDir,
     /// Its runs are unsandboxed (`SPLICE_SANDBOX=off`): [`Repo::unconfined`].
     pub unconfined: bool,
+}
+
+/// The tests' global git configuration, in place of the developer's `~/.gitconfig`: only a
+/// committer (`t <t@example.com>`). Written once per test process into Cargo's directory for
+/// the tests' files (`CARGO_TARGET_TMPDIR`), outside every test repository.
+pub fn gitconfig() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let path = dir.join("gitconfig");
+        // Whole or not at all: test processes write it side by side.
+        let tmp = dir.join(format!("gitconfig.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, "[user]\n\tname = t\n\temail = t@example.com\n")
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .expect("the tests' git configuration");
+        path
+    })
+}
+
+/// Make `cmd` (git, or splice, which runs git) read no git configuration of the machine: none of
+/// the system's (`/etc/gitconfig`), and [`gitconfig`] in place of the developer's
+/// `~/.gitconfig`, so their settings — `commit.gpgsign`, hooks, aliases, a default branch —
+/// cannot change a test's result. The repository's own config still counts. The limit:
+/// libgit2 (splice's in-process git) reads the system file and looks for the global one under
+/// `HOME` (which [`Repo::cmd`] sets to the repository), not in these variables.
+pub fn hermetic_git(cmd: &mut Command) -> &mut Command {
+    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .env("GIT_CONFIG_GLOBAL", gitconfig())
+}
+
+/// Make a `splice` command (which runs git, and starts agents that do) read no git
+/// configuration of the machine: none of the system's, and `/dev/null` as the global file — not
+/// [`gitconfig`]: a dispatch's kernel sandbox passes `GIT_CONFIG_GLOBAL` but cannot read a file
+/// outside what it allows, and git fails on a global file it cannot read ("unknown error
+/// occurred while reading the configuration files"). splice's commits name their author
+/// themselves. The limit of [`hermetic_git`] on libgit2 holds here too.
+pub fn hermetic_splice(cmd: &mut Command) -> &mut Command {
+    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+}
+
+/// A `git` command configured only by the tests ([`hermetic_git`]).
+pub fn git() -> Command {
+    let mut c = Command::new("git");
+    hermetic_git(&mut c);
+    c
 }
 
 impl Repo {
@@ -49,10 +98,16 @@ impl Repo {
         self.dir.path()
     }
 
+    /// Git in this repository, configured only by the tests ([`hermetic_git`]).
+    pub fn git_cmd(&self, args: &[&str]) -> Command {
+        let mut c = git();
+        c.args(args).current_dir(self.path());
+        c
+    }
+
     pub fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(self.path())
+        let out = self
+            .git_cmd(args)
             .env("GIT_AUTHOR_NAME", "t")
             .env("GIT_AUTHOR_EMAIL", "t@example.com")
             .env("GIT_COMMITTER_NAME", "t")
@@ -84,12 +139,15 @@ impl Repo {
             .env("PATH", path)
             .env("HOME", self.path())
             .env("SPLICE_NOW", NOW);
+        hermetic_splice(&mut c);
         if self.unconfined {
             c.env("SPLICE_SANDBOX", "off");
         }
         c
     }
 
+    /// Run, whatever the exit: the caller checks it (or use [`Repo::ok`], [`Repo::fails`]).
+    #[must_use = "check the exit (or use Repo::ok / Repo::fails)"]
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().expect("splice runs")
     }
@@ -247,10 +305,10 @@ pub fn work_step_manifest(argv: Value, floors: Value, timeout_s: u64, max_attemp
     serde_json::to_string_pretty(&manifest).unwrap()
 }
 
-/// Run git in `dir` (a worktree, say) with a committer set; its trimmed stdout. Fails the test
-/// when git does.
+/// Run git in `dir` (a worktree, say) with a committer set and no configuration of the
+/// machine's ([`hermetic_git`]); its trimmed stdout. Fails the test when git does.
 pub fn git_in(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
+    let out = git()
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
         .args(args)
         .current_dir(dir)

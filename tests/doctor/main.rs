@@ -178,15 +178,14 @@ fn a_healthy_repository_passes_every_check_and_exits_0() {
 #[test]
 fn outside_a_splice_repository_it_says_so_and_names_splice_init() {
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_splice"))
-        .args(["doctor", "--json"])
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_splice"));
+    cmd.args(["doctor", "--json"])
         .current_dir(dir.path())
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", dir.path())
-        .env("SPLICE_NOW", common::NOW)
-        .output()
-        .unwrap();
+        .env("SPLICE_NOW", common::NOW);
+    let out = common::hermetic_splice(&mut cmd).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["needs_person"], true);

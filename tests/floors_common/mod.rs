@@ -31,7 +31,10 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
         ])
         .args(args)
         .current_dir(dir)
+        // None of the machine's git configuration: a developer's cannot change a result.
         .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("HOME", dir)
         .output()
         .expect("git runs");

@@ -3,9 +3,9 @@
 //! (`standin.rs`): no network beyond 127.0.0.1, no model — the stand-in plays the model from a
 //! script, and Codex itself runs every command it is told to, as it would a model's.
 //!
-//! Run only with `SPLICE_REAL_AGENT_TESTS=1`, `SPLICE_AGENT_CLIS` naming the bin directory that
-//! holds `codex` (`.ci/run` sets both); without the first each test says it skipped; with it
-//! and no `codex` there, each fails.
+//! Each test is `#[ignore]`d, so `cargo test` alone lists it as ignored. `.ci/run` runs them with
+//! `--include-ignored`, `SPLICE_REAL_AGENT_TESTS=1` and `SPLICE_AGENT_CLIS` naming the bin
+//! directory that holds `codex`; so run, each fails without them, never skips.
 //!
 //! How Codex 0.171.0 is pointed at the stand-in: it no longer reads `OPENAI_BASE_URL` (nor
 //! `OPENAI_API_KEY` for the built-in OpenAI provider), so the base URL is `openai_base_url` in
@@ -44,16 +44,16 @@ method = "direct"
     )
 }
 
-/// The bin directory holding the real `codex`, or `None` (the test skips) without
-/// `SPLICE_REAL_AGENT_TESTS=1`. With it, a missing or other CLI fails the test.
-fn agent_clis() -> Option<PathBuf> {
-    if std::env::var_os("SPLICE_REAL_AGENT_TESTS").is_none_or(|v| v != "1") {
-        println!(
-            "skipped: the real Codex CLI runs only with SPLICE_REAL_AGENT_TESTS=1 and \
-             SPLICE_AGENT_CLIS=<bin dir> (scripts/agent-clis.sh installs it)"
-        );
-        return None;
-    }
+/// The bin directory holding the real `codex`. The tests are `#[ignore]`d (`cargo test` alone
+/// lists them as ignored); run with `--include-ignored` (`.ci/run`), each fails without
+/// `SPLICE_REAL_AGENT_TESTS=1` or with a missing or other CLI, never skips.
+fn agent_clis() -> PathBuf {
+    assert!(
+        std::env::var_os("SPLICE_REAL_AGENT_TESTS").is_some_and(|v| v == "1"),
+        "this test drives the real Codex CLI: set SPLICE_REAL_AGENT_TESTS=1 and \
+         SPLICE_AGENT_CLIS=<bin dir> (scripts/agent-clis.sh installs it) and run it with \
+         --include-ignored, as .ci/run does"
+    );
     let dir = std::env::var_os("SPLICE_AGENT_CLIS")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -80,7 +80,7 @@ fn agent_clis() -> Option<PathBuf> {
         "{} is not Codex {CODEX_VERSION}, the version this stand-in speaks to: {said}",
         codex.display()
     );
-    Some(dir)
+    dir
 }
 
 /// Codex's own config in the home splice gives it: its API at `base_url`, and nothing else
@@ -246,7 +246,7 @@ fn rested(env: &Value, status: &str, id: &str, gate: Option<&str>, api: &Standin
 /// `model` is `[agent] model` (unset: Codex's default), `tools` how the model then calls
 /// Codex's shell.
 fn lone_task(model: Option<&str>, tools: Tools) {
-    let Some(clis) = agent_clis() else { return };
+    let clis = agent_clis();
     let started = Instant::now();
     let api = Standin::start(KEY, self::model);
     let r = Repo::new();
@@ -400,11 +400,13 @@ const STEPS: [&str; 4] = ["generate-spec", "implement", "generate-tests", "revie
 const DEFAULT_MODEL: &str = "gpt-6.2-sol";
 
 #[test]
+#[ignore = "needs SPLICE_REAL_AGENT_TESTS=1 and the pinned Codex CLI (.ci/run)"]
 fn codex_takes_a_lone_task_from_its_spec_to_done() {
     lone_task(None, Tools::CodeMode);
 }
 
 #[test]
+#[ignore = "needs SPLICE_REAL_AGENT_TESTS=1 and the pinned Codex CLI (.ci/run)"]
 fn codex_with_a_model_offered_function_tools_takes_a_lone_task_to_done() {
     lone_task(Some("gpt-5-codex"), Tools::Functions);
 }
@@ -424,8 +426,9 @@ fn closed_port() -> u16 {
 const UNREACHABLE_WALL_S: u64 = 40;
 
 #[test]
+#[ignore = "needs SPLICE_REAL_AGENT_TESTS=1 and the pinned Codex CLI (.ci/run)"]
 fn codex_without_its_api_gives_up_and_the_end_is_transient() {
-    let Some(clis) = agent_clis() else { return };
+    let clis = agent_clis();
     let r = Repo::new();
     let limits = format!("\n[limits]\nbackoff_s = 3600\nwall_time_s = {UNREACHABLE_WALL_S}\n");
     r.write(".splice/config.toml", &config("", &limits));

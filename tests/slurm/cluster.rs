@@ -1,15 +1,15 @@
-//! The harness of the Slurm tests: a cluster that answers, or `None` when the tests are not
-//! enabled, and the few client calls the tests read a job's end through (`sbatch --parsable`,
+//! The harness of the Slurm tests: a cluster that answers, and the few client calls the tests read a job's end through (`sbatch --parsable`,
 //! `squeue --states=all`, `scontrol show job -o`, `scancel`).
 //!
-//! Enabled by `SPLICE_SLURM_TESTS=1` (`.ci/run` sets it after `scripts/slurm-up.sh`); with it set
-//! and no node answering within [`READY`], [`require`] panics: the tests never skip silently.
+//! The tests that need the cluster are `#[ignore]`d; `.ci/run` runs them with `--include-ignored`
+//! and `SPLICE_SLURM_TESTS=1` after `scripts/slurm-up.sh`. Without the variable, or with no node
+//! answering within [`READY`], [`require`] panics: the tests never skip silently.
 //! The cluster is the one `SLURM_CONF` names (`source /tmp/splice-slurm/env`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
 
 /// How long a cluster may take to show a node ready for jobs.
@@ -18,7 +18,6 @@ pub const READY: Duration = Duration::from_secs(30);
 /// How long one client command may take.
 pub const COMMAND: Duration = Duration::from_secs(20);
 
-static SKIPPED: Once = Once::new();
 static JOBS: AtomicUsize = AtomicUsize::new(0);
 
 /// A Slurm cluster that answers, and a scratch directory for the jobs' files (on this host: the
@@ -39,17 +38,16 @@ impl Drop for Cluster {
     }
 }
 
-/// The cluster when `SPLICE_SLURM_TESTS` is set (panics when it does not answer); `None`, saying
-/// once how to enable the tests, when it is not.
-pub fn require() -> Option<Cluster> {
+/// The cluster, which must answer. The tests that call this are `#[ignore]`d, so `cargo test`
+/// lists them as ignored; run with `--include-ignored` (as `.ci/run` does) they need
+/// `SPLICE_SLURM_TESTS=1` and a cluster that answers, and fail without either — never skip.
+pub fn require() -> Cluster {
     if std::env::var_os("SPLICE_SLURM_TESTS").is_none_or(|v| v.is_empty()) {
-        SKIPPED.call_once(|| {
-            eprintln!(
-                "slurm tests skipped: run scripts/slurm-up.sh, source /tmp/splice-slurm/env, \
-                 then SPLICE_SLURM_TESTS=1 cargo test --test slurm"
-            )
-        });
-        return None;
+        panic!(
+            "this test needs a Slurm cluster: run scripts/slurm-up.sh, source \
+             /tmp/splice-slurm/env, then SPLICE_SLURM_TESTS=1 cargo test --test slurm -- \
+             --include-ignored (.ci/run does)"
+        );
     }
     let deadline = Instant::now() + READY;
     let mut last = String::new();
@@ -62,7 +60,7 @@ pub fn require() -> Option<Cluster> {
             {
                 let scratch = tempfile::tempdir().expect("a scratch directory");
                 let submitted = Mutex::new(Vec::new());
-                return Some(Cluster { scratch, submitted });
+                return Cluster { scratch, submitted };
             }
             Ok(states) => {
                 last = format!("sinfo shows no idle, mixed or allocated node: {states:?}")

@@ -89,18 +89,20 @@ pub enum Verb {
     Approve {
         #[command(flatten)]
         common: Common,
-        /// The step the bead is at (refused when it is at another: a stale caller).
+        /// The step whose gate to approve (refused when the bead is at another: a stale caller).
+        /// Without it, the gate pending on the bead; refused when none is.
         #[arg(long)]
-        step: String,
+        step: Option<String>,
     },
     /// A person rejects a step's result; the next dispatch gets the reason as guidance. At a
     /// route gate the node stays on its route and goes on as declared.
     Reject {
         #[command(flatten)]
         common: Common,
-        /// The step the bead is at (refused when it is at another: a stale caller).
+        /// The step whose result to reject (refused when the bead is at another: a stale
+        /// caller). Without it, the step whose gate is pending; refused when none is.
         #[arg(long)]
-        step: String,
+        step: Option<String>,
         /// Why: the next dispatch gets it as guidance, and the journal records it.
         #[arg(long)]
         reason: String,

@@ -100,7 +100,11 @@ pub(super) fn step_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             )
         }
         Verb::Approve { common, step } => {
-            let out = gate::approve(&ctx(store, &common, now)?, common.bead.id(), &step);
+            let out = gate::approve(
+                &ctx(store, &common, now)?,
+                common.bead.id(),
+                step.as_deref(),
+            );
             output::emit(store, out)
         }
         Verb::Reject {
@@ -108,7 +112,12 @@ pub(super) fn step_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             step,
             reason,
         } => {
-            let out = gate::reject(&ctx(store, &common, now)?, common.bead.id(), &step, &reason);
+            let out = gate::reject(
+                &ctx(store, &common, now)?,
+                common.bead.id(),
+                step.as_deref(),
+                &reason,
+            );
             output::emit(store, out)
         }
         Verb::Integrate { common } => {

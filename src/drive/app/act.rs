@@ -39,9 +39,9 @@ pub fn write(
     };
     let done: Result<String> = match cmd {
         Command::Approve { bead, step } => {
-            gate::approve(&ctx, bead, step).map(|_| format!("approved {bead} at {step}"))
+            gate::approve(&ctx, bead, Some(step)).map(|_| format!("approved {bead} at {step}"))
         }
-        Command::Reject { bead, step, reason } => gate::reject(&ctx, bead, step, reason)
+        Command::Reject { bead, step, reason } => gate::reject(&ctx, bead, Some(step), reason)
             .map(|_| format!("rejected {bead} at {step}: {reason}")),
         Command::ClearClaim { bead, reason } => {
             claim::clear(&ctx, bead, reason).map(|_| format!("cleared {bead}'s claim"))
