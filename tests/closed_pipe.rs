@@ -220,6 +220,8 @@ fn big_store() -> Repo {
 #[test]
 fn a_reader_that_takes_one_line_of_a_big_output_and_goes_leaves_exit_0() {
     let r = big_store();
+    // `snapshot` prints one line (its reader takes it all, then goes); the others are still
+    // writing when their reader goes.
     for what in [
         "status",
         "status --json",
