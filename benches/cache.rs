@@ -1,8 +1,8 @@
 //! Issue 16: one-shot reads through the derived snapshot cache (`.splice/cache/beads`), at
 //! 10,000 and 100,000 beads (`SPLICE_BENCH_SIZES=10000` for one size). The store is a campaign
 //! (a root delegating to compounds of 50 leaves), written through the library
-//! (`Bead::to_file_bytes`, as the writer writes them) and dated an hour back, so no file is
-//! within the cache's racy window.
+//! (`Bead::to_file_bytes`, as the writer writes them), dated an hour back, and left until no
+//! file's last change (its ctime) is within the cache's racy window.
 //!
 //! | bench | what is timed |
 //! |---|---|
@@ -184,8 +184,8 @@ fn campaign(n: usize) -> Vec<Bead> {
     })
 }
 
-/// Write the store under `dir` (a git repository, as `splice init` wants one) and date its
-/// files an hour back.
+/// Write the store under `dir` (a git repository, as `splice init` wants one), date its files
+/// an hour back, and wait out the cache's racy window (the files' ctimes are now).
 fn store(dir: &Path, n: usize) -> Store {
     let git = |args: &[&str]| {
         Command::new("git")
@@ -209,6 +209,7 @@ fn store(dir: &Path, n: usize) -> Store {
         let file = std::fs::File::options().write(true).open(&path).unwrap();
         file.set_modified(hour_ago).unwrap();
     }
+    std::thread::sleep(Duration::from_millis(2_100));
     let store = Store::discover(Some(dir)).unwrap();
     store.rebuild_cache().unwrap();
     store

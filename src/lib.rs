@@ -21,6 +21,7 @@ pub mod process;
 pub mod refusal;
 pub mod safe_read;
 pub mod sandbox;
+pub mod stdio;
 pub mod store;
 pub mod transition;
 pub mod worktree;

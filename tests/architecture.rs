@@ -19,6 +19,8 @@ const ONLY: &[(&str, &[&str])] = &[
     ("safe_read", &["error"]),
     // The kernel sandbox (issue 31): paths and system calls, no policy of splice's.
     ("sandbox", &[]),
+    // Stdout and stderr: bytes out, nothing of splice's.
+    ("stdio", &[]),
 ];
 
 /// Imports that point the wrong way: (module, modules it must never name).

@@ -56,13 +56,27 @@ fn set_mtime(path: &Path, at: SystemTime) {
     file.set_modified(at).unwrap();
 }
 
-/// Date every bead file an hour back: a file changed within the last seconds is always read
-/// from disk (its stamp could not tell a later edit in the same tick), so without this the
-/// cache would never be used for these fresh files.
+/// How long after a file's last change the cache trusts its stamp (`RACY_NS` in
+/// `src/store/cache/mod.rs`), and a little more.
+const WINDOW: Duration = Duration::from_millis(2_100);
+
+/// Date every bead file an hour back, and wait until each one's last change (its ctime, which
+/// setting the mtime moved to now) is older than the cache's window: a file changed within it
+/// is always read from disk (its stamp could not tell a later edit in the same tick), so
+/// without this the cache would never be used for these fresh files. The wait is bounded: the
+/// files' change times are now.
 fn age(r: &Repo) {
+    use std::os::unix::fs::MetadataExt;
     let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+    let mut newest = 0;
     for entry in std::fs::read_dir(r.state().join("beads")).unwrap() {
-        set_mtime(&entry.unwrap().path(), hour_ago);
+        let path = entry.unwrap().path();
+        set_mtime(&path, hour_ago);
+        newest = newest.max(std::fs::symlink_metadata(&path).unwrap().ctime());
+    }
+    let newest = SystemTime::UNIX_EPOCH + Duration::from_secs(newest.max(0) as u64 + 1);
+    if let Ok(left) = (newest + WINDOW).duration_since(SystemTime::now()) {
+        std::thread::sleep(left);
     }
 }
 
@@ -176,7 +190,7 @@ fn a_damaged_cache_is_not_used_and_is_rebuilt() {
             "another format",
             String::from_utf8(good.clone())
                 .unwrap()
-                .replacen("splice-cache 2 ", "splice-cache 999 ", 1)
+                .replacen("splice-cache 3 ", "splice-cache 999 ", 1)
                 .into_bytes(),
         ),
         ("garbage", b"not a cache\n\x00\x01".to_vec()),
@@ -187,7 +201,7 @@ fn a_damaged_cache_is_not_used_and_is_rebuilt() {
         assert!(snap.contains("\"wave\""), "{how}: {snap}");
         let rebuilt = std::fs::read(cache_file(&r)).unwrap();
         assert!(
-            rebuilt.starts_with(b"splice-cache 2 "),
+            rebuilt.starts_with(b"splice-cache 3 "),
             "{how}: the cache was rebuilt"
         );
     }
@@ -347,4 +361,42 @@ fn a_link_in_place_of_the_cache_is_never_written_through() {
         !target.exists(),
         "the .gitignore was written through a link"
     );
+}
+
+/// `splice status --json`'s title of node `id`.
+fn status_title(r: &Repo, id: &str) -> String {
+    let status = r.ok(&["status", "--json"]);
+    let node = status["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == id)
+        .unwrap_or_else(|| panic!("{id} in {status}"));
+    node["title"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_same_size_edit_keeping_the_mtime_is_seen_by_status_and_snapshot_however_soon() {
+    // Issue 38, "the cache exact or gone": an edit in place that keeps the file's size, inode
+    // and mtime, made right after a read (within the timestamp tick a stamp could not tell
+    // apart), again right after that, and once more after the cache trusts the file again.
+    let (r, ids) = store();
+    let path = bead_file(&r, &ids[1]);
+    for (from, to) in [("\"one\"", "\"ONE\""), ("\"ONE\"", "\"0NE\"")] {
+        edit_in_place(&path, from, to, None);
+        let want = to.trim_matches('"');
+        assert_eq!(
+            status_title(&r, &ids[1]),
+            want,
+            "status after {from} → {to}"
+        );
+        let snap = agree(&r, &format!("right after {from} → {to}"));
+        assert!(snap.contains(&format!("\"title\":{to}")), "{snap}");
+    }
+    // Past the window the cache trusts the file's stamp again; the edit moves its ctime.
+    age(&r);
+    agree(&r, "the cache warm again");
+    edit_in_place(&path, "\"0NE\"", "\"one\"", None);
+    assert_eq!(status_title(&r, &ids[1]), "one");
+    assert!(agree(&r, "an edit after the window").contains("\"title\":\"one\""));
 }

@@ -64,7 +64,7 @@ pub fn print_or_expect(
     actual: &str,
 ) -> Result<i32> {
     let Some(expect) = expect else {
-        let mut out = std::io::stdout().lock();
+        let mut out = super::output::stdout();
         out.write_all(actual.as_bytes())
             .and_then(|()| out.flush())
             .map_err(|e| Error::io("<stdout>", e))?;

@@ -58,9 +58,11 @@ pub struct Global {
     /// nearest ancestor of the working directory that holds `.splice/`.
     #[arg(long, global = true, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// Read the bead files, not the derived cache `.splice/cache/` (which is left as it is): for
-    /// a same-size edit within one timestamp tick the cache cannot see (docs/architecture.md).
-    #[arg(long, global = true)]
+    /// Read the bead files around the derived cache `.splice/cache/` (which is left as it is).
+    /// Hidden: a read through the cache equals a read of the files, so no read needs it; kept
+    /// so that scripts passing it still run, and to measure the cache against
+    /// (docs/decisions/0006-cache.md).
+    #[arg(long, global = true, hide = true)]
     pub no_cache: bool,
 }
 

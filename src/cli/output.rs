@@ -3,13 +3,11 @@
 //! printed on stdout first.
 //!
 //! Nothing here fails or panics on a closed stdout or stderr (`splice … | head`): a verb that
-//! committed its write still exits as the verb ran.
+//! committed its write still exits as the verb ran. Every byte goes through [`crate::stdio`].
 //!
 //! Every JSON object printed carries `schema_version` (`docs/cli.md`): an object whose type
 //! records its own (a bead, an envelope, a decision) keeps it; the others get
 //! [`OUTPUT_SCHEMA`], first.
-
-use std::io::Write;
 
 use serde::Serialize;
 
@@ -20,18 +18,9 @@ use crate::store::Store;
 /// line (a title, a status, a log's line), `printable_message` for a message of several.
 pub use crate::model::printable::{printable, printable_message};
 
-/// Write `text` to stdout; a reader that went away loses it, nothing else happens.
-pub fn out(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush());
-}
-
-/// Write `text` to stderr, the same way.
-pub fn err(text: &str) {
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
-}
+/// Stdout and stderr: [`crate::stdio`], the one place output is written (a closed stdout is no
+/// failure there).
+pub use crate::stdio::{err, out, stdout};
 
 /// The shape of the JSON objects the CLI prints for a verb, `init`, `status --json` and the
 /// demo's result: it rises when a field changes meaning or goes away, not when one is added.

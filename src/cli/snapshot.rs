@@ -53,7 +53,7 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         identity(args.holder, args.run),
     )?;
     // Streamed: a campaign's snapshot runs to megabytes.
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut out = super::output::stdout();
     let printed = Versioned {
         schema_version: crate::model::snapshot::SNAPSHOT_VERSION,
         snapshot: &snap,

@@ -15,7 +15,6 @@
 //! `generate-tests` step after implement (the default `leaf`), implement writes only the code
 //! (the note, or a demo child's `src/` files) and generate-tests only the tests.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -72,7 +71,7 @@ pub fn run(args: &Args) -> Result<i32> {
         std::thread::sleep(std::time::Duration::from_millis(args.sleep_ms));
     }
     if args.fail {
-        let _ = writeln!(std::io::stderr(), "sim-agent: failing on purpose (--fail)");
+        crate::stdio::err("sim-agent: failing on purpose (--fail)\n");
         return Ok(1);
     }
     let store = Store::discover(Some(Path::new(&env("SPLICE_DIR")?)))?;
@@ -133,12 +132,10 @@ pub fn run(args: &Args) -> Result<i32> {
     } else {
         String::new()
     };
-    let _ = writeln!(
-        std::io::stdout(),
-        "sim-agent: {} {} → {artifact}{ask}",
-        job.bead.id,
-        job.step
-    );
+    crate::stdio::out(&format!(
+        "sim-agent: {} {} → {artifact}{ask}\n",
+        job.bead.id, job.step
+    ));
     Ok(0)
 }
 

@@ -348,7 +348,7 @@ impl Events {
             Output::Json => {
                 if let Event::Warning { text } = event {
                     let line = format!("splice: warning: {}\n", printable(text));
-                    let _ = std::io::stderr().write_all(line.as_bytes());
+                    crate::stdio::err(&line);
                 }
             }
             Output::Quiet => {}
@@ -361,13 +361,8 @@ impl Events {
     }
 }
 
-/// Write to stdout; a closed stdout is not the run's failure.
-pub fn out(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush());
-}
+/// Write to stdout; a closed stdout is not the run's failure ([`crate::stdio`]).
+pub use crate::stdio::out;
 
 #[cfg(test)]
 mod tests {

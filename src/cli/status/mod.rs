@@ -225,7 +225,7 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         }
     };
     let rows = Rows::new(&snap, &decision, floors_dir);
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut out = super::output::stdout();
     let written = if args.json {
         write_json(&mut out, decision.status, args.scope.as_deref(), &rows)
     } else {

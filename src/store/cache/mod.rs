@@ -6,21 +6,24 @@
 //! writes through it, `git` never sees it (`cache/.gitignore` holds `*`, so a repository whose
 //! `.splice/.gitignore` predates the cache still ignores it), and deleting it costs one full
 //! read. It is stamped with its format ([`FORMAT`]), the journal's (generation, live segment
-//! length, last record id) it reflects, and for each bead file its (size, mtime in nanoseconds,
-//! inode). A read lists the directory, stats each file the cache has an entry for (an
-//! `fstatat` from the open directory, the link not followed; no open, no parse; a file with no
-//! entry is read anyway) and takes a bead from the cache only when its stat equals the stamp,
-//! the journal names no change to it since, and its mtime is older than [`RACY_NS`] before the
-//! read began (an edit in the same timestamp tick as the cache's own read could otherwise keep
-//! its stamp). Every other file is read as [`Store::scan`] reads it (so the result is the same
-//! `Scan`, errors included); files gone are dropped. A cache that is missing, torn (its length),
+//! length, last record id) it reflects, and for each bead file its (size, mtime and ctime in
+//! nanoseconds, inode). A read lists the directory, stats each file the cache has an entry for
+//! (an `fstatat` from the open directory, the link not followed; no open, no parse; a file with
+//! no entry is read anyway) and takes a bead from the cache only when its stat equals the
+//! stamp, the journal names no change to it since, and the stamp was taken at least
+//! [`RACY_NS`] after the file's last change ([`racy`]: git's rule for a "racily clean" index
+//! entry, on the change time no tool can set). Every other file is read as [`Store::scan`]
+//! reads it (so the result is the same `Scan`, errors included); files gone are dropped. A cache that is missing, torn (its length),
 //! corrupt (its index's checksum), of another format, or from another journal generation (the
 //! segment was closed) or a journal cut back is not used at all: the read falls back to the
 //! files and rebuilds it. A bead whose cached JSON fails its own checksum is read from its file.
 //!
-//! The limit: a file changed in place that keeps its size, its inode and an mtime equal to the
-//! stamped one (a tool that restores mtimes, or a clock set back) is not seen;
-//! `splice cache rebuild` and `--no-cache` exist for that.
+//! So a read through the cache equals a read of the files: any change of a file's bytes after
+//! its stamp was taken moves its ctime past the stamp's. What that rests on, and so what it
+//! cannot see (`docs/decisions/0006-cache.md`): the kernel moving the ctime on every write (a
+//! write through a shared writable mapping moves it only at the first write to a clean page, as
+//! git knows), and the file system's clock not running two seconds or more behind the one the
+//! read is timed by (a network file system whose server's clock lags, a clock set back).
 //!
 //! The body (the beads' JSON, a line each) is never held whole, nor read twice: a read loads
 //! the index that follows it (`load.rs`: each bead's name, stamp, length and checksum; the
@@ -58,14 +61,19 @@ use read::{Fresh, Json, Reading, hits};
 use text::checksum;
 use text::{lengths, write_body_and_index};
 
-/// The cache's format: a cache written by another format is not read.
-pub const FORMAT: u32 = 2;
+/// The cache's format: a cache written by another format is not read. 3: a file is trusted only
+/// once its change time, not only its mtime, is older than [`RACY_NS`] (a cache of format 2 may
+/// hold a stamp taken within the window, which a later edit in the same tick could match).
+pub const FORMAT: u32 = 3;
 
 /// The first word of the cache's header.
 const MAGIC: &str = "splice-cache";
 
-/// A file whose mtime is this close to the start of the read is read from disk, and stamped so
-/// that it never matches: its stamp could not tell a later edit in the same tick.
+/// A file whose last change (its ctime; its mtime too, which a tool may set) is this close to
+/// the start of the read is read from disk, and stamped so that it never matches: its stamp
+/// could not tell a later edit in the same timestamp tick. Two seconds is more than the
+/// coarsest tick of a file system splice may run on (FAT's mtime: 2 s; the kernel's clock for
+/// the others: a few milliseconds).
 const RACY_NS: i64 = 2_000_000_000;
 
 /// A journal tail longer than this since the cache's stamp rewrites the cache.
@@ -203,7 +211,12 @@ impl Store {
     /// `splice cache rebuild`: read every file (the cache unused) and write the cache. Unlike a
     /// read's rebuild, a failure to write it is a fault.
     pub fn rebuild_cache(&self) -> Result<Rebuilt> {
-        let through = self.read_through(false)?;
+        self.rebuild_cache_at(now_ns())
+    }
+
+    /// [`Store::rebuild_cache`] for a read that began at `started`.
+    fn rebuild_cache_at(&self, started: i64) -> Result<Rebuilt> {
+        let through = self.read_through_at(false, started)?;
         through
             .written
             .unwrap_or_else(|| Err(Error::Invalid("the cache was not written".into())))
@@ -212,7 +225,12 @@ impl Store {
     /// Read through the cache (`use_cache`) or around it; write a new cache when the old one
     /// was not used, or enough has changed since.
     fn read_through(&self, use_cache: bool) -> Result<Through> {
-        let started = now_ns();
+        self.read_through_at(use_cache, now_ns())
+    }
+
+    /// [`Store::read_through`] for a read that began at `started` (nanoseconds since the epoch):
+    /// tests pass a time past the racy window instead of waiting for it.
+    fn read_through_at(&self, use_cache: bool, started: i64) -> Result<Through> {
         let mark = self.journal_mark()?;
         // The cache's index is loaded on a thread of its own while the directory is listed:
         // neither needs the other.
@@ -228,7 +246,7 @@ impl Store {
         let named = named?;
         let dir = self.beads_dir();
         let (mut loaded, touched, tail) = self.usable(loaded, mark);
-        let racy = |s: &Stamp| s.mtime_ns.saturating_add(RACY_NS) > started;
+        let racy = |s: &Stamp| racy(s, started);
         let hits = match loaded.as_mut() {
             Some(l) => hits(&dir, &named, l, &touched, &racy),
             None => vec![None; named.len()],
@@ -407,6 +425,16 @@ fn create_new(path: &Path) -> std::io::Result<fs::File> {
 /// set far off) saturates, and its stamp still holds its size, inode and change time.
 fn nanos(secs: i64, nsec: i64) -> i64 {
     secs.saturating_mul(1_000_000_000).saturating_add(nsec)
+}
+
+/// Is a file of stamp `s` too recently changed, for a read that began at `started`, to be
+/// trusted by its stamp? Its change time is the kernel's: no tool sets it, and every change of
+/// the file's bytes moves it to the clock's time. So a stamp taken at least [`RACY_NS`] after
+/// the change it reflects is matched by no later change (that one's ctime is later), and a
+/// stamp taken sooner is never trusted: an edit within the same tick could keep every number
+/// of it, size and mtime included.
+fn racy(s: &Stamp, started: i64) -> bool {
+    s.mtime_ns.max(s.ctime_ns).saturating_add(RACY_NS) > started
 }
 
 fn now_ns() -> i64 {
