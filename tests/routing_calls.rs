@@ -90,10 +90,7 @@ fn prompts(r: &Repo) -> Vec<(String, String)> {
 /// Every routing record the journal's after-images of `id` carry, each once, in order.
 fn journaled_routing(r: &Repo, id: &str) -> Vec<Value> {
     let mut seen: Vec<Value> = Vec::new();
-    for line in r.journal().lines() {
-        let Ok(record) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
+    for record in r.journal_records() {
         let mut found = Vec::new();
         collect_routing(&record, id, &mut found);
         for routing in found {
@@ -216,9 +213,8 @@ fn a_failing_test_calls_diagnostics_which_returns_to_implement_with_its_diagnosi
     let journaled = journaled_routing(&r, &id);
     assert_eq!(journaled, fired, "each record is in the journal");
     let frames: Vec<Value> = r
-        .journal()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .journal_records()
+        .into_iter()
         .flat_map(|rec| {
             let mut beads = Vec::new();
             collect_beads(&rec, &id, &mut beads);

@@ -708,10 +708,13 @@ fn split_creates_children_in_one_record_and_only_once() {
     let record: Value = serde_json::from_str(lines[journal_before]).unwrap();
     assert_eq!(record["verb"], "split");
     assert_eq!(
-        record["beads"].as_array().unwrap().len(),
+        record["changes"].as_array().unwrap().len(),
         3,
         "parent and both children"
     );
+    // The children come whole; the parent, which had a file, as its patch.
+    assert_eq!(record["beads"].as_array().unwrap().len(), 2, "{record}");
+    assert_eq!(record["patches"][0]["id"], root.as_str());
     let b = r.bead(&format!("{root}.2"));
     assert_eq!(b["parent"], root.as_str());
     assert_eq!(b["pipeline"]["provenance"]["split_by"], root.as_str());

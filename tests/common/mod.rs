@@ -217,6 +217,36 @@ impl Repo {
         std::fs::read_to_string(self.state().join("journal.jsonl")).unwrap_or_default()
     }
 
+    /// The live journal's committed records as JSON, each with `beads` holding every image it
+    /// wrote: its whole images, and its patches applied to the image before (a record holds a
+    /// patch for a bead that had a file, `src/store/delta.rs`).
+    pub fn journal_records(&self) -> Vec<Value> {
+        let path = self.state().join("journal.jsonl");
+        let (records, _) = splice::store::journal::read_committed(&path, 0).expect("the journal");
+        let mut images: std::collections::HashMap<String, splice::model::Bead> =
+            std::collections::HashMap::new();
+        records
+            .into_iter()
+            .map(|record| {
+                let mut written = Vec::new();
+                for p in &record.patches {
+                    let base = images.get(&p.id).expect("a patch of a bead seen before");
+                    let after = p.apply(base).expect("the patch applies");
+                    images.insert(p.id.clone(), after.clone());
+                    written.push(after);
+                }
+                for b in &record.beads {
+                    images.insert(b.id.to_string(), b.clone());
+                    written.push(b.clone());
+                }
+                let mut v = serde_json::to_value(&record).expect("a record serializes");
+                v["beads"] = serde_json::to_value(&written).expect("beads serialize");
+                v.as_object_mut().expect("an object").remove("patches");
+                v
+            })
+            .collect()
+    }
+
     /// `splice init` a campaign; returns its id.
     pub fn init(&self, extra: &[&str]) -> String {
         let mut args = vec!["init", "--title", "Campaign"];
