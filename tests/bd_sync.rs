@@ -501,3 +501,19 @@ fn a_first_sync_tells_which_side_changed_since_the_import_and_never_guesses() {
     assert_eq!(moved(&report, "to_splice")[0].0, "organice-35c", "{report}");
     assert_eq!(r.bead("organice-35c")["priority"], 0);
 }
+
+/// `.splice/sync` is committed, so it may be a link someone planted: the base is never written
+/// through it.
+#[test]
+fn a_link_in_place_of_the_sync_directory_is_not_followed() {
+    let r = imported();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), r.state().join("sync")).unwrap();
+    let err = r.fails(2, &["sync", "bd"]);
+    assert!(err.contains("not a directory"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(elsewhere.path()).unwrap().count(),
+        0,
+        "nothing written through the link"
+    );
+}

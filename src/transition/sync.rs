@@ -308,7 +308,22 @@ pub fn sync(ctx: &Ctx, path: &Path, file: &str, take: Option<Take>) -> Result<Re
             let old = std::fs::read(&base_path).ok();
             if old.as_deref() != Some(base.as_bytes()) {
                 let dir = base_path.parent().unwrap_or(ctx.store.dir());
-                std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                // `sync/` must be a directory of splice's own: a link there (committed by
+                // someone hostile) is never followed, so the base is never written elsewhere.
+                match std::fs::symlink_metadata(dir) {
+                    Ok(m) if m.is_dir() => {}
+                    Ok(_) => {
+                        return Err(Error::bad_file(
+                            dir,
+                            "not a directory (a link or a file): the sync base is not written \
+                             there; the store's side is committed; remove it and sync again",
+                        ));
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        std::fs::create_dir(dir).map_err(|e| Error::io(dir, e))?;
+                    }
+                    Err(e) => return Err(Error::io(dir, e)),
+                }
                 atomic::replace_file(&base_path, base.as_bytes())?;
             }
             Ok(())
