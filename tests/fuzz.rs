@@ -67,6 +67,7 @@ fuzz_tests! {
     progress => "progress",
     guard => "guard",
     bd_import => "bd-import",
+    bd_sync => "bd-sync",
     proposals => "proposals",
 }
 

@@ -725,7 +725,9 @@ fn merge(
     // The store's image: what bd changed, and (when the two sides agree) the line's layout, so
     // that `export bd` gives the synced line back.
     let in_step = to_store == to_file;
-    let relayout = in_step && bd::to_line(bead, false) != line;
+    // A line carrying splice's own keys (`pipeline`, …) is one no export gives back: no layout
+    // would make it, so none is written for it.
+    let relayout = in_step && record.ignored.is_empty() && bd::to_line(bead, false) != line;
     let write = if holder.is_none() && (to_store != ours || relayout) {
         let imported = match in_step {
             true => Some(Imported {

@@ -89,3 +89,88 @@ fn bd_import(data: &[u8]) -> bool {
     }
     !change.beads.is_empty()
 }
+
+/// `bd-sync`: a first sync of any file into an empty store (`transition::sync::plan`) takes
+/// every record it can, keeps every other line in the file as it was, and a second sync of what
+/// it wrote, against the store it made and the base it recorded, writes nothing: no bead, no
+/// byte of the file, no change of the base. The base reads back as it was written. Input: the
+/// file.
+pub const BD_SYNC: Target = Target {
+    name: "bd-sync",
+    run: bd_sync,
+    corpus: "bd",
+    cases: 2_000,
+    format: Format::JsonLines,
+    dict: &[
+        "\"id\":\"bd-a1\"",
+        "\"title\":\"t\"",
+        "\"parent\":\"bd-a1\"",
+        "\"status\":\"closed\"",
+        "\"labels\":[\"provides:x\"]",
+        "\"dependencies\":[{\"depends_on_id\":\"external:p:x\",\"type\":\"blocks\"}]",
+        "\r\n",
+        "\u{feff}",
+    ],
+    seeds: no_seeds,
+};
+
+fn bd_sync(data: &[u8]) -> bool {
+    use splice::transition::sync::{self, Base, Input};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return false;
+    };
+    let input = Input {
+        file: "f.jsonl",
+        text,
+        base_file: "base",
+        base: None,
+        take: None,
+    };
+    // A parent cycle in the file refuses the whole sync, as it must.
+    let Ok(first) = sync::plan(&input, &Scan::default()) else {
+        return false;
+    };
+    let synced = first.output;
+    assert!(
+        synced.report.to_bd.is_empty() && synced.report.conflicts.is_empty(),
+        "an empty store gives the file nothing: {:?}",
+        synced.report
+    );
+    // As the writer leaves them: each at the seq its import recorded.
+    let beads: Vec<_> = first
+        .beads
+        .into_iter()
+        .map(|mut b| {
+            b.pipeline.seq = 1;
+            b
+        })
+        .collect();
+    assert_eq!(beads.len(), synced.report.to_splice.len());
+    let base = Base::parse(&synced.base.render(), std::path::Path::new("base"))
+        .expect("the base reads back");
+    assert_eq!(base, synced.base, "the base reads back as it was written");
+    let scan = Scan {
+        beads,
+        unreadable: Vec::new(),
+    };
+    let again = Input {
+        text: &synced.text,
+        base: Some(base),
+        ..input
+    };
+    let second = sync::plan(&again, &scan).expect("a second sync plans");
+    assert!(
+        second.beads.is_empty(),
+        "a second sync writes beads: {:?}",
+        second.output.report
+    );
+    assert_eq!(
+        second.output.text, synced.text,
+        "a second sync changes the file"
+    );
+    assert_eq!(
+        second.output.base, synced.base,
+        "a second sync changes the base"
+    );
+    true
+}

@@ -77,6 +77,7 @@ pub const ALL: &[&Target] = &[
     &progress::PROGRESS,
     &guard::GUARD,
     &interop::BD_IMPORT,
+    &interop::BD_SYNC,
     &proposals::PROPOSALS,
 ];
 
