@@ -237,9 +237,39 @@ fn committed(r: &Repo) -> Vec<Value> {
     out
 }
 
+/// Each record with `beads` holding every image it wrote: its whole images, and its patches
+/// applied to the image before (a record holds a patch for a bead that had a file).
+fn with_images(records: Vec<Value>) -> Vec<Value> {
+    let mut images: BTreeMap<String, splice::model::Bead> = BTreeMap::new();
+    records
+        .into_iter()
+        .map(|mut v| {
+            let record: splice::store::journal::Record =
+                serde_json::from_value(v.clone()).expect("a committed record parses");
+            let mut written = Vec::new();
+            for p in &record.patches {
+                let base = images
+                    .get(&p.id)
+                    .unwrap_or_else(|| panic!("a patch of {} before its first image", p.id));
+                let after = p
+                    .apply(base)
+                    .unwrap_or_else(|e| panic!("record {}: {e}", record.id));
+                images.insert(p.id.clone(), after.clone());
+                written.push(after);
+            }
+            for b in record.beads {
+                images.insert(b.id.to_string(), b.clone());
+                written.push(b);
+            }
+            v["beads"] = serde_json::to_value(&written).unwrap();
+            v
+        })
+        .collect()
+}
+
 /// Check every invariant; returns the number of committed transitions.
 fn check(r: &Repo, beads: &[String], acks: &[Ack]) -> usize {
-    let records = committed(r);
+    let records = with_images(committed(r));
     let mut last: BTreeMap<String, Value> = BTreeMap::new();
     for record in &records {
         for image in record["beads"].as_array().unwrap() {
