@@ -621,7 +621,9 @@ fn merge(
             None => std::ptr::eq(fields, &ours) && i.seq == bead.pipeline.seq,
         })
     };
-    let fallback = if at_import(&ours) {
+    let fallback = if known.is_some() {
+        None
+    } else if at_import(&ours) {
         Some(ours.clone())
     } else if at_import(&theirs) {
         Some(theirs.clone())
