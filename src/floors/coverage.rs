@@ -2,8 +2,9 @@
 //! declares a test, inside a test file under the root's `test_paths`: at integrate in a detached
 //! checkout of the integration target's tip (`read_in: target`, the default), and for a leaf
 //! before it leaves review in its own worktree (`read_in: workdir`; every test file when no
-//! `test_paths` are set), so a missing id is caught where it can still be fixed. With `back_to`,
-//! a refusal sends the node back to that step with the missing ids as guidance.
+//! `test_paths` are set), so a missing id is caught where it can still be fixed. A refusal's
+//! evidence says `covered: false` and its guidance names the missing ids: the step's result
+//! branch on `covered` sends the node back (a `back_to` on the floor is read as that branch).
 //!
 //! Known limits, by design (the seed's, asserted in this file's tests): a trivial test counts, a
 //! skipped test still carries its id, and the id counts anywhere on the declaring line.
@@ -370,17 +371,12 @@ impl Floor for Coverage {
             names.join(", "),
             ledger.name
         );
-        let refusal = Outcome::refuse(KIND, reason.clone(), evidence);
-        match spec.str_param("back_to") {
-            Some(step) => refusal.with_effect(Effect::SendBack {
-                step: step.to_string(),
-                guidance: format!(
-                    "{reason}: name a test for each owned scenario with its id (e.g. `fn {}_…`)",
-                    names[0].to_ascii_lowercase()
-                ),
-            }),
-            None => refusal,
-        }
+        evidence["covered"] = json!(false);
+        let guidance = format!(
+            "{reason}: name a test for each owned scenario with its id (e.g. `fn {}_…`)",
+            names[0].to_ascii_lowercase()
+        );
+        Outcome::refuse(KIND, reason, evidence).with_effect(Effect::Guidance(guidance))
     }
 }
 

@@ -67,8 +67,12 @@ pub enum Effect {
     SetReviewedSha(String),
     /// A delivered pull request's URL.
     SetPrUrl(String),
-    /// A review said FAIL: send the node back to `step` with `guidance` for the next dispatch.
+    /// The branch moved past the commit its review read: send the node back to the review
+    /// `step` with `guidance` for the next dispatch (the landing floor's; see `transition::land`).
     SendBack { step: String, guidance: String },
+    /// A refusing floor's advice for the next dispatch, joined to the guidance of the result
+    /// branch that sends the node back (the coverage floor's missing ids).
+    Guidance(String),
     /// The landing of `sha` on the protected `target` (or through the step's own gate) waits
     /// for a person's approval: the check records a pending landing gate, and nothing moved.
     AwaitLand { sha: String, target: String },

@@ -474,8 +474,9 @@ fn meet_gate(
 }
 
 /// A refused check: the step's first `refused` result branch that fires decides (a `goto`
-/// enters its step with its guidance, joined by any floor's own guidance); without one, a floor
-/// that said where to go back to (`back_to`) sends the node there.
+/// enters its step with its guidance, joined by every refusing floor's own guidance); without
+/// one, the landing floor's send-back to review (the one route a floor names itself, because the
+/// review step is found on the node's route) sends the node there.
 fn refused(
     bead: &mut Bead,
     ev: &Evidence,
@@ -483,17 +484,7 @@ fn refused(
     seq: u64,
     now: &str,
 ) -> Option<String> {
-    // Several floors may send back (a FAIL review and a missing scenario id): the node goes back
-    // once, to the first step named, with every guidance.
-    let backs: Vec<(&String, &String)> = ev
-        .outcomes
-        .iter()
-        .flat_map(|o| &o.effects)
-        .filter_map(|e| match e {
-            Effect::SendBack { step, guidance } => Some((step, guidance)),
-            _ => None,
-        })
-        .collect();
+    let effects = || ev.outcomes.iter().flat_map(|o| &o.effects);
     let mut guidance: Vec<String> = Vec::new();
     let back = match branch::try_branches(bead, manifest, Firing::Refused, (seq, now)) {
         Applied::Decided(next) => return next,
@@ -501,9 +492,15 @@ fn refused(
             guidance.extend(g);
             step
         }
-        Applied::Declared => backs.first()?.0.clone(),
+        Applied::Declared => effects().find_map(|e| match e {
+            Effect::SendBack { step, .. } => Some(step.clone()),
+            _ => None,
+        })?,
     };
-    guidance.extend(backs.iter().map(|(_, g)| g.to_string()));
+    guidance.extend(effects().filter_map(|e| match e {
+        Effect::SendBack { guidance, .. } | Effect::Guidance(guidance) => Some(guidance.clone()),
+        _ => None,
+    }));
     bead.pipeline.guidance = (!guidance.is_empty()).then(|| guidance.join("\n\n").into());
     bead.enter_step(&back, seq, now);
     Some(back)
@@ -574,6 +571,9 @@ fn apply_effect(bead: &mut Bead, root: &mut Option<Bead>, lineage: &Lineage, eff
         }
         Effect::SetReviewedSha(sha) => bead.pipeline.reviewed_sha = Some(sha.clone().into()),
         Effect::SetPrUrl(url) => bead.pipeline.pr_url = Some(url.clone().into()),
-        Effect::SendBack { .. } | Effect::AwaitLand { .. } | Effect::KeepReview(_) => {}
+        Effect::SendBack { .. }
+        | Effect::Guidance(_)
+        | Effect::AwaitLand { .. }
+        | Effect::KeepReview(_) => {}
     }
 }

@@ -29,6 +29,7 @@ impl Manifest {
         if declared < 3 {
             self.migrate_to_three();
         }
+        self.coverage_back_to_as_branch();
         self.schema_version = MANIFEST_SCHEMA;
         let mut problems = self.problems();
         if declared >= 3 {
@@ -102,6 +103,30 @@ impl Manifest {
             }
             if step.on_result.is_empty() {
                 step.on_result = added;
+            }
+        }
+    }
+
+    /// A coverage floor's `back_to` (every schema up to 3 accepts it) is the step's result
+    /// branch that sends a refusal with missing scenario ids there, after the step's own
+    /// branches: the branch is the one way a refusal goes back. A `back_to` that names no step
+    /// stays, for [`Manifest::problems`] to name.
+    fn coverage_back_to_as_branch(&mut self) {
+        let names: BTreeSet<String> = self.steps.iter().map(|s| s.name.clone()).collect();
+        for step in &mut self.steps {
+            for floor in step
+                .floors
+                .iter_mut()
+                .filter(|f| f.kind == FloorKind::Coverage)
+            {
+                let Some(back) = floor.str_param("back_to").map(String::from) else {
+                    continue;
+                };
+                if !names.contains(&back) {
+                    continue;
+                }
+                floor.params.remove("back_to");
+                step.on_result.push(uncovered_goes_back(&back));
             }
         }
     }
@@ -443,6 +468,24 @@ fn fail_goes_back(back: &str) -> Branch {
         action: Action {
             goto: Some(back.to_string()),
             guidance: Some("{{ result.text }}".into()),
+            ..Action::default()
+        },
+    }
+}
+
+/// The branch a coverage floor's `back_to` stands for: a refusal with scenario ids no test
+/// carries (the floor's evidence `covered: false`) enters `back`; the floor's own guidance
+/// names the ids.
+fn uncovered_goes_back(back: &str) -> Branch {
+    Branch {
+        when: When::Refused,
+        matcher: Match {
+            field: Some("covered".into()),
+            equals: Some(Value::Bool(false)),
+            ..Match::default()
+        },
+        action: Action {
+            goto: Some(back.to_string()),
             ..Action::default()
         },
     }

@@ -337,11 +337,36 @@ fn commands_and_prompt_names_are_checked_at_load() {
 fn floor_parameter_values_are_checked() {
     let bad_read = DEFAULT_MANIFEST.replace("\"read_in\": \"workdir\"", "\"read_in\": \"nowhere\"");
     assert!(problems_of(&bad_read).contains("read_in: \"nowhere\" is neither"));
-    let bad_back =
-        DEFAULT_MANIFEST.replace("\"back_to\": \"implement\"", "\"back_to\": \"implemnt\"");
+    let bad_back = DEFAULT_MANIFEST.replace(
+        "{ \"kind\": \"coverage\", \"read_in\": \"workdir\" }",
+        "{ \"kind\": \"coverage\", \"read_in\": \"workdir\", \"back_to\": \"implemnt\" }",
+    );
     assert!(
         problems_of(&bad_back).contains("back_to: \"implemnt\" is not a step of this manifest")
     );
+}
+
+#[test]
+fn a_coverage_back_to_is_read_as_the_steps_result_branch_on_covered() {
+    let with_back = DEFAULT_MANIFEST
+        .replace(
+            "{ \"when\": \"refused\", \"match\": { \"field\": \"covered\", \"equals\": false }, \"action\": { \"goto\": \"implement\" } }",
+            "",
+        )
+        .replace(
+            "\"action\": { \"goto\": \"implement\", \"guidance\": \"{{ result.text }}\" } },",
+            "\"action\": { \"goto\": \"implement\", \"guidance\": \"{{ result.text }}\" } }",
+        )
+        .replacen(
+            "{ \"kind\": \"coverage\", \"read_in\": \"workdir\" }\n      ],\n      \"on_result\"",
+            "{ \"kind\": \"coverage\", \"read_in\": \"workdir\", \"back_to\": \"implement\" }\n      ],\n      \"on_result\"",
+            1,
+        );
+    assert!(with_back.contains("\"back_to\": \"implement\""));
+    let m = Manifest::parse(&with_back).unwrap();
+    assert_eq!(m, Manifest::default_manifest(), "the same manifest as the branch written out");
+    let review = m.step("review").unwrap();
+    assert!(review.floors.iter().all(|f| !f.params.contains_key("back_to")));
 }
 
 /// The default manifest as schema 2 wrote it: no route kinds, no branches.
@@ -357,6 +382,14 @@ fn schema_two() -> String {
     }
     for step in v["steps"].as_array_mut().unwrap() {
         step.as_object_mut().unwrap().remove("on_result");
+        // A schema-2 manifest's review coverage floor said where a missing id goes.
+        if step["name"] == "review" {
+            for floor in step["floors"].as_array_mut().unwrap() {
+                if floor["kind"] == "coverage" {
+                    floor["back_to"] = "implement".into();
+                }
+            }
+        }
     }
     v.to_string()
 }
