@@ -316,3 +316,28 @@ fn a_bead_from_a_newer_splice_is_refused_and_an_older_one_is_rewritten_in_this_s
     assert_eq!(r.beads_bytes(), before);
     assert_eq!(r.journal(), journal);
 }
+
+#[test]
+fn a_routing_record_with_an_effect_splice_never_writes_is_named_and_changes_nothing() {
+    // The switch cap counts a record's effect: a hand-written effect is refused, not read as a
+    // firing that moved nothing.
+    let r = Repo::new();
+    let id = r.task("T", &[]);
+    let path = r.state().join("beads").join(format!("{id}.json"));
+    let mut bead: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    bead["pipeline"]["routing"] = serde_json::json!([{
+        "step": "implement", "when": "refused", "matched": "", "effect": "teleport",
+        "from_route": "leaf", "from_step": "implement", "seq": 1, "at": "2026-01-01T00:00:00Z"
+    }]);
+    std::fs::write(&path, serde_json::to_string_pretty(&bead).unwrap()).unwrap();
+    let before = r.beads_bytes();
+    let journal = r.journal();
+    let err = r.fails(2, &["transition", "show", "--bead", id.as_str()]);
+    assert!(
+        err.contains(&format!("{id}.json")) && err.contains("teleport"),
+        "{err}"
+    );
+    assert_eq!(r.beads_bytes(), before);
+    assert_eq!(r.journal(), journal);
+}

@@ -250,14 +250,14 @@ mod tests {
 
     #[test]
     fn a_return_counts_towards_the_switch_cap() {
-        use crate::model::bead::Routing;
+        use crate::model::bead::{Routing, RoutingEffect};
         let mut b = called("x");
         let moved = Routing {
             step: "test".into(),
             branch: Some(0),
             when: "accepted".into(),
             matched: String::new(),
-            effect: "call".into(),
+            effect: RoutingEffect::Call,
             from_route: "leaf".into(),
             from_step: "test".into(),
             to_route: Some("diagnostics".into()),

@@ -2,7 +2,7 @@
 //! [`crate::policy::branch`] picked it and resolved its targets; this moves the node and writes
 //! the [`Routing`] record the journal carries with the node's after-image.
 
-use crate::model::bead::{CallFrame, Gate, GateState, Routing};
+use crate::model::bead::{CallFrame, Gate, GateState, Routing, RoutingEffect};
 use crate::model::{Bead, Manifest};
 use crate::policy::branch::{self, Effect, Fired, Firing, StepResult};
 
@@ -44,7 +44,7 @@ pub fn try_branches(
         branch: Some(index),
         when: firing.as_str().to_string(),
         matched,
-        effect: effect.name().to_string(),
+        effect: effect.recorded(),
         from_route: from.0.to_string(),
         from_step: from.1.to_string(),
         to_route: None,
@@ -143,7 +143,10 @@ pub fn settled(bead: &Bead, when: &str, to: Option<(&str, &str)>, seq: u64, now:
         branch: None,
         when: when.to_string(),
         matched: String::new(),
-        effect: if to.is_some() { "route" } else { "stay" }.to_string(),
+        effect: match to {
+            Some(_) => RoutingEffect::Route,
+            None => RoutingEffect::Stay,
+        },
         from_route: bead.pipeline.route.to_string(),
         from_step: bead.pipeline.step.to_string(),
         to_route: to.map(|t| t.0.to_string()),
@@ -159,13 +162,13 @@ pub fn settled(bead: &Bead, when: &str, to: Option<(&str, &str)>, seq: u64, now:
 /// The journal's record of a node leaving `route` at `step` for somewhere not chosen by a
 /// branch: a call's return (`to` its caller), or a park when it cannot return (`reason`).
 /// `when` is how the step ended (`accepted`, `skipped`).
-pub fn ended(bead: &Bead, when: &str, effect: &str, (seq, now): (u64, &str)) -> Routing {
+pub fn ended(bead: &Bead, when: &str, effect: RoutingEffect, (seq, now): (u64, &str)) -> Routing {
     Routing {
         step: bead.pipeline.step.to_string(),
         branch: None,
         when: when.to_string(),
         matched: String::new(),
-        effect: effect.to_string(),
+        effect,
         from_route: bead.pipeline.route.to_string(),
         from_step: bead.pipeline.step.to_string(),
         to_route: None,

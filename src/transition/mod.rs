@@ -70,6 +70,7 @@ pub use crate::refusal::Refusal;
 pub use authority::{Verb, Who};
 
 use crate::error::{Error, Result};
+use crate::model::bead::RoutingEffect;
 use crate::model::{Bead, Config, Manifest};
 use crate::policy::branch::Firing;
 use crate::policy::lineage::Defaults;
@@ -319,7 +320,7 @@ pub fn declared(
             Some(step.to_string())
         }
         Advance::Return(back) => {
-            let mut record = branch::ended(bead, when, "return", (seq, now));
+            let mut record = branch::ended(bead, when, RoutingEffect::Return, (seq, now));
             record.to_route = Some(back.route.clone());
             record.to_step = Some(back.step.clone());
             record.depth = Some(back.depth);
@@ -330,7 +331,7 @@ pub fn declared(
             Some(back.step)
         }
         Advance::Park(why) => {
-            let mut record = branch::ended(bead, when, "park", (seq, now));
+            let mut record = branch::ended(bead, when, RoutingEffect::Park, (seq, now));
             let step = bead.pipeline.step.to_string();
             record.reason = Some(bead.park(&step, &why, seq, now));
             bead.pipeline.routing.push(record);

@@ -124,6 +124,7 @@ pub fn plan_skip(
 mod tests {
     use super::*;
     use crate::model::Kind;
+    use crate::model::bead::RoutingEffect;
 
     const NOW: &str = "2026-02-03T04:05:06Z";
 
@@ -226,8 +227,8 @@ mod tests {
         assert!(after.pipeline.calls.is_empty() && !change.output.closed);
         let back = after.pipeline.routing.last().unwrap();
         assert_eq!(
-            (back.effect.as_str(), back.when.as_str()),
-            ("return", "skipped")
+            (back.effect, back.when.as_str()),
+            (RoutingEffect::Return, "skipped")
         );
         let guidance = after.pipeline.guidance.as_deref().unwrap();
         assert!(

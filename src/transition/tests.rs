@@ -629,7 +629,10 @@ fn a_frame_that_cannot_return_parks_and_every_park_inside_a_call_names_it() {
         "{}",
         parked.reason
     );
-    assert_eq!(after.pipeline.routing.last().unwrap().effect, "park");
+    assert_eq!(
+        after.pipeline.routing.last().unwrap().effect,
+        RoutingEffect::Park
+    );
 
     let b = in_call(node("leaf", "implement"));
     let change = plan_park("attempts exhausted", person(), &b, NOW).unwrap();

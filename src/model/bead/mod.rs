@@ -25,7 +25,8 @@ pub use counts::Counts;
 pub use records::{
     Acceptance, CallFrame, Cancelled, Check, CriticStanding, DeadLetter, Dispatch, ExitKind,
     ExitRecord, Gate, GateLand, GateState, KeptReview, Lease, MAX_TRANSIENT, PlanApproval,
-    Proposal, Provenance, ReviewVerdict, Routing, SplitRecord, StepEntry, StepResponse, Verdict,
+    Proposal, Provenance, ReviewVerdict, Routing, RoutingEffect, SplitRecord, StepEntry,
+    StepResponse, Verdict,
 };
 pub use sparse::{Extra, Few, Sparse};
 pub use thin::ThinText;

@@ -389,9 +389,8 @@ pub struct Routing {
     /// The text the matcher matched (the substring, the regex match, the field's value, the
     /// exit code; empty for `always`).
     pub matched: String,
-    /// `continue`, `goto`, `route`, `abort`, `suggest_route`, `call`, `return`, `park` or
-    /// `stay`.
-    pub effect: String,
+    /// What the firing did to the node.
+    pub effect: RoutingEffect,
     pub from_route: String,
     pub from_step: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -415,7 +414,49 @@ impl Routing {
     /// Did this firing move the node (a `goto`, a route switch, a call or a return)? The switch
     /// cap counts these.
     pub fn switched(&self) -> bool {
-        matches!(self.effect.as_str(), "goto" | "route" | "call" | "return")
+        use RoutingEffect::*;
+        matches!(self.effect, Goto | Route | Call | Return)
+    }
+}
+
+/// What a [`Routing`] record did, as the bead file spells it.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingEffect {
+    /// A branch matched and the pipeline went on as declared.
+    Continue,
+    /// Entered another step of the node's route.
+    Goto,
+    /// Switched the node to another route (a branch, or a person approving a suggested one).
+    Route,
+    /// Parked the node with the branch's reason.
+    Abort,
+    /// Left a route gate for a person to settle.
+    SuggestRoute,
+    /// Entered a called route, to come back at its `return_to`.
+    Call,
+    /// A called route ended: back to the caller.
+    Return,
+    /// Parked the node (a branch's `park`, or a call that cannot return).
+    Park,
+    /// A person rejected a suggested route: the node stays.
+    Stay,
+}
+
+impl RoutingEffect {
+    /// The name the bead file and the journal record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoutingEffect::Continue => "continue",
+            RoutingEffect::Goto => "goto",
+            RoutingEffect::Route => "route",
+            RoutingEffect::Abort => "abort",
+            RoutingEffect::SuggestRoute => "suggest_route",
+            RoutingEffect::Call => "call",
+            RoutingEffect::Return => "return",
+            RoutingEffect::Park => "park",
+            RoutingEffect::Stay => "stay",
+        }
     }
 }
 

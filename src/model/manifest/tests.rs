@@ -364,9 +364,18 @@ fn a_coverage_back_to_is_read_as_the_steps_result_branch_on_covered() {
         );
     assert!(with_back.contains("\"back_to\": \"implement\""));
     let m = Manifest::parse(&with_back).unwrap();
-    assert_eq!(m, Manifest::default_manifest(), "the same manifest as the branch written out");
+    assert_eq!(
+        m,
+        Manifest::default_manifest(),
+        "the same manifest as the branch written out"
+    );
     let review = m.step("review").unwrap();
-    assert!(review.floors.iter().all(|f| !f.params.contains_key("back_to")));
+    assert!(
+        review
+            .floors
+            .iter()
+            .all(|f| !f.params.contains_key("back_to"))
+    );
 }
 
 /// The default manifest as schema 2 wrote it: no route kinds, no branches.

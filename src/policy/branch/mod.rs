@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use crate::model::bead::{Check, Verdict};
+use crate::model::bead::{Check, RoutingEffect, Verdict};
 use crate::model::manifest::{Branch, Directive, Matcher, When, compile_regex};
 use crate::model::{Bead, Kind, Manifest};
 
@@ -161,16 +161,16 @@ pub enum Effect {
 }
 
 impl Effect {
-    /// The name the journal records.
-    pub fn name(&self) -> &'static str {
+    /// What the routing record says it did.
+    pub fn recorded(&self) -> RoutingEffect {
         match self {
-            Effect::Continue => "continue",
-            Effect::Goto { .. } => "goto",
-            Effect::Route { .. } => "route",
-            Effect::Abort(_) => "abort",
-            Effect::SuggestRoute(_) => "suggest_route",
-            Effect::Call { .. } => "call",
-            Effect::Park(_) => "park",
+            Effect::Continue => RoutingEffect::Continue,
+            Effect::Goto { .. } => RoutingEffect::Goto,
+            Effect::Route { .. } => RoutingEffect::Route,
+            Effect::Abort(_) => RoutingEffect::Abort,
+            Effect::SuggestRoute(_) => RoutingEffect::SuggestRoute,
+            Effect::Call { .. } => RoutingEffect::Call,
+            Effect::Park(_) => RoutingEffect::Park,
         }
     }
 }

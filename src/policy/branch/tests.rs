@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::model::bead::{Check, Routing, StepResponse};
+use crate::model::bead::{Check, Routing, RoutingEffect, StepResponse};
 
 /// The default manifest with `branches` on the review step (replacing its own).
 fn manifest(branches: &str) -> Manifest {
@@ -11,9 +11,9 @@ fn manifest(branches: &str) -> Manifest {
         "\"name\": \"review\",",
         &format!("\"name\": \"review\", \"on_result\": {branches},"),
     );
-    // The default's own review branch follows; drop it.
+    // The default's own review branches follow; drop them.
     let mut v: Value = serde_json::from_str(&text.replacen(
-        "\"on_result\": [\n        { \"when\": \"refused\", \"match\": { \"field\": \"verdict\", \"equals\": \"FAIL\" }, \"action\": { \"goto\": \"implement\", \"guidance\": \"{{ result.text }}\" } }\n      ],",
+        "\"on_result\": [\n        { \"when\": \"refused\", \"match\": { \"field\": \"verdict\", \"equals\": \"FAIL\" }, \"action\": { \"goto\": \"implement\", \"guidance\": \"{{ result.text }}\" } },\n        { \"when\": \"refused\", \"match\": { \"field\": \"covered\", \"equals\": false }, \"action\": { \"goto\": \"implement\" } }\n      ],",
         "",
         1,
     ))
@@ -242,7 +242,7 @@ fn a_node_switched_sixteen_times_parks_instead() {
         branch: Some(0),
         when: "refused".into(),
         matched: String::new(),
-        effect: "goto".into(),
+        effect: RoutingEffect::Goto,
         from_route: "leaf".into(),
         from_step: "review".into(),
         to_route: Some("leaf".into()),
@@ -429,7 +429,7 @@ fn calls_and_returns_count_towards_the_switch_cap() {
         branch: None,
         when: "accepted".into(),
         matched: String::new(),
-        effect: "call".into(),
+        effect: RoutingEffect::Call,
         from_route: "leaf".into(),
         from_step: "review".into(),
         to_route: Some("compound".into()),
@@ -441,7 +441,11 @@ fn calls_and_returns_count_towards_the_switch_cap() {
         at: "t".into(),
     };
     for i in 0..MAX_SWITCHES {
-        moved.effect = if i % 2 == 0 { "call" } else { "return" }.into();
+        moved.effect = if i % 2 == 0 {
+            RoutingEffect::Call
+        } else {
+            RoutingEffect::Return
+        };
         b.pipeline.routing.push(moved.clone());
     }
     assert_eq!(switches(&b), MAX_SWITCHES);
