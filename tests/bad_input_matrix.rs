@@ -356,7 +356,7 @@ fn a_verb_never_writes_outside_the_state_directory() {
         "set-autonomy",
         "--bead",
         &id,
-        "--level",
+        "--autonomy",
         "wave",
     ]);
     assert!(

@@ -119,6 +119,8 @@ fn read_commands(id: &str) -> Vec<Vec<String>> {
         "ready --json",
         "show ID",
         "show ID --json",
+        "show ID --field step",
+        "show ID --field autonomy --json",
         "logs ID",
         "logs --json",
         "monitor --trajectory trajectory.json",

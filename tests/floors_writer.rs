@@ -37,7 +37,7 @@ fn a_passing_prp_records_its_scenarios_on_the_root_and_waits_for_a_person() {
         "set-autonomy",
         "--bead",
         &root,
-        "--level",
+        "--autonomy",
         "deep",
     ]);
     r.ok(&[

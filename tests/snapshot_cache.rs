@@ -117,7 +117,7 @@ fn the_writers_changes_are_seen() {
         "set-autonomy",
         "--bead",
         &ids[1],
-        "--level",
+        "--autonomy",
         "wave",
     ]);
     let snap = agree(&r, "after set-autonomy");
@@ -173,7 +173,7 @@ fn a_damaged_cache_is_not_used_and_is_rebuilt() {
         "set-autonomy",
         "--bead",
         &ids[1],
-        "--level",
+        "--autonomy",
         "wave",
     ]);
     age(&r);
@@ -253,7 +253,7 @@ fn a_closed_journal_segment_rebuilds_the_cache() {
             "set-autonomy",
             "--bead",
             &id,
-            "--level",
+            "--autonomy",
             level,
         ]);
         if i % 35 == 0 {

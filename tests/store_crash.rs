@@ -206,7 +206,7 @@ fn a_committed_record_is_never_replayed_over_later_edits() {
         "set-autonomy",
         "--bead",
         &id,
-        "--level",
+        "--autonomy",
         "wave",
     ]);
     // Lose the claim's commit marker (line 4: init-task, marker, claim, marker, …). Recovery

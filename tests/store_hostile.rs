@@ -154,7 +154,7 @@ fn a_symlinked_temp_file_is_not_followed() {
         "set-autonomy",
         "--bead",
         &id,
-        "--level",
+        "--autonomy",
         "wave",
     ]);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
@@ -262,7 +262,7 @@ fn a_replayed_old_record_is_reported_and_not_applied() {
             "set-autonomy",
             "--bead",
             &id,
-            "--level",
+            "--autonomy",
             level,
         ]);
     }
@@ -280,7 +280,7 @@ fn a_replayed_old_record_is_reported_and_not_applied() {
         "set-autonomy",
         "--bead",
         &id,
-        "--level",
+        "--autonomy",
         "deep",
     ]);
     assert_ok(&out);

@@ -7,7 +7,14 @@ use common::Repo;
 
 #[must_use]
 fn set_autonomy(r: &Repo, id: &str, level: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec!["transition", "set-autonomy", "--bead", id, "--level", level];
+    let mut args = vec![
+        "transition",
+        "set-autonomy",
+        "--bead",
+        id,
+        "--autonomy",
+        level,
+    ];
     args.extend_from_slice(extra);
     r.run(&args)
 }

@@ -144,7 +144,7 @@ fn a_secret_written_into_a_bead_by_hand_is_redacted_at_its_next_write() {
         "set-autonomy",
         "--bead",
         &id,
-        "--level",
+        "--autonomy",
         "wave",
     ]);
     let after = r.bead(&id);

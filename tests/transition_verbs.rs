@@ -901,7 +901,7 @@ fn set_autonomy_and_set_target() {
             "set-autonomy",
             "--bead",
             &id,
-            "--level",
+            "--autonomy",
             "max",
         ],
     );
@@ -911,10 +911,10 @@ fn set_autonomy_and_set_target() {
         "set-autonomy",
         "--bead",
         &id,
-        "--level",
+        "--autonomy",
         "deep",
     ]);
-    let out = r.ok(&["transition", "autonomy", "--bead", &id]);
+    let out = r.ok(&["show", &id, "--field", "autonomy", "--json"]);
     assert_eq!(out["autonomy"], "deep");
     assert_eq!(out["source"], id.as_str());
     let err = r.fails(
@@ -940,9 +940,9 @@ fn set_autonomy_and_set_target() {
         "--delivery",
         "direct",
     ]);
-    let out = r.ok(&["transition", "target", "--bead", &id]);
+    let out = r.ok(&["show", &id, "--field", "target", "--json"]);
     assert_eq!(out["target"], "campaign/x");
-    let out = r.ok(&["transition", "delivery", "--bead", &id]);
+    let out = r.ok(&["show", &id, "--field", "delivery", "--json"]);
     assert_eq!(out["delivery"], "direct");
     let err = r.fails(
         2,
@@ -959,6 +959,68 @@ fn set_autonomy_and_set_target() {
     );
     assert!(
         err.contains("--delivery \"fax\"") && err.contains("pr or direct"),
+        "{err}"
+    );
+}
+
+#[test]
+fn show_field_answers_in_words_and_the_old_read_verbs_still_answer_with_a_deprecation_note() {
+    let r = repo();
+    let id = r.task("T", &[]);
+    let words = |field: &str| {
+        let out = r.run(&["show", &id, "--field", field]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let step = r.ok(&["show", &id, "--field", "step", "--json"]);
+    assert_eq!(
+        words("step"),
+        format!(
+            "{} (route {}, open, seq {})\n",
+            step["step"].as_str().unwrap(),
+            step["route"].as_str().unwrap(),
+            step["seq"]
+        )
+    );
+    assert_eq!(words("kind"), "leaf\n");
+    assert_eq!(words("delivery"), "pr\n");
+    // The spelling `--level` still sets the level, and the old verbs answer as they did.
+    r.ok(&[
+        "transition",
+        "set-autonomy",
+        "--bead",
+        &id,
+        "--level",
+        "deep",
+    ]);
+    assert_eq!(words("autonomy"), format!("deep (from {id})\n"));
+    for (verb, field) in [
+        ("step", "step"),
+        ("kind", "kind"),
+        ("autonomy", "autonomy"),
+        ("target", "target"),
+        ("delivery", "delivery"),
+    ] {
+        let old = r.run(&["transition", verb, "--bead", &id]);
+        assert_eq!(old.status.code(), Some(0));
+        let new = r.run(&["show", &id, "--field", field, "--json"]);
+        assert_eq!(old.stdout, new.stdout, "transition {verb}");
+        let note = String::from_utf8_lossy(&old.stderr);
+        assert!(
+            note.contains("deprecated") && note.contains(&format!("--field {field}")),
+            "{note}"
+        );
+    }
+    let help = r.run(&["transition", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        !help.contains("delivery  "),
+        "the old verbs are hidden: {help}"
+    );
+    let other = r.task("U", &[]);
+    let err = r.fails(2, &["show", &id, &other, "--field", "kind"]);
+    assert!(
+        err.contains("--field reads one bead; 2 were named"),
         "{err}"
     );
 }

@@ -2,7 +2,8 @@
 //! priority, type, labels, parent, dependencies, description, and the fields splice keeps
 //! without knowing them: design, acceptance_criteria, notes, assignee…) — and, for a pipeline
 //! node, its step, its claim and what the decision does with it (an action or a rest, with the
-//! reason `splice status` prints). The bead is read as `splice transition show` reads it.
+//! reason `splice status` prints). The bead is read as the writer reads it (`transition::read`);
+//! `--field` reads one resolved field (step, kind, autonomy, target, delivery).
 //!
 //! Its latest kept review (`.splice/reviews/<id>/<sha256>.md`, `store::reviews`) is shown with
 //! its path, verdict and text; a kept file that cannot be shown (missing in this clone, a link,
@@ -17,7 +18,7 @@ use serde_json::Value;
 use super::{Global, output, status};
 use crate::decide::decide;
 use crate::driver::snapshot;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::{Action, Bead, Rest};
 use crate::store::Store;
 use crate::transition::read::{self, Answer, Query};
@@ -37,8 +38,73 @@ pub struct Args {
     pub json: bool,
     /// With --json: splice's versioned envelope instead of the array,
     /// `{"schema_version", "beads": […]}`.
-    #[arg(long, requires = "json")]
+    #[arg(long, requires = "json", conflicts_with = "field")]
     pub envelope: bool,
+    /// Print one resolved field of one bead instead: `step` (with its route, status and seq),
+    /// `kind`, `autonomy` (the level and the node or setting that supplied it), `target` (the
+    /// branch its work lands on) or `delivery` (pr or direct), each resolved through the
+    /// bead's ancestors as the writer resolves it. With --json, the object the deprecated
+    /// `splice transition step|kind|autonomy|target|delivery` printed.
+    #[arg(long, value_enum, value_name = "FIELD")]
+    pub field: Option<Field>,
+}
+
+/// A field `splice show --field` resolves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Field {
+    Step,
+    Kind,
+    Autonomy,
+    Target,
+    Delivery,
+}
+
+impl Field {
+    fn query(self) -> Query {
+        match self {
+            Field::Step => Query::Step,
+            Field::Kind => Query::Kind,
+            Field::Autonomy => Query::Autonomy,
+            Field::Target => Query::Target,
+            Field::Delivery => Query::Delivery,
+        }
+    }
+}
+
+/// `--field`: one bead's resolved field, in words or (`json`) as its object.
+fn field(store: &Store, id: &str, field: Field, json: bool) -> Result<i32> {
+    let answer = read::query(store, id, field.query())?;
+    if json {
+        output::print_json(&answer);
+        return Ok(0);
+    }
+    let p = output::printable;
+    let text = match &answer {
+        Answer::Step {
+            step,
+            route,
+            status,
+            seq,
+            ..
+        } => format!(
+            "{} (route {}, {}, seq {seq})",
+            p(step),
+            p(route),
+            status.as_str()
+        ),
+        Answer::Kind { kind, .. } => kind.as_str().to_string(),
+        Answer::Autonomy {
+            autonomy, source, ..
+        } => format!("{} (from {})", autonomy.as_str(), p(source)),
+        Answer::Target { target, .. } => match target {
+            Some(t) => p(t),
+            None => "none (no target is set and no branch is checked out)".into(),
+        },
+        Answer::Delivery { delivery, .. } => delivery.as_str().to_string(),
+        Answer::Show(_) => unreachable!("--field never asks for the whole bead"),
+    };
+    output::out(&format!("{text}\n"));
+    Ok(0)
 }
 
 /// The node's latest kept review, as shown.
@@ -85,7 +151,7 @@ struct Decided {
     reason: String,
 }
 
-/// One bead, read as `splice transition show` reads it (no such bead, or an id that is not
+/// One bead, read as the writer reads it (no such bead, or an id that is not
 /// one: bad input naming it).
 pub fn read_one(store: &Store, id: &str) -> Result<Box<Bead>> {
     let Answer::Show(bead) = read::query(store, id, Query::Show)? else {
@@ -101,6 +167,15 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
         if !ids.contains(&id) {
             ids.push(id);
         }
+    }
+    if let Some(f) = args.field {
+        let [id] = ids[..] else {
+            return Err(Error::Invalid(format!(
+                "--field reads one bead; {} were named",
+                ids.len()
+            )));
+        };
+        return field(&store, id, f, args.json);
     }
     // Every bead is read before anything is printed: one that is missing prints nothing.
     let beads = ids

@@ -22,6 +22,20 @@ pub enum Query {
     Delivery,
 }
 
+impl Query {
+    /// The verb's name (`transition step`) and `show --field`'s value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Query::Show => "show",
+            Query::Step => "step",
+            Query::Kind => "kind",
+            Query::Autonomy => "autonomy",
+            Query::Target => "target",
+            Query::Delivery => "delivery",
+        }
+    }
+}
+
 /// A read-only verb's answer.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(untagged)]

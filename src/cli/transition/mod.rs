@@ -232,9 +232,10 @@ pub enum Verb {
     SetAutonomy {
         #[command(flatten)]
         common: Common,
-        /// hitl, wave or deep: how many gates wait for a person (see `transition autonomy`).
-        #[arg(long)]
-        level: String,
+        /// hitl, wave or deep: how many gates wait for a person (`splice show ID --field
+        /// autonomy` says what a node resolves to). `--level` is its deprecated spelling.
+        #[arg(long, value_name = "LEVEL", alias = "level")]
+        autonomy: String,
     },
     /// Set where a node's work lands, and how (pr or direct).
     SetTarget {
@@ -302,19 +303,24 @@ pub enum Verb {
         #[arg(long, value_name = "STEP")]
         at: Option<String>,
     },
-    /// Print the bead's JSON.
+    /// Deprecated (kept for one release): print the bead file's JSON. Use
+    /// `splice show ID --json`.
+    #[command(hide = true)]
     Show(BeadOnly),
-    /// Print the bead's current step.
+    /// Deprecated (kept for one release): use `splice show ID --field step --json`.
+    #[command(hide = true)]
     Step(BeadOnly),
-    /// Print the bead's kind (root, compound, leaf).
+    /// Deprecated (kept for one release): use `splice show ID --field kind --json`.
+    #[command(hide = true)]
     Kind(BeadOnly),
-    /// Print the bead's resolved autonomy and where it comes from.
+    /// Deprecated (kept for one release): use `splice show ID --field autonomy --json`.
+    #[command(hide = true)]
     Autonomy(BeadOnly),
-    /// Print the branch the bead's work lands on: its own, else its nearest ancestor's, else
-    /// `[delivery] target`, else the branch checked out.
+    /// Deprecated (kept for one release): use `splice show ID --field target --json`.
+    #[command(hide = true)]
     Target(BeadOnly),
-    /// Print how the bead's work lands, pr or direct: its own, else its nearest ancestor's, else
-    /// `[delivery] method`, else pr.
+    /// Deprecated (kept for one release): use `splice show ID --field delivery --json`.
+    #[command(hide = true)]
     Delivery(BeadOnly),
 }
 
@@ -399,6 +405,14 @@ pub(super) fn answer(store: &Store, verb: &Verb) -> Result<i32> {
     let Some((b, what)) = read_only(verb) else {
         return Err(Error::Invalid("not a read-only verb".into()));
     };
+    let instead = match what {
+        Query::Show => "splice show ID --json (the bead file's JSON plus its decision)".into(),
+        other => format!("splice show ID --field {} --json", other.name()),
+    };
+    crate::stdio::err(&format!(
+        "note: `splice transition {}` is deprecated and goes in the next release; use `{instead}`\n",
+        what.name()
+    ));
     output::print_json(&read::query(store, b.bead.id(), what)?);
     Ok(0)
 }

@@ -325,8 +325,8 @@ fn setting_verb(store: &Store, now: &str, verb: Verb) -> Result<i32> {
             let out = settings::set_config(&ctx, common.bead.id(), suite_cmd, paths);
             output::emit(store, out)
         }
-        Verb::SetAutonomy { common, level } => {
-            let level = parse_autonomy(Some(&level))?.expect("parsed from Some");
+        Verb::SetAutonomy { common, autonomy } => {
+            let level = parse_autonomy(Some(&autonomy))?.expect("parsed from Some");
             let out = settings::set_autonomy(&ctx(store, &common, now)?, common.bead.id(), level);
             output::emit(store, out)
         }
