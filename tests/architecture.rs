@@ -259,3 +259,47 @@ fn the_checks_see_imports_and_circles() {
     g.get_mut("b").unwrap().clear();
     assert!(circle(&g, "a").is_none());
 }
+
+/// The import table of `docs/architecture.md`, between its markers: every top-level module and
+/// the modules its sources name, as they are. `SPLICE_BLESS=1` rewrites it.
+#[test]
+fn the_architecture_doc_lists_the_imports_as_they_are() {
+    const OPEN: &str = "<!-- imports: written by tests/architecture.rs -->\n";
+    const CLOSE: &str = "<!-- /imports -->";
+    let mut table = String::from("| module | imports |\n|---|---|\n");
+    let graph = graph();
+    // The crate's roots (`lib.rs`, `main.rs`) hold no code of a part.
+    for (module, names) in graph
+        .iter()
+        .filter(|(m, _)| !matches!(m.as_str(), "lib" | "main"))
+    {
+        let names: Vec<String> = names
+            .iter()
+            .filter(|n| graph.contains_key(*n))
+            .map(|n| format!("`{n}`"))
+            .collect();
+        let names = match names.is_empty() {
+            true => "nothing".to_string(),
+            false => names.join(", "),
+        };
+        table.push_str(&format!("| `{module}` | {names} |\n"));
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let start = doc
+        .find(OPEN)
+        .expect("docs/architecture.md has the imports markers")
+        + OPEN.len();
+    let end = start + doc[start..].find(CLOSE).expect("the closing marker");
+    if doc[start..end] == table {
+        return;
+    }
+    if std::env::var_os("SPLICE_BLESS").is_some() {
+        std::fs::write(&path, format!("{}{table}{}", &doc[..start], &doc[end..])).unwrap();
+        return;
+    }
+    panic!(
+        "docs/architecture.md's import table is not the imports as they are; \
+         run `SPLICE_BLESS=1 cargo test --test architecture` and read the diff:\n{table}"
+    );
+}

@@ -484,6 +484,20 @@ impl Bead {
 
     /// Park (dead-letter) the node at `step` for `reason`; inside a call the recorded reason
     /// also names the call ([`Pipeline::call_context`]). Returns the reason recorded.
+    ///
+    /// The one place a node is parked; what parks a node, every caller:
+    ///
+    /// | cause | decided by | applied by |
+    /// |---|---|---|
+    /// | attempts (or a loop's iterations) exhausted on a step | decide's `Action::Park` (`decide/rules.rs`) | the runner's `park` act → `transition::park` |
+    /// | a loop out of time, iterations or budget; the pass monitor asking a person with none there | decide's `Action::Park` (`decide/looping.rs`) | the same |
+    /// | a person | `splice transition park` | `transition::park` |
+    /// | a dispatch whose command could not start (`not-started`), or an unauthorized exit without a proposal | `transition record-exit` | `transition::record` |
+    /// | a result branch's `abort` or `park`, or a template that does not resolve | the step's `on_result` (`policy::branch`) | `transition::branch` |
+    /// | a called route that ends and cannot return (its frame does not fit the manifest) | `policy::call` | `transition::advance` (`transition/mod.rs`) |
+    ///
+    /// A parked node rests `parked` (decide's dead-letter rule) until `splice transition
+    /// unpark`.
     pub fn park(&mut self, step: &str, reason: &str, seq: u64, now: &str) -> String {
         let reason = match self.pipeline.call_context() {
             Some(call) => format!("{reason} ({call})"),
