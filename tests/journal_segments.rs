@@ -21,9 +21,33 @@ fn small_segments() -> Repo {
 /// Toggle a bead's autonomy `n` times (one transition each).
 fn churn(r: &Repo, id: &str, n: usize) {
     for i in 0..n {
-        let level = if i % 2 == 0 { "wave" } else { "hitl" };
-        r.ok(&["transition", "set-autonomy", "--bead", id, "--level", level]);
+        churn_one(r, id, i);
     }
+}
+
+/// Toggle a bead's autonomy until the writer closes the first segment (at most 5,000 times);
+/// returns how many transitions that took.
+fn churn_until_closed(r: &Repo, id: &str) -> usize {
+    let first = r.state().join("journal/000001.jsonl");
+    for n in 1..=5_000 {
+        churn_one(r, id, n - 1);
+        if first.is_file() {
+            return n;
+        }
+    }
+    panic!("5,000 transitions closed no segment");
+}
+
+fn churn_one(r: &Repo, id: &str, i: usize) {
+    let level = if i % 2 == 0 { "wave" } else { "hitl" };
+    r.ok(&[
+        "transition",
+        "set-autonomy",
+        "--bead",
+        id,
+        "--autonomy",
+        level,
+    ]);
 }
 
 /// Every line of every segment, closed ones first, then the live one.
@@ -51,7 +75,12 @@ fn all_lines(r: &Repo) -> Vec<(String, Value)> {
 fn the_live_journal_is_closed_into_kept_segments_and_ids_run_on() {
     let r = small_segments();
     let id = r.task("T", &[]);
-    churn(&r, &id, 200);
+    let n = churn_until_closed(&r, &id);
+    // Half as many again, an even number in all: the last toggle sets `hitl`.
+    let toggles = n + n / 2 + (n + n / 2) % 2;
+    for i in n..toggles {
+        churn_one(&r, &id, i);
+    }
     let closed: Vec<String> = std::fs::read_dir(r.state().join("journal"))
         .unwrap()
         .flatten()
@@ -70,7 +99,7 @@ fn the_live_journal_is_closed_into_kept_segments_and_ids_run_on() {
         .filter(|(_, v)| v.get("verb").is_some())
         .map(|(_, v)| v["id"].as_u64().unwrap())
         .collect();
-    assert_eq!(ids.len(), 201, "init-task and 200 toggles");
+    assert_eq!(ids.len(), 1 + toggles, "init-task and the toggles");
     assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "{ids:?}");
     for name in &closed {
         let last = lines.iter().rev().find(|(n, _)| n == name).unwrap();
@@ -87,7 +116,7 @@ fn the_live_journal_is_closed_into_kept_segments_and_ids_run_on() {
         "set-autonomy",
         "--bead",
         &id,
-        "--level",
+        "--autonomy",
         "deep",
     ]);
     r.ok(&["status", "--json"]);
@@ -101,7 +130,7 @@ fn a_crash_right_after_closing_a_segment_loses_nothing() {
     churn(&r, &id, 90);
     let before = all_lines(&r).len();
     let mut crashed = false;
-    for i in 0..150 {
+    for i in 0..5_000 {
         let level = if i % 2 == 0 { "wave" } else { "hitl" };
         let out = r
             .cmd(&[
@@ -109,7 +138,7 @@ fn a_crash_right_after_closing_a_segment_loses_nothing() {
                 "set-autonomy",
                 "--bead",
                 &id,
-                "--level",
+                "--autonomy",
                 level,
             ])
             .env("SPLICE_FAILPOINT", "after-close")
@@ -132,7 +161,7 @@ fn a_crash_right_after_closing_a_segment_loses_nothing() {
         "set-autonomy",
         "--bead",
         &id,
-        "--level",
+        "--autonomy",
         "deep",
     ]);
     assert_eq!(out["autonomy"], "deep");
@@ -153,9 +182,11 @@ fn the_feed_follows_the_journal_across_a_closed_segment() {
     let id = r.task("T", &[]);
     let store = Store::discover(Some(r.path())).unwrap();
     let mut feed = Feed::load(&store, None, Identity::default()).unwrap();
-    // Enough writes to close at least one segment while the feed is not looking (an odd number:
-    // the last sets `wave`).
-    churn(&r, &id, 201);
+    // Enough writes to close a segment while the feed is not looking (the last sets `wave`).
+    let n = churn_until_closed(&r, &id);
+    if n % 2 == 0 {
+        churn_one(&r, &id, n);
+    }
     assert!(r.state().join("journal/000001.jsonl").is_file());
     let changed = feed.refresh().unwrap();
     assert!(changed >= 200, "every committed change is seen: {changed}");

@@ -246,7 +246,9 @@ fn a_closed_journal_segment_rebuilds_the_cache() {
     let other = r.task("U", &[]);
     age(&r);
     agree(&r, "before churn");
-    for i in 0..200 {
+    // Until the writer closes the live segment (a record is a few hundred bytes).
+    let closed = r.state().join("journal").join("000001.jsonl");
+    for i in 0..5_000 {
         let level = if i % 2 == 0 { "wave" } else { "hitl" };
         r.ok(&[
             "transition",
@@ -260,7 +262,19 @@ fn a_closed_journal_segment_rebuilds_the_cache() {
             age(&r);
             agree(&r, &format!("churn {i}"));
         }
+        if closed.is_file() {
+            break;
+        }
     }
+    // One write more: the next generation's live segment.
+    r.ok(&[
+        "transition",
+        "set-autonomy",
+        "--bead",
+        &id,
+        "--autonomy",
+        "deep",
+    ]);
     assert!(
         r.state().join("journal").join("000001.jsonl").is_file(),
         "the live segment was closed"

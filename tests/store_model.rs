@@ -359,7 +359,7 @@ fn check_journal_replays(store: &Store) {
             let base = images
                 .get(&p.id)
                 .unwrap_or_else(|| panic!("a patch of {} before any image of it", p.id));
-            let after = p.apply(base).unwrap_or_else(|e| panic!("{e}"));
+            let after = p.apply(base, &r.at).unwrap_or_else(|e| panic!("{e}"));
             images.insert(p.id.clone(), after);
         }
         for b in r.beads {

@@ -252,7 +252,7 @@ fn with_images(records: Vec<Value>) -> Vec<Value> {
                     .get(&p.id)
                     .unwrap_or_else(|| panic!("a patch of {} before its first image", p.id));
                 let after = p
-                    .apply(base)
+                    .apply(base, &record.at)
                     .unwrap_or_else(|e| panic!("record {}: {e}", record.id));
                 images.insert(p.id.clone(), after.clone());
                 written.push(after);

@@ -709,9 +709,10 @@ fn split_creates_children_in_one_record_and_only_once() {
     assert_eq!(record["verb"], "split");
     assert_eq!(
         record["changes"].as_array().unwrap().len(),
-        3,
-        "parent and both children"
+        2,
+        "both children, whole (the parent stays at its step)"
     );
+    assert_eq!(record["patches"].as_array().unwrap().len(), 1, "the parent");
     // The children come whole; the parent, which had a file, as its patch.
     assert_eq!(record["beads"].as_array().unwrap().len(), 2, "{record}");
     assert_eq!(record["patches"][0]["id"], root.as_str());

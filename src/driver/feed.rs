@@ -93,7 +93,7 @@ impl Feed {
                 let Some(now) = self.current(&patch.id) else {
                     continue;
                 };
-                match patch.apply(now) {
+                match patch.apply(now, &record.at) {
                     Ok(bead) => {
                         if self.apply(bead) {
                             changed += 1;

@@ -34,7 +34,9 @@ pub struct StepChange {
 
 /// What a record holds for a bead it changes that had a file before: the operations from the
 /// image the writer read (at `seq` - 1) to the one it wrote, and the hash of the image they make
-/// ([`super::delta`]). The new `seq` is the patch's own, not an operation.
+/// ([`super::delta`]). The new `seq` is the patch's own, not an operation, and so is the new
+/// `updated_at`: the record's `at` (the writer stamps every bead it writes with it). A record's
+/// `changes` names a patched bead only when its step moved.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Patch {
     /// The bead.
@@ -50,9 +52,13 @@ pub struct Patch {
 impl Patch {
     /// The after-image this patch makes from `base`, or why it cannot: an operation does not
     /// fit, or the result is not the image it names (`base` is not the one it was made from).
-    pub fn apply(&self, base: &Bead) -> std::result::Result<Bead, String> {
+    pub fn apply(&self, base: &Bead, at: &str) -> std::result::Result<Bead, String> {
         use super::delta;
         let mut doc = serde_json::to_value(base).map_err(|e| e.to_string())?;
+        // A patch written before `updated_at` was implied sets it itself, to the same `at`.
+        if let Some(fields) = doc.as_object_mut() {
+            fields.insert("updated_at".into(), at.into());
+        }
         delta::apply(&mut doc, &self.ops).map_err(|e| {
             format!(
                 "bead {}: {e} (its file is not the image the record's patch was made from)",
@@ -95,6 +101,9 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub at: String,
+    /// The step before and after of each bead written whole and of each patched bead whose
+    /// step moved (of every bead, in records written before patches named their beads).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<StepChange>,
     /// Whole after-images: of the beads the record creates, and of those a patch would not make
     /// smaller (every image, in records written before patches).

@@ -146,7 +146,7 @@ impl Store {
             match on_disk {
                 Some(file) if file.pipeline.seq == seq => {} // already renamed into place
                 Some(file) if file.pipeline.seq.checked_add(1) == Some(seq) => {
-                    match patch.apply(&file) {
+                    match patch.apply(&file, &record.at) {
                         Ok(after) => pending.push(after),
                         Err(why) => return Ok(Err(why)),
                     }
@@ -219,11 +219,17 @@ fn check_shape(record: &Record) -> Result<(), String> {
             return Err(format!("it holds bead {id} twice"));
         }
     }
-    let matches = record.changes.len() == seen.len()
+    // `changes` names every bead written whole, at its seq, and no bead twice; a patched bead
+    // is named by its patch, and in `changes` only when its step moved (records written before
+    // that named every bead there).
+    let named: std::collections::BTreeSet<&str> =
+        record.changes.iter().map(|c| c.bead.as_str()).collect();
+    let matches = named.len() == record.changes.len()
         && record
             .changes
             .iter()
-            .all(|c| seen.get(c.bead.as_str()) == Some(&c.seq));
+            .all(|c| seen.get(c.bead.as_str()) == Some(&c.seq))
+        && record.beads.iter().all(|b| named.contains(b.id.as_str()));
     if !matches {
         return Err("its changes do not name its after-images at their seqs".into());
     }

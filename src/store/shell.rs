@@ -391,6 +391,7 @@ impl Store {
         }
         let mut changes = Vec::with_capacity(beads.len());
         let mut images = Vec::with_capacity(beads.len());
+        let at = t.now;
         let mut done = std::collections::HashSet::with_capacity(beads.len());
         for mut bead in beads {
             let from = self.check_image(t.verb, &bead, read(&bead.id), &done)?;
@@ -419,12 +420,22 @@ impl Store {
         }
         // A bead that had a file is journaled as the patch from the image read, when that is
         // smaller than the image: the record costs what it changes (issue 38).
+        // A patch names its bead and seq; `changes` names the beads written whole, and the
+        // patched ones whose step moved (the journal says where each node went).
         let mut whole = Vec::new();
         let mut patches = Vec::new();
-        for image in &images {
-            match read(&image.id).and_then(|before| patch(before, image)) {
-                Some(p) => patches.push(p),
-                None => whole.push(image.clone()),
+        for (image, change) in images.iter().zip(std::mem::take(&mut changes)) {
+            match read(&image.id).and_then(|before| patch(before, image, at)) {
+                Some(p) => {
+                    patches.push(p);
+                    if change.from.as_deref() != Some(change.to.as_str()) {
+                        changes.push(change);
+                    }
+                }
+                None => {
+                    whole.push(image.clone());
+                    changes.push(change);
+                }
             }
         }
         let mut record = Record {
@@ -509,12 +520,14 @@ impl Store {
 }
 
 /// The patch from `before` to `after`, when it is smaller than `after` whole.
-fn patch(before: &Bead, after: &Bead) -> Option<journal::Patch> {
+fn patch(before: &Bead, after: &Bead, at: &str) -> Option<journal::Patch> {
     use super::delta;
     let a = serde_json::to_value(after).ok()?;
-    // The new seq is the patch's own (applying it sets it), not an operation.
+    // The new seq is the patch's own, and the new `updated_at` the record's `at` (applying it
+    // sets both), not operations.
     let mut b = serde_json::to_value(before).ok()?;
     b["pipeline"]["seq"] = after.pipeline.seq.into();
+    b["updated_at"] = at.into();
     let ops = delta::diff(&b, &a);
     let whole = serde_json::to_vec(after).map_or(0, |v| v.len());
     (delta::size(&ops) + 80 < whole).then(|| journal::Patch {

@@ -55,7 +55,10 @@ fn the_shell_bumps_stamps_and_journals_every_changed_bead() {
     // A bead that had a file is journaled as its patch, which makes the image written.
     assert!(records[0].beads.is_empty(), "{:?}", records[0]);
     assert_eq!(records[0].patches.len(), 1);
-    assert_eq!(records[0].patches[0].apply(&before), Ok(bead.clone()));
+    assert_eq!(
+        records[0].patches[0].apply(&before, &records[0].at),
+        Ok(bead.clone())
+    );
     assert_eq!(records[0].reason.as_deref(), Some("why"));
 }
 

@@ -231,7 +231,7 @@ impl Repo {
                 let mut written = Vec::new();
                 for p in &record.patches {
                     let base = images.get(&p.id).expect("a patch of a bead seen before");
-                    let after = p.apply(base).expect("the patch applies");
+                    let after = p.apply(base, &record.at).expect("the patch applies");
                     images.insert(p.id.clone(), after.clone());
                     written.push(after);
                 }

@@ -333,12 +333,7 @@ impl Store {
         let (records, _) = journal::read_committed(&self.journal_path(), old.offset).ok()?;
         let touched = records
             .iter()
-            .flat_map(|r| {
-                r.beads
-                    .iter()
-                    .map(|b| b.id.to_string())
-                    .chain(r.changes.iter().map(|c| c.bead.clone()))
-            })
+            .flat_map(|r| r.written().map(|(id, _)| id.to_string()))
             .collect();
         Some((touched, now.offset - old.offset))
     }

@@ -238,7 +238,10 @@ fn bead_write(data: &[u8]) -> bool {
     // The record holds the image written: whole, or as the patch from the image read.
     let held: Vec<Bead> = match (&records[0].beads[..], &records[0].patches[..]) {
         ([b], []) => vec![b.clone()],
-        ([], [p]) => vec![p.apply(&read).expect("the patch applies to the image read")],
+        ([], [p]) => vec![
+            p.apply(&read, &records[0].at)
+                .expect("the patch applies to the image read"),
+        ],
         _ => Vec::new(),
     };
     assert_eq!(held, vec![now], "the record holds the image written");
