@@ -16,6 +16,7 @@ use super::tier::{Tier, TierRule};
 use super::usage::Usage;
 
 mod records;
+mod state;
 
 mod counts;
 mod sparse;
@@ -28,6 +29,7 @@ pub use records::{
     Proposal, Provenance, ReviewVerdict, Routing, SplitRecord, StepEntry, StepResponse, Verdict,
 };
 pub use sparse::{Extra, Few, Sparse};
+pub use state::NodeState;
 pub use thin::ThinText;
 
 /// The bead file shape this build writes. A file without `schema_version` is of the shape before
