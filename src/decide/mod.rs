@@ -102,7 +102,7 @@ mod serialize;
 
 use std::collections::BTreeMap;
 
-use crate::model::{Action, Decision, NodeDecision, Rest, RunStatus, Snapshot, Text};
+use crate::model::{Action, Decision, NodeDecision, Rest, Rule, RunStatus, Snapshot, Text};
 
 pub use serialize::scopes_overlap;
 
@@ -145,11 +145,13 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
         if let Some(c) = Contender::of(at, bead, &outcome, &mut groups) {
             contenders.push(c);
         }
-        outcomes.push(outcome);
+        // Serialization and the status may turn the outcome into a rest; its rule stays.
         let node = NodeDecision {
             step: bead.pipeline.step.clone(),
+            rule: outcome.rule(),
             rest: None,
         };
+        outcomes.push(outcome);
         nodes.push((bead.id.clone(), node));
     }
 
@@ -163,11 +165,11 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     let mut wake_at: Option<&str> = None;
     for outcome in &outcomes {
         match outcome {
-            Outcome::Act(_) | Outcome::Dispatch { .. } => seen.action = true,
-            Outcome::Rest(rest) => seen.note(rest),
+            Outcome::Act(..) | Outcome::Dispatch { .. } => seen.action = true,
+            Outcome::Rest(_, rest) => seen.note(rest),
         }
         // RFC 3339 UTC of one format: the text's order is the time's.
-        if let Outcome::Rest(Rest::Backoff { until, .. }) = outcome
+        if let Outcome::Rest(_, Rest::Backoff { until, .. }) = outcome
             && wake_at.is_none_or(|w| until.as_str() < w)
         {
             wake_at = Some(until);
@@ -179,7 +181,7 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     let mut actions: Vec<(i64, Action)> = Vec::new();
     for ((bead, outcome), (id, node)) in ix.beads.iter().zip(outcomes).zip(&mut nodes) {
         node.rest = match outcome {
-            Outcome::Act(action) if stands(status, cleans_up(&action)) => {
+            Outcome::Act(_, action) if stands(status, cleans_up(&action)) => {
                 actions.push((bead.priority, action));
                 None
             }
@@ -193,8 +195,8 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
                 actions.push((bead.priority, action));
                 None
             }
-            Outcome::Act(_) | Outcome::Dispatch { .. } => Some(Rest::Held { by: status }),
-            Outcome::Rest(rest) => Some(rest),
+            Outcome::Act(..) | Outcome::Dispatch { .. } => Some(Rest::Held { by: status }),
+            Outcome::Rest(_, rest) => Some(rest),
         };
     }
     nodes.extend(unreadable_nodes(&ix));
@@ -225,6 +227,7 @@ fn unreadable_nodes<'a>(ix: &'a Index) -> impl Iterator<Item = (Text, NodeDecisi
         let rest = Rest::Escalated { reason: u.reason() };
         let node = NodeDecision {
             step: Text::default(),
+            rule: Rule::Unreadable,
             rest: Some(rest),
         };
         (Text::from(u.id.as_str()), node)

@@ -231,10 +231,181 @@ impl Rest {
     }
 }
 
+/// The rule of `decide`'s table (the module doc of [`crate::decide`]) that produced a node's
+/// outcome. It serializes as its number, so a replay diff names the rule that changed.
+///
+/// A dispatch that serialization or the jobs limit holds back (`serialized`, `queued`), or that
+/// the run status withholds (`held`), keeps the rule that asked for it ([`Rule::Dispatch`], or
+/// the rule of the withheld action).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(into = "u8", try_from = "u8")]
+#[repr(u8)]
+pub enum Rule {
+    /// The bead's file could not be read: `escalated` with its file and error.
+    Unreadable = 1,
+    /// Closed, with checkouts to remove: `cleanup-fanout`.
+    Cleanup = 2,
+    /// Closed: `closed`.
+    Closed = 3,
+    /// Leased by another holder: `running`.
+    Running = 4,
+    /// Leased by this runner: `in-flight`.
+    InFlight = 5,
+    /// Dead-lettered: `parked`.
+    Parked = 6,
+    /// Blocked by a dependency cycle through beads not done: `escalated`.
+    BlockedCycle = 7,
+    /// A `blocks` dependency not done: `blocked`.
+    Blocked = 8,
+    /// An ancestor's file could not be read: `escalated`.
+    LineageUnreadable = 9,
+    /// The parent has not released its children: `waiting-parent`.
+    WaitingParent = 10,
+    /// A gate pending on the step: `awaiting-human`.
+    Gate = 11,
+    /// Delegating while a sanctioned child is open: `waiting-children`.
+    WaitingChildren = 12,
+    /// The step is not declared in the manifest: `escalated`.
+    UndeclaredStep = 13,
+    /// A loop step's check since entry escalated: `escalated`.
+    LoopEscalated = 14,
+    /// A loop step's monitor found success: `check`.
+    LoopSuccess = 15,
+    /// A loop step's monitor stopped it (iteration limit, budget): `park`.
+    LoopStop = 16,
+    /// A loop step's monitor found a cycle or an oscillation: `escalate`.
+    LoopEscalate = 17,
+    /// A loop step's score fell below its first: `rollback`.
+    LoopRollback = 18,
+    /// A loop step's scores stopped rising: `step-back`.
+    LoopStepBack = 19,
+    /// A loop step's confidence fell: `awaiting-human` with the question, or `park` without a
+    /// person.
+    LoopAsk = 20,
+    /// A loop step's wall time is used up: `park`.
+    LoopWallTime = 21,
+    /// Evidence to check: `check`.
+    Check = 22,
+    /// The check since entry escalated: `escalated`.
+    CheckEscalated = 23,
+    /// A refusal only a later check answers: `check`, `awaiting-merge` or `escalated`.
+    Recheck = 24,
+    /// An optional step whose command this run cannot find: `skip`.
+    Skip = 25,
+    /// Attempts (or iterations) on the step used up: `park`.
+    Exhausted = 26,
+    /// Too soon after the last attempt: `backoff`.
+    Backoff = 27,
+    /// No delivery target to branch from, or one that names no commit: `escalated`.
+    NoTarget = 28,
+    /// The step's command should run: `dispatch`.
+    Dispatch = 29,
+    /// A person does the step: `awaiting-human`.
+    Person = 30,
+}
+
+impl Rule {
+    /// Every rule, in the table's order.
+    pub const ALL: [Rule; 30] = [
+        Rule::Unreadable,
+        Rule::Cleanup,
+        Rule::Closed,
+        Rule::Running,
+        Rule::InFlight,
+        Rule::Parked,
+        Rule::BlockedCycle,
+        Rule::Blocked,
+        Rule::LineageUnreadable,
+        Rule::WaitingParent,
+        Rule::Gate,
+        Rule::WaitingChildren,
+        Rule::UndeclaredStep,
+        Rule::LoopEscalated,
+        Rule::LoopSuccess,
+        Rule::LoopStop,
+        Rule::LoopEscalate,
+        Rule::LoopRollback,
+        Rule::LoopStepBack,
+        Rule::LoopAsk,
+        Rule::LoopWallTime,
+        Rule::Check,
+        Rule::CheckEscalated,
+        Rule::Recheck,
+        Rule::Skip,
+        Rule::Exhausted,
+        Rule::Backoff,
+        Rule::NoTarget,
+        Rule::Dispatch,
+        Rule::Person,
+    ];
+
+    /// Its number in the table, from 1.
+    pub fn number(self) -> u8 {
+        self as u8
+    }
+
+    /// Its name in the table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Unreadable => "unreadable",
+            Rule::Cleanup => "cleanup",
+            Rule::Closed => "closed",
+            Rule::Running => "running",
+            Rule::InFlight => "in-flight",
+            Rule::Parked => "parked",
+            Rule::BlockedCycle => "blocked-cycle",
+            Rule::Blocked => "blocked",
+            Rule::LineageUnreadable => "lineage-unreadable",
+            Rule::WaitingParent => "waiting-parent",
+            Rule::Gate => "gate",
+            Rule::WaitingChildren => "waiting-children",
+            Rule::UndeclaredStep => "undeclared-step",
+            Rule::LoopEscalated => "loop-escalated",
+            Rule::LoopSuccess => "loop-success",
+            Rule::LoopStop => "loop-stop",
+            Rule::LoopEscalate => "loop-escalate",
+            Rule::LoopRollback => "loop-rollback",
+            Rule::LoopStepBack => "loop-step-back",
+            Rule::LoopAsk => "loop-ask",
+            Rule::LoopWallTime => "loop-wall-time",
+            Rule::Check => "check",
+            Rule::CheckEscalated => "check-escalated",
+            Rule::Recheck => "recheck",
+            Rule::Skip => "skip",
+            Rule::Exhausted => "exhausted",
+            Rule::Backoff => "backoff",
+            Rule::NoTarget => "no-target",
+            Rule::Dispatch => "dispatch",
+            Rule::Person => "person",
+        }
+    }
+}
+
+impl From<Rule> for u8 {
+    fn from(rule: Rule) -> u8 {
+        rule.number()
+    }
+}
+
+impl TryFrom<u8> for Rule {
+    type Error = String;
+
+    fn try_from(n: u8) -> Result<Rule, String> {
+        n.checked_sub(1)
+            .and_then(|i| Rule::ALL.get(usize::from(i)))
+            .copied()
+            .ok_or_else(|| format!("no rule {n} in decide's table (1–{})", Rule::ALL.len()))
+    }
+}
+
 /// One node's outcome: an action (listed in `Decision::actions`, `rest` null) or a rest.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct NodeDecision {
+    /// The node's current step (empty when its file could not be read).
     pub step: Text,
+    /// The rule of the table that decided it.
+    pub rule: Rule,
+    /// Why it rests, or `None` when it has an action.
     pub rest: Option<Rest>,
 }
 

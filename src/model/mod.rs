@@ -21,7 +21,7 @@ pub mod usage;
 
 pub use bead::{Bead, Kind, Pipeline, SpecVerdict, Status, Verdict};
 pub use config::Config;
-pub use decision::{Action, Decision, NodeDecision, Rest, RunStatus};
+pub use decision::{Action, Decision, NodeDecision, Rest, Rule, RunStatus};
 pub use envelope::Envelope;
 pub use manifest::{Autonomy, FloorKind, Manifest, Role, Step};
 pub use snapshot::{Counters, Limits, Snapshot};
