@@ -69,7 +69,7 @@ pub(crate) struct Index<'a> {
     /// Where in `sorted` the node being decided sits ([`Index::visit`]): a search starts there,
     /// since a node's parent, siblings and children sit near it in id order.
     near: Cell<usize>,
-    /// Rule 9's answers for every split, found once: whether each child is closed, the
+    /// Rule 12's answers for every split, found once: whether each child is closed, the
     /// splits' children one after another in `beads` order ...
     child_closed: Vec<bool>,
     /// ... where each node's (as `beads`) start, and one more entry for the end.
@@ -91,7 +91,7 @@ pub(crate) struct Index<'a> {
     inherited_target: RefCell<FxMap<&'a str, Option<&'a str>>>,
     /// The last [`RECENT`] beads found by id, and the slot the next one takes.
     recent: RefCell<Recent<'a>>,
-    /// Rule 6's cycles of `blocks` dependencies, found as blocked nodes ask.
+    /// Rule 7's cycles of `blocks` dependencies, found as blocked nodes ask.
     cycles: RefCell<Cycles<'a>>,
 }
 
@@ -365,7 +365,7 @@ fn find_near<'a>(keyed: &[Keyed<'a>], id: &str, near: usize) -> Option<(usize, &
     Some((at, keyed[at].bead))
 }
 
-/// A bead with its sort key, whether it is a node, and whether it is closed (rule 9 asks that
+/// A bead with its sort key, whether it is a node, and whether it is closed (rule 12 asks that
 /// of every split's children). Read here, in one pass in the beads' order, they spare a second
 /// pass over the beads and a visit to each child's bead out of order (at 100,000 beads, a miss
 /// to memory each).

@@ -1,20 +1,20 @@
-//! A loop step's rules (issue 13, `docs/monitor.md` "The loop in a run"), in place of rules 10
-//! and 12a–16 for a node whose step declares `loop`. The pure monitor judges the iterations
-//! recorded since the node entered the step; its decision becomes an action or a rest:
+//! A loop step's rules (issue 13, `docs/monitor.md` "The loop in a run"): rules 14–21 of the
+//! module table, in place of rules 22–24 and 30 for a node whose step declares `loop`. The pure
+//! monitor judges the iterations recorded since the node entered the step; its decision becomes
+//! an action or a rest:
 //!
-//! | monitor | outcome |
-//! |---|---|
-//! | (no iteration yet) | dispatch iteration 1 (rules 12a–15 as usual) |
-//! | `success` | action `check` (`transition complete`: the step's floors and gate still apply), unless a check since that iteration refused: then as `continue` |
-//! | `stop_iteration_limit`, `stop_budget` | action `park` with the limit that stopped it |
-//! | any, when the latest iteration's decision was already carried out (its `effect`) | as `continue` |
-//! | `escalate_oscillation`, `escalate_repeated` | action `escalate` |
-//! | `rollback` | action `rollback` {restore} |
-//! | `step_back` | action `step-back` |
-//! | `ask_user` | rest `awaiting-human` with the question (`transition guide` or cancel) |
-//! | `continue` | the wall time left? dispatch the next iteration (no backoff after a measured one), else park |
-//!
-//! A check that could not check rests `escalated` (rule 11).
+//! | rule | monitor | outcome |
+//! |---|---|---|
+//! | 14 | (any: the check since entry escalated) | rest `escalated` |
+//! | 25–29 | (no iteration yet) | dispatch iteration 1 (skip, park, backoff, no target, as for any step) |
+//! | 15 | `success` | action `check` (`transition complete`: the step's floors and gate still apply), unless a check since that iteration refused: then as `continue` |
+//! | 16 | `stop_iteration_limit`, `stop_budget` | action `park` with the limit that stopped it |
+//! | — | any other, when the latest iteration's decision was already carried out (its `effect`) | as `continue` |
+//! | 17 | `escalate_oscillation`, `escalate_repeated` | action `escalate` |
+//! | 18 | `rollback` | action `rollback` {restore} |
+//! | 19 | `step_back` | action `step-back` |
+//! | 20 | `ask_user` | rest `awaiting-human` with the question (`transition guide` or cancel); action `park` in a run with no person |
+//! | 21, 25–29 | `continue` | the wall time left? dispatch the next iteration (no backoff after a measured one, rules 25–29), else park (21) |
 
 use chrono::DateTime;
 

@@ -121,7 +121,7 @@ pub struct Snapshot {
     pub now: String,
     /// This runner's holder identity: leases it holds are its own dispatches in flight.
     pub holder: String,
-    /// This run's id: a check recorded by another run is re-made (DESIGN §5 rule 12).
+    /// This run's id: a check recorded by another run is re-made (`decide`'s rule 24).
     pub run: String,
     /// The scope root, when the snapshot covers one bead's tree.
     #[serde(default)]
@@ -153,12 +153,12 @@ pub struct Snapshot {
     pub worktrees: Vec<String>,
     /// The delivery targets this snapshot's nodes may use (their own, their ancestors', the
     /// config's, the branch checked out) that name no commit in the repository, sorted: a node
-    /// about to dispatch to one rests `escalated` (DESIGN §5 rule 13).
+    /// about to dispatch to one rests `escalated` (`decide`'s rule 28).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_targets: Vec<String>,
     /// The `optional: true` steps whose command the run cannot find, with why (the program and
     /// where it is set): a node that would dispatch one is moved past it instead (action
-    /// `skip`, DESIGN §5 rule 12a). A snapshot without it has none.
+    /// `skip`, `decide`'s rule 25). A snapshot without it has none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unavailable: BTreeMap<String, String>,
     /// The holders of claims in this snapshot that were found dead when it was read: runners of

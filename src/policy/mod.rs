@@ -8,7 +8,7 @@
 //! | module | the rule |
 //! |---|---|
 //! | [`lineage`] | what a node inherits: autonomy, delivery target and method, from itself, its ancestors, the config, the checked-out branch |
-//! | [`deps`] | when a bead is blocked: a `blocks` dependency whose work is not done (decide's rule 6, `splice ready`) |
+//! | [`deps`] | when a bead is blocked: a `blocks` dependency whose work is not done (decide's rule 8, `splice ready`) |
 //! | [`gate`] | whether a passed check waits for a person at the step's gate, or the node's autonomy relaxes it (and who supplied that level) |
 //! | [`branch`] | which result branch (`on_result`) of a step fires on its result, and what it does: continue, goto, switch route, abort, suggest a route, call a route, or park when a target does not resolve |
 //! | [`call`] | where an open call returns when the called route ends, with the callee's summary; the call depth bound |

@@ -75,12 +75,13 @@ pub struct Check {
     /// Who made it: a run id, `person`, or a holder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
-    /// Set when the refusal means "a PR is open and not yet merged" (DESIGN §5 rule 12).
+    /// Set when the refusal means "a PR is open and not yet merged" (`decide`'s rule 24).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub awaiting_merge: bool,
     /// Set when every refusing answer is a transient landing fault (the target kept moving, or
     /// its checkout's index lock stayed held): nothing on the branch needs to change, so the
-    /// next check answers it, not the agent (rule 12: once per run, spending no attempt).
+    /// next check answers it, not the agent (`decide`'s rule 24: once per run, spending no
+    /// attempt).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recheck: bool,
     pub at: String,
@@ -246,7 +247,7 @@ pub struct ExitRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// A `transient` end's wait, in seconds, that the agent's API asked for (its
-    /// `retry-after`): rule 13 waits at least that long, within its cap.
+    /// `retry-after`): `decide`'s rule 27 waits at least that long, within its cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_s: Option<u64>,
     pub at: String,
@@ -302,7 +303,7 @@ pub struct Provenance {
 }
 
 /// On a parent: the children its split sanctioned. Ids, short ones kept inline: `decide` reads
-/// every one of them (rule 9), and at 100,000 beads a pointer to each was a miss to memory.
+/// every one of them (its rule 12), and at 100,000 beads a pointer to each was a miss to memory.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct SplitRecord {
     pub children: Vec<Text>,
