@@ -54,9 +54,12 @@ impl Hasher for FxHasher {
     }
 }
 
+/// A `HashMap` with the fast, deterministic [`FxHasher`] (no random seed: `decide` stays pure).
 pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
+/// The lookups `decide` needs, built once per decision from the snapshot, so no rule scans it.
 pub(crate) struct Index<'a> {
+    /// The snapshot decided.
     pub snapshot: &'a Snapshot,
     /// One node per id, sorted by id; rules and outcomes use positions in this list. Plain
     /// beads (no route: [`Bead::is_node`]) are not here: they get no decision, though nodes may
@@ -102,6 +105,7 @@ const RECENT: usize = 4;
 type Recent<'a> = ([Option<(&'a str, &'a Bead)>; RECENT], usize);
 
 impl<'a> Index<'a> {
+    /// Build the lookups for `snapshot`.
     pub fn build(snapshot: &'a Snapshot) -> Index<'a> {
         // Sorted with each id's first 16 bytes beside its bead, so most comparisons read
         // neither the ids' text nor the beads' structs (at 100,000 beads every pointer followed
@@ -276,6 +280,7 @@ impl<'a> Index<'a> {
         self.bead(id).or_else(|| self.context.get(id).copied())
     }
 
+    /// The manifest's step `name`, if it declares one.
     pub fn step(&self, name: &str) -> Option<&'a Step> {
         self.steps.get(name).copied()
     }

@@ -172,21 +172,24 @@ fn ask<'a>(
     }
     let (level, source) = resolve_autonomy(ix, bead);
     let c: Vec<String> = c.iter().map(|c| format!("{}", c.confidence)).collect();
-    Outcome::Rest(Rule::LoopAsk, Rest::AwaitingHuman {
-        gate: None,
-        step: step.into(),
-        autonomy: level,
-        autonomy_source: source.label().into(),
-        relaxes: None,
-        question: Some(format!(
-            "the agent's confidence fell over iterations {from}–{to} ({}): continue with \
+    Outcome::Rest(
+        Rule::LoopAsk,
+        Rest::AwaitingHuman {
+            gate: None,
+            step: step.into(),
+            autonomy: level,
+            autonomy_source: source.label().into(),
+            relaxes: None,
+            question: Some(format!(
+                "the agent's confidence fell over iterations {from}–{to} ({}): continue with \
              guidance (`splice transition guide --bead {id} --text TEXT`) or cancel (`splice \
              cancel {id} --reason R`)",
-            c.join(" > "),
-            id = bead.id
-        )),
-        land: None,
-    })
+                c.join(" > "),
+                id = bead.id
+            )),
+            land: None,
+        },
+    )
 }
 
 /// Why a stopped loop parks: the limit, with what was spent.

@@ -114,6 +114,8 @@
 //! A node that serialization, the jobs limit or the status holds back (`serialized`, `queued`,
 //! `held`) keeps the rule that asked for its action (29 for a dispatch).
 
+#![warn(missing_docs)]
+
 mod cycles;
 mod index;
 /// The short-key maps `decide` uses, for the readers that look up as many ids (`status`).

@@ -16,7 +16,12 @@ pub(crate) enum Outcome<'a> {
     Act(Rule, Action),
     /// [`Rule::Dispatch`]'s dispatch, kept borrowed until it is known to stand (most dispatches
     /// of a large campaign end `queued`, and need no owned copy).
-    Dispatch { attempt: u32, target: &'a str },
+    Dispatch {
+        /// The attempt it will be, from 1.
+        attempt: u32,
+        /// The branch a new worktree is branched from.
+        target: &'a str,
+    },
     /// A rest, given by the rule.
     Rest(Rule, Rest),
 }
@@ -45,12 +50,15 @@ pub(crate) fn node_outcome<'a>(ix: &Index<'a>, at: usize) -> Outcome<'a> {
     }
     // 13: a step the manifest does not declare cannot be checked or run.
     let Some(step) = step else {
-        return Outcome::Rest(Rule::UndeclaredStep, Rest::Escalated {
-            reason: format!(
-                "step {:?} is not declared in the manifest; fix the manifest or move the node",
-                bead.pipeline.step
-            ),
-        });
+        return Outcome::Rest(
+            Rule::UndeclaredStep,
+            Rest::Escalated {
+                reason: format!(
+                    "step {:?} is not declared in the manifest; fix the manifest or move the node",
+                    bead.pipeline.step
+                ),
+            },
+        );
     };
     if let Some(spec) = &step.loop_ {
         return super::looping::outcome(ix, bead, step, spec);
@@ -92,7 +100,10 @@ fn settled<'a>(
     if !by.is_empty() {
         // 7: blocked by itself, through a cycle, it never unblocks.
         if let Some(reason) = ix.blocks_cycle(bead, &by) {
-            return Some(Outcome::Rest(Rule::BlockedCycle, Rest::Escalated { reason }));
+            return Some(Outcome::Rest(
+                Rule::BlockedCycle,
+                Rest::Escalated { reason },
+            ));
         }
         return Some(Outcome::Rest(Rule::Blocked, Rest::Blocked { by }));
     }
@@ -133,8 +144,8 @@ fn closed<'a>(ix: &Index<'a>, at: usize, bead: &'a Bead) -> Outcome<'a> {
     let children = ix.worktree_children(&bead.id);
     // Its own go once its route finished (its work is on its target) or a person cancelled
     // it (the work will not be done; a branch with commits is kept by the cleanup).
-    let own =
-        ix.has_worktree(at) && (route::finished(&ix.snapshot.manifest, bead) || bead.is_cancelled());
+    let own = ix.has_worktree(at)
+        && (route::finished(&ix.snapshot.manifest, bead) || bead.is_cancelled());
     if !children.is_empty() || own {
         let children = children.iter().map(|c| c.to_string()).collect();
         return Outcome::Act(
@@ -284,15 +295,18 @@ fn checked<'a>(ix: &Index<'a>, bead: &'a Bead, step: &'a Step) -> Option<Outcome
             },
         ));
     }
-    Some(Outcome::Rest(Rule::Recheck, if awaiting_merge {
-        Rest::AwaitingMerge {
-            pr_url: pr_url.map(str::to_string),
-        }
-    } else {
-        Rest::Escalated {
-            reason: c.reason.clone(),
-        }
-    }))
+    Some(Outcome::Rest(
+        Rule::Recheck,
+        if awaiting_merge {
+            Rest::AwaitingMerge {
+                pr_url: pr_url.map(str::to_string),
+            }
+        } else {
+            Rest::Escalated {
+                reason: c.reason.clone(),
+            }
+        },
+    ))
 }
 
 /// Rules 25–30: skip an optional step that cannot run, park when the attempts are used up, wait
@@ -383,25 +397,31 @@ pub(crate) fn dispatch_or_park<'a>(
     }
     // 28: nothing to branch the worktree from.
     let Some(target) = ix.target(bead) else {
-        return Outcome::Rest(Rule::NoTarget, Rest::Escalated {
-            reason: format!(
-                "no delivery target to branch the worktree from: set one with `splice \
+        return Outcome::Rest(
+            Rule::NoTarget,
+            Rest::Escalated {
+                reason: format!(
+                    "no delivery target to branch the worktree from: set one with `splice \
                  transition set-target --bead {} --target BRANCH`, or `[delivery] target` \
                  in config.toml",
-                bead.id
-            ),
-        });
+                    bead.id
+                ),
+            },
+        );
     };
     if ix.snapshot.missing_targets.iter().any(|t| t == target) {
-        return Outcome::Rest(Rule::NoTarget, Rest::Escalated {
-            reason: format!(
-                "its delivery target `{target}` names no commit in the repository (was \
+        return Outcome::Rest(
+            Rule::NoTarget,
+            Rest::Escalated {
+                reason: format!(
+                    "its delivery target `{target}` names no commit in the repository (was \
                  it deleted or renamed?): create it (`git branch {target} COMMIT`), or \
                  point the node at a branch that exists with `splice transition \
                  set-target {} --target BRANCH`",
-                bead.id
-            ),
-        });
+                    bead.id
+                ),
+            },
+        );
     }
     // 29: dispatch.
     Outcome::Dispatch {
@@ -454,6 +474,7 @@ fn needs_dispatch(bead: &Bead) -> bool {
     untried || refused || exited_empty
 }
 
+/// `bead`'s autonomy level and who supplied it, through its lineage and the defaults.
 pub(crate) fn resolve_autonomy<'a>(ix: &Index<'a>, bead: &'a Bead) -> (Autonomy, Source) {
     lineage::autonomy(ix.chain(bead), &ix.defaults)
 }

@@ -1,5 +1,7 @@
 //! Serde types shared by every part: beads, the manifest, the config, snapshots and decisions.
 
+#![warn(missing_docs)]
+
 pub mod agent;
 pub mod bd;
 pub mod bead;

@@ -17,6 +17,8 @@
 //! | [`tier`] | which request tier a request gets, by the manifest's classifier rules |
 //! | [`verification`] | what a leaf's default verification runs: the repository's test command and the languages present, from its file list |
 
+#![warn(missing_docs)]
+
 pub mod branch;
 pub mod call;
 pub mod deps;

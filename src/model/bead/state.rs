@@ -51,7 +51,12 @@ mod tests {
     use crate::model::Status;
 
     fn bead() -> Bead {
-        let mut b = Bead::new("sp-1".into(), "t".into(), String::new(), "2025-01-01T00:00:00Z");
+        let mut b = Bead::new(
+            "sp-1".into(),
+            "t".into(),
+            String::new(),
+            "2025-01-01T00:00:00Z",
+        );
         b.pipeline.route = "leaf".into();
         b.pipeline.step = "implement".into();
         b.pipeline.entered = 5;
