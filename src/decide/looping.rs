@@ -24,8 +24,9 @@ use crate::model::trajectory::Iteration;
 use crate::model::{Action, Bead, Rest, Rule, Step};
 use crate::policy::monitor::{MonitorDecision, input_of, monitor};
 
+use super::dispatch::dispatch_or_park;
 use super::index::Index;
-use super::rules::{Outcome, dispatch_or_park, resolve_autonomy};
+use super::rules::{Outcome, resolve_autonomy};
 
 /// The outcome of a node on loop step `step`.
 pub(crate) fn outcome<'a>(

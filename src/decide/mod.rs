@@ -117,6 +117,7 @@
 #![warn(missing_docs)]
 
 mod cycles;
+mod dispatch;
 mod index;
 /// The short-key maps `decide` uses, for the readers that look up as many ids (`status`).
 pub(crate) use index::FxMap;
