@@ -209,7 +209,7 @@ def _():
 
 @case("lease-before-dead-letter")
 def _():
-    # A foreign claim wins over a dead letter and a pending gate (rule 3 comes first).
+    # A foreign claim wins over a dead letter and a pending gate (rule 4 comes first).
     return snapshot([
         bead("sp-a", "implement", lease=lease("bob"),
              dead_letter={"step": "implement", "reason": "x", "seq": 9, "at": AT},
@@ -280,7 +280,7 @@ def _():
     ], scope="sp-root.1")
 
 
-# --- rule 8 and autonomy --------------------------------------------------------------------
+# --- rule 11 and autonomy --------------------------------------------------------------------
 @case("gate-hitl-default")
 def _():
     return snapshot([
@@ -354,7 +354,7 @@ def _():
     ])
 
 
-# --- rule 9 ---------------------------------------------------------------------------------
+# --- rule 12 ---------------------------------------------------------------------------------
 @case("waiting-children")
 def _():
     return snapshot([
@@ -472,7 +472,7 @@ def _():
     ])
 
 
-# --- rule 13: backoff -----------------------------------------------------------------------
+# --- rule 27: backoff -----------------------------------------------------------------------
 BEFORE = "2024-12-31T23:59:45Z"  # 15 s before AT
 
 
@@ -674,7 +674,7 @@ def _():
     ], jobs=2)
 
 
-# --- rule 14: the dispatch's target ---------------------------------------------------------
+# --- rules 28 and 29: the dispatch's target ------------------------------------------------
 @case("dispatch-target-lineage")
 def _():
     return snapshot([
@@ -759,7 +759,7 @@ def _():
 
 @case("cancelled-cleans-own")
 def _():
-    # Issue 33: a cancelled node's checkouts go (rule 1, `own`: the cleanup keeps a branch with
+    # Issue 33: a cancelled node's checkouts go (rule 2, `own`: the cleanup keeps a branch with
     # commits not on the target); one closed mid-route as done another way keeps its worktree.
     return snapshot([
         bead("sp-a", "implement", status="closed", cancelled=cancelled()),
@@ -949,7 +949,7 @@ def _():
 @case("land-gate-approved-checks")
 def _():
     # A person approved the landing (seq 10) after the check that recorded it (seq 9): the next
-    # check lands it, so decide asks for one (rule 10), at any autonomy.
+    # check lands it, so decide asks for one (rule 22), at any autonomy.
     approved = land_gate("deliver", "main", seq=10, state="approved", by="alice")
     return snapshot([
         delivering("sp-a", "main", gate_=approved, seq=10),
@@ -960,7 +960,7 @@ def _():
 
 # A transient landing refusal (the target kept moving, its checkout's index lock stayed held):
 # nothing on the branch needs to change, so the check records `recheck` and the next check, not
-# the agent, answers it, once per run (rule 12).
+# the agent, answers it, once per run (rule 24).
 def moved(target):
     return (f"{target} kept moving while splice landed on it (someone is committing on it); "
             "nothing landed, and nothing on the branch needs to change: the next check lands it")
@@ -1061,16 +1061,16 @@ def _():
     ])
 
 
-# --- rule 12a: an optional step whose command the run cannot find ----------------------------
+# --- rule 25: an optional step whose command the run cannot find ----------------------------
 SPEC_TOOL = ("step generate-spec would run `spec-tool`, which is not on PATH (set by "
              "`[agent.steps.generate-spec] command` in .splice/config.toml)")
 
 
 @case("optional-unavailable-skip")
 def _():
-    # generate-spec is `optional: true` and its command is missing: where rule 14 would
+    # generate-spec is `optional: true` and its command is missing: where rule 29 would
     # dispatch it (or 15 park it), the node is skipped. implement is not optional: a snapshot
-    # that names it anyway changes nothing. A fresh node is checked first (rule 10).
+    # that names it anyway changes nothing. A fresh node is checked first (rule 22).
     return snapshot([
         bead("sp-a", "generate-spec", last_check=check("generate-spec", 8, "refuse", "no spec")),
         bead("sp-b", "generate-spec", attempts={"generate-spec": 3},
@@ -1340,7 +1340,7 @@ def _():
 
 @case("default-generate-tests-unavailable-skip")
 def _():
-    # generate-tests is `optional: true`: its command missing, it is skipped (rule 12a).
+    # generate-tests is `optional: true`: its command missing, it is skipped (rule 25).
     return snapshot([bead("sp-a", "generate-tests",
                           last_check=check("generate-tests", 8, "refuse", "no test file"))],
                     unavailable={"generate-tests":

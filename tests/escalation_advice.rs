@@ -1,7 +1,7 @@
 //! What `splice status` advises for a node that cannot go on is true: a person who fixes the
 //! cause its reason names and then runs the command the advice prints sees the node move on.
 //!
-//! Two kinds of escalation: a check that could not check (rule 11: a landing onto a checked-out
+//! Two kinds of escalation: a check that could not check (rule 23: a landing onto a checked-out
 //! target with uncommitted work), which no run checks again by itself, so the advice names the
 //! verb that does; and one `decide` finds afresh on every read (a delivery target that names no
 //! commit), which the next run takes up again once the cause is gone.

@@ -1,6 +1,6 @@
 //! The writer and `decide` agree on the human gate. For random nodes and lineages, the gate the
 //! writer's pure `complete` plan meets on a passing check (relaxed, or pending for a person) is
-//! the `relaxes` hint `decide` reports (rule 8) for the same node waiting at a pending gate on
+//! the `relaxes` hint `decide` reports (rule 11) for the same node waiting at a pending gate on
 //! that step; and when the gate relaxes, both name the same level and the same supplier.
 
 use proptest::prelude::*;
@@ -181,7 +181,7 @@ proptest! {
         let met = writer_gate(&case, &m, &node, &ancestors);
         let rest = decide_rest(&case, &m, &node, &ancestors);
         let Rest::AwaitingHuman { gate: Some(gate), relaxes: Some(relaxes), autonomy, autonomy_source, .. } = rest else {
-            return Err(TestCaseError::fail(format!("rule 8 should hold the node: {rest:?}")));
+            return Err(TestCaseError::fail(format!("rule 11 should hold the node: {rest:?}")));
         };
         prop_assert_eq!(&gate, step);
         match met {

@@ -1,4 +1,4 @@
-//! Rule 6's cycles: a node blocked by a `blocks` dependency that leads back to it, through beads
+//! Rule 7's cycles: a node blocked by a `blocks` dependency that leads back to it, through beads
 //! whose work is not done, waits for itself. It never unblocks, and resting `blocked` would make
 //! the run look `idle`, so it rests `escalated` naming the cycle: a person removes one of its
 //! dependencies.
@@ -136,7 +136,7 @@ impl<'a> Cycles<'a> {
     }
 }
 
-/// Rule 6's reason for a node on `cycle`.
+/// Rule 7's reason for a node on `cycle`.
 pub(crate) fn reason(cycle: &[&str]) -> String {
     let mut named = cycle[..cycle.len().min(NAMED)].join(", ");
     if cycle.len() > NAMED {

@@ -54,9 +54,12 @@ impl Hasher for FxHasher {
     }
 }
 
+/// A `HashMap` with the fast, deterministic [`FxHasher`] (no random seed: `decide` stays pure).
 pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
+/// The lookups `decide` needs, built once per decision from the snapshot, so no rule scans it.
 pub(crate) struct Index<'a> {
+    /// The snapshot decided.
     pub snapshot: &'a Snapshot,
     /// One node per id, sorted by id; rules and outcomes use positions in this list. Plain
     /// beads (no route: [`Bead::is_node`]) are not here: they get no decision, though nodes may
@@ -69,7 +72,7 @@ pub(crate) struct Index<'a> {
     /// Where in `sorted` the node being decided sits ([`Index::visit`]): a search starts there,
     /// since a node's parent, siblings and children sit near it in id order.
     near: Cell<usize>,
-    /// Rule 9's answers for every split, found once: whether each child is closed, the
+    /// Rule 12's answers for every split, found once: whether each child is closed, the
     /// splits' children one after another in `beads` order ...
     child_closed: Vec<bool>,
     /// ... where each node's (as `beads`) start, and one more entry for the end.
@@ -91,7 +94,7 @@ pub(crate) struct Index<'a> {
     inherited_target: RefCell<FxMap<&'a str, Option<&'a str>>>,
     /// The last [`RECENT`] beads found by id, and the slot the next one takes.
     recent: RefCell<Recent<'a>>,
-    /// Rule 6's cycles of `blocks` dependencies, found as blocked nodes ask.
+    /// Rule 7's cycles of `blocks` dependencies, found as blocked nodes ask.
     cycles: RefCell<Cycles<'a>>,
 }
 
@@ -102,6 +105,7 @@ const RECENT: usize = 4;
 type Recent<'a> = ([Option<(&'a str, &'a Bead)>; RECENT], usize);
 
 impl<'a> Index<'a> {
+    /// Build the lookups for `snapshot`.
     pub fn build(snapshot: &'a Snapshot) -> Index<'a> {
         // Sorted with each id's first 16 bytes beside its bead, so most comparisons read
         // neither the ids' text nor the beads' structs (at 100,000 beads every pointer followed
@@ -276,6 +280,7 @@ impl<'a> Index<'a> {
         self.bead(id).or_else(|| self.context.get(id).copied())
     }
 
+    /// The manifest's step `name`, if it declares one.
     pub fn step(&self, name: &str) -> Option<&'a Step> {
         self.steps.get(name).copied()
     }
@@ -365,7 +370,7 @@ fn find_near<'a>(keyed: &[Keyed<'a>], id: &str, near: usize) -> Option<(usize, &
     Some((at, keyed[at].bead))
 }
 
-/// A bead with its sort key, whether it is a node, and whether it is closed (rule 9 asks that
+/// A bead with its sort key, whether it is a node, and whether it is closed (rule 12 asks that
 /// of every split's children). Read here, in one pass in the beads' order, they spare a second
 /// pass over the beads and a visit to each child's bead out of order (at 100,000 beads, a miss
 /// to memory each).

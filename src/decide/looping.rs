@@ -1,31 +1,32 @@
-//! A loop step's rules (issue 13, `docs/monitor.md` "The loop in a run"), in place of rules 10
-//! and 12a–16 for a node whose step declares `loop`. The pure monitor judges the iterations
-//! recorded since the node entered the step; its decision becomes an action or a rest:
+//! A loop step's rules (issue 13, `docs/monitor.md` "The loop in a run"): rules 14–21 of the
+//! module table, in place of rules 22–24 and 30 for a node whose step declares `loop`. The pure
+//! monitor judges the iterations recorded since the node entered the step; its decision becomes
+//! an action or a rest:
 //!
-//! | monitor | outcome |
-//! |---|---|
-//! | (no iteration yet) | dispatch iteration 1 (rules 12a–15 as usual) |
-//! | `success` | action `check` (`transition complete`: the step's floors and gate still apply), unless a check since that iteration refused: then as `continue` |
-//! | `stop_iteration_limit`, `stop_budget` | action `park` with the limit that stopped it |
-//! | any, when the latest iteration's decision was already carried out (its `effect`) | as `continue` |
-//! | `escalate_oscillation`, `escalate_repeated` | action `escalate` |
-//! | `rollback` | action `rollback` {restore} |
-//! | `step_back` | action `step-back` |
-//! | `ask_user` | rest `awaiting-human` with the question (`transition guide` or cancel) |
-//! | `continue` | the wall time left? dispatch the next iteration (no backoff after a measured one), else park |
-//!
-//! A check that could not check rests `escalated` (rule 11).
+//! | rule | monitor | outcome |
+//! |---|---|---|
+//! | 14 | (any: the check since entry escalated) | rest `escalated` |
+//! | 25–29 | (no iteration yet) | dispatch iteration 1 (skip, park, backoff, no target, as for any step) |
+//! | 15 | `success` | action `check` (`transition complete`: the step's floors and gate still apply), unless a check since that iteration refused: then as `continue` |
+//! | 16 | `stop_iteration_limit`, `stop_budget` | action `park` with the limit that stopped it |
+//! | — | any other, when the latest iteration's decision was already carried out (its `effect`) | as `continue` |
+//! | 17 | `escalate_oscillation`, `escalate_repeated` | action `escalate` |
+//! | 18 | `rollback` | action `rollback` {restore} |
+//! | 19 | `step_back` | action `step-back` |
+//! | 20 | `ask_user` | rest `awaiting-human` with the question (`transition guide` or cancel); action `park` in a run with no person |
+//! | 21, 25–29 | `continue` | the wall time left? dispatch the next iteration (no backoff after a measured one, rules 25–29), else park (21) |
 
 use chrono::DateTime;
 
 use crate::model::bead::Verdict;
 use crate::model::manifest::LoopSpec;
 use crate::model::trajectory::Iteration;
-use crate::model::{Action, Bead, Rest, Step};
+use crate::model::{Action, Bead, Rest, Rule, Step};
 use crate::policy::monitor::{MonitorDecision, input_of, monitor};
 
+use super::dispatch::dispatch_or_park;
 use super::index::Index;
-use super::rules::{Outcome, dispatch_or_park, resolve_autonomy};
+use super::rules::{Outcome, resolve_autonomy};
 
 /// The outcome of a node on loop step `step`.
 pub(crate) fn outcome<'a>(
@@ -35,12 +36,16 @@ pub(crate) fn outcome<'a>(
     spec: &'a LoopSpec,
 ) -> Outcome<'a> {
     let p = &bead.pipeline;
+    // 14: the check could not check.
     if let Some(c) = bead.check_since_entry()
         && c.verdict == Verdict::Escalate
     {
-        return Outcome::Rest(Rest::Escalated {
-            reason: c.reason.clone(),
-        });
+        return Outcome::Rest(
+            Rule::LoopEscalated,
+            Rest::Escalated {
+                reason: c.reason.clone(),
+            },
+        );
     }
     let its: Vec<&Iteration> = bead.iterations_since_entry().collect();
     let Some(latest) = its.last() else {
@@ -51,18 +56,22 @@ pub(crate) fn outcome<'a>(
     if let Some(judged) = judged(ix, bead, &decision, latest) {
         return judged;
     }
+    // 21: the wall time is used up.
     if let Some(reason) = out_of_time(ix, &its, spec, step) {
-        return Outcome::Act(Action::Park {
-            bead: bead.id.to_string(),
-            step: p.step.to_string(),
-            reason,
-        });
+        return Outcome::Act(
+            Rule::LoopWallTime,
+            Action::Park {
+                bead: bead.id.to_string(),
+                step: p.step.to_string(),
+                reason,
+            },
+        );
     }
     dispatch_or_park(ix, bead, step, latest.attempt)
 }
 
-/// The outcome the monitor's `decision` after iteration `latest` asks for, or `None` to go on
-/// with the next iteration.
+/// Rules 15–20: the outcome the monitor's `decision` after iteration `latest` asks for, or
+/// `None` to go on with the next iteration.
 fn judged<'a>(
     ix: &Index<'a>,
     bead: &'a Bead,
@@ -71,47 +80,60 @@ fn judged<'a>(
 ) -> Option<Outcome<'a>> {
     let (id, step) = (bead.id.to_string(), bead.pipeline.step.to_string());
     let iteration = latest.state.iteration;
-    let action = match decision {
+    let (rule, action) = match decision {
+        // 15: success, unless a check since this iteration refused (the step's own floors
+        // want more).
         MonitorDecision::Success { .. } => {
-            // A check since this iteration that refused: the step's own floors want more.
             let refused = bead
                 .check_since_entry()
                 .is_some_and(|c| c.seq > latest.seq && c.verdict == Verdict::Refuse);
-            (!refused).then_some(Action::Check { bead: id, step })?
+            let check = (!refused).then_some(Action::Check { bead: id, step })?;
+            (Rule::LoopSuccess, check)
         }
+        // 16: a limit stopped the loop.
         MonitorDecision::StopIterationLimit { .. } | MonitorDecision::StopBudget { .. } => {
             let reason = stop_reason(&step, decision);
-            Action::Park {
+            let park = Action::Park {
                 bead: id,
                 step,
                 reason,
-            }
+            };
+            (Rule::LoopStop, park)
         }
         // Carried out already: the next iteration.
         _ if latest.effect.is_some() => return None,
+        // 17: a cycle or an oscillation.
         MonitorDecision::EscalateOscillation { .. } | MonitorDecision::EscalateRepeated { .. } => {
-            Action::Escalate {
+            let escalate = Action::Escalate {
                 bead: id,
                 step,
                 iteration,
                 rule: decision.name().to_string(),
-            }
+            };
+            (Rule::LoopEscalate, escalate)
         }
-        MonitorDecision::Rollback { restore, .. } => Action::Rollback {
-            bead: id,
-            step,
-            iteration,
-            restore: restore.iteration,
-        },
+        // 18: the score fell below the first.
+        MonitorDecision::Rollback { restore, .. } => {
+            let rollback = Action::Rollback {
+                bead: id,
+                step,
+                iteration,
+                restore: restore.iteration,
+            };
+            (Rule::LoopRollback, rollback)
+        }
+        // 19: the scores stopped rising.
         MonitorDecision::StepBack { last_three } => {
             let scores: Vec<String> = last_three.iter().map(|s| s.score.to_string()).collect();
-            Action::StepBack {
+            let step_back = Action::StepBack {
                 bead: id,
                 step,
                 iteration,
                 reason: format!("the last three scores ({}) did not rise", scores.join(", ")),
-            }
+            };
+            (Rule::LoopStepBack, step_back)
         }
+        // 20: the confidence fell.
         MonitorDecision::AskUser { last_three } => {
             return Some(ask(
                 ix,
@@ -123,11 +145,11 @@ fn judged<'a>(
         }
         MonitorDecision::Continue {} => return None,
     };
-    Some(Outcome::Act(action))
+    Some(Outcome::Act(rule, action))
 }
 
-/// The monitor asks a person about the confidences `c` of iterations `from`–`to`: the node
-/// rests `awaiting-human` with the question, or, in a run with no person, is parked.
+/// Rule 20: the monitor asks a person about the confidences `c` of iterations `from`–`to`: the
+/// node rests `awaiting-human` with the question, or, in a run with no person, is parked.
 fn ask<'a>(
     ix: &Index<'a>,
     bead: &'a Bead,
@@ -137,32 +159,38 @@ fn ask<'a>(
 ) -> Outcome<'a> {
     let step = bead.pipeline.step.to_string();
     if ix.snapshot.limits.no_person {
-        return Outcome::Act(Action::Park {
-            bead: bead.id.to_string(),
-            step,
-            reason: format!(
-                "the pass monitor asked a person (the agent's confidence fell over iterations \
-                 {from}–{to}) and this run has none (`splice exec`)"
-            ),
-        });
+        return Outcome::Act(
+            Rule::LoopAsk,
+            Action::Park {
+                bead: bead.id.to_string(),
+                step,
+                reason: format!(
+                    "the pass monitor asked a person (the agent's confidence fell over \
+                     iterations {from}–{to}) and this run has none (`splice exec`)"
+                ),
+            },
+        );
     }
     let (level, source) = resolve_autonomy(ix, bead);
     let c: Vec<String> = c.iter().map(|c| format!("{}", c.confidence)).collect();
-    Outcome::Rest(Rest::AwaitingHuman {
-        gate: None,
-        step: step.into(),
-        autonomy: level,
-        autonomy_source: source.label().into(),
-        relaxes: None,
-        question: Some(format!(
-            "the agent's confidence fell over iterations {from}–{to} ({}): continue with \
+    Outcome::Rest(
+        Rule::LoopAsk,
+        Rest::AwaitingHuman {
+            gate: None,
+            step: step.into(),
+            autonomy: level,
+            autonomy_source: source.label().into(),
+            relaxes: None,
+            question: Some(format!(
+                "the agent's confidence fell over iterations {from}–{to} ({}): continue with \
              guidance (`splice transition guide --bead {id} --text TEXT`) or cancel (`splice \
              cancel {id} --reason R`)",
-            c.join(" > "),
-            id = bead.id
-        )),
-        land: None,
-    })
+                c.join(" > "),
+                id = bead.id
+            )),
+            land: None,
+        },
+    )
 }
 
 /// Why a stopped loop parks: the limit, with what was spent.

@@ -8,30 +8,55 @@
 //! # The table (DESIGN §5)
 //!
 //! Per node, the first rule that applies. S is the node's current step; "since entry" means at a
-//! `seq` above `pipeline.entered`.
+//! `seq` above `pipeline.entered`. Each node's entry of the decision names its rule by number
+//! (`"rule": 29`; [`Rule`](crate::model::Rule)), and the code reads in this order.
 //!
-//! | #  | condition                                                            | result |
-//! |----|----------------------------------------------------------------------|--------|
-//! | 0  | a plain bead: no route (imported from bd, or made by `splice create`; `splice start` puts it on one) | no decision: the bead is not a node (a node may depend on it, or be its child: a node under a plain parent is top-level) |
-//! | 1  | closed, and a child has a checkout, or it finished its route or was cancelled and has one of its own | action `cleanup-fanout` {children, own} |
-//! | 2  | closed                                                               | rest `closed` |
-//! | 3  | leased by another holder                                             | rest `running` {holder, since, options: wait, clear-claim}; with `died` {pid, cause} and options reclaim-dead, clear-claim when the snapshot's `dead_holders` names the holder (found dead on this host when the snapshot was read) |
-//! | 4  | leased by this runner (dispatch in flight)                           | rest `in-flight` |
-//! | 5  | dead-lettered                                                        | rest `parked` {step, reason} |
-//! | 6  | a `blocks` dependency not done: open, cancelled, or absent from the snapshot (= open; [`crate::policy::deps`], which `splice ready` applies to plain beads too) | rest `blocked` {by}; rest `escalated` {reason: the cycle} when the dependencies lead back to the node through beads not done (it would wait for itself: [`cycles`]) |
-//! | 7  | the parent (not closed) is on a step before its route's delegate step | rest `waiting-parent` |
-//! | 8  | gate pending on S                                                    | rest `awaiting-human` {gate, autonomy, source} |
-//! | 9  | S is the delegate step and a child its split sanctioned is open      | rest `waiting-children` |
-//! | 10 | a proposal since entry newer than the check since entry, or S has floors and no check since entry | action `check` |
-//! | 11 | the check since entry escalated                                      | rest `escalated` {reason} |
-//! | 12 | the check since entry refused awaiting the merge of a recorded PR, or with `recheck` (only transient landing faults) | action `check` if an earlier run (or a person) made that check, else rest `awaiting-merge` (a PR), or `escalated` {the check's reason} |
-//! | 12a | as 14 (attempts left or not), and S is `optional: true` and one of the snapshot's `unavailable` steps (its command cannot be found in this run) | action `skip` {the program and where it is set} |
-//! | 13 | as 14, and the last exit since entry used an attempt and ended less than [`backoff_s`] ago, or was `transient` and ended less than the larger of [`backoff_s`] of the transient exits since entry and its `retry_after_s` (capped) ago | rest `backoff` {until, attempt} |
-//! | 14 | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max | action `dispatch` {attempt, target}; rest `escalated` when no delivery target resolves (nothing to branch the worktree from), or the target is one of the snapshot's `missing_targets` (it names no commit) |
-//! | 15 | as 14, attempts exhausted                                            | action `park` {the last refusal, or how the last dispatch ended and its cause} |
-//! | 16 | otherwise (no command: a person does S and proposes)                 | rest `awaiting-human` |
+//! A *plain* bead (no route: imported from bd, or made by `splice create`; `splice start` puts it
+//! on one) is not a node and gets no entry: a node may depend on it, or be its child (a node under
+//! a plain parent is top-level).
 //!
-//! Rule 12 is for refusals that nothing on the node's branch can answer, only a later check: a
+//! Rules 2–6 read the node's own [`NodeState`](crate::model::bead::NodeState), derived from its
+//! bead once (closed, then leased, then dead-lettered, then gated), so a bead recording several
+//! of these is settled by the first; rule 11 reads its `Gated`.
+//!
+//! | #  | rule | condition | result |
+//! |----|------|-----------|--------|
+//! | 1  | unreadable | the bead file could not be read (the snapshot's `unreadable`) | rest `escalated` {its file and error}; its step is unknown (empty) |
+//! | 2  | cleanup | closed, and a child has a checkout, or it finished its route or was cancelled and has one of its own | action `cleanup-fanout` {children, own} |
+//! | 3  | closed | closed | rest `closed` |
+//! | 4  | running | leased by another holder | rest `running` {holder, since, options: wait, clear-claim}; with `died` {pid, cause} and options reclaim-dead, clear-claim when the snapshot's `dead_holders` names the holder (found dead on this host when the snapshot was read) |
+//! | 5  | in-flight | leased by this runner (dispatch in flight) | rest `in-flight` |
+//! | 6  | parked | dead-lettered | rest `parked` {step, reason} |
+//! | 7  | blocked-cycle | as 8, and the dependencies lead back to the node through beads not done (it would wait for itself: [`cycles`]) | rest `escalated` {reason: the cycle} |
+//! | 8  | blocked | a `blocks` dependency not done: open, cancelled, or absent from the snapshot (= open; [`crate::policy::deps`], which `splice ready` applies to plain beads too) | rest `blocked` {by} |
+//! | 9  | lineage-unreadable | an ancestor's file could not be read (what the node inherits cannot be known) | rest `escalated` {reason} |
+//! | 10 | waiting-parent | the parent (not closed) is on a step before its route's delegate step | rest `waiting-parent` |
+//! | 11 | gate | gate pending on S | rest `awaiting-human` {gate, autonomy, source} |
+//! | 12 | waiting-children | S is the delegate step and a child its split sanctioned is open | rest `waiting-children` |
+//! | 13 | undeclared-step | the manifest does not declare S (it cannot be checked or run) | rest `escalated` {reason} |
+//! | 14 | loop-escalated | S declares `loop` (rules 14–21 replace 22–24 and 30 for it), and the check since entry escalated | rest `escalated` {reason} |
+//! | 15 | loop-success | a loop step whose monitor says `success`, and no check since that iteration refused | action `check` |
+//! | 16 | loop-stop | a loop step whose monitor says `stop_iteration_limit` or `stop_budget` | action `park` {the limit} |
+//! | 17 | loop-escalate | a loop step whose monitor says `escalate_oscillation` or `escalate_repeated`, not yet carried out | action `escalate` |
+//! | 18 | loop-rollback | a loop step whose monitor says `rollback`, not yet carried out | action `rollback` {restore} |
+//! | 19 | loop-step-back | a loop step whose monitor says `step_back`, not yet carried out | action `step-back` |
+//! | 20 | loop-ask | a loop step whose monitor says `ask_user`, not yet carried out | rest `awaiting-human` {question}; action `park` in a run with no person |
+//! | 21 | loop-wall-time | a loop step with iterations, and its wall time is used up | action `park` |
+//! | 22 | check | a proposal since entry newer than the check since entry, a landing approved since it, or S has floors and no check since entry | action `check` |
+//! | 23 | check-escalated | the check since entry escalated | rest `escalated` {reason} |
+//! | 24 | recheck | the check since entry refused awaiting the merge of a recorded PR, or with `recheck` (only transient landing faults) | action `check` if an earlier run (or a person) made that check, else rest `awaiting-merge` (a PR), or `escalated` {the check's reason} |
+//! | 25 | skip | S has a command and needs a dispatch (as 29, attempts left or not), and S is `optional: true` and one of the snapshot's `unavailable` steps (its command cannot be found in this run) | action `skip` {the program and where it is set} |
+//! | 26 | exhausted | as 29, attempts exhausted (a loop step: its iterations since entry) | action `park` {the last refusal, or how the last dispatch ended and its cause} |
+//! | 27 | backoff | as 29, and the last exit since entry used an attempt and ended less than [`backoff_s`] ago, or was `transient` and ended less than the larger of [`backoff_s`] of the transient exits since entry and its `retry_after_s` (capped) ago | rest `backoff` {until, attempt} |
+//! | 28 | no-target | as 29, and no delivery target resolves (nothing to branch the worktree from), or the target is one of the snapshot's `missing_targets` (it names no commit) | rest `escalated` {reason} |
+//! | 29 | dispatch | S has a command, and (no proposal and no dispatch since entry, or the check since entry refused, or the last exit since entry did not propose), and attempts on S < max; a loop step: no iteration yet, or the monitor says `continue` (or its decision was carried out) | action `dispatch` {attempt, target} |
+//! | 30 | person | otherwise (no command: a person does S and proposes) | rest `awaiting-human` |
+//!
+//! Rules 14–21 are a loop step's ([`looping`], `docs/monitor.md`): the pure monitor judges the
+//! iterations since entry, and its decision becomes an action or a rest; with no iteration yet,
+//! or to go on with the next, it dispatches through rules 25–29 as any step does.
+//!
+//! Rule 24 is for refusals that nothing on the node's branch can answer, only a later check: a
 //! pull request not merged yet, and a landing that met a transient fault (`Check::recheck`: the
 //! target kept moving, or its checkout's index lock stayed held, and no other answer refused).
 //! Such a node spends no attempt and is never dispatched for it. Once per run bounds it: a run
@@ -39,7 +64,7 @@
 //! the next run (`awaiting-merge`; `escalated` with the check's reason for a landing, which says
 //! what a person may need to do, such as remove a crashed git's `.git/index.lock`).
 //!
-//! Rule 12a reads the snapshot's `unavailable`: the `optional: true` steps whose command the run
+//! Rule 25 reads the snapshot's `unavailable`: the `optional: true` steps whose command the run
 //! could not find when it started (`driver::commands`), each with why. A node there is moved past
 //! the step (action `skip`, the writer's `transition skip`: recorded not applicable) instead of
 //! dispatched or parked; a step that is not `optional` is never skipped, whatever the snapshot
@@ -47,8 +72,8 @@
 //!
 //! An exit that used no attempt (`not-started`, `cancelled`, `unauthorized`: the writer gave the
 //! attempt back when it recorded it) starts no backoff; a `not-started` or `unauthorized` one
-//! parked the node when recorded, so rule 5 rests it. A `transient` one used no attempt either
-//! but waits (rule 13), so an overloaded API is not called again at once; past
+//! parked the node when recorded, so rule 6 rests it. A `transient` one used no attempt either
+//! but waits (rule 27), so an overloaded API is not called again at once; past
 //! `MAX_TRANSIENT` such ends on a step the writer records the next as `failed`.
 //!
 //! A *checkout* is a node's worktree or its target checkout (the snapshot's `worktrees` lists
@@ -58,14 +83,8 @@
 //! splice made for it can go (`own`); the runner also deletes each cleaned node's branch whose
 //! commits are all on its target, and keeps (and names) one that holds others.
 //!
-//! A step the manifest does not declare cannot be checked or run: such a node rests `escalated`
-//! (between rules 9 and 10), never silently waits.
-//!
-//! A bead file that could not be read (the snapshot's `unreadable`) is a node too: it rests
-//! `escalated` with its file and error (its step is unknown: empty), before any rule. A node whose
-//! lineage breaks off at one (an ancestor's file could not be read) rests `escalated` between
-//! rules 6 and 7, since what it inherits cannot be known. Without a scope, an unreadable file
-//! also keeps the run from being `done` (it may be an open top-level bead).
+//! Without a scope, an unreadable file (rule 1) also keeps the run from being `done` (it may be
+//! an open top-level bead).
 //!
 //! Then, over the dispatches in (priority, id) order:
 //!
@@ -90,9 +109,15 @@
 //!
 //! Finally, the decision is the whole plan: the runner carries out `actions` as given and adds
 //! nothing. Under `budget` and `stalled` no action stands, and under `done` only the cleanup of
-//! rule 1: every other node that had an action rests `held` {by: the status}.
+//! rule 2: every other node that had an action rests `held` {by: the status}.
+//!
+//! A node that serialization, the jobs limit or the status holds back (`serialized`, `queued`,
+//! `held`) keeps the rule that asked for its action (29 for a dispatch).
+
+#![warn(missing_docs)]
 
 mod cycles;
+mod dispatch;
 mod index;
 /// The short-key maps `decide` uses, for the readers that look up as many ids (`status`).
 pub(crate) use index::FxMap;
@@ -102,7 +127,7 @@ mod serialize;
 
 use std::collections::BTreeMap;
 
-use crate::model::{Action, Decision, NodeDecision, Rest, RunStatus, Snapshot, Text};
+use crate::model::{Action, Decision, NodeDecision, Rest, Rule, RunStatus, Snapshot, Text};
 
 pub use serialize::scopes_overlap;
 
@@ -116,7 +141,7 @@ pub const STALL_PASSES: u64 = 3;
 /// The longest wait between two attempts of a step, in seconds.
 pub const MAX_BACKOFF_S: u64 = 3600;
 
-/// Rule 13's wait after the `attempts`-th attempt of a step, before the next: `base` seconds
+/// Rule 27's wait after the `attempts`-th attempt of a step, before the next: `base` seconds
 /// after the first, doubling with each attempt, at most [`MAX_BACKOFF_S`]; 0 when `base` is 0.
 #[must_use]
 pub fn backoff_s(base: u64, attempts: u32) -> u64 {
@@ -130,7 +155,7 @@ pub fn backoff_s(base: u64, attempts: u32) -> u64 {
 pub fn decide(snapshot: &Snapshot) -> Decision {
     let ix = Index::build(snapshot);
 
-    // The sixteen per-node rules, in id order; outcomes are indexed like `ix.beads`. Each
+    // The per-node rules, in id order; outcomes are indexed like `ix.beads`. Each
     // node's entry of the output (its id and step) is made here, while the bead is in
     // cache, and leases and dispatches are noted for serialization so it need not scan every
     // node again.
@@ -145,11 +170,13 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
         if let Some(c) = Contender::of(at, bead, &outcome, &mut groups) {
             contenders.push(c);
         }
-        outcomes.push(outcome);
+        // Serialization and the status may turn the outcome into a rest; its rule stays.
         let node = NodeDecision {
             step: bead.pipeline.step.clone(),
+            rule: outcome.rule(),
             rest: None,
         };
+        outcomes.push(outcome);
         nodes.push((bead.id.clone(), node));
     }
 
@@ -163,11 +190,11 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     let mut wake_at: Option<&str> = None;
     for outcome in &outcomes {
         match outcome {
-            Outcome::Act(_) | Outcome::Dispatch { .. } => seen.action = true,
-            Outcome::Rest(rest) => seen.note(rest),
+            Outcome::Act(..) | Outcome::Dispatch { .. } => seen.action = true,
+            Outcome::Rest(_, rest) => seen.note(rest),
         }
         // RFC 3339 UTC of one format: the text's order is the time's.
-        if let Outcome::Rest(Rest::Backoff { until, .. }) = outcome
+        if let Outcome::Rest(_, Rest::Backoff { until, .. }) = outcome
             && wake_at.is_none_or(|w| until.as_str() < w)
         {
             wake_at = Some(until);
@@ -179,7 +206,7 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
     let mut actions: Vec<(i64, Action)> = Vec::new();
     for ((bead, outcome), (id, node)) in ix.beads.iter().zip(outcomes).zip(&mut nodes) {
         node.rest = match outcome {
-            Outcome::Act(action) if stands(status, cleans_up(&action)) => {
+            Outcome::Act(_, action) if stands(status, cleans_up(&action)) => {
                 actions.push((bead.priority, action));
                 None
             }
@@ -193,8 +220,8 @@ pub fn decide(snapshot: &Snapshot) -> Decision {
                 actions.push((bead.priority, action));
                 None
             }
-            Outcome::Act(_) | Outcome::Dispatch { .. } => Some(Rest::Held { by: status }),
-            Outcome::Rest(rest) => Some(rest),
+            Outcome::Act(..) | Outcome::Dispatch { .. } => Some(Rest::Held { by: status }),
+            Outcome::Rest(_, rest) => Some(rest),
         };
     }
     nodes.extend(unreadable_nodes(&ix));
@@ -225,6 +252,7 @@ fn unreadable_nodes<'a>(ix: &'a Index) -> impl Iterator<Item = (Text, NodeDecisi
         let rest = Rest::Escalated { reason: u.reason() };
         let node = NodeDecision {
             step: Text::default(),
+            rule: Rule::Unreadable,
             rest: Some(rest),
         };
         (Text::from(u.id.as_str()), node)

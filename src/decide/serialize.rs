@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use crate::model::{Bead, Rest, Text};
+use crate::model::{Bead, Rest, Rule, Text};
 
 use super::index::{FxMap, Index};
 use super::rules::Outcome;
@@ -53,8 +53,8 @@ impl<'a> Contender<'a> {
         groups: &mut Groups<'a>,
     ) -> Option<Contender<'a>> {
         let role = match outcome {
-            Outcome::Rest(Rest::InFlight { .. }) => Role::InFlight,
-            Outcome::Rest(Rest::Running { .. }) => Role::RunningElsewhere,
+            Outcome::Rest(_, Rest::InFlight { .. }) => Role::InFlight,
+            Outcome::Rest(_, Rest::Running { .. }) => Role::RunningElsewhere,
             Outcome::Dispatch { .. } => Role::Dispatch,
             _ => return None,
         };
@@ -113,9 +113,12 @@ pub(crate) fn serialize_dispatches<'a>(
                 .paths()
                 .find_map(|p| overlapping(&claims, &normalize(p), &mut scratch));
             if let Some(behind) = behind {
-                outcomes[c.at] = Outcome::Rest(Rest::Serialized {
-                    behind: Text::from(behind),
-                });
+                outcomes[c.at] = Outcome::Rest(
+                    Rule::Dispatch,
+                    Rest::Serialized {
+                        behind: Text::from(behind),
+                    },
+                );
                 continue;
             }
             standing.push((c.priority, c.at));
@@ -130,7 +133,7 @@ pub(crate) fn serialize_dispatches<'a>(
     standing.sort_unstable();
     let slots = (ix.snapshot.limits.jobs as usize).saturating_sub(in_flight);
     for &(_, at) in standing.iter().skip(slots) {
-        outcomes[at] = Outcome::Rest(Rest::Queued);
+        outcomes[at] = Outcome::Rest(Rule::Dispatch, Rest::Queued);
     }
 }
 

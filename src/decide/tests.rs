@@ -1,7 +1,7 @@
 //! Edges of the table, beside it: rule order, terminal states, odd snapshots.
 
 use crate::model::bead::{DeadLetter, Lease};
-use crate::model::{Action, Bead, Manifest, Rest, RunStatus, Snapshot, Status, Text};
+use crate::model::{Action, Bead, Manifest, Rest, Rule, RunStatus, Snapshot, Status, Text};
 
 use super::decide;
 
@@ -47,7 +47,43 @@ fn a_closed_node_ignores_every_other_rule() {
     let d = decide(&snap(vec![b]));
     assert!(d.actions.is_empty());
     assert_eq!(rest_of(&d, "sp-a"), Some(&Rest::Closed));
+    assert_eq!(d.nodes["sp-a"].rule, Rule::Closed);
     assert_eq!(d.status, RunStatus::Done);
+}
+
+/// The module doc's table is the code's: one row per [`Rule`], numbered from 1 in order, named
+/// as the rule is.
+#[test]
+fn the_module_table_lists_every_rule_in_order() {
+    let doc = include_str!("mod.rs");
+    let rows: Vec<(u8, &str)> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("//! | "))
+        .filter_map(|row| {
+            let mut cells = row.split(" | ");
+            let n = cells.next()?.trim().parse().ok()?;
+            Some((n, cells.next()?.trim()))
+        })
+        .collect();
+    let rules: Vec<(u8, &str)> = Rule::ALL.iter().map(|r| (r.number(), r.name())).collect();
+    assert_eq!(rows, rules);
+    for (i, rule) in Rule::ALL.iter().enumerate() {
+        assert_eq!(usize::from(rule.number()), i + 1);
+        assert_eq!(Rule::try_from(rule.number()), Ok(*rule));
+    }
+    assert!(Rule::try_from(0).is_err() && Rule::try_from(31).is_err());
+}
+
+/// A dispatch held back by the jobs limit keeps the rule that asked for it.
+#[test]
+fn a_queued_dispatch_keeps_its_rule() {
+    let mut s = snap(vec![bead("sp-a", "implement")]);
+    s.limits.jobs = 0;
+    let d = decide(&s);
+    assert_eq!(rest_of(&d, "sp-a"), Some(&Rest::Queued));
+    assert_eq!(d.nodes["sp-a"].rule, Rule::Dispatch);
+    let json = d.to_pretty_json();
+    assert!(json.contains("\"rule\": 29,"), "{json}");
 }
 
 #[test]
@@ -327,7 +363,7 @@ fn a_store_of_only_plain_beads_is_idle_not_done() {
     assert_eq!(d.status, RunStatus::Idle);
 }
 
-/// Rule 9 lists the open children its split sanctioned in the split's order, repeats
+/// Rule 12 lists the open children its split sanctioned in the split's order, repeats
 /// included: absent ones count as open, a closed plain bead as closed, and ids that share
 /// their first 16 bytes are told apart.
 #[test]
@@ -428,7 +464,7 @@ fn escalated_reason<'a>(d: &'a crate::model::Decision, id: &str) -> Option<&'a s
     }
 }
 
-/// Rule 6 between 6 and 7: nodes whose `blocks` dependencies lead back to them wait for each
+/// Rule 7: nodes whose `blocks` dependencies lead back to them wait for each
 /// other for ever. Each rests `escalated` naming the cycle (so the run is `escalated`, not
 /// `idle`); a node that waits on the cycle from outside it stays `blocked`, and a bead whose
 /// work is done breaks the cycle.
@@ -445,9 +481,11 @@ fn a_cycle_of_blocks_dependencies_is_escalated_not_idle() {
     for id in ["sp-a", "sp-b", "sp-c"] {
         let reason = escalated_reason(&d, id).unwrap_or_else(|| panic!("{id}: {d:?}"));
         assert!(reason.contains("(sp-a, sp-b, sp-c)"), "{reason}");
+        assert_eq!(d.nodes[id].rule, Rule::BlockedCycle);
     }
     assert!(escalated_reason(&d, "sp-e").is_some_and(|r| r.contains("(sp-e)")));
     assert!(matches!(rest_of(&d, "sp-d"), Some(Rest::Blocked { by }) if by == &["sp-a"]));
+    assert_eq!(d.nodes["sp-d"].rule, Rule::Blocked);
     assert_eq!(d.status, RunStatus::Escalated);
 
     // The same decision whatever order the beads come in.

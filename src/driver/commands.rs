@@ -1,7 +1,7 @@
 //! The commands a run may start, and where each is set. Before a run claims anything, every
 //! one is looked up ([`check_all`]): a missing one is a fault naming the command and the key
 //! (or manifest path) that sets it, unless its step is `optional: true` — then the step is
-//! unavailable to the run, which skips it as not applicable (DESIGN §5 rule 12a). A dispatch that could not start after all names them too
+//! unavailable to the run, which skips it as not applicable (`decide`'s rule 25). A dispatch that could not start after all names them too
 //! ([`hint`]), in the park reason.
 
 use std::collections::BTreeMap;

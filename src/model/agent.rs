@@ -10,6 +10,7 @@ const CLAUDE_ALLOWED: &str =
     "Read,Edit,Write,NotebookEdit,Glob,Grep,TodoWrite,Bash(git:*),Bash(splice:*)";
 
 impl AgentKind {
+    /// Its name in config (`claude`, `codex`, `gemini`).
     pub fn name(self) -> &'static str {
         match self {
             AgentKind::Claude => "claude",

@@ -87,6 +87,7 @@ pub struct Imported {
     /// sync with no base tells by it which side changed since (`docs/bd-interop.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fields_sha256: Option<String>,
+    /// How the record was written, for the export.
     #[serde(flatten)]
     pub layout: Layout,
 }
@@ -148,7 +149,9 @@ fn is_zero(n: &usize) -> bool {
 /// One record read from a line: the bead it becomes, how it was written, and what was left out.
 #[derive(Clone, Debug)]
 pub struct Record {
+    /// The bead it becomes.
     pub bead: Bead,
+    /// How it was written.
     pub layout: Layout,
     /// splice's own keys the record carried (`pipeline`, …), which an import does not take.
     pub ignored: Vec<String>,

@@ -13,17 +13,23 @@ use super::manifest::Autonomy;
 /// A recorded check: what `complete` prints.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct Checked {
+    /// The node checked.
     pub bead: String,
+    /// The step checked.
     pub step: String,
+    /// How it came out.
     pub verdict: Verdict,
     /// The pass, or every refusing (escalating) floor's reason.
     pub reason: String,
+    /// Each floor's answer, in the step's order.
     pub floors: Vec<FloorReport>,
+    /// Where the floors read: the node's worktree, else the repository root.
     pub read_in: PathBuf,
     /// What a passing check met at the step's gate (`None`: no gate, or the check did not pass).
     pub gate: Option<GateMet>,
     /// The step entered, if the node moved (on, or back); `None` when it stayed or closed.
     pub next: Option<String>,
+    /// The check closed the bead (it passed the route's last step).
     pub closed: bool,
     /// The seq the check was recorded at.
     pub seq: u64,
@@ -32,9 +38,13 @@ pub struct Checked {
 /// One floor's answer, as recorded and printed.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct FloorReport {
+    /// The floor's kind.
     pub kind: String,
+    /// Its answer.
     pub verdict: Verdict,
+    /// Why, in a line.
     pub reason: String,
+    /// What it found.
     pub evidence: Value,
 }
 
@@ -46,7 +56,9 @@ pub enum GateMet {
     /// The node's autonomy relaxed it: `autonomy`, supplied by `supplied_by` (a node id,
     /// `config` or `default`). Printed as `{"state": "relaxed", …}`.
     Relaxed {
+        /// The level that relaxed it.
         autonomy: Autonomy,
+        /// The node that supplied the level, `config` or `default`.
         supplied_by: String,
     },
 }

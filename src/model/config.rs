@@ -36,18 +36,23 @@ pub enum UsageAdapter {
     None,
 }
 
+/// `.splice/config.toml`: the project's settings.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// The shape of this file (absent: 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_version: Option<u32>,
+    /// `[agent]`: which agent runs the steps, and how.
     #[serde(default)]
     pub agent: AgentConfig,
+    /// `[limits]`: a run's bounds.
     #[serde(default)]
     pub limits: Limits,
+    /// `[autonomy]`: the default level.
     #[serde(default)]
     pub autonomy: AutonomyConfig,
+    /// `[delivery]`: where and how work lands.
     #[serde(default)]
     pub delivery: DeliveryConfig,
     /// Model name → per-million-token prices.
@@ -59,8 +64,10 @@ pub struct Config {
     /// What is kept out of committed files.
     #[serde(default)]
     pub security: SecurityConfig,
+    /// `[journal]`: the live journal's bound.
     #[serde(default)]
     pub journal: JournalConfig,
+    /// `[runs]`: how many run directories are kept.
     #[serde(default)]
     pub runs: RunsConfig,
     /// The guard on dispatched agents.
@@ -219,6 +226,7 @@ pub const DEFAULT_SEGMENT_BYTES: u64 = 4 << 20;
 pub const MIN_SEGMENT_BYTES: u64 = 64 << 10;
 
 impl JournalConfig {
+    /// The live journal's bound, in bytes.
     pub fn segment_bytes(&self) -> u64 {
         self.segment_bytes.unwrap_or(DEFAULT_SEGMENT_BYTES)
     }
@@ -238,17 +246,20 @@ pub struct RunsConfig {
 pub const DEFAULT_RUNS_KEPT: u32 = 50;
 
 impl RunsConfig {
+    /// How many run directories are kept.
     pub fn keep(&self) -> usize {
         self.keep.unwrap_or(DEFAULT_RUNS_KEPT) as usize
     }
 }
 
 impl LockConfig {
+    /// How long a verb waits for the writer's lock.
     pub fn timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.timeout_s.unwrap_or(DEFAULT_LOCK_TIMEOUT_S))
     }
 }
 
+/// `[agent]`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
@@ -269,6 +280,7 @@ pub struct AgentConfig {
     /// Usage adapter: `claude-stream-json`, `codex-json`, `gemini-json`, `file` or `none`.
     #[serde(default)]
     pub usage: Option<UsageAdapter>,
+    /// The command a loop step's node switches to when its monitor escalates (once per node).
     #[serde(default)]
     pub escalation_command: Option<Vec<String>>,
     /// Per-step overrides, e.g. a reviewer on another model.
@@ -319,15 +331,20 @@ pub fn parse_jobs(text: &str) -> Result<u32, String> {
     }
 }
 
+/// `[limits]`: a run's bounds (command-line flags override them).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
+    /// The most passes a run takes.
     #[serde(default)]
     pub max_passes: Option<u64>,
+    /// The most seconds a run takes.
     #[serde(default)]
     pub wall_time_s: Option<u64>,
+    /// The most tokens a run spends.
     #[serde(default)]
     pub token_budget: Option<u64>,
+    /// How many dispatches run at once.
     #[serde(default)]
     pub jobs: Option<u32>,
     /// Seconds to wait after a failed attempt before the step's next, doubling with each
@@ -359,18 +376,23 @@ impl Limits {
     }
 }
 
+/// `[autonomy]`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct AutonomyConfig {
+    /// The level of a node with none of its own or from an ancestor.
     #[serde(default)]
     pub default: Option<Autonomy>,
 }
 
+/// `[delivery]`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct DeliveryConfig {
+    /// The delivery target branch of a node with none from its lineage.
     #[serde(default)]
     pub target: Option<String>,
+    /// `pr` or `direct`.
     #[serde(default)]
     pub method: Option<DeliveryMethod>,
     /// Prints `{"merged": bool, "merge_commit": sha}` for a PR URL given as its last argument.
@@ -392,14 +414,19 @@ pub struct DeliveryConfig {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
+    /// Per million input tokens.
     #[serde(default)]
     pub input: f64,
+    /// Per million output tokens.
     #[serde(default)]
     pub output: f64,
+    /// Per million cache-read tokens.
     #[serde(default)]
     pub cache_read: f64,
+    /// Per million cache-write tokens.
     #[serde(default)]
     pub cache_write: f64,
+    /// Per million reasoning tokens; unset: reasoning is priced as output.
     #[serde(default)]
     pub reasoning: Option<f64>,
 }

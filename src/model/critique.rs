@@ -26,10 +26,15 @@ pub const CATEGORIES: [&str; 7] = [
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Informational.
     Info,
+    /// Low.
     Low,
+    /// Medium.
     Medium,
+    /// High: must be fixed.
     High,
+    /// Critical: must be fixed.
     Critical,
 }
 
@@ -39,6 +44,7 @@ impl Severity {
         self >= Severity::High
     }
 
+    /// Its word in the critique.
     pub fn name(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -54,11 +60,15 @@ impl Severity {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Finding {
+    /// Its category (one of [`CATEGORIES`]).
     pub category: String,
+    /// How bad it is.
     pub severity: Severity,
     /// True exactly when the severity is high or critical.
     pub must_fix: bool,
+    /// What is wrong.
     pub issue: String,
+    /// How the critic would fix it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suggested_mitigation: Option<String>,
 }
@@ -67,6 +77,7 @@ pub struct Finding {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Critique {
+    /// The file's shape ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
     /// The plan file as the critic was given it.
     pub plan: String,
@@ -76,9 +87,12 @@ pub struct Critique {
     pub at: String,
     /// The critic's exit code (none when it was killed).
     pub exit_code: Option<i32>,
+    /// What the critic found.
     pub findings: Vec<Finding>,
+    /// Concerns across the plan, not one task's.
     #[serde(default)]
     pub cross_cutting_concerns: Vec<String>,
+    /// The critic's verdict in words.
     #[serde(default)]
     pub overall_assessment: String,
 }

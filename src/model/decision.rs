@@ -37,6 +37,7 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    /// Its name in JSON and text.
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Done => "done",
@@ -56,59 +57,89 @@ impl RunStatus {
 #[serde(tag = "action", rename_all = "kebab-case")]
 pub enum Action {
     /// Run the step's floors (`transition complete`).
-    Check { bead: String, step: String },
+    Check {
+        /// The node.
+        bead: String,
+        /// The step whose floors run.
+        step: String,
+    },
     /// Start the step's command in the node's worktree, branched from `target` when it is new;
     /// `attempt` is the attempt this dispatch will be.
     Dispatch {
+        /// The node.
         bead: String,
+        /// The step whose command runs.
         step: String,
+        /// The attempt on `step` this dispatch is, from 1.
         attempt: u32,
+        /// The branch a new worktree is branched from.
         target: String,
     },
     /// Dead-letter the node: its attempts on the step are used up.
     Park {
+        /// The node.
         bead: String,
+        /// The step it is parked on.
         step: String,
+        /// Why, for the dead letter.
         reason: String,
     },
     /// Move the node past `step`, an `optional: true` step whose command this run cannot find,
     /// recording it as not applicable with `reason` (`transition skip`).
     Skip {
+        /// The node.
         bead: String,
+        /// The optional step skipped.
         step: String,
+        /// Why its command is unavailable.
         reason: String,
     },
     /// A loop step's monitor found a cycle or an oscillation after `iteration` (`rule`): switch
     /// the node to `[agent] escalation_command` (once per node), or, with none left, keep its
     /// command and give the next prompt recovery context.
     Escalate {
+        /// The node.
         bead: String,
+        /// The loop step.
         step: String,
+        /// The iteration after which the monitor decided.
         iteration: u32,
+        /// The monitor's rule (`escalate_oscillation`, `escalate_repeated`).
         rule: String,
     },
     /// A loop step's latest score fell below its first: restore the node's worktree to the
     /// snapshot of iteration `restore` (the best before the latest).
     Rollback {
+        /// The node.
         bead: String,
+        /// The loop step.
         step: String,
+        /// The iteration after which the monitor decided.
         iteration: u32,
+        /// The iteration whose snapshot is restored.
         restore: u32,
     },
     /// A loop step's scores stopped rising: run one step-back analysis of the plateau (costs no
     /// iteration); its root cause goes into the next prompt.
     StepBack {
+        /// The node.
         bead: String,
+        /// The loop step.
         step: String,
+        /// The iteration after which the monitor decided.
         iteration: u32,
+        /// Why: the scores that did not rise.
         reason: String,
     },
     /// Remove the checkouts of a closed node's children, and with `own` the node's own (its
     /// route finished, so its work is on its target); delete the branches splice made for them
     /// whose commits are all on their target.
     CleanupFanout {
+        /// The closed node.
         bead: String,
+        /// Its children that have a checkout.
         children: Vec<String>,
+        /// Remove the node's own checkouts too.
         #[serde(default, skip_serializing_if = "is_false")]
         own: bool,
     },
@@ -119,6 +150,7 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl Action {
+    /// The node it acts on.
     pub fn bead(&self) -> &str {
         match self {
             Action::Check { bead, .. }
@@ -132,6 +164,7 @@ impl Action {
         }
     }
 
+    /// Its `action` tag.
     pub fn name(&self) -> &'static str {
         match self {
             Action::Check { .. } => "check",
@@ -154,26 +187,50 @@ pub enum Rest {
     /// the snapshot found its holder dead (`dead_holders`), `died` says how, and the options
     /// are `reclaim-dead` (`splice run --reclaim-dead`) and `clear-claim`.
     Running {
+        /// The claim's holder.
         holder: Text,
+        /// When the claim was taken (RFC 3339).
         since: Text,
+        /// What a person may do, first the suggested one.
         options: Vec<Text>,
+        /// How the holder died, when the snapshot found it dead.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         died: Option<Died>,
     },
     /// This runner's own dispatch is in flight.
-    InFlight { holder: Text, since: Text },
+    InFlight {
+        /// This runner's holder identity.
+        holder: Text,
+        /// When the claim was taken (RFC 3339).
+        since: Text,
+    },
     /// Dead-lettered on `step`.
-    Parked { step: Text, reason: String },
+    Parked {
+        /// The step it was parked on.
+        step: Text,
+        /// The dead letter's reason.
+        reason: String,
+    },
     /// Open `blocks` dependencies.
-    Blocked { by: Vec<Text> },
+    Blocked {
+        /// The blockers not done, sorted.
+        by: Vec<Text>,
+    },
     /// The parent has not reached its delegate step.
-    WaitingParent { parent: Text, parent_step: Text },
+    WaitingParent {
+        /// The parent's id.
+        parent: Text,
+        /// The parent's current step.
+        parent_step: Text,
+    },
     /// A person must act: approve a pending gate, or do a step that has no command.
     AwaitingHuman {
         /// The step whose gate is pending (absent when the step simply has no command).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         gate: Option<Text>,
+        /// The node's current step.
         step: Text,
+        /// The node's resolved autonomy level.
         autonomy: Autonomy,
         /// The node that supplied the level, `config`, or `default`.
         autonomy_source: Text,
@@ -190,27 +247,47 @@ pub enum Rest {
         land: Option<crate::model::bead::GateLand>,
     },
     /// Delegating: sanctioned children still open.
-    WaitingChildren { children: Vec<Text> },
-    /// The last check could not check.
-    Escalated { reason: String },
+    WaitingChildren {
+        /// The open children, in the split's order.
+        children: Vec<Text>,
+    },
+    /// It cannot go on without a person: a check that could not check, an unreadable file, a
+    /// dependency cycle, an undeclared step, no target.
+    Escalated {
+        /// What is wrong, and what to do.
+        reason: String,
+    },
     /// Waiting before the step's next attempt: `attempt` is dispatched at `until` (RFC 3339).
-    Backoff { until: Text, attempt: u32 },
+    Backoff {
+        /// When the next attempt may start (RFC 3339 UTC).
+        until: Text,
+        /// The attempt that will be.
+        attempt: u32,
+    },
     /// A PR is open and this run already checked it.
     AwaitingMerge {
+        /// The recorded PR.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pr_url: Option<String>,
     },
     /// Its declared files overlap a sibling's dispatch or claim.
-    Serialized { behind: Text },
+    Serialized {
+        /// The sibling it waits for.
+        behind: Text,
+    },
     /// Past the jobs limit.
     Queued,
     /// Closed, nothing to do.
     Closed,
     /// It had an action, withheld because the run is `done`, over `budget` or `stalled`.
-    Held { by: RunStatus },
+    Held {
+        /// The run status that withholds it.
+        by: RunStatus,
+    },
 }
 
 impl Rest {
+    /// Its `kind` tag.
     pub fn name(&self) -> &'static str {
         match self {
             Rest::Running { .. } => "running",
@@ -231,10 +308,181 @@ impl Rest {
     }
 }
 
+/// The rule of `decide`'s table (the module doc of [`crate::decide`]) that produced a node's
+/// outcome. It serializes as its number, so a replay diff names the rule that changed.
+///
+/// A dispatch that serialization or the jobs limit holds back (`serialized`, `queued`), or that
+/// the run status withholds (`held`), keeps the rule that asked for it ([`Rule::Dispatch`], or
+/// the rule of the withheld action).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(into = "u8", try_from = "u8")]
+#[repr(u8)]
+pub enum Rule {
+    /// The bead's file could not be read: `escalated` with its file and error.
+    Unreadable = 1,
+    /// Closed, with checkouts to remove: `cleanup-fanout`.
+    Cleanup = 2,
+    /// Closed: `closed`.
+    Closed = 3,
+    /// Leased by another holder: `running`.
+    Running = 4,
+    /// Leased by this runner: `in-flight`.
+    InFlight = 5,
+    /// Dead-lettered: `parked`.
+    Parked = 6,
+    /// Blocked by a dependency cycle through beads not done: `escalated`.
+    BlockedCycle = 7,
+    /// A `blocks` dependency not done: `blocked`.
+    Blocked = 8,
+    /// An ancestor's file could not be read: `escalated`.
+    LineageUnreadable = 9,
+    /// The parent has not released its children: `waiting-parent`.
+    WaitingParent = 10,
+    /// A gate pending on the step: `awaiting-human`.
+    Gate = 11,
+    /// Delegating while a sanctioned child is open: `waiting-children`.
+    WaitingChildren = 12,
+    /// The step is not declared in the manifest: `escalated`.
+    UndeclaredStep = 13,
+    /// A loop step's check since entry escalated: `escalated`.
+    LoopEscalated = 14,
+    /// A loop step's monitor found success: `check`.
+    LoopSuccess = 15,
+    /// A loop step's monitor stopped it (iteration limit, budget): `park`.
+    LoopStop = 16,
+    /// A loop step's monitor found a cycle or an oscillation: `escalate`.
+    LoopEscalate = 17,
+    /// A loop step's score fell below its first: `rollback`.
+    LoopRollback = 18,
+    /// A loop step's scores stopped rising: `step-back`.
+    LoopStepBack = 19,
+    /// A loop step's confidence fell: `awaiting-human` with the question, or `park` without a
+    /// person.
+    LoopAsk = 20,
+    /// A loop step's wall time is used up: `park`.
+    LoopWallTime = 21,
+    /// Evidence to check: `check`.
+    Check = 22,
+    /// The check since entry escalated: `escalated`.
+    CheckEscalated = 23,
+    /// A refusal only a later check answers: `check`, `awaiting-merge` or `escalated`.
+    Recheck = 24,
+    /// An optional step whose command this run cannot find: `skip`.
+    Skip = 25,
+    /// Attempts (or iterations) on the step used up: `park`.
+    Exhausted = 26,
+    /// Too soon after the last attempt: `backoff`.
+    Backoff = 27,
+    /// No delivery target to branch from, or one that names no commit: `escalated`.
+    NoTarget = 28,
+    /// The step's command should run: `dispatch`.
+    Dispatch = 29,
+    /// A person does the step: `awaiting-human`.
+    Person = 30,
+}
+
+impl Rule {
+    /// Every rule, in the table's order.
+    pub const ALL: [Rule; 30] = [
+        Rule::Unreadable,
+        Rule::Cleanup,
+        Rule::Closed,
+        Rule::Running,
+        Rule::InFlight,
+        Rule::Parked,
+        Rule::BlockedCycle,
+        Rule::Blocked,
+        Rule::LineageUnreadable,
+        Rule::WaitingParent,
+        Rule::Gate,
+        Rule::WaitingChildren,
+        Rule::UndeclaredStep,
+        Rule::LoopEscalated,
+        Rule::LoopSuccess,
+        Rule::LoopStop,
+        Rule::LoopEscalate,
+        Rule::LoopRollback,
+        Rule::LoopStepBack,
+        Rule::LoopAsk,
+        Rule::LoopWallTime,
+        Rule::Check,
+        Rule::CheckEscalated,
+        Rule::Recheck,
+        Rule::Skip,
+        Rule::Exhausted,
+        Rule::Backoff,
+        Rule::NoTarget,
+        Rule::Dispatch,
+        Rule::Person,
+    ];
+
+    /// Its number in the table, from 1.
+    pub fn number(self) -> u8 {
+        self as u8
+    }
+
+    /// Its name in the table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Unreadable => "unreadable",
+            Rule::Cleanup => "cleanup",
+            Rule::Closed => "closed",
+            Rule::Running => "running",
+            Rule::InFlight => "in-flight",
+            Rule::Parked => "parked",
+            Rule::BlockedCycle => "blocked-cycle",
+            Rule::Blocked => "blocked",
+            Rule::LineageUnreadable => "lineage-unreadable",
+            Rule::WaitingParent => "waiting-parent",
+            Rule::Gate => "gate",
+            Rule::WaitingChildren => "waiting-children",
+            Rule::UndeclaredStep => "undeclared-step",
+            Rule::LoopEscalated => "loop-escalated",
+            Rule::LoopSuccess => "loop-success",
+            Rule::LoopStop => "loop-stop",
+            Rule::LoopEscalate => "loop-escalate",
+            Rule::LoopRollback => "loop-rollback",
+            Rule::LoopStepBack => "loop-step-back",
+            Rule::LoopAsk => "loop-ask",
+            Rule::LoopWallTime => "loop-wall-time",
+            Rule::Check => "check",
+            Rule::CheckEscalated => "check-escalated",
+            Rule::Recheck => "recheck",
+            Rule::Skip => "skip",
+            Rule::Exhausted => "exhausted",
+            Rule::Backoff => "backoff",
+            Rule::NoTarget => "no-target",
+            Rule::Dispatch => "dispatch",
+            Rule::Person => "person",
+        }
+    }
+}
+
+impl From<Rule> for u8 {
+    fn from(rule: Rule) -> u8 {
+        rule.number()
+    }
+}
+
+impl TryFrom<u8> for Rule {
+    type Error = String;
+
+    fn try_from(n: u8) -> Result<Rule, String> {
+        n.checked_sub(1)
+            .and_then(|i| Rule::ALL.get(usize::from(i)))
+            .copied()
+            .ok_or_else(|| format!("no rule {n} in decide's table (1–{})", Rule::ALL.len()))
+    }
+}
+
 /// One node's outcome: an action (listed in `Decision::actions`, `rest` null) or a rest.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct NodeDecision {
+    /// The node's current step (empty when its file could not be read).
     pub step: Text,
+    /// The rule of the table that decided it.
+    pub rule: Rule,
+    /// Why it rests, or `None` when it has an action.
     pub rest: Option<Rest>,
 }
 
@@ -252,6 +500,7 @@ pub struct Decision {
     /// The decision's shape ([`DECISION_SCHEMA`]).
     #[serde(default = "decision_schema")]
     pub schema_version: u32,
+    /// How the run stands.
     pub status: RunStatus,
     /// In (priority, id) order.
     pub actions: Vec<Action>,

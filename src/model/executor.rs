@@ -77,6 +77,7 @@ impl Resources {
     }
 }
 
+/// `[executor]`: where dispatches (and floors) run, and a Slurm job's resources.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ExecutorConfig {
@@ -102,10 +103,12 @@ pub struct ExecutorConfig {
 }
 
 impl ExecutorConfig {
+    /// Where dispatches run (default `local`).
     pub fn kind(&self) -> ExecutorKind {
         self.kind.unwrap_or_default()
     }
 
+    /// Where the command-running floors run (default `local`).
     pub fn floors(&self) -> FloorsOn {
         self.floors.unwrap_or_default()
     }

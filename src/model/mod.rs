@@ -1,5 +1,7 @@
 //! Serde types shared by every part: beads, the manifest, the config, snapshots and decisions.
 
+#![warn(missing_docs)]
+
 pub mod agent;
 pub mod bd;
 pub mod bead;
@@ -21,7 +23,7 @@ pub mod usage;
 
 pub use bead::{Bead, Kind, Pipeline, SpecVerdict, Status, Verdict};
 pub use config::Config;
-pub use decision::{Action, Decision, NodeDecision, Rest, RunStatus};
+pub use decision::{Action, Decision, NodeDecision, Rest, Rule, RunStatus};
 pub use envelope::Envelope;
 pub use manifest::{Autonomy, FloorKind, Manifest, Role, Step};
 pub use snapshot::{Counters, Limits, Snapshot};

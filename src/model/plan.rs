@@ -12,6 +12,7 @@ use super::bead::Kind;
 use super::manifest::Autonomy;
 use super::tier::Tier;
 
+/// The plan file shape this build reads and writes.
 pub const PLAN_SCHEMA: u32 = 1;
 
 /// The tiers a plan's task may name: leaf tiers (a task is a leaf; `architectural` is a
@@ -32,45 +33,67 @@ fn task_tier_names() -> String {
         .join(", ")
 }
 
+/// A saved, typed plan (`docs/plan.md`): a campaign's scenarios and tasks, run by `splice plan
+/// approve`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
+    /// The file's shape ([`PLAN_SCHEMA`]).
     pub schema_version: u32,
+    /// The campaign's title.
     pub title: String,
     /// What the campaign is for (the root's description); optional.
     #[serde(default)]
     pub description: String,
+    /// The scenarios the campaign must cover.
     pub scenarios: Vec<PlanScenario>,
+    /// The campaign's suite command (the root's `suite_cmd`).
     pub suite_cmd: String,
+    /// Where the coverage floor looks for scenario ids (the root's `test_paths`).
     pub test_paths: Vec<String>,
+    /// The campaign's autonomy level (`hitl`, `wave`, `deep`).
     #[serde(default)]
     pub autonomy: Option<String>,
+    /// The campaign's delivery target branch.
     #[serde(default)]
     pub target: Option<String>,
+    /// The tasks, each a leaf of the campaign.
     pub tasks: Vec<PlanTask>,
 }
 
+/// A scenario the campaign must cover.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PlanScenario {
+    /// Its id (`S1`).
     pub id: String,
+    /// What it is.
     pub title: String,
 }
 
+/// A task of the plan: one leaf.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PlanTask {
+    /// Its id in the plan.
     pub id: String,
+    /// Its title.
     pub title: String,
+    /// What the work is.
     #[serde(default)]
     pub description: String,
+    /// Its request tier (a leaf tier).
     #[serde(default)]
     pub tier: Option<String>,
+    /// The scenario ids it owns.
     pub scenarios: Vec<String>,
+    /// Its declared file scope.
     #[serde(default)]
     pub files: Vec<String>,
+    /// The plan ids of tasks it depends on (`blocks`).
     #[serde(default)]
     pub depends_on: Vec<String>,
+    /// The acceptance checks it must pass.
     #[serde(default)]
     pub acceptance: Vec<Acceptance>,
 }

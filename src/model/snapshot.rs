@@ -18,10 +18,13 @@ pub const SNAPSHOT_VERSION: u32 = 1;
 /// Caps on one run; unset caps never stop it.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
+    /// The most passes the run takes.
     #[serde(default)]
     pub max_passes: Option<u64>,
+    /// The most tokens the run spends.
     #[serde(default)]
     pub token_budget: Option<u64>,
+    /// The most seconds the run takes.
     #[serde(default)]
     pub wall_time_s: Option<u64>,
     /// Dispatches running at once, in-flight ones included.
@@ -67,10 +70,13 @@ impl Default for Limits {
 /// What the run has used so far (all zero outside a run).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct Counters {
+    /// Passes taken.
     #[serde(default)]
     pub passes: u64,
+    /// Tokens spent.
     #[serde(default)]
     pub tokens: u64,
+    /// Seconds since the run started.
     #[serde(default)]
     pub wall_s: u64,
     /// Passes in a row, ending with the last one, whose actions all came to nothing (each was
@@ -88,6 +94,7 @@ fn is_zero(n: &u64) -> bool {
 pub struct Died {
     /// The runner's pid, as its holder names it.
     pub pid: i32,
+    /// What shows it is dead.
     pub cause: DeathCause,
 }
 
@@ -115,19 +122,22 @@ impl Died {
 /// One read of the state, the whole input of `decide`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Snapshot {
+    /// The snapshot format ([`SNAPSHOT_VERSION`]).
     #[serde(default = "version")]
     pub version: u32,
     /// RFC 3339 UTC.
     pub now: String,
     /// This runner's holder identity: leases it holds are its own dispatches in flight.
     pub holder: String,
-    /// This run's id: a check recorded by another run is re-made (DESIGN §5 rule 12).
+    /// This run's id: a check recorded by another run is re-made (`decide`'s rule 24).
     pub run: String,
     /// The scope root, when the snapshot covers one bead's tree.
     #[serde(default)]
     pub scope: Option<String>,
+    /// The run's caps.
     #[serde(default)]
     pub limits: Limits,
+    /// What the run has used so far.
     #[serde(default)]
     pub counters: Counters,
     /// `[autonomy] default` from the config.
@@ -153,12 +163,12 @@ pub struct Snapshot {
     pub worktrees: Vec<String>,
     /// The delivery targets this snapshot's nodes may use (their own, their ancestors', the
     /// config's, the branch checked out) that name no commit in the repository, sorted: a node
-    /// about to dispatch to one rests `escalated` (DESIGN §5 rule 13).
+    /// about to dispatch to one rests `escalated` (`decide`'s rule 28).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_targets: Vec<String>,
     /// The `optional: true` steps whose command the run cannot find, with why (the program and
     /// where it is set): a node that would dispatch one is moved past it instead (action
-    /// `skip`, DESIGN §5 rule 12a). A snapshot without it has none.
+    /// `skip`, `decide`'s rule 25). A snapshot without it has none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unavailable: BTreeMap<String, String>,
     /// The holders of claims in this snapshot that were found dead when it was read: runners of
@@ -176,6 +186,7 @@ pub struct Snapshot {
     /// Typed and validated as `.splice/manifest.json` is (an older shape is brought up to date).
     #[serde(deserialize_with = "super::manifest::deserialize_checked")]
     pub manifest: Manifest,
+    /// Every bead in scope, plain ones included.
     pub beads: Vec<Bead>,
     /// Bead files in scope that could not be read, by id: `decide` rests each `escalated` with
     /// its error, and the nodes below it too (their lineage cannot be known).

@@ -18,10 +18,15 @@ use super::bead::Kind;
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
+    /// The smallest request (the `trivial` route by default).
     Trivial,
+    /// A small task (the `light` route by default).
     Light,
+    /// A task a person or a plan names; no classifier chooses it (the `leaf` route by default).
     Standard,
+    /// A large task (the `leaf` route by default).
     Substantial,
+    /// A campaign, split into tasks (the `root` route by default).
     Architectural,
 }
 
@@ -29,6 +34,7 @@ pub enum Tier {
 pub const AUTO: &str = "auto";
 
 impl Tier {
+    /// Every tier, smallest first.
     pub const ALL: [Tier; 5] = [
         Tier::Trivial,
         Tier::Light,
@@ -37,6 +43,7 @@ impl Tier {
         Tier::Architectural,
     ];
 
+    /// Its name.
     pub fn as_str(self) -> &'static str {
         match self {
             Tier::Trivial => "trivial",
@@ -102,7 +109,9 @@ impl<'de> Deserialize<'de> for Tier {
 /// A tier as a person asks for it: a named tier, or `auto` (classify the request).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TierChoice {
+    /// Let the classifier choose.
     Auto,
+    /// This tier.
     Named(Tier),
 }
 

@@ -14,9 +14,13 @@ pub const MONITOR_SCHEMA: u32 = 1;
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Findings {
+    /// Critical findings.
     pub critical: u64,
+    /// High findings.
     pub high: u64,
+    /// Medium findings.
     pub medium: u64,
+    /// Low findings.
     pub low: u64,
 }
 
@@ -31,8 +35,11 @@ impl Findings {
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Outcomes {
+    /// How many passed.
     pub passed: u64,
+    /// How many failed.
     pub failed: u64,
+    /// How many errored (could not run to a result).
     pub errored: u64,
 }
 
@@ -44,27 +51,37 @@ pub struct Outcomes {
 pub struct IterationState {
     /// 1-based; the file's entries are numbered 1, 2, 3… in order.
     pub iteration: u32,
+    /// A stage failed before the iteration completed: nothing below was measured.
     #[serde(default)]
     pub stage_failed: bool,
+    /// The tests' outcomes.
     #[serde(default)]
     pub tests: Outcomes,
+    /// The acceptance facts' outcomes.
     #[serde(default)]
     pub acceptance: Outcomes,
+    /// Lint findings.
     #[serde(default)]
     pub lint: Findings,
+    /// Security findings.
     #[serde(default)]
     pub security: Findings,
     /// The agent's confidence, 0..1; absent when it gave none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
+    /// Tokens the iteration's dispatch used.
     #[serde(default)]
     pub tokens: u64,
+    /// What the iteration's dispatch cost, in USD.
     #[serde(default)]
     pub cost_usd: f64,
+    /// How many paths the change touched.
     #[serde(default)]
     pub changed_paths: u64,
+    /// Lines the change added.
     #[serde(default)]
     pub lines_added: u64,
+    /// Lines the change removed.
     #[serde(default)]
     pub lines_removed: u64,
     /// Bytes of the proposed files' content (deletions excluded).
@@ -98,19 +115,33 @@ impl IterationState {
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Weights {
+    /// Per passed test.
     pub tests_passed: i64,
+    /// Per failed test.
     pub tests_failed: i64,
+    /// Per errored test.
     pub tests_errored: i64,
+    /// Per passed acceptance fact.
     pub acceptance_passed: i64,
+    /// Per failed acceptance fact.
     pub acceptance_failed: i64,
+    /// Per errored acceptance fact.
     pub acceptance_errored: i64,
+    /// Per critical lint finding.
     pub lint_critical: i64,
+    /// Per high lint finding.
     pub lint_high: i64,
+    /// Per medium lint finding.
     pub lint_medium: i64,
+    /// Per low lint finding.
     pub lint_low: i64,
+    /// Per critical security finding.
     pub security_critical: i64,
+    /// Per high security finding.
     pub security_high: i64,
+    /// Per medium security finding.
     pub security_medium: i64,
+    /// Per low security finding.
     pub security_low: i64,
 }
 
@@ -143,12 +174,16 @@ fn default_max_iterations() -> u32 {
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LoopSettings {
+    /// The most iterations before the loop stops.
     #[serde(default = "default_max_iterations")]
     pub max_iterations: u32,
+    /// The most tokens the loop may spend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<u64>,
+    /// The most the loop may cost, in USD.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_budget_usd: Option<f64>,
+    /// The score weights.
     #[serde(default)]
     pub weights: Weights,
 }
@@ -170,15 +205,20 @@ impl Default for LoopSettings {
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Spent {
+    /// Tokens spent.
     pub tokens: u64,
+    /// Cost spent, in USD.
     pub cost_usd: f64,
 }
 
 /// Everything the monitor decides from.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MonitorInput {
+    /// The step's limits and weights.
     pub settings: LoopSettings,
+    /// What was spent outside the iterations.
     pub spent: Spent,
+    /// The iterations judged, in order.
     pub trajectory: Vec<IterationState>,
 }
 
@@ -186,11 +226,15 @@ pub struct MonitorInput {
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TrajectoryFile {
+    /// The file's shape ([`TRAJECTORY_SCHEMA`]).
     pub schema_version: u32,
+    /// The loop's limits and weights.
     #[serde(default)]
     pub settings: LoopSettings,
+    /// What was spent outside the iterations.
     #[serde(default)]
     pub budget: Spent,
+    /// The iterations, in order.
     pub trajectory: Vec<IterationState>,
 }
 
@@ -268,6 +312,7 @@ fn check_state(i: usize, s: &IterationState) -> Result<(), String> {
 pub struct StageFailure {
     /// `tests`.
     pub stage: String,
+    /// Why it failed.
     pub reason: String,
     /// The end of the command's output, when it ran.
     pub output_tail: String,
@@ -276,9 +321,11 @@ pub struct StageFailure {
 /// An acceptance fact that did not pass.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct AcceptanceMiss {
+    /// The fact's id.
     pub id: String,
     /// `failed` (ran, wrong exit) or `errored` (could not start, or timed out).
     pub outcome: String,
+    /// Why it did not pass.
     pub reason: String,
 }
 
@@ -289,17 +336,22 @@ pub struct FindingNote {
     pub stage: String,
     /// critical, high, medium or low.
     pub severity: String,
+    /// The analyzer's rule id.
     pub rule: Option<String>,
+    /// Where, as the analyzer names it (file and line).
     pub location: Option<String>,
+    /// The analyzer's message.
     pub message: Option<String>,
 }
 
 /// What the next dispatch's prompt carries besides the scores (bounded lists).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct RevisionContext {
+    /// The stage that failed before the iteration completed, if one did.
     pub stage_failure: Option<StageFailure>,
     /// Failed, then errored test names (at most [`MAX_NAMES`]).
     pub failing_tests: Vec<String>,
+    /// The acceptance facts that did not pass (at most [`MAX_NAMES`]).
     pub acceptance: Vec<AcceptanceMiss>,
     /// High and critical findings first (at most [`MAX_FINDINGS`]).
     pub findings: Vec<FindingNote>,
@@ -334,6 +386,7 @@ pub struct StageReport {
 
 /// How many test names, findings and acceptance misses the context keeps.
 pub const MAX_NAMES: usize = 50;
+/// How many findings the context keeps.
 pub const MAX_FINDINGS: usize = 20;
 
 /// One iteration of a loop step on a node, as the writer's `iterate` appends it to
@@ -344,6 +397,7 @@ pub const MAX_FINDINGS: usize = 20;
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Iteration {
+    /// The loop step.
     pub step: String,
     /// The bead's seq when it was recorded.
     pub seq: u64,
@@ -353,6 +407,7 @@ pub struct Iteration {
     pub started_at: String,
     /// When it was recorded.
     pub at: String,
+    /// What it measured.
     pub state: IterationState,
     /// Its score under the step's weights (absent for a stage failure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -361,6 +416,7 @@ pub struct Iteration {
     /// states themselves).
     #[serde(default)]
     pub monitor: serde_json::Value,
+    /// What the next dispatch's prompt carries.
     #[serde(default)]
     pub context: RevisionContext,
     /// The git ref holding the worktree after this iteration (`refs/splice/snapshots/<id>/<n>`).
@@ -377,25 +433,49 @@ pub struct Iteration {
 #[serde(tag = "effect", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Effect {
     /// The node switched to `[agent] escalation_command` (once per node).
-    Escalated { rule: String, command: Vec<String> },
+    Escalated {
+        /// The monitor's rule that escalated.
+        rule: String,
+        /// The command its dispatches use from now on.
+        command: Vec<String>,
+    },
     /// A cycle or oscillation with no escalation left (none configured, or the node already
     /// escalated): the command is kept and the next prompt carries recovery context.
-    Recovery { rule: String, why: String },
+    Recovery {
+        /// The monitor's rule.
+        rule: String,
+        /// Why no escalation was left.
+        why: String,
+    },
     /// The worktree was restored to the snapshot of iteration `restored`.
-    RolledBack { restored: u32, snapshot: String },
+    RolledBack {
+        /// The iteration restored.
+        restored: u32,
+        /// Its snapshot's git ref.
+        snapshot: String,
+    },
     /// A step-back analysis ran; its root cause is revision context.
     SteppedBack {
+        /// The analysis's root cause.
         root_cause: String,
+        /// Tokens the analysis used.
         #[serde(default)]
         tokens: u64,
+        /// What the analysis cost, in USD.
         #[serde(default)]
         cost_usd: f64,
     },
     /// A person answered the monitor's question (`transition guide`).
-    Guided { text: String, by: String },
+    Guided {
+        /// The guidance, for the next prompt.
+        text: String,
+        /// The person who gave it.
+        by: String,
+    },
 }
 
 impl Effect {
+    /// Its `effect` tag.
     pub fn name(&self) -> &'static str {
         match self {
             Effect::Escalated { .. } => "escalated",
@@ -412,11 +492,15 @@ impl Effect {
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Escalation {
+    /// The step it escalated on.
     pub step: String,
+    /// The iteration after which it escalated.
     pub iteration: u32,
+    /// The monitor's rule that escalated it.
     pub rule: String,
     /// The command the node's dispatches use from now on.
     pub command: Vec<String>,
+    /// When (RFC 3339 UTC).
     pub at: String,
 }
 

@@ -7,8 +7,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CostSource {
+    /// The provider reported it.
     Provider,
+    /// The price table (`[prices.<model>]`) gave it.
     Prices,
+    /// Neither: the cost is unknown.
     #[default]
     Unknown,
 }
@@ -16,18 +19,23 @@ pub enum CostSource {
 /// Tokens, latency and cost of one dispatch, or a sum of them.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct Usage {
+    /// Input tokens, as the agent reported them.
     #[serde(default)]
     pub input_tokens: u64,
+    /// Output tokens, reasoning included.
     #[serde(default)]
     pub output_tokens: u64,
+    /// Tokens read from the prompt cache.
     #[serde(default)]
     pub cache_read_tokens: u64,
+    /// Tokens written to the prompt cache.
     #[serde(default)]
     pub cache_write_tokens: u64,
     /// Reasoning tokens, as a part of `output_tokens` (how OpenAI and Anthropic report them;
     /// the Gemini adapter adds Gemini's separate `thoughts` to the output to match).
     #[serde(default)]
     pub reasoning_tokens: u64,
+    /// Wall time of the dispatch, in milliseconds.
     #[serde(default)]
     pub latency_ms: u64,
     /// `None` is an unknown cost, never 0.
@@ -37,8 +45,10 @@ pub struct Usage {
     /// (`$0.42 + unknown`); `None` when every part is unknown, or the whole is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known_cost_usd: Option<f64>,
+    /// Where `cost_usd` came from.
     #[serde(default)]
     pub cost_source: CostSource,
+    /// The model that did the work, when reported.
     #[serde(default)]
     pub model: Option<String>,
 }

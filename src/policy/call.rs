@@ -30,8 +30,9 @@ pub const SUMMARY_CAP: usize = 1200;
 /// Where a node goes when its route ends inside a call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Return {
-    /// The caller's route, and the kind of node that walked it (as the frame recorded).
+    /// The caller's route (as the frame recorded).
     pub route: String,
+    /// The kind of node that walked it.
     pub kind: Kind,
     /// The caller's step the node enters (the frame's `return_to`).
     pub step: String,

@@ -1,4 +1,4 @@
-//! When a bead is blocked: one rule, used by `decide` (rule 6: a node rests `blocked`) and by
+//! When a bead is blocked: one rule, used by `decide` (rule 8: a node rests `blocked`) and by
 //! `splice ready` (a plain bead that could be started).
 //!
 //! A bead is blocked by each of its `blocks` dependencies whose work is not done: open (any

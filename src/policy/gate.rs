@@ -16,7 +16,12 @@ pub enum GateOutcome {
     /// The step has no gate.
     Open,
     /// The node's autonomy relaxes it: `level`, supplied by `source`.
-    Relaxed { level: Autonomy, source: Source },
+    Relaxed {
+        /// The level that relaxes it.
+        level: Autonomy,
+        /// Who supplied the level.
+        source: Source,
+    },
     /// A person must approve.
     Pending,
 }

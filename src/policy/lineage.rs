@@ -35,6 +35,7 @@ pub struct Defaults<'a> {
 }
 
 impl<'a> Defaults<'a> {
+    /// The defaults of `config`, with `branch` checked out.
     pub fn new(config: &'a Config, branch: Option<&'a str>) -> Defaults<'a> {
         Defaults {
             autonomy: config.autonomy.default,
@@ -131,11 +132,14 @@ pub fn delivery<'a>(
 /// lineage rules need to answer for that node.
 #[derive(Clone, Copy, Debug)]
 pub struct Lineage<'a> {
+    /// The node's ancestors, nearest first.
     pub ancestors: &'a [Bead],
+    /// The config's defaults and the checked-out branch.
     pub defaults: Defaults<'a>,
 }
 
 impl<'a> Lineage<'a> {
+    /// The lineage of a node with `ancestors`, nearest first.
     pub fn new(ancestors: &'a [Bead], defaults: Defaults<'a>) -> Lineage<'a> {
         Lineage {
             ancestors,
@@ -148,14 +152,17 @@ impl<'a> Lineage<'a> {
         std::iter::once(bead).chain(self.ancestors.iter())
     }
 
+    /// `bead`'s autonomy level and who supplied it ([`autonomy`]).
     pub fn autonomy(&self, bead: &Bead) -> (Autonomy, Source) {
         autonomy(self.chain(bead), &self.defaults)
     }
 
+    /// `bead`'s delivery target ([`target`]).
     pub fn target<'b>(&'b self, bead: &'b Bead) -> Option<&'b str> {
         target(self.chain(bead), &self.defaults)
     }
 
+    /// `bead`'s delivery method ([`delivery`]).
     pub fn delivery(&self, bead: &Bead) -> DeliveryMethod {
         delivery(self.chain(bead), &self.defaults)
     }

@@ -8,7 +8,7 @@
 //! | module | the rule |
 //! |---|---|
 //! | [`lineage`] | what a node inherits: autonomy, delivery target and method, from itself, its ancestors, the config, the checked-out branch |
-//! | [`deps`] | when a bead is blocked: a `blocks` dependency whose work is not done (decide's rule 6, `splice ready`) |
+//! | [`deps`] | when a bead is blocked: a `blocks` dependency whose work is not done (decide's rule 8, `splice ready`) |
 //! | [`gate`] | whether a passed check waits for a person at the step's gate, or the node's autonomy relaxes it (and who supplied that level) |
 //! | [`branch`] | which result branch (`on_result`) of a step fires on its result, and what it does: continue, goto, switch route, abort, suggest a route, call a route, or park when a target does not resolve |
 //! | [`call`] | where an open call returns when the called route ends, with the callee's summary; the call depth bound |
@@ -16,6 +16,8 @@
 //! | [`monitor`] | after each iteration of a loop step: stop, escalate, roll back, step back, ask the user or continue (seed 000's pass monitor), and the iteration's score |
 //! | [`tier`] | which request tier a request gets, by the manifest's classifier rules |
 //! | [`verification`] | what a leaf's default verification runs: the repository's test command and the languages present, from its file list |
+
+#![warn(missing_docs)]
 
 pub mod branch;
 pub mod call;

@@ -55,14 +55,18 @@ pub fn score(s: &IterationState, w: &Weights) -> i64 {
 /// One iteration's score.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scored {
+    /// The iteration.
     pub iteration: u32,
+    /// Its score.
     pub score: i64,
 }
 
 /// One iteration's confidence.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq)]
 pub struct Confident {
+    /// The iteration.
     pub iteration: u32,
+    /// Its confidence, 0..1.
     pub confidence: f64,
 }
 
@@ -70,7 +74,9 @@ pub struct Confident {
 #[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum BudgetKind {
+    /// The token budget.
     Tokens,
+    /// The cost budget.
     CostUsd,
 }
 
@@ -78,47 +84,67 @@ pub enum BudgetKind {
 #[derive(Serialize, Debug, Clone, PartialEq)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum MonitorDecision {
+    /// The latest iteration passed every stage: check the step.
     Success {
+        /// The iteration that succeeded.
         iteration: u32,
     },
+    /// The iteration limit is reached without success.
     StopIterationLimit {
+        /// Iterations so far.
         iterations: u32,
+        /// The limit.
         max_iterations: u32,
     },
+    /// A budget ran out without success.
     StopBudget {
+        /// Which ran out.
         exhausted: Vec<BudgetKind>,
+        /// Tokens spent, iterations and outside them.
         tokens_spent: u64,
+        /// The token budget.
         #[serde(skip_serializing_if = "Option::is_none")]
         token_budget: Option<u64>,
+        /// Cost spent, in USD.
         cost_spent_usd: f64,
+        /// The cost budget, in USD.
         #[serde(skip_serializing_if = "Option::is_none")]
         cost_budget_usd: Option<f64>,
     },
+    /// The change hashes alternate a, b, a, b.
     EscalateOscillation {
         /// The two alternating hashes, a then b.
         hashes: [String; 2],
         /// The four iterations a, b, a, b.
         iterations: [u32; 4],
     },
+    /// The latest change hash repeats an earlier one.
     EscalateRepeated {
+        /// The repeated hash.
         hash: String,
         /// Every iteration with this hash, the latest last.
         iterations: Vec<u32>,
     },
+    /// The latest score (third or later) fell below the first.
     Rollback {
+        /// The first iteration's score.
         first: Scored,
+        /// The latest iteration's score.
         latest: Scored,
         /// The iteration to restore: the highest score before the latest; a tie, the later.
         restore: Scored,
     },
+    /// Three passes without improvement: analyse the plateau.
     StepBack {
         /// The last three scores, oldest first: none rose.
         last_three: [Scored; 3],
     },
+    /// The agent's confidence fell across three passes: ask a person.
     AskUser {
         /// The last three confidences, oldest first: each strictly below the one before.
         last_three: [Confident; 3],
     },
+    /// None of the above: the next iteration.
     Continue {},
 }
 
@@ -142,9 +168,12 @@ impl MonitorDecision {
 /// What `splice monitor` prints: the decision, the latest iteration and the score history.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct MonitorReport {
+    /// The report's shape ([`MONITOR_SCHEMA`](crate::model::trajectory::MONITOR_SCHEMA)).
     pub schema_version: u32,
+    /// The decision, with its evidence.
     #[serde(flatten)]
     pub decision: MonitorDecision,
+    /// The latest iteration's number.
     pub latest_iteration: u32,
     /// Every measured iteration's score, in order (stage failures have none).
     pub scores: Vec<Scored>,

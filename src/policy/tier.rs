@@ -16,11 +16,13 @@ use crate::model::tier::{Tier, TierRule};
 /// What the classifier chose, and why.
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Classification {
+    /// The tier chosen.
     pub tier: Tier,
     /// The deciding rule's position in `tiers.classify`, from 1.
     pub rule: usize,
     /// The deciding rule's name.
     pub rule_name: String,
+    /// Why, in words: what in the request matched.
     pub rationale: String,
     /// The request's length in code points, whitespace collapsed.
     pub chars: usize,

@@ -50,14 +50,20 @@ const NPM_PLACEHOLDER: &str = "no test specified";
 /// A language whose analyzers a leaf's verification runs when it is present.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Language {
+    /// Rust.
     Rust,
+    /// Python.
     Python,
+    /// Go.
     Go,
+    /// JavaScript.
     JavaScript,
+    /// TypeScript.
     TypeScript,
 }
 
 impl Language {
+    /// Its name in messages and reports.
     pub fn name(self) -> &'static str {
         match self {
             Language::Rust => "rust",
@@ -73,13 +79,16 @@ impl Language {
 /// contents of those of [`READS`] that exist at its root.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RepoFiles {
+    /// Its tracked paths.
     pub paths: Vec<String>,
+    /// Path → contents, for those of [`READS`] at its root.
     pub contents: BTreeMap<String, String>,
 }
 
 /// The detected test command and the rule that chose it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TestCommand {
+    /// The command.
     pub argv: Vec<String>,
     /// Why: the file that decided (`Cargo.toml`, `package.json scripts.test`, …).
     pub because: String,

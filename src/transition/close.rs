@@ -17,7 +17,7 @@
 //!   worktree and target checkout go, and the branch `splice/<id>` when all its commits are on
 //!   the node's target — else it is kept and named in the output. A bead whose claim a live
 //!   runner held is left to that runner (its dispatch is still ending in the worktree): `decide`
-//!   asks for a cancelled node's checkouts to go (rule 1) on its next pass. What fails to be
+//!   asks for a cancelled node's checkouts to go (its rule 2) on its next pass. What fails to be
 //!   cleaned up is reported, not an error: the cancel stands, and the next run tries again.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -32,7 +32,7 @@
 //! kept moving, or its checkout's index lock stayed held: issue 33) is a refusal too, but
 //! nothing on the branch answers it: its evidence says `transient`, the check is recorded
 //! `recheck` ([`only_transient`]), and decide asks for the next check, not a dispatch, spending
-//! no attempt (rule 12: once per run). An escalation (the target is checked out with
+//! no attempt (`decide`'s rule 24: once per run). An escalation (the target is checked out with
 //! uncommitted changes, or is not a local branch) waits for a person, and its reason says
 //! exactly what to run. Only a branch
 //! that moved past its review ([`Refused::BeyondReview`]: what would land is not the reviewed

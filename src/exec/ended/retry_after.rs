@@ -1,5 +1,5 @@
 //! How long the agent's API asked to be left alone after a transient end (issue 32): the
-//! `retry-after` its error carried, read from what the agent reported. Rule 13 of `decide`
+//! `retry-after` its error carried, read from what the agent reported. Rule 27 of `decide`
 //! waits at least that long before the retry, within its cap ([`crate::decide::MAX_BACKOFF_S`]).
 //!
 //! | where | what is read |

@@ -13,6 +13,7 @@ use crate::model::Text;
 pub struct Counts(Vec<(Text, u32)>);
 
 impl Counts {
+    /// No counts.
     pub fn new() -> Counts {
         Counts(Vec::new())
     }
@@ -21,14 +22,17 @@ impl Counts {
         self.0.binary_search_by(|(k, _)| k.as_str().cmp(key))
     }
 
+    /// `key`'s count.
     pub fn get(&self, key: &str) -> Option<&u32> {
         self.find(key).ok().map(|i| &self.0[i].1)
     }
 
+    /// `key`'s count, to change.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut u32> {
         self.find(key).ok().map(|i| &mut self.0[i].1)
     }
 
+    /// Has `key` a count?
     pub fn contains_key(&self, key: &str) -> bool {
         self.find(key).is_ok()
     }
@@ -45,14 +49,17 @@ impl Counts {
         }
     }
 
+    /// Remove `key`; the count it had, if any.
     pub fn remove(&mut self, key: &str) -> Option<u32> {
         self.find(key).ok().map(|i| self.0.remove(i).1)
     }
 
+    /// No counts at all?
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// How many steps have a count.
     pub fn len(&self) -> usize {
         self.0.len()
     }
@@ -62,6 +69,7 @@ impl Counts {
         self.0.iter().map(|(k, v)| (k, v))
     }
 
+    /// The counts in step order.
     pub fn values(&self) -> impl Iterator<Item = &u32> {
         self.0.iter().map(|(_, v)| v)
     }

@@ -16,6 +16,7 @@ use super::tier::{Tier, TierRule};
 use super::usage::Usage;
 
 mod records;
+mod state;
 
 mod counts;
 mod sparse;
@@ -29,6 +30,7 @@ pub use records::{
     StepResponse, Verdict,
 };
 pub use sparse::{Extra, Few, Sparse};
+pub use state::NodeState;
 pub use thin::ThinText;
 
 /// The bead file shape this build writes. A file without `schema_version` is of the shape before
@@ -41,14 +43,22 @@ pub const BEAD_SCHEMA: u32 = 1;
 /// deleted issue); every other status is open (`docs/bd-interop.md`).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub enum Status {
+    /// `open`.
     #[default]
     Open,
+    /// `in_progress`.
     InProgress,
+    /// `blocked`.
     Blocked,
+    /// `deferred` (bd).
     Deferred,
+    /// `hooked` (bd).
     Hooked,
+    /// `pinned` (bd).
     Pinned,
+    /// `closed`.
     Closed,
+    /// `tombstone`: bd's deleted issue.
     Tombstone,
     /// A status this build does not know, as the file spells it (a thin text: it keeps
     /// `Status` one word wide in every bead).
@@ -77,6 +87,7 @@ impl Status {
             .unwrap_or_else(|| Status::Other(word.into()))
     }
 
+    /// Its word in the file.
     pub fn as_str(&self) -> &str {
         match self {
             Status::Open => "open",
@@ -114,13 +125,17 @@ impl<'de> Deserialize<'de> for Status {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
+    /// A campaign root: design, PRP, issues, delegation, integration.
     Root,
+    /// A container: a spec, split into children, then integrated.
     Compound,
+    /// One unit of work: spec, implement, review, deliver.
     #[default]
     Leaf,
 }
 
 impl Kind {
+    /// Its word in the file.
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Root => "root",
@@ -146,7 +161,9 @@ impl Kind {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum SpecVerdict {
+    /// One unit of work.
     Leaf,
+    /// A container to split.
     Compound,
 }
 
@@ -158,6 +175,7 @@ impl SpecVerdict {
             .find(|v| v.as_str() == word)
     }
 
+    /// Its word in the file.
     pub fn as_str(self) -> &'static str {
         match self {
             SpecVerdict::Leaf => Kind::Leaf.as_str(),
@@ -170,11 +188,14 @@ impl SpecVerdict {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryMethod {
+    /// Open a pull request.
     Pr,
+    /// Merge into the target directly (splice merges).
     Direct,
 }
 
 impl DeliveryMethod {
+    /// The method its word names; `None` for any other.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "pr" => Some(Self::Pr),
@@ -182,6 +203,7 @@ impl DeliveryMethod {
             _ => None,
         }
     }
+    /// Its word in config and the file.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pr => "pr",
@@ -190,11 +212,15 @@ impl DeliveryMethod {
     }
 }
 
+/// A dependency on another bead, as bd records it.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Dependency {
+    /// The bead depended on.
     pub depends_on_id: Text,
+    /// The dependency's type; only `blocks` blocks.
     #[serde(rename = "type", default = "blocks")]
     pub dep_type: Text,
+    /// Fields this version does not know, kept.
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -208,8 +234,11 @@ fn blocks() -> Text {
 pub struct Pipeline {
     /// Incremented by the writer on every transition of this bead.
     pub seq: u64,
+    /// Which route family it walks.
     pub kind: Kind,
+    /// Its current route.
     pub route: Text,
+    /// Its current step on `route`.
     pub step: Text,
     /// The `seq` at which the node entered `step`; "since entry" means a seq above this.
     #[serde(default)]
@@ -224,30 +253,43 @@ pub struct Pipeline {
     /// The classifier's rule that chose `tier`; absent when a person named the tier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tier_rule: Option<Box<TierRule>>,
+    /// Its own autonomy level, when set (else inherited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autonomy: Option<Autonomy>,
+    /// Its own delivery target branch, when set (else inherited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<ThinText>,
+    /// Its own delivery method, when set (else inherited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<DeliveryMethod>,
+    /// The scenario ids it owns.
     #[serde(default, skip_serializing_if = "Few::is_empty")]
     pub scenarios: Few<String>,
+    /// Its declared file scope: paths that serialize sibling dispatches.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<Text>,
+    /// The claim on it, when claimed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease: Option<Box<Lease>>,
+    /// Step name → attempts used on it.
     #[serde(default, skip_serializing_if = "Counts::is_empty")]
     pub attempts: Counts,
+    /// The last dispatch started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_dispatch: Option<Box<Dispatch>>,
+    /// Its typed dispatch exits, oldest first (at most [`MAX_EXITS`]).
     #[serde(default, skip_serializing_if = "Few::is_empty")]
     pub exits: Few<ExitRecord>,
+    /// The latest proposal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<Box<Proposal>>,
+    /// The latest check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_check: Option<Box<Check>>,
+    /// The latest gate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<Box<Gate>>,
+    /// Set when it is parked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dead_letter: Option<Box<DeadLetter>>,
     /// Set by `splice cancel`: closed, and the work will not be done.
@@ -266,27 +308,35 @@ pub struct Pipeline {
     /// Totals over the node's dispatches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<Usage>>,
+    /// The commit its review reviewed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewed_sha: Option<ThinText>,
     /// The reviews its checks read, kept in `.splice/reviews/<id>/` (oldest first, at most
     /// [`MAX_REVIEWS`]; the files stay).
     #[serde(default, skip_serializing_if = "Few::is_empty")]
     pub reviews: Few<KeptReview>,
+    /// Its delivery's pull request, once recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr_url: Option<ThinText>,
+    /// Which split created it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Box<Provenance>>,
+    /// On a parent: the children its split sanctioned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<Box<SplitRecord>>,
     /// The spec's verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<SpecVerdict>,
+    /// Every step entry, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<StepEntry>,
+    /// On the scope root: the suite command the `suite` and `coverage` floors run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite_cmd: Option<ThinText>,
+    /// On the scope root: where `coverage` looks for scenario ids on test declarations.
     #[serde(default, skip_serializing_if = "Few::is_empty")]
     pub test_paths: Few<String>,
+    /// On the scope root: the last pass's envelope, compact (`record-run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver_last: Option<Box<Value>>,
     /// The acceptance checks a saved plan gave this task (`docs/plan.md`).
@@ -314,6 +364,7 @@ pub struct Pipeline {
     /// route ends (`docs/manifest.md`, "Call and return").
     #[serde(default, skip_serializing_if = "Few::is_empty")]
     pub calls: Few<CallFrame>,
+    /// Fields this version does not know, kept.
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -375,34 +426,50 @@ pub struct Bead {
     /// The file's shape ([`BEAD_SCHEMA`]); 0 when the file predates the field.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub schema_version: u32,
+    /// Its id: `sp-` and base36, children `parent.N`.
     pub id: Text,
+    /// A one-line title.
     pub title: Text,
+    /// What the work is.
     #[serde(default)]
     pub description: String,
+    /// Its lifecycle status.
     #[serde(default)]
     pub status: Status,
+    /// 0 (highest) to 4, as bd orders it.
     #[serde(default = "default_priority")]
     pub priority: i64,
+    /// bd's issue type (`task`, `bug`, …).
     #[serde(default = "default_issue_type")]
     pub issue_type: Text,
+    /// bd's labels.
     #[serde(default)]
     pub labels: Vec<Text>,
+    /// The parent's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<Text>,
+    /// Its dependencies on other beads.
     #[serde(default)]
     pub dependencies: Vec<Dependency>,
+    /// When it was created (RFC 3339 UTC).
     #[serde(default)]
     pub created_at: Text,
+    /// When it last changed (RFC 3339 UTC).
     #[serde(default)]
     pub updated_at: Text,
+    /// When it was closed (RFC 3339 UTC).
     #[serde(default)]
     pub closed_at: Option<Text>,
+    /// Why it was closed.
     #[serde(default)]
     pub close_reason: Option<ThinText>,
+    /// bd's free-form metadata, kept.
     #[serde(default)]
     pub metadata: Extra,
+    /// splice's reserved metadata: only the writer changes it.
     #[serde(default)]
     pub pipeline: Pipeline,
+    /// Fields this version does not know, kept.
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -426,6 +493,7 @@ pub const MAX_EXITS: usize = 20;
 pub const MAX_REVIEWS: usize = 20;
 
 impl Bead {
+    /// A new open bead with no pipeline: a plain bead until it is put on a route.
     pub fn new(id: String, title: String, description: String, now: &str) -> Bead {
         Bead {
             schema_version: BEAD_SCHEMA,
@@ -618,6 +686,7 @@ impl Bead {
         u32::try_from(n).unwrap_or(u32::MAX)
     }
 
+    /// The last dispatch exit on the current step since entry.
     pub fn exit_since_entry(&self) -> Option<&ExitRecord> {
         let p = &self.pipeline;
         p.exits
@@ -633,6 +702,7 @@ impl Bead {
             .filter(|g| g.step == p.step && g.seq > p.entered)
     }
 
+    /// Record `exit`, keeping the newest [`MAX_EXITS`].
     pub fn push_exit(&mut self, exit: ExitRecord) {
         let exits = &mut self.pipeline.exits;
         exits.push(exit);

@@ -12,7 +12,9 @@ use crate::model::usage::Usage;
 /// A claim on a node. It never expires: only its holder or a person removes it.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Lease {
+    /// The holder identity: a runner, a dispatched session, or a person.
     pub holder: String,
+    /// When the claim was taken (RFC 3339 UTC).
     pub since: String,
     /// The sha256 (hex) of the credential of the dispatch this claim started: while the claim
     /// lasts, that dispatch may act on this node (and on no other). The credential itself is never
@@ -28,19 +30,26 @@ pub struct Lease {
 /// Work submitted for acceptance on a step.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct Proposal {
+    /// The step it was made on.
     pub step: String,
+    /// The bead's `seq` when it was recorded.
     pub seq: u64,
+    /// The artifact's path (or another handle, such as a commit).
     pub artifact: String,
+    /// The step's result text (a spec verdict, a summary), which result branches match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
+    /// A pull request already open for the delivery.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr_url: Option<String>,
+    /// The holder that proposed, when a dispatched session did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder: Option<String>,
     /// The agent's confidence in it, 0..1 (`propose --confidence`): a loop step's monitor
     /// reads it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
+    /// When it was recorded (RFC 3339 UTC).
     pub at: String,
 }
 
@@ -48,12 +57,16 @@ pub struct Proposal {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
+    /// The floors passed.
     Pass,
+    /// The work is incomplete (or a person rejected it).
     Refuse,
+    /// The floors could not check (e.g. unset config).
     Escalate,
 }
 
 impl Verdict {
+    /// Its name in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -66,39 +79,53 @@ impl Verdict {
 /// The last check of the node's current (or just-left) step.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Check {
+    /// The step checked.
     pub step: String,
+    /// The bead's `seq` when it was recorded.
     pub seq: u64,
+    /// How it came out.
     pub verdict: Verdict,
+    /// Why, in a line.
     pub reason: String,
+    /// What the floors found, as each reports it.
     #[serde(default)]
     pub evidence: Value,
     /// Who made it: a run id, `person`, or a holder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
-    /// Set when the refusal means "a PR is open and not yet merged" (DESIGN §5 rule 12).
+    /// Set when the refusal means "a PR is open and not yet merged" (`decide`'s rule 24).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub awaiting_merge: bool,
     /// Set when every refusing answer is a transient landing fault (the target kept moving, or
     /// its checkout's index lock stayed held): nothing on the branch needs to change, so the
-    /// next check answers it, not the agent (rule 12: once per run, spending no attempt).
+    /// next check answers it, not the agent (`decide`'s rule 24: once per run, spending no
+    /// attempt).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recheck: bool,
+    /// When it was made (RFC 3339 UTC).
     pub at: String,
 }
 
+/// Whether a gate waits for a person.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum GateState {
+    /// Waiting for `transition approve`.
     Pending,
+    /// Approved by a person, or relaxed by autonomy.
     Approved,
 }
 
 /// A human gate on a step: pending until a person approves, or relaxed by autonomy.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Gate {
+    /// The step it gates.
     pub step: String,
+    /// Pending or approved.
     pub state: GateState,
+    /// The bead's `seq` when it was recorded.
     pub seq: u64,
+    /// The person who approved it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
     /// The autonomy level that relaxed it, when no person approved.
@@ -116,21 +143,29 @@ pub struct Gate {
     /// that commit: a branch that moves after it asks again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub land: Option<GateLand>,
+    /// When it was recorded (RFC 3339 UTC).
     pub at: String,
 }
 
 /// What a landing gate approves: `target` moved to `sha`, the tip of the node's branch.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct GateLand {
+    /// The branch tip approved to land.
     pub sha: String,
+    /// The branch it lands on.
     pub target: String,
 }
 
+/// Why a node is parked: it rests until `transition unpark`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct DeadLetter {
+    /// The step it was parked on.
     pub step: String,
+    /// Why, for a person.
     pub reason: String,
+    /// The bead's `seq` when it was recorded.
     pub seq: u64,
+    /// When it was recorded (RFC 3339 UTC).
     pub at: String,
 }
 
@@ -138,18 +173,26 @@ pub struct DeadLetter {
 /// bead counts for no run status and satisfies no `blocks` dependency.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Cancelled {
+    /// The person's reason.
     pub reason: String,
+    /// The bead's `seq` when it was recorded.
     pub seq: u64,
+    /// When it was recorded (RFC 3339 UTC).
     pub at: String,
 }
 
 /// A dispatch started on a step (one attempt).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Dispatch {
+    /// The step dispatched.
     pub step: String,
+    /// Its attempt on the step, from 1.
     pub attempt: u32,
+    /// The bead's `seq` when it started.
     pub seq: u64,
+    /// The holder that started it.
     pub holder: String,
+    /// When it started (RFC 3339 UTC).
     pub at: String,
 }
 
@@ -200,6 +243,7 @@ impl ExitKind {
         "stalled",
     ];
 
+    /// The kind its kebab-case name names; `None` for any other word.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "ok" => Some(Self::Ok),
@@ -229,10 +273,15 @@ impl ExitKind {
 /// A typed dispatch exit, recorded by `record-exit`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct ExitRecord {
+    /// The step dispatched.
     pub step: String,
+    /// The attempt it ended.
     pub attempt: u32,
+    /// The bead's `seq` when it was recorded.
     pub seq: u64,
+    /// How it ended.
     pub exit: ExitKind,
+    /// The command's exit code, when it exited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<i32>,
     /// What splice knows of why it ended so, in a line: why it could not start, the signal, or
@@ -241,14 +290,17 @@ pub struct ExitRecord {
     pub cause: Option<String>,
     /// Whether a proposal was recorded on the step during this dispatch.
     pub proposed: bool,
+    /// The dispatch's log file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
+    /// What the dispatch used, when the agent reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// A `transient` end's wait, in seconds, that the agent's API asked for (its
-    /// `retry-after`): rule 13 waits at least that long, within its cap.
+    /// `retry-after`): `decide`'s rule 27 waits at least that long, within its cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_s: Option<u64>,
+    /// When it ended (RFC 3339 UTC).
     pub at: String,
 }
 
@@ -256,12 +308,16 @@ pub struct ExitRecord {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum ReviewVerdict {
+    /// Every verdict line is PASS.
     Pass,
+    /// A line is WARNING, none FAIL.
     Warning,
+    /// A line is FAIL.
     Fail,
 }
 
 impl ReviewVerdict {
+    /// Its word in a review.
     pub fn as_str(self) -> &'static str {
         match self {
             ReviewVerdict::Pass => "PASS",
@@ -290,31 +346,41 @@ pub struct KeptReview {
     /// Its FAIL sent the node back (acted on): a FAIL of the same commit is not acted on again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sent_back: bool,
+    /// When the check read it (RFC 3339 UTC).
     pub at: String,
 }
 
 /// Which node's split created this one.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Provenance {
+    /// The node whose split created it.
     pub split_by: String,
+    /// The splitting node's `seq` at the split.
     pub seq: u64,
+    /// Its position among the split's children, from 0.
     pub index: usize,
 }
 
 /// On a parent: the children its split sanctioned. Ids, short ones kept inline: `decide` reads
-/// every one of them (rule 9), and at 100,000 beads a pointer to each was a miss to memory.
+/// every one of them (its rule 12), and at 100,000 beads a pointer to each was a miss to memory.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct SplitRecord {
+    /// The children's ids, in the split's order.
     pub children: Vec<Text>,
+    /// The bead's `seq` at the split.
     pub seq: u64,
 }
 
 /// When the node entered a step.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct StepEntry {
+    /// The step entered.
     pub step: Text,
+    /// The bead's `seq` at entry: `pipeline.entered`.
     pub seq: u64,
+    /// When (RFC 3339 UTC).
     pub at: Text,
+    /// The worktree's commit when the step's first dispatch claimed it (its base).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head: Option<super::ThinText>,
     /// The attempts the step had used on earlier visits when the node entered it again (a loop
@@ -328,7 +394,9 @@ pub struct StepEntry {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Acceptance {
+    /// The check's id.
     pub id: String,
+    /// The command that checks it.
     pub argv: Vec<String>,
 }
 
@@ -342,8 +410,11 @@ pub struct PlanApproval {
     pub sha256: String,
     /// The gates the plan's approval stands for, each recorded as approved.
     pub gates: Vec<Gate>,
+    /// The person who approved.
     pub by: String,
+    /// The root's `seq` at the approval.
     pub seq: u64,
+    /// When (RFC 3339 UTC).
     pub at: String,
     /// The critic's verdict the approval stood on, when a critic is configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -355,6 +426,7 @@ pub struct PlanApproval {
 pub struct CriticStanding {
     /// When the critic judged the plan (in the form approved: the same sha256).
     pub judged_at: String,
+    /// How many findings the critic made.
     pub findings: usize,
     /// The must-fix findings' issues, when there were any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -391,10 +463,14 @@ pub struct Routing {
     pub matched: String,
     /// What the firing did to the node.
     pub effect: RoutingEffect,
+    /// The route the node was on.
     pub from_route: String,
+    /// The step whose result fired it.
     pub from_step: String,
+    /// The route it switched to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_route: Option<String>,
+    /// The step it moved to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_step: Option<String>,
     /// The park's or abort's reason.
@@ -406,7 +482,9 @@ pub struct Routing {
     /// A `call` or a `return`: how many calls are open after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<usize>,
+    /// The bead's `seq` when it fired.
     pub seq: u64,
+    /// When it fired (RFC 3339 UTC).
     pub at: String,
 }
 
@@ -468,8 +546,9 @@ impl RoutingEffect {
 pub struct CallFrame {
     /// The route called.
     pub callee: String,
-    /// The caller's route, and the kind of node that walked it.
+    /// The caller's route.
     pub route: String,
+    /// The kind of node that walked the caller's route.
     pub kind: super::Kind,
     /// The caller's step whose branch called.
     pub step: String,
@@ -477,5 +556,6 @@ pub struct CallFrame {
     pub return_to: String,
     /// The seq of the transition that called.
     pub seq: u64,
+    /// When it called (RFC 3339 UTC).
     pub at: String,
 }

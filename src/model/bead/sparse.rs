@@ -65,6 +65,7 @@ impl Container for Map<String, Value> {
 }
 
 impl<C: Container> Sparse<C> {
+    /// Empty, holding nothing.
     pub const fn new() -> Sparse<C> {
         Sparse(None)
     }

@@ -35,16 +35,22 @@ pub enum When {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Match {
+    /// Matches when the result text contains this, case-insensitively.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contains: Option<String>,
+    /// Matches when the result text matches this regex.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matches: Option<String>,
+    /// With `equals`: matches when this field of the result (JSON) equals it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
+    /// The value `field` must equal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub equals: Option<Value>,
+    /// Matches when the dispatch exited with this code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i64>,
+    /// Matches always (`true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub always: Option<bool>,
 }
@@ -53,18 +59,25 @@ pub struct Match {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Action {
+    /// Go on as the route declares (`true`).
     #[serde(default, rename = "continue", skip_serializing_if = "Option::is_none")]
     pub continue_: Option<bool>,
+    /// Move the node to this step of its route.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goto: Option<String>,
+    /// Revision guidance for the next dispatch (with `goto`, `route` or `call`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guidance: Option<String>,
+    /// Switch the node to this route (a template).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<String>,
+    /// With `route` or `call`: the step to enter at (default the route's first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
+    /// Park the node with this reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abort: Option<String>,
+    /// Ask a person to approve a switch to this route (a route gate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suggest_route: Option<String>,
     /// Run this route for the node, then come back (`return_to`).
@@ -79,42 +92,63 @@ pub struct Action {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Branch {
+    /// When it is tried: after a refusal, an acceptance, or either.
     pub when: When,
+    /// What it matches on.
     #[serde(rename = "match")]
     pub matcher: Match,
+    /// What it does when it matches.
     pub action: Action,
 }
 
 /// A validated matcher.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Matcher<'b> {
+    /// `contains`.
     Contains(&'b str),
+    /// `matches`.
     Matches(&'b str),
+    /// `field` + `equals`.
     FieldEquals(&'b str, &'b Value),
+    /// `exit_code`.
     ExitCode(i64),
+    /// `always`.
     Always,
 }
 
 /// A validated action.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Directive<'b> {
+    /// `continue`.
     Continue,
+    /// `goto` a step, with optional guidance.
     Goto {
+        /// The step.
         step: &'b str,
+        /// Guidance for its next dispatch.
         guidance: Option<&'b str>,
     },
+    /// `route`: switch routes.
     Route {
+        /// The route (a template).
         route: &'b str,
+        /// The step to enter at.
         at: Option<&'b str>,
     },
+    /// `abort` with a reason.
     Abort(&'b str),
+    /// `suggest_route`: a route gate.
     SuggestRoute(&'b str),
     /// Run `route` from `at` (default its entry), then return to `return_to` on the caller's
     /// route; `guidance` is given to the callee's first dispatch.
     Call {
+        /// The route called.
         route: &'b str,
+        /// The step to enter at.
         at: Option<&'b str>,
+        /// The caller's step to return to.
         return_to: &'b str,
+        /// Guidance for the callee's first dispatch.
         guidance: Option<&'b str>,
     },
 }

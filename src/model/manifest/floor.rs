@@ -95,15 +95,19 @@ impl<'de> Deserialize<'de> for FloorKind {
 /// A declared floor: its kind and the kind's parameters (paths are templates).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct FloorSpec {
+    /// Which floor.
     pub kind: FloorKind,
+    /// The kind's parameters.
     #[serde(flatten)]
     pub params: Map<String, Value>,
 }
 
 impl FloorSpec {
+    /// Parameter `key`, when it is a string.
     pub fn str_param(&self, key: &str) -> Option<&str> {
         self.params.get(key).and_then(Value::as_str)
     }
+    /// Parameter `key`'s strings, when it is a list (else none).
     pub fn list_param(&self, key: &str) -> Vec<String> {
         match self.params.get(key) {
             Some(Value::Array(items)) => items

@@ -52,7 +52,9 @@ pub struct LoopSpec {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum SarifUse {
+    /// Lint findings.
     Lint,
+    /// Security findings.
     Security,
 }
 
@@ -66,36 +68,47 @@ pub enum Stage {
     /// `policy::verification`). With `baseline` (the default when detected), tests already
     /// failing at the step's base commit are reported, not counted.
     Tests {
+        /// The test command.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         argv: Vec<String>,
+        /// Run the repository's own test command instead.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         detect: bool,
+        /// Report, not count, tests already failing at the step's base.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         baseline: Option<bool>,
+        /// The JUnit file the command writes, relative to the worktree.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         junit: Option<String>,
+        /// The stage's time limit, in seconds.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_s: Option<u64>,
     },
     /// The built-in analyzers for the languages present (`floors::iteration::analyzers`), each
     /// counted as lint or security; a tool that is not installed is incomplete evidence.
     Analyzers {
+        /// The stage's time limit, in seconds.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_s: Option<u64>,
     },
     /// The bead's acceptance facts (`pipeline.acceptance`), each command run in the worktree.
     Command {
+        /// Each command's time limit, in seconds.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_s: Option<u64>,
     },
     /// A SARIF report, a file in the worktree or a tool's stdout, counted as lint or security.
     Sarif {
+        /// What its findings count as (`as`).
         #[serde(rename = "as")]
         counts_as: SarifUse,
+        /// The report file, relative to the worktree.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         file: Option<String>,
+        /// The tool that prints the report.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         argv: Option<Vec<String>>,
+        /// The stage's time limit, in seconds.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_s: Option<u64>,
     },

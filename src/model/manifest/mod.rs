@@ -39,12 +39,16 @@ pub use tiers::{TierRuleSpec, Tiers, words_of};
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum Autonomy {
+    /// Every gate waits for a person.
     Hitl,
+    /// Spec and implement gates relax.
     Wave,
+    /// Fan-out and integration gates relax too (integration only with a campaign branch target).
     Deep,
 }
 
 impl Autonomy {
+    /// The level its word names; `None` for any other.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "hitl" => Some(Self::Hitl),
@@ -53,6 +57,7 @@ impl Autonomy {
             _ => None,
         }
     }
+    /// Its word in files.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Hitl => "hitl",
@@ -90,6 +95,7 @@ pub enum Role {
 }
 
 impl Role {
+    /// Its word in the manifest.
     pub fn name(self) -> &'static str {
         match self {
             Role::Spec => "spec",
@@ -127,13 +133,23 @@ pub enum Resume {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(untagged, deny_unknown_fields)]
 pub enum Run {
-    Prompt { prompt: String },
-    Argv { argv: Vec<String> },
+    /// The configured agent, with a prompt template.
+    Prompt {
+        /// The prompt's name (`manifest/prompts/<name>.md`).
+        prompt: String,
+    },
+    /// This argv template.
+    Argv {
+        /// The program and its arguments (templates).
+        argv: Vec<String>,
+    },
 }
 
+/// Who passes a step's gate.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum GateKind {
+    /// A person (`transition approve`), unless autonomy relaxes it.
     Human,
 }
 
@@ -153,17 +169,22 @@ pub const MAX_TIMEOUT_S: u64 = 7 * 24 * 3600;
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
+    /// Its name, unique in the manifest.
     pub name: String,
+    /// What the writer does on its passing, when it has a role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<Role>,
+    /// Its command; none: a person does the step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<Run>,
     /// The artifact the step is expected to produce (a template: `specs/{{bead.id}}.md`, or a
     /// handle such as `HEAD`), for the prompt's `{{artifact}}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<String>,
+    /// The deterministic checks a proposal must pass.
     #[serde(default)]
     pub floors: Vec<FloorSpec>,
+    /// Its gate, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateKind>,
     /// Autonomy levels that relax the gate.
@@ -175,10 +196,13 @@ pub struct Step {
     /// Planning gates never relax.
     #[serde(default)]
     pub planning: bool,
+    /// What a retry does with the worktree.
     #[serde(default)]
     pub resume: Resume,
+    /// The most dispatches on the step before the node is parked.
     #[serde(default = "default_max_attempts")]
     pub max_attempts: u32,
+    /// A dispatch's time limit, in seconds.
     #[serde(default = "default_timeout")]
     pub timeout_s: u64,
     /// A route's `entry` may start after this step (and only after optional steps).
@@ -200,6 +224,7 @@ impl Step {
         !self.planning && self.relax.contains(&level)
     }
 
+    /// Does it have `role`?
     pub fn has_role(&self, role: Role) -> bool {
         self.role == Some(role)
     }
@@ -229,6 +254,7 @@ pub struct Manifest {
     /// Route name → the step a new node of that route enters at (default: the first).
     #[serde(default)]
     pub entry: BTreeMap<String, String>,
+    /// Every step any route names.
     pub steps: Vec<Step>,
     /// Request tiers: the classifier's rules and each tier's route (absent: [`Manifest::tiers`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -285,6 +311,7 @@ impl Manifest {
         Manifest::parse(DEFAULT_MANIFEST).expect("the embedded manifest is valid")
     }
 
+    /// The step named `name`.
     pub fn step(&self, name: &str) -> Option<&Step> {
         self.steps.iter().find(|s| s.name == name)
     }
@@ -299,6 +326,7 @@ impl Manifest {
         self.step(name).is_some_and(|s| s.has_role(role))
     }
 
+    /// Route `name`'s steps, in order.
     pub fn route(&self, name: &str) -> Option<&[String]> {
         self.routes.get(name).map(Vec::as_slice)
     }

@@ -25,7 +25,9 @@ pub struct Tiers {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TierRuleSpec {
+    /// Its name, for the classification's reason.
     pub name: String,
+    /// The tier it chooses.
     pub tier: Tier,
     /// One of these appears in the request as whole words (case-insensitive; a phrase such as
     /// "storage layer" or "multi-service" is a run of words).

@@ -32,6 +32,7 @@ pub enum Firing {
 }
 
 impl Firing {
+    /// Its word in the journal.
     pub fn as_str(self) -> &'static str {
         match self {
             Firing::Refused => "refused",
@@ -133,13 +134,18 @@ pub enum Effect {
     Continue,
     /// Enter `step` on the node's route, with `guidance` for the next dispatch.
     Goto {
+        /// The step entered.
         step: String,
+        /// Guidance for the next dispatch.
         guidance: Option<String>,
     },
     /// Switch to `route` (walked by `kind` nodes), entering `step`.
     Route {
+        /// The route switched to.
         route: String,
+        /// The kind of node that walks it.
         kind: Kind,
+        /// The step entered.
         step: String,
     },
     /// Park with the branch's reason.
@@ -150,10 +156,15 @@ pub enum Effect {
     /// dispatch; when it ends the node comes back to `return_to` on its current route
     /// ([`super::call`]).
     Call {
+        /// The route called.
         route: String,
+        /// The kind of node that walks it.
         kind: Kind,
+        /// The step entered.
         step: String,
+        /// The caller's step the node comes back to.
         return_to: String,
+        /// Guidance for the callee's first dispatch.
         guidance: Option<String>,
     },
     /// The branch could not be carried out: park, saying why.
@@ -182,6 +193,7 @@ pub struct Fired {
     pub index: usize,
     /// What its matcher matched.
     pub matched: String,
+    /// What it does to the node.
     pub effect: Effect,
 }
 
