@@ -79,8 +79,8 @@ fn task() {
     s.check("status", &r, &["status"]);
     s.check("status-json", &r, &["status", "--json"]);
     s.check("show-fresh", &r, &["transition", "show", "--bead", id]);
-    for verb in ["step", "kind", "autonomy", "target", "delivery"] {
-        s.check(verb, &r, &["transition", verb, "--bead", id]);
+    for field in ["step", "kind", "autonomy", "target", "delivery"] {
+        s.check(field, &r, &["show", id, "--field", field, "--json"]);
     }
     let complete = [
         "transition",
@@ -421,14 +421,14 @@ fn faults() {
     s.check(
         "unknown-bead",
         &r,
-        &["transition", "show", "--bead", "sp-nope"],
+        &["show", "sp-nope"],
     );
     let broken_path = r.state().join("beads").join(format!("{broken}.json"));
     std::fs::write(&broken_path, "{\"id\": \"x\", ").unwrap();
     s.check(
         "corrupt-bead-show",
         &r,
-        &["transition", "show", "--bead", &broken],
+        &["show", &broken],
     );
     s.check("corrupt-bead-status", &r, &["status"]);
     std::fs::remove_file(&broken_path).unwrap();

@@ -406,11 +406,11 @@ pub(super) fn answer(store: &Store, verb: &Verb) -> Result<i32> {
         return Err(Error::Invalid("not a read-only verb".into()));
     };
     let instead = match what {
-        Query::Show => "splice show ID --json (the bead file's JSON plus its decision)".into(),
-        other => format!("splice show ID --field {} --json", other.name()),
+        Query::Show => "`splice show ID --json` (the bead file's JSON, with its decision)".into(),
+        other => format!("`splice show ID --field {} --json`", other.name()),
     };
     crate::stdio::err(&format!(
-        "note: `splice transition {}` is deprecated and goes in the next release; use `{instead}`\n",
+        "note: `splice transition {}` is deprecated and goes in the next release; use {instead}\n",
         what.name()
     ));
     output::print_json(&read::query(store, b.bead.id(), what)?);
