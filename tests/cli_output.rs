@@ -418,18 +418,10 @@ fn faults() {
     let r = Repo::new();
     let id = r.task("Sound", &[]);
     let broken = r.task("Broken", &[]);
-    s.check(
-        "unknown-bead",
-        &r,
-        &["show", "sp-nope"],
-    );
+    s.check("unknown-bead", &r, &["show", "sp-nope"]);
     let broken_path = r.state().join("beads").join(format!("{broken}.json"));
     std::fs::write(&broken_path, "{\"id\": \"x\", ").unwrap();
-    s.check(
-        "corrupt-bead-show",
-        &r,
-        &["show", &broken],
-    );
+    s.check("corrupt-bead-show", &r, &["show", &broken]);
     s.check("corrupt-bead-status", &r, &["status"]);
     std::fs::remove_file(&broken_path).unwrap();
     let manifest = splice::model::manifest::DEFAULT_MANIFEST.replace(

@@ -39,7 +39,7 @@ fn churn_until_closed(r: &Repo, id: &str) -> usize {
 }
 
 fn churn_one(r: &Repo, id: &str, i: usize) {
-    let level = if i % 2 == 0 { "wave" } else { "hitl" };
+    let level = if i.is_multiple_of(2) { "wave" } else { "hitl" };
     r.ok(&[
         "transition",
         "set-autonomy",
@@ -184,7 +184,7 @@ fn the_feed_follows_the_journal_across_a_closed_segment() {
     let mut feed = Feed::load(&store, None, Identity::default()).unwrap();
     // Enough writes to close a segment while the feed is not looking (the last sets `wave`).
     let n = churn_until_closed(&r, &id);
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         churn_one(&r, &id, n);
     }
     assert!(r.state().join("journal/000001.jsonl").is_file());

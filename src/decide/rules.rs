@@ -218,13 +218,7 @@ fn gated<'a>(ix: &Index<'a>, bead: &'a Bead, gate: &Gate, step: Option<&'a Step>
     let p = &bead.pipeline;
     let (level, source) = resolve_autonomy(ix, bead);
     let target = ix.target(bead);
-    // A route gate (a branch's `suggest_route`) is a person's choice, and a landing gate a
-    // person's approval: no level relaxes them.
-    let relaxes = if gate.route.is_some() || gate.land.is_some() {
-        Some(false)
-    } else {
-        step.map(|s| gate::relaxes(s, bead, level, target))
-    };
+    let relaxes = gate::pending_relaxes(gate, step, bead, level, target);
     Outcome::Rest(
         Rule::Gate,
         Rest::AwaitingHuman {

@@ -52,7 +52,7 @@ use crate::model::bead::{DeliveryMethod, GateState, Verdict};
 use crate::model::manifest::FloorKind;
 use crate::model::{Autonomy, Bead, Config, Manifest, Role, Step};
 use crate::policy::lineage::is_mainline;
-use crate::policy::{GateOutcome, Lineage, gate};
+use crate::policy::{Lineage, gate};
 use crate::store::Store;
 use crate::worktree::{self, Landed, Landing, Refused};
 
@@ -101,26 +101,14 @@ pub fn needs_approval(
     lineage: &Lineage,
     target: &str,
 ) -> Option<String> {
-    if is_mainline(target) {
-        return Some(format!("`{target}` is the main line"));
-    }
-    if config.delivery.protected.iter().any(|p| p == target) {
-        return Some(format!("`{target}` is protected (`[delivery] protected`)"));
-    }
-    if worktree::remote_main_lines(store.repo())
-        .iter()
-        .any(|m| m == target)
-    {
-        return Some(format!("`{target}` is a remote's default branch"));
-    }
-    let at_gate = gate::at_pass(step, bead, lineage.autonomy(bead), Some(target));
-    (at_gate == GateOutcome::Pending).then(|| {
-        format!(
-            "the {} gate waits for a person at {} autonomy",
-            step.name,
-            lineage.autonomy(bead).0.as_str()
-        )
-    })
+    let remote_mains = worktree::remote_main_lines(store.repo());
+    gate::landing_needs_approval(
+        target,
+        (&config.delivery.protected, &remote_mains),
+        step,
+        bead,
+        lineage.autonomy(bead),
+    )
 }
 
 /// The tip a person approved landing on `target`: an approved landing gate on the node's step
