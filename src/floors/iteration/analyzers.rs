@@ -259,7 +259,7 @@ pub fn analyzers_for(langs: &BTreeSet<Language>) -> Vec<Analyzer> {
         needs_one_of: &[".semgrep.yml", ".semgrep.yaml", ".semgrep"],
         config_flag: Some("--config"),
         fetches: Some(
-            "semgrep runs offline with the repository's own rules; its registry rules (`--config auto`) are never fetched",
+            "offline: the repository's rules, never registry rules",
         ),
         optional: true,
         ..analyzer(
@@ -441,8 +441,9 @@ fn argv_in(analyzer: &Analyzer, dir: &Path) -> Result<Vec<String>, String> {
         .iter()
         .find(|rel| dir.join(rel).symlink_metadata().is_ok())
     else {
+        // Short: it is recorded in every iteration's context (issue 38).
         return Err(format!(
-            "{}: the repository has none of {}, so there is nothing to run it with",
+            "{}: none of {} in the repository",
             analyzer.name,
             analyzer.needs_one_of.join(", ")
         ));
