@@ -327,15 +327,15 @@ impl Model {
     }
 
     /// The campaign root whose `suite_cmd` is unset, when the selected node escalated for it
-    /// (the suite floor's wording: "suite_cmd … unset on the campaign root").
+    /// (its check's suite floor report says `unset: ["suite_cmd", …]`).
     fn missing_suite(&self) -> Result<String, String> {
         let id = self.selected_id()?;
-        match self.rest(&id) {
-            Some(Rest::Escalated { reason })
-                if reason.contains("suite_cmd")
-                    && reason.contains("unset on the campaign root") =>
-            {
-                let bead = self.bead(&id).ok_or("its bead file cannot be read")?;
+        let bead = self.bead(&id);
+        let unset = bead
+            .and_then(|b| b.check_since_entry())
+            .is_some_and(|c| c.unset_config().contains(&"suite_cmd"));
+        match (self.rest(&id), bead) {
+            (Some(Rest::Escalated { .. }), Some(bead)) if unset => {
                 Ok(self.root_of(bead).id.to_string())
             }
             _ => Err(format!("{id} did not escalate for a missing suite command")),

@@ -235,10 +235,17 @@ fn guide_applies_when_the_monitor_asks() {
 #[test]
 fn suite_command_applies_to_a_missing_suite_cmd_escalation() {
     let mut snap = corpus("escalated-check");
-    snap["beads"][0]["pipeline"]["last_check"]["reason"] = json!(
-        "suite_cmd unset on the campaign root sp-root: missing configuration is not incomplete \
-         work; run `splice transition set-config`"
-    );
+    let reason = "suite_cmd unset on the campaign root sp-root: missing configuration is not \
+                  incomplete work; run `splice transition set-config`";
+    snap["beads"][0]["pipeline"]["last_check"]["reason"] = json!(reason);
+    // The words alone are not the suite floor's report: `S` reads the report's `unset`.
+    let mut m = Model::new(None);
+    m.update(state(snap.clone(), &[]));
+    assert!(!keys(&m).contains(&"S"));
+    snap["beads"][0]["pipeline"]["last_check"]["evidence"] = json!([{
+        "kind": "suite", "verdict": "escalate", "reason": reason,
+        "evidence": {"unset": ["suite_cmd"]}
+    }]);
     let mut m = Model::new(None);
     m.update(state(snap, &[]));
     assert!(keys(&m).contains(&"S"));

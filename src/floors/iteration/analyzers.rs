@@ -258,9 +258,7 @@ pub fn analyzers_for(langs: &BTreeSet<Language>) -> Vec<Analyzer> {
         ],
         needs_one_of: &[".semgrep.yml", ".semgrep.yaml", ".semgrep"],
         config_flag: Some("--config"),
-        fetches: Some(
-            "offline: the repository's rules, never registry rules",
-        ),
+        fetches: Some("offline: the repository's rules, never registry rules"),
         optional: true,
         ..analyzer(
             "semgrep",

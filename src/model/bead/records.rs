@@ -106,6 +106,24 @@ pub struct Check {
     pub at: String,
 }
 
+impl Check {
+    /// The configuration keys the suite floor found unset on the campaign root (its evidence's
+    /// `unset`), the escalation `splice transition set-config` answers; read from the floor's
+    /// report, never from its words.
+    pub fn unset_config(&self) -> Vec<&str> {
+        let suite = serde_json::json!(crate::model::manifest::FloorKind::Suite);
+        self.evidence
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r.get("kind") == Some(&suite))
+            .filter_map(|r| r.get("evidence")?.get("unset")?.as_array())
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect()
+    }
+}
+
 /// Whether a gate waits for a person.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
