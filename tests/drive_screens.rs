@@ -142,13 +142,17 @@ fn a_parked_node_with_its_reason() {
     check("parked", &m, 120, 40);
 }
 
-/// `escalated-check` with the suite floor's own wording for a missing `suite_cmd`.
+/// `escalated-check` with the suite floor's own report of a missing `suite_cmd`.
 fn missing_suite() -> Value {
     let mut snap = corpus("escalated-check");
-    snap["beads"][0]["pipeline"]["last_check"]["reason"] = json!(
-        "suite_cmd unset on the campaign root sp-root: missing configuration is not incomplete \
-         work; run `splice transition set-config`"
-    );
+    let reason = "suite_cmd unset on the campaign root sp-root: missing configuration is not \
+                  incomplete work; run `splice transition set-config`";
+    let check = &mut snap["beads"][0]["pipeline"]["last_check"];
+    check["reason"] = json!(reason);
+    check["evidence"] = json!([{
+        "kind": "suite", "verdict": "escalate", "reason": reason,
+        "evidence": {"unset": ["suite_cmd"]}
+    }]);
     snap
 }
 
