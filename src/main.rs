@@ -16,5 +16,16 @@ fn main() {
             e.exit_code()
         }
     };
+    // A command whose output could not be written (not a closed pipe: `docs/cli.md`, "Output")
+    // did not do what it was asked, though what it changed stands.
+    let code = match splice::stdio::lost() {
+        Some(why) if code == 0 => {
+            splice::cli::output::err(&format!(
+                "splice: stdout: {why}: the output is incomplete\n"
+            ));
+            2
+        }
+        _ => code,
+    };
     std::process::exit(code);
 }

@@ -14,13 +14,26 @@
 use std::io::{self, BufWriter, Write};
 
 /// Write `text` to stdout; a reader that went away loses it, nothing else happens. Any other
-/// failure is dropped too: a short message has no one else to tell.
+/// failure (a full disk behind `> file`) is kept for [`lost`]: the command still finishes what
+/// it does, and then fails for it.
 pub fn out(text: &str) {
     let mut stdout = stdout();
-    let _ = stdout
+    if let Err(e) = stdout
         .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush());
+        .and_then(|()| stdout.flush())
+    {
+        let mut first = LOST.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert_with(|| e.to_string());
+    }
 }
+
+/// The first failure of [`out`] to write stdout (not a closed pipe), if any: `main` turns it
+/// into exit 2 for a command that would have exited 0, since its output is incomplete.
+pub fn lost() -> Option<String> {
+    LOST.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+static LOST: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
 /// Write `text` to stderr, the same way.
 pub fn err(text: &str) {

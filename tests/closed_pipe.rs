@@ -32,7 +32,7 @@ fn a_committed_write_exits_as_it_ran_when_stdout_is_closed() {
             "set-autonomy",
             "--bead",
             &id,
-            "--level",
+            "--autonomy",
             "wave",
         ],
     );
@@ -51,6 +51,52 @@ fn a_committed_write_exits_as_it_ran_when_stdout_is_closed() {
         err.contains("is not parked") && !err.contains("panicked"),
         "{err}"
     );
+}
+
+#[test]
+fn a_full_disk_behind_stdout_fails_the_command_after_its_write_stands() {
+    // `/dev/full` refuses every write with ENOSPC, as a full disk behind `> file` does.
+    let r = Repo::new();
+    let id = r.task("T", &[]);
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let out = r
+        .cmd(&[
+            "transition",
+            "set-autonomy",
+            "--bead",
+            &id,
+            "--autonomy",
+            "wave",
+        ])
+        .stdout(full())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("splice: stdout:") && err.contains("the output is incomplete"),
+        "{err}"
+    );
+    assert_eq!(
+        r.bead(&id)["pipeline"]["autonomy"],
+        "wave",
+        "the write stands"
+    );
+    for args in [
+        vec!["show", id.as_str()],
+        vec!["list", "--json"],
+        vec!["status"],
+    ] {
+        let out = r.cmd(&args).stdout(full()).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
 }
 
 #[test]
