@@ -138,7 +138,7 @@ fn semgrep_without_the_repositorys_own_rules_is_incomplete_and_fetches_none() {
         why.contains(".semgrep.yml, .semgrep.yaml, .semgrep"),
         "{why}"
     );
-    assert!(why.contains("never fetched"), "{why}");
+    assert!(why.contains("never registry rules"), "{why}");
     assert!(r.findings.is_empty());
 }
 
