@@ -11,7 +11,7 @@ use std::io::{IsTerminal, Write};
 use serde::Serialize;
 
 use crate::decide::{FxMap, decide};
-use crate::driver::{prompts, snapshot};
+use crate::driver::{prompts, snapshot, tree};
 use crate::error::{Error, Result};
 use crate::model::bead::Lease;
 use crate::model::{Action, Bead, Decision, Rest, RunStatus, Snapshot};
@@ -23,9 +23,6 @@ use crate::driver::advice::{self, Next, Node};
 use crate::driver::runner::holder_alive;
 
 mod human;
-mod tree;
-
-use tree::{positions, tree_order};
 
 /// Show the tree with each node's step and the reason it acts or rests.
 #[derive(clap::Args, Debug)]
@@ -323,13 +320,17 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
             })
             .collect();
         let actions = decision.actions.iter().map(|a| (a.bead(), a)).collect();
-        let position = positions(&slots);
+        let nodes: Vec<(&str, Option<&str>)> = slots
+            .iter()
+            .map(|s| (s.id, s.bead.and_then(|b| b.parent.as_deref())))
+            .collect();
+        let position = tree::positions(&nodes);
         let mut others: FxMap<&str, &Bead> = FxMap::default();
         let plain = snap.beads.iter().filter(|b| !b.is_node());
         for b in plain.chain(&snap.ancestors) {
             others.entry(b.id.as_str()).or_insert(b);
         }
-        let order = tree_order(&slots, &position);
+        let order = tree::order(&nodes, &position);
         Rows {
             snap,
             slots,
