@@ -197,6 +197,24 @@ fn clear_applies_only_to_a_dead_holder() {
 }
 
 #[test]
+fn a_claims_words_name_the_clear_key_only_where_it_applies() {
+    for (alive, says) in [
+        (Some(false), "clear the claim (c) so a new run can go on"),
+        (Some(true), "a runner on this machine is working on it since"),
+        (None, "if that holder is gone, clear the claim"),
+    ] {
+        let mut m = Model::new(None);
+        m.update(state(
+            corpus("running-other-holder"),
+            &[("alice@laptop", alive)],
+        ));
+        let next = m.next_of("sp-a");
+        assert!(next.text.contains(says), "{alive:?}: {}", next.text);
+        assert_eq!(next.text.contains("(c)"), alive == Some(false), "{}", next.text);
+    }
+}
+
+#[test]
 fn unpark_applies_to_a_parked_node() {
     let mut m = model("parked");
     press(&mut m, KeyCode::Char('u'));
