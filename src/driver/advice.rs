@@ -474,7 +474,13 @@ fn gate(node: &Node, step: &str, autonomy: &str) -> Next {
 
 /// A claim by another holder: wait while it lives (`alive`: as the caller found), clear it when
 /// it is gone (a run with `--reclaim-dead` releases it when the decision found its runner dead).
-fn running(node: &Node, holder: &str, since: &str, died: Option<&Died>, alive: Option<bool>) -> Next {
+fn running(
+    node: &Node,
+    holder: &str,
+    since: &str,
+    died: Option<&Died>,
+    alive: Option<bool>,
+) -> Next {
     let id = node.id;
     let clear = format!("splice transition release --bead {id} --clear --reason \"<why>\"");
     let key = node.clear_key.map_or(String::new(), |k| format!(" ({k})"));

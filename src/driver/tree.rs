@@ -16,7 +16,10 @@ pub(crate) fn positions<'a>(nodes: &[(&'a str, Option<&'a str>)]) -> FxMap<&'a s
 /// names) in id order, each id once; `position` is [`positions`] of them. A node whose parent is
 /// none of them is a top; nodes caught in a parent cycle come last, each not yet shown starting a
 /// walk of its own (in id order).
-pub(crate) fn order(nodes: &[(&str, Option<&str>)], position: &FxMap<&str, usize>) -> Vec<(usize, usize)> {
+pub(crate) fn order(
+    nodes: &[(&str, Option<&str>)],
+    position: &FxMap<&str, usize>,
+) -> Vec<(usize, usize)> {
     // Each node's parent's position (`None`: a top).
     let parents: Vec<Option<usize>> = nodes
         .iter()

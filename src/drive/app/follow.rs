@@ -130,7 +130,7 @@ impl RunFollower {
                 Event::Result { status, .. } => Some(*status),
                 _ => None,
             };
-            msgs.push(Msg::RunEvent(event));
+            msgs.push(Msg::RunEvent(Box::new(event)));
             if let Some(status) = end {
                 msgs.push(Msg::RunEnded { status });
             }
@@ -247,7 +247,12 @@ mod tests {
         let state = tempfile::tempdir().unwrap();
         let runs = state.path().join("runs");
         let old = result("r-old", RunStatus::Done);
-        run_file(&runs, "r-old", &[note("old").trim_end(), old.trim_end()], 100);
+        run_file(
+            &runs,
+            "r-old",
+            &[note("old").trim_end(), old.trim_end()],
+            100,
+        );
         // At start the newest run has no live runner: nothing is replayed.
         let mut f = RunFollower::new(runs.clone(), state.path());
         assert!(f.poll(|_| false).is_empty());
@@ -262,7 +267,9 @@ mod tests {
                 background: false
             }
         );
-        assert!(matches!(&msgs[1], Msg::RunEvent(Event::Note { text }) if text == "begun"));
+        assert!(
+            matches!(&msgs[1], Msg::RunEvent(e) if **e == Event::Note { text: "begun".into() })
+        );
         assert_eq!(msgs.len(), 2);
         let pass = Event::PassStart { pass: 1 }.to_json_line();
         let end = result("r-new", RunStatus::SuspendedHuman);
@@ -299,17 +306,22 @@ mod tests {
         text.push_str(&note("still read"));
         append(&path, &text);
         // Bytes that are no UTF-8 at all.
-        let mut bytes = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut bytes = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         bytes.write_all(b"\xff\xfe{\n").unwrap();
         append(&path, &result("r-1", RunStatus::Budget));
         let msgs = f.poll(|_| true);
         assert_eq!(
             msgs,
             [
-                Msg::RunEvent(Event::Note {
+                Msg::RunEvent(Box::new(Event::Note {
                     text: "still read".into()
-                }),
-                Msg::RunEvent(Event::from_json_line(&result("r-1", RunStatus::Budget)).unwrap()),
+                })),
+                Msg::RunEvent(Box::new(
+                    Event::from_json_line(&result("r-1", RunStatus::Budget)).unwrap()
+                )),
                 Msg::RunEnded {
                     status: RunStatus::Budget
                 },

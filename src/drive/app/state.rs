@@ -127,7 +127,11 @@ mod tests {
             .spawn()
             .unwrap();
         let runner = format!("run:{}:{}:r-1", crate::driver::holder::host(), child.id());
-        for (id, holder) in [("sp-a", runner.as_str()), ("sp-b", "alice"), ("sp-c", &runner)] {
+        for (id, holder) in [
+            ("sp-a", runner.as_str()),
+            ("sp-b", "alice"),
+            ("sp-c", &runner),
+        ] {
             let mut bead = Bead::new(id.into(), id.into(), String::new(), "then");
             bead.pipeline.route = "leaf".into();
             bead.pipeline.step = "implement".into();
@@ -146,7 +150,10 @@ mod tests {
         assert!(state.refresh().unwrap().is_none(), "nothing changed");
         child.kill().unwrap();
         child.wait().unwrap();
-        let read = state.refresh().unwrap().expect("a holder's liveness changed");
+        let read = state
+            .refresh()
+            .unwrap()
+            .expect("a holder's liveness changed");
         assert_eq!(read.alive[&runner], Some(false));
         assert!(state.refresh().unwrap().is_none(), "nothing changed since");
     }

@@ -121,7 +121,7 @@ pub enum Msg {
     /// The run ended with this status (its `result` event's).
     RunEnded { status: RunStatus },
     /// An event a run reported (a line of its `events.jsonl`).
-    RunEvent(Event),
+    RunEvent(Box<Event>),
     /// New text of the selected node's dispatch log, already put in words.
     LogLines(Vec<String>),
     /// How a command went: `Ok` a line saying what was done, `Err` the refusal or fault.

@@ -200,7 +200,10 @@ fn clear_applies_only_to_a_dead_holder() {
 fn a_claims_words_name_the_clear_key_only_where_it_applies() {
     for (alive, says) in [
         (Some(false), "clear the claim (c) so a new run can go on"),
-        (Some(true), "a runner on this machine is working on it since"),
+        (
+            Some(true),
+            "a runner on this machine is working on it since",
+        ),
         (None, "if that holder is gone, clear the claim"),
     ] {
         let mut m = Model::new(None);
@@ -210,7 +213,12 @@ fn a_claims_words_name_the_clear_key_only_where_it_applies() {
         ));
         let next = m.next_of("sp-a");
         assert!(next.text.contains(says), "{alive:?}: {}", next.text);
-        assert_eq!(next.text.contains("(c)"), alive == Some(false), "{}", next.text);
+        assert_eq!(
+            next.text.contains("(c)"),
+            alive == Some(false),
+            "{}",
+            next.text
+        );
     }
 }
 
@@ -416,6 +424,11 @@ fn dispatch_started(bead: &str, step: &str) -> Event {
     }
 }
 
+/// What the app tells the model of an event.
+fn run_event(e: Event) -> Msg {
+    Msg::RunEvent(Box::new(e))
+}
+
 /// The event of a JSON line as a run writes it.
 fn event(line: Value) -> Event {
     Event::from_json_line(&line.to_string()).expect("an event")
@@ -423,7 +436,9 @@ fn event(line: Value) -> Event {
 
 /// A `dispatch_end` of `bead` with `usage`.
 fn dispatch_end(bead: &str, usage: Value) -> Event {
-    event(json!({"type": "dispatch_end", "bead": bead, "step": "review", "attempt": 1, "exit": "ok", "code": 0, "elapsed_ms": 10, "usage": usage, "log": null, "problem": null}))
+    event(
+        json!({"type": "dispatch_end", "bead": bead, "step": "review", "attempt": 1, "exit": "ok", "code": 0, "elapsed_ms": 10, "usage": usage, "log": null, "problem": null}),
+    )
 }
 
 #[test]
@@ -438,16 +453,16 @@ fn the_run_bar_adds_up_events() {
             json!({"type": "action", "pass": 1, "action": {"action": "check", "bead": "sp-b", "step": "review", "result": "done", "status": "pass", "detail": null}}),
         ),
     ] {
-        m.update(Msg::RunEvent(e));
+        m.update(run_event(e));
     }
     let bar = m.run().unwrap();
     assert_eq!((bar.passes, bar.in_flight.len()), (1, 1));
     assert_eq!(bar.status_text(), "running");
-    m.update(Msg::RunEvent(dispatch_end(
+    m.update(run_event(dispatch_end(
         "sp-a",
         json!({"input_tokens": 100, "output_tokens": 20, "cache_read_tokens": 500, "cost_usd": 0.25}),
     )));
-    m.update(Msg::RunEvent(event(
+    m.update(run_event(event(
         json!({"type": "pass_end", "pass": 1, "status": "escalated"}),
     )));
     m.update(Msg::Clock { wall_s: 42 });
@@ -461,13 +476,10 @@ fn the_run_bar_adds_up_events() {
     assert_eq!(bar.status_text(), "escalated");
     assert_eq!(bar.cost_text(), "$0.25");
     // A dispatch whose cost is unknown: the known part stays shown.
-    m.update(Msg::RunEvent(dispatch_end(
-        "sp-b",
-        json!({"input_tokens": 10}),
-    )));
+    m.update(run_event(dispatch_end("sp-b", json!({"input_tokens": 10}))));
     assert_eq!(m.run().unwrap().cost_text(), "$0.25 + unknown");
     assert!(m.run().unwrap().running());
-    m.update(Msg::RunEvent(event(
+    m.update(run_event(event(
         json!({"type": "result", "subtype": "success", "is_error": false, "interrupted": false, "status": "done", "run": "run-1", "num_passes": 3, "dispatches": 1, "tokens": 900, "cost_usd": null, "cost": null, "duration_ms": 61_000, "text": "{}"}),
     )));
     let bar = m.run().unwrap();
