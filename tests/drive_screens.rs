@@ -105,7 +105,7 @@ fn with_run(m: &mut Model) {
         json!({"type": "pass_start", "pass": 2}),
         json!({"type": "pass_end", "pass": 2, "status": "suspended-human"}),
     ] {
-        m.update(Msg::RunEvent(e));
+        m.update(Msg::RunEvent(serde_json::from_value(e).unwrap()));
     }
     m.update(Msg::Clock { wall_s: 75 });
 }
@@ -169,7 +169,7 @@ fn a_finished_campaign() {
         run: "run-8".into(),
         background: false,
     });
-    m.update(Msg::RunEvent(json!({"type": "result", "subtype": "success", "is_error": false, "interrupted": false, "status": "done", "run": "run-8", "num_passes": 6, "dispatches": 4, "tokens": 5300, "duration_ms": 3_725_000, "text": "{}"})));
+    m.update(Msg::RunEvent(serde_json::from_value(json!({"type": "result", "subtype": "success", "is_error": false, "interrupted": false, "status": "done", "run": "run-8", "num_passes": 6, "dispatches": 4, "tokens": 5300, "duration_ms": 3_725_000, "text": "{}"})).unwrap()));
     check("finished", &m, 120, 40);
 }
 

@@ -242,6 +242,12 @@ fn stream_json_is_one_event_per_line_ending_with_the_result() {
     let kept = std::fs::read_to_string(r.state().join("runs").join(run).join("events.jsonl"))
         .expect("events.jsonl");
     assert_eq!(kept, text);
+    // Each line reads back as the typed event the cockpit takes, and writes the same bytes.
+    for line in kept.split_inclusive('\n') {
+        let event = splice::driver::events::Event::from_json_line(line)
+            .unwrap_or_else(|| panic!("no event: {line}"));
+        assert_eq!(event.to_json_line(), line);
+    }
 }
 
 #[test]

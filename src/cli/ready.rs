@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::{Global, output, status};
+use super::{Global, output};
 use crate::decide::decide;
 use crate::driver::runner::holder_alive;
 use crate::driver::{advice, snapshot};
@@ -119,7 +119,7 @@ pub fn run(global: &Global, args: Args) -> Result<i32> {
             bead: a.bead(),
             step: by_id.get(a.bead()).map_or("", |b| b.pipeline.step.as_str()),
             kind: a.name(),
-            reason: status::reason(Some(a), None),
+            reason: advice::reason(Some(a), None),
             action: a,
         })
         .collect();

@@ -15,7 +15,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Global, output, status};
+use super::{Global, output};
 use crate::decide::decide;
 use crate::driver::snapshot;
 use crate::error::{Error, Result};
@@ -233,7 +233,7 @@ fn decision_of(decision: &mut crate::model::Decision, id: &str) -> Decided {
         .position(|a| a.bead() == id)
         .map(|at| decision.actions.swap_remove(at));
     let rest = decision.nodes.remove(id).and_then(|n| n.rest);
-    let reason = status::reason(action.as_ref(), rest.as_ref());
+    let reason = crate::driver::advice::reason(action.as_ref(), rest.as_ref());
     Decided {
         action,
         rest,

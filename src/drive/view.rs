@@ -152,7 +152,7 @@ fn render_bar(model: &Model, frame: &mut Frame, area: Rect, paint: Paint) {
     let style = match model.run() {
         Some(r) => {
             let how = if r.background { "" } else { " (watched)" };
-            parts.push(format!("run {}{how} {}", r.run, r.status));
+            parts.push(format!("run {}{how} {}", r.run, r.status_text()));
             parts.push(format!("pass {}", r.passes));
             parts.push(format!("{} in flight", r.in_flight.len()));
             parts.push(format!("{} tok", r.tokens));

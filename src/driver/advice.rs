@@ -1,8 +1,10 @@
-//! What a person can do next about a node, in words and, where there is one, the exact command.
+//! The words a person reads about a decision, one place for every host (`splice status`, `show`,
+//! `ready`, a run's final envelope, the cockpit): why a node acts or rests in a line
+//! ([`reason`]), what a person can do next about it, with the exact command where there is one
+//! ([`for_action`], [`for_rest`]), and the run status in a sentence ([`headline`]).
 
 use serde::Serialize;
 
-use super::runner::holder_alive;
 use crate::model::bead::Verdict;
 use crate::model::snapshot::Died;
 use crate::model::{Action, Bead, Rest, RunStatus};
@@ -43,6 +45,9 @@ pub struct Node<'a> {
     /// Of the beads it is blocked by, those not in the store (bd kept a dependency on an issue
     /// it deleted or never exported).
     pub absent: Vec<&'a str>,
+    /// The key that clears a dead holder's claim where the words are read (the cockpit's `c`),
+    /// named after "clear the claim"; `None` in a command's output.
+    pub clear_key: Option<char>,
 }
 
 /// The reason of `bead`'s check since entry, when it escalated: the node then rests `escalated`
@@ -85,7 +90,8 @@ pub fn status_line(status: RunStatus) -> &'static str {
 /// The run status in a sentence, told by the nodes' rests (id and rest): a run suspended on
 /// claims whose runners died says so — which ones, how it knows, and what releases them — and
 /// never that another runner is at work. `alive` answers for a holder the decision did not find
-/// dead (`None`: cannot tell): the caller's own probe ([`holder_alive`], or the cockpit's).
+/// dead (`None`: cannot tell): the caller's own probe ([`super::holder::holder_alive`], or the
+/// cockpit's).
 pub fn headline<'a>(
     status: RunStatus,
     rests: impl IntoIterator<Item = (&'a str, &'a Rest)>,
@@ -145,6 +151,102 @@ pub fn headline<'a>(
     match parts.is_empty() {
         true => status_line(status).to_string(),
         false => parts.join("; "),
+    }
+}
+
+/// One line saying what the node does next, or why it rests: a row's `reason` in `status`,
+/// `ready` and `show`.
+pub fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
+    if let Some(a) = action {
+        return match a {
+            Action::Check { .. } => "check: run the floors".into(),
+            Action::Dispatch { attempt, .. } => format!("dispatch (attempt {attempt})"),
+            Action::Park { reason, .. } => format!("park: {reason}"),
+            Action::Skip { reason, .. } => format!("skip (not applicable): {reason}"),
+            Action::Escalate {
+                iteration, rule, ..
+            } => format!("escalate after iteration {iteration} ({rule})"),
+            Action::Rollback {
+                iteration, restore, ..
+            } => format!("roll back after iteration {iteration} to iteration {restore}"),
+            Action::StepBack {
+                iteration, reason, ..
+            } => format!("step back after iteration {iteration}: {reason}"),
+            Action::CleanupFanout {
+                bead,
+                children,
+                own,
+            } => {
+                let mut of: Vec<&str> = children.iter().map(String::as_str).collect();
+                if *own {
+                    of.insert(0, bead);
+                }
+                format!("cleanup-fanout: remove worktrees of {}", of.join(", "))
+            }
+        };
+    }
+    let Some(r) = rest else {
+        return String::new();
+    };
+    match r {
+        Rest::Running {
+            holder,
+            since,
+            died: Some(d),
+            ..
+        } => format!(
+            "running: claimed by {holder} since {since}, whose runner died ({}) (reclaim it, or \
+             clear the claim)",
+            d.text()
+        ),
+        Rest::Running { holder, since, .. } => {
+            format!("running: claimed by {holder} since {since} (wait, or clear the claim)")
+        }
+        Rest::InFlight { since, .. } => format!("in-flight: dispatched since {since}"),
+        Rest::Parked { step, reason } => format!("parked on {step}: {reason}"),
+        Rest::Blocked { by } => format!("blocked by {}", by.join(", ")),
+        Rest::WaitingParent {
+            parent,
+            parent_step,
+        } => format!("waiting-parent: {parent} is at {parent_step}"),
+        Rest::AwaitingHuman {
+            gate: Some(g),
+            land: Some(l),
+            ..
+        } => format!(
+            "awaiting-human: approve landing {} on {} (the {g} step)",
+            l.sha.get(..10).unwrap_or(&l.sha),
+            l.target
+        ),
+        Rest::AwaitingHuman {
+            gate,
+            step,
+            autonomy,
+            autonomy_source,
+            ..
+        } => match gate {
+            Some(g) => format!(
+                "awaiting-human: approve the gate on {g} (autonomy {} from {autonomy_source})",
+                autonomy.as_str()
+            ),
+            None => format!("awaiting-human: {step} has no command; a person does it and proposes"),
+        },
+        Rest::WaitingChildren { children } => {
+            format!("waiting-children: {}", some_of(children))
+        }
+        Rest::Escalated { reason } => format!("escalated: {reason}"),
+        Rest::Backoff { until, attempt } => format!("backoff: attempt {attempt} at {until}"),
+        Rest::AwaitingMerge { pr_url } => match pr_url {
+            Some(u) => format!("awaiting-merge: {u}"),
+            None => "awaiting-merge".into(),
+        },
+        Rest::Serialized { behind } => format!("serialized behind {behind} (overlapping files)"),
+        Rest::Queued => "queued: jobs limit reached".into(),
+        Rest::Closed => "closed".into(),
+        Rest::Held { by } => format!(
+            "held: the run is {} (its action waits for the next run)",
+            by.as_str()
+        ),
     }
 }
 
@@ -228,8 +330,9 @@ pub fn not_shipped(target: &str) -> String {
     }
 }
 
-/// Why a node rests, and what a person can do about it.
-pub fn for_rest(node: &Node, rest: &Rest) -> Next {
+/// Why a node rests, and what a person can do about it. `alive` answers for a claim's holder
+/// the decision did not find dead, as in [`headline`].
+pub fn for_rest(node: &Node, rest: &Rest, alive: impl Fn(&str) -> Option<bool>) -> Next {
     let id = node.id;
     match rest {
         Rest::Running {
@@ -237,7 +340,7 @@ pub fn for_rest(node: &Node, rest: &Rest) -> Next {
             since,
             died,
             ..
-        } => running(id, holder, since, died.as_ref()),
+        } => running(node, holder, since, died.as_ref(), alive(holder)),
         Rest::InFlight { since, .. } => Next::say(format!("dispatched by this run since {since}")),
         Rest::Parked { step, reason } => Next::run(
             format!(
@@ -369,29 +472,37 @@ fn gate(node: &Node, step: &str, autonomy: &str) -> Next {
     )
 }
 
-/// A claim by another holder: wait while it lives, clear it when it is gone (a run with
-/// `--reclaim-dead` releases it when the decision found its runner dead).
-fn running(id: &str, holder: &str, since: &str, died: Option<&Died>) -> Next {
+/// A claim by another holder: wait while it lives (`alive`: as the caller found), clear it when
+/// it is gone (a run with `--reclaim-dead` releases it when the decision found its runner dead).
+fn running(
+    node: &Node,
+    holder: &str,
+    since: &str,
+    died: Option<&Died>,
+    alive: Option<bool>,
+) -> Next {
+    let id = node.id;
     let clear = format!("splice transition release --bead {id} --clear --reason \"<why>\"");
+    let key = node.clear_key.map_or(String::new(), |k| format!(" ({k})"));
     if let Some(d) = died {
         return Next::run(
             format!(
                 "claimed since {since} by {holder}, a runner that is no longer running ({}); \
                  `splice run --reclaim-dead` releases its claim and runs the node, or clear the \
-                 claim",
+                 claim{key}",
                 d.text()
             ),
             clear.replace("<why>", "its runner died"),
         );
     }
-    match holder_alive(holder) {
+    match alive {
         Some(true) => Next::say(format!(
             "a runner on this machine is working on it since {since} ({holder}); wait for it"
         )),
         Some(false) => Next::run(
             format!(
                 "claimed since {since} by {holder}, a runner that is no longer running; clear \
-                 the claim so a new run can go on"
+                 the claim{key} so a new run can go on"
             ),
             clear.replace("<why>", "its runner died"),
         ),
@@ -472,8 +583,9 @@ mod tests {
             max_attempts: None,
             escalated_check: check,
             absent: Vec::new(),
+            clear_key: None,
         };
-        let checked = for_rest(&node(Some("the suite cannot run")), &rest);
+        let checked = for_rest(&node(Some("the suite cannot run")), &rest, |_| None);
         assert_eq!(
             checked.command.as_deref(),
             Some("splice transition complete --bead sp-a --step integrate")
@@ -481,7 +593,7 @@ mod tests {
         assert!(!checked.text.contains("next run"), "{}", checked.text);
         // An escalation decide finds afresh (another reason than the check's) is the run's.
         for other in [None, Some("an older reason")] {
-            let decided = for_rest(&node(other), &rest);
+            let decided = for_rest(&node(other), &rest, |_| None);
             assert_eq!(decided.command.as_deref(), Some("splice run"));
         }
     }

@@ -252,9 +252,10 @@ pub fn human<'a>(env: &'a Envelope, checks: impl Fn(&str) -> Option<&'a str>) ->
             max_attempts: None,
             escalated_check: checks(id),
             absent: Vec::new(),
+            clear_key: None,
         };
         let next = match &node.rest {
-            Some(r) => advice::for_rest(&who, &r.rest),
+            Some(r) => advice::for_rest(&who, &r.rest, holder_alive),
             None => match env.actions.iter().find(|a| a.action.bead() == id) {
                 Some(a) => Next {
                     text: describe_action(a),

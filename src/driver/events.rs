@@ -15,11 +15,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::model::bead::ExitKind;
+use crate::model::envelope::ActionReport;
 use crate::model::printable::{printable, printable_message};
 use crate::model::{Limits, RunStatus, Usage};
 
@@ -38,7 +39,7 @@ pub enum Output {
 }
 
 /// Whether a run's dispatches are sandboxed (issue 31, `docs/security.md`).
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Sandboxing {
     pub enforced: bool,
     /// The Landlock ABI enforced.
@@ -67,8 +68,9 @@ impl Sandboxing {
     }
 }
 
-/// One thing a run reports.
-#[derive(Serialize, Clone, Debug, PartialEq)]
+/// One thing a run reports. Read back as it was written ([`Event::from_json_line`]: the
+/// cockpit follows a run's `events.jsonl`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// The run began.
@@ -83,12 +85,7 @@ pub enum Event {
     /// A pass began.
     PassStart { pass: u64 },
     /// An action of the pass's decision was carried out (or skipped), with how it went.
-    Action {
-        pass: u64,
-        action: Value,
-        #[serde(skip)]
-        line: String,
-    },
+    Action { pass: u64, action: ActionReport },
     /// A pass ended with this status.
     PassEnd { pass: u64, status: RunStatus },
     /// A dispatch ended.
@@ -206,7 +203,7 @@ impl Event {
     fn words(&self) -> Option<String> {
         Some(match self {
             Event::RunStart { run, .. } => format!("run {run} started"),
-            Event::Action { line, .. } => line.clone(),
+            Event::Action { action, .. } => super::envelope::describe_action(action),
             Event::DispatchEnd {
                 bead,
                 step,
@@ -291,6 +288,13 @@ impl Event {
         let mut line = serde_json::to_string(&value).unwrap_or_default();
         line.push('\n');
         line
+    }
+
+    /// The event of one line of `events.jsonl` ([`Event::to_json_line`]'s, `schema_version`
+    /// and any field this version does not know ignored). `None` for a line that is not a whole
+    /// event of a kind this version knows: a newer run's event, a torn or hostile line.
+    pub fn from_json_line(line: &str) -> Option<Event> {
+        serde_json::from_str(line).ok()
     }
 }
 
@@ -394,6 +398,252 @@ mod tests {
         let json: Value =
             serde_json::from_str(&progress(Some("Bash: cargo test")).to_json_line()).unwrap();
         assert_eq!(json["doing"], "Bash: cargo test");
+    }
+
+    /// One event of every kind (each `Option` both set and unset somewhere), and the number of
+    /// kinds: [`kind_of`]'s match is exhaustive, so a new kind must be named there and given an
+    /// event here.
+    fn every_kind() -> Vec<Event> {
+        use crate::model::Action;
+        use crate::model::envelope::ActResult;
+        use crate::model::snapshot::{DeathCause, Died};
+        use crate::model::trajectory::IterationState;
+        let dispatch = Action::Dispatch {
+            bead: "sp-1".into(),
+            step: "implement".into(),
+            attempt: 2,
+            target: "main".into(),
+        };
+        let report = |result| ActionReport {
+            action: dispatch.clone(),
+            result,
+        };
+        let usage = Usage {
+            input_tokens: 1200,
+            output_tokens: 300,
+            cost_usd: Some(0.1),
+            model: Some("m".into()),
+            ..Usage::default()
+        };
+        let result = |cost_usd: Option<f64>, known: Option<f64>| Event::Result {
+            subtype: "success".into(),
+            is_error: false,
+            interrupted: false,
+            status: RunStatus::SuspendedHuman,
+            run: "r-1".into(),
+            num_passes: 3,
+            dispatches: 2,
+            tokens: 1500,
+            cost_usd,
+            known_cost_usd: known,
+            cost: cost_usd.map(|c| format!("${c:.4}")),
+            duration_ms: 61_000,
+            text: "{\"status\":\"suspended-human\"}".into(),
+        };
+        vec![
+            Event::RunStart {
+                run: "r-1".into(),
+                holder: "run:h:1:r-1".into(),
+                scope: Some("sp-1".into()),
+                limits: Limits {
+                    max_passes: Some(4),
+                    ..Limits::default()
+                },
+                sandbox: Sandboxing::of(&Ok(5)),
+            },
+            Event::RunStart {
+                run: "r-1".into(),
+                holder: "run:h:1:r-1".into(),
+                scope: None,
+                limits: Limits::default(),
+                sandbox: Sandboxing::of(&Err("no Landlock".into())),
+            },
+            Event::PassStart { pass: 1 },
+            Event::Action {
+                pass: 1,
+                action: report(ActResult::Started),
+            },
+            Event::Action {
+                pass: 1,
+                action: report(ActResult::Done {
+                    status: "ok".into(),
+                    detail: serde_json::json!({"verdict": "pass", "next": null}),
+                }),
+            },
+            Event::Action {
+                pass: 1,
+                action: report(ActResult::Skipped {
+                    reason: "changed".into(),
+                }),
+            },
+            Event::Action {
+                pass: 1,
+                action: report(ActResult::DryRun),
+            },
+            Event::PassEnd {
+                pass: 1,
+                status: RunStatus::Ready,
+            },
+            Event::DispatchEnd {
+                bead: "sp-1".into(),
+                step: "implement".into(),
+                attempt: 2,
+                exit: ExitKind::Failed,
+                code: Some(1),
+                cause: Some("exit 1".into()),
+                elapsed_ms: 4000,
+                usage: Some(usage),
+                log: Some("runs/r-1/sp-1-implement-2.log".into()),
+                problem: Some("a problem".into()),
+            },
+            Event::DispatchEnd {
+                bead: "sp-1".into(),
+                step: "implement".into(),
+                attempt: 1,
+                exit: ExitKind::NotStarted,
+                code: None,
+                cause: None,
+                elapsed_ms: 0,
+                usage: None,
+                log: None,
+                problem: None,
+            },
+            Event::Iteration {
+                bead: "sp-1".into(),
+                step: "improve".into(),
+                iteration: 2,
+                state: IterationState {
+                    iteration: 2,
+                    confidence: Some(0.5),
+                    cost_usd: 0.25,
+                    change_hash: "ab12".into(),
+                    ..IterationState::default()
+                },
+                score: Some(-3),
+                monitor: serde_json::json!({"decision": "continue", "scores": [{"score": -3}]}),
+            },
+            Event::Progress {
+                bead: "sp-1".into(),
+                step: "implement".into(),
+                attempt: 2,
+                elapsed_s: 40,
+                doing: Some("Edit src/lib.rs".into()),
+            },
+            progress(None),
+            Event::Waiting { wait_s: 20 },
+            Event::Note {
+                text: "first\nsecond".into(),
+            },
+            Event::Warning {
+                text: "uncommitted".into(),
+            },
+            Event::Reclaimed {
+                bead: "sp-1".into(),
+                holder: "run:h:41:r-0".into(),
+                died: Died {
+                    pid: 41,
+                    cause: DeathCause::Reused,
+                },
+                by: "--reclaim-dead".into(),
+            },
+            Event::Interrupted { run: "r-1".into() },
+            result(Some(0.42), None),
+            result(None, Some(0.4)),
+        ]
+    }
+
+    /// How many kinds [`Event`] has.
+    const KINDS: usize = 13;
+
+    /// The kind of `e`, numbered `0..KINDS`.
+    fn kind_of(e: &Event) -> usize {
+        match e {
+            Event::RunStart { .. } => 0,
+            Event::PassStart { .. } => 1,
+            Event::Action { .. } => 2,
+            Event::PassEnd { .. } => 3,
+            Event::DispatchEnd { .. } => 4,
+            Event::Iteration { .. } => 5,
+            Event::Progress { .. } => 6,
+            Event::Waiting { .. } => 7,
+            Event::Note { .. } => 8,
+            Event::Warning { .. } => 9,
+            Event::Reclaimed { .. } => 10,
+            Event::Interrupted { .. } => 11,
+            Event::Result { .. } => 12,
+        }
+    }
+
+    #[test]
+    fn every_event_reads_back_as_it_was_written() {
+        let events = every_kind();
+        let kinds: std::collections::BTreeSet<usize> = events.iter().map(kind_of).collect();
+        assert_eq!(kinds, (0..KINDS).collect(), "an event of every kind");
+        for event in events {
+            let line = event.to_json_line();
+            assert_eq!(
+                Event::from_json_line(&line).as_ref(),
+                Some(&event),
+                "{line}"
+            );
+            // Written again, the same bytes.
+            let again = Event::from_json_line(&line).unwrap().to_json_line();
+            assert_eq!(again, line);
+        }
+    }
+
+    #[test]
+    fn the_lines_keep_their_shape() {
+        // As `docs/cli.md` documents them: `type` first, `schema_version` last; an action's
+        // report inline.
+        let lines: Vec<String> = every_kind().iter().map(Event::to_json_line).collect();
+        assert_eq!(
+            lines[3],
+            "{\"type\":\"action\",\"pass\":1,\"action\":{\"action\":\"dispatch\",\"bead\":\"sp-1\",\
+             \"step\":\"implement\",\"attempt\":2,\"target\":\"main\",\"result\":\"started\"},\
+             \"schema_version\":1}\n"
+        );
+        assert_eq!(
+            every_kind()[3].human().as_deref(),
+            Some("dispatch sp-1 implement (attempt 2): started")
+        );
+        assert_eq!(
+            lines[7],
+            "{\"type\":\"pass_end\",\"pass\":1,\"status\":\"ready\",\"schema_version\":1}\n"
+        );
+        assert_eq!(
+            lines[1],
+            "{\"type\":\"run_start\",\"run\":\"r-1\",\"holder\":\"run:h:1:r-1\",\"scope\":null,\
+             \"limits\":{\"max_passes\":null,\"token_budget\":null,\"wall_time_s\":null,\"jobs\":1,\
+             \"backoff_s\":0},\"sandbox\":{\"enforced\":false,\"why\":\"no Landlock\"},\
+             \"schema_version\":1}\n"
+        );
+    }
+
+    #[test]
+    fn a_line_of_no_known_event_is_none() {
+        for line in [
+            "",
+            "not json",
+            "{\"type\":\"pass_start\"",
+            "{\"type\":\"a_kind_from_a_newer_run\",\"pass\":1}",
+            "{\"pass\":1}",
+            "{\"type\":7}",
+            "{\"type\":\"pass_start\",\"pass\":-1}",
+            "{\"type\":\"pass_start\",\"pass\":18446744073709551616}",
+            "{\"type\":\"pass_end\",\"pass\":1,\"status\":\"finished\"}",
+            "{\"type\":\"result\",\"status\":\"done\"}",
+            "[{\"type\":\"pass_start\",\"pass\":1}]",
+            &"[".repeat(100_000),
+            &format!("{{\"type\":\"note\",\"text\":{}}}", "[".repeat(10_000)),
+        ] {
+            assert_eq!(Event::from_json_line(line), None, "{line:.60}");
+        }
+        // A field this version does not know is no reason to drop the event.
+        assert_eq!(
+            Event::from_json_line("{\"type\":\"pass_start\",\"pass\":2,\"later\":[1]}"),
+            Some(Event::PassStart { pass: 2 })
+        );
     }
 
     #[test]

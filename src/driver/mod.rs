@@ -7,6 +7,7 @@
 //! | [`act`] | each action carried out through the writer or the executor |
 //! | [`commands`] | the commands a run may start, where each is set, and the check that they can |
 //! | [`advice`] | what a person can do about a node, in words and with the exact command |
+//! | `tree` | the one tree order of a scope's nodes (`splice status`, the cockpit) |
 //! | [`runner`] | the loop of passes, dispatches in flight on threads |
 //! | `heartbeat` | a waiting runner's report, every 10 s, of each dispatch in flight and what its agent is doing |
 //! | [`holder`] | a run's holder identity, and whether a holder's process lives (or is provably dead) |
@@ -42,3 +43,4 @@ pub mod runner;
 pub mod slurm;
 pub mod snapshot;
 mod start;
+pub(crate) mod tree;

@@ -420,8 +420,7 @@ impl<'a> Run<'a> {
             };
             self.events.emit(&Event::Action {
                 pass,
-                action: serde_json::to_value(&report).unwrap_or_default(),
-                line: envelope::describe_action(&report),
+                action: report.clone(),
             });
             reports.push(report);
         }

@@ -11,7 +11,7 @@ use std::io::{IsTerminal, Write};
 use serde::Serialize;
 
 use crate::decide::{FxMap, decide};
-use crate::driver::{prompts, snapshot};
+use crate::driver::{prompts, snapshot, tree};
 use crate::error::{Error, Result};
 use crate::model::bead::Lease;
 use crate::model::{Action, Bead, Decision, Rest, RunStatus, Snapshot};
@@ -23,9 +23,6 @@ use crate::driver::advice::{self, Next, Node};
 use crate::driver::runner::holder_alive;
 
 mod human;
-mod tree;
-
-use tree::{positions, tree_order};
 
 /// Show the tree with each node's step and the reason it acts or rests.
 #[derive(clap::Args, Debug)]
@@ -323,13 +320,17 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
             })
             .collect();
         let actions = decision.actions.iter().map(|a| (a.bead(), a)).collect();
-        let position = positions(&slots);
+        let nodes: Vec<(&str, Option<&str>)> = slots
+            .iter()
+            .map(|s| (s.id, s.bead.and_then(|b| b.parent.as_deref())))
+            .collect();
+        let position = tree::positions(&nodes);
         let mut others: FxMap<&str, &Bead> = FxMap::default();
         let plain = snap.beads.iter().filter(|b| !b.is_node());
         for b in plain.chain(&snap.ancestors) {
             others.entry(b.id.as_str()).or_insert(b);
         }
-        let order = tree_order(&slots, &position);
+        let order = tree::order(&nodes, &position);
         Rows {
             snap,
             slots,
@@ -372,7 +373,7 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
         let Slot { id, bead, node } = self.slots[at];
         let action = self.actions.get(id).copied();
         let rest = node.and_then(|n| n.rest.as_ref());
-        let mut reason = reason(action, rest);
+        let mut reason = advice::reason(action, rest);
         // A dependency bd kept on an issue it deleted or never exported: say so.
         let absent: Vec<&str> = match (action, rest) {
             (None, Some(Rest::Blocked { by })) => by
@@ -408,10 +409,11 @@ impl<'a, F: Fn(&str) -> String> Rows<'a, F> {
             max_attempts: step.map(|s| s.dispatch_limit(None)),
             escalated_check: advice::escalated_check(b),
             absent,
+            clear_key: None,
         };
         let next = match (action, rest) {
             (Some(a), _) => advice::for_action(&node, a),
-            (None, Some(r)) => advice::for_rest(&node, r),
+            (None, Some(r)) => advice::for_rest(&node, r, holder_alive),
             (None, None) => Next::default(),
         };
         Row {
@@ -475,104 +477,10 @@ fn unreadable_row<'a>(
                 max_attempts: None,
                 escalated_check: None,
                 absent: Vec::new(),
+                clear_key: None,
             };
-            advice::for_rest(&node, r)
+            advice::for_rest(&node, r, holder_alive)
         }),
-    }
-}
-
-/// One line saying what the node does next, or why it rests (`status`, `ready`, `show`).
-pub(crate) fn reason(action: Option<&Action>, rest: Option<&Rest>) -> String {
-    if let Some(a) = action {
-        return match a {
-            Action::Check { .. } => "check: run the floors".into(),
-            Action::Dispatch { attempt, .. } => format!("dispatch (attempt {attempt})"),
-            Action::Park { reason, .. } => format!("park: {reason}"),
-            Action::Skip { reason, .. } => format!("skip (not applicable): {reason}"),
-            Action::Escalate {
-                iteration, rule, ..
-            } => format!("escalate after iteration {iteration} ({rule})"),
-            Action::Rollback {
-                iteration, restore, ..
-            } => format!("roll back after iteration {iteration} to iteration {restore}"),
-            Action::StepBack {
-                iteration, reason, ..
-            } => format!("step back after iteration {iteration}: {reason}"),
-            Action::CleanupFanout {
-                bead,
-                children,
-                own,
-            } => {
-                let mut of: Vec<&str> = children.iter().map(String::as_str).collect();
-                if *own {
-                    of.insert(0, bead);
-                }
-                format!("cleanup-fanout: remove worktrees of {}", of.join(", "))
-            }
-        };
-    }
-    let Some(r) = rest else {
-        return String::new();
-    };
-    match r {
-        Rest::Running {
-            holder,
-            since,
-            died: Some(d),
-            ..
-        } => format!(
-            "running: claimed by {holder} since {since}, whose runner died ({}) (reclaim it, or \
-             clear the claim)",
-            d.text()
-        ),
-        Rest::Running { holder, since, .. } => {
-            format!("running: claimed by {holder} since {since} (wait, or clear the claim)")
-        }
-        Rest::InFlight { since, .. } => format!("in-flight: dispatched since {since}"),
-        Rest::Parked { step, reason } => format!("parked on {step}: {reason}"),
-        Rest::Blocked { by } => format!("blocked by {}", by.join(", ")),
-        Rest::WaitingParent {
-            parent,
-            parent_step,
-        } => format!("waiting-parent: {parent} is at {parent_step}"),
-        Rest::AwaitingHuman {
-            gate: Some(g),
-            land: Some(l),
-            ..
-        } => format!(
-            "awaiting-human: approve landing {} on {} (the {g} step)",
-            l.sha.get(..10).unwrap_or(&l.sha),
-            l.target
-        ),
-        Rest::AwaitingHuman {
-            gate,
-            step,
-            autonomy,
-            autonomy_source,
-            ..
-        } => match gate {
-            Some(g) => format!(
-                "awaiting-human: approve the gate on {g} (autonomy {} from {autonomy_source})",
-                autonomy.as_str()
-            ),
-            None => format!("awaiting-human: {step} has no command; a person does it and proposes"),
-        },
-        Rest::WaitingChildren { children } => {
-            format!("waiting-children: {}", advice::some_of(children))
-        }
-        Rest::Escalated { reason } => format!("escalated: {reason}"),
-        Rest::Backoff { until, attempt } => format!("backoff: attempt {attempt} at {until}"),
-        Rest::AwaitingMerge { pr_url } => match pr_url {
-            Some(u) => format!("awaiting-merge: {u}"),
-            None => "awaiting-merge".into(),
-        },
-        Rest::Serialized { behind } => format!("serialized behind {behind} (overlapping files)"),
-        Rest::Queued => "queued: jobs limit reached".into(),
-        Rest::Closed => "closed".into(),
-        Rest::Held { by } => format!(
-            "held: the run is {} (its action waits for the next run)",
-            by.as_str()
-        ),
     }
 }
 

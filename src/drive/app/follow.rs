@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 pub use crate::exec::dispatch::in_flight_log as dispatch_log;
 
 use super::super::model::Msg;
+use crate::driver::events::Event;
 
 /// The most of a file read in one go (a log's beginning beyond this is skipped).
 const MAX_READ: u64 = 256 * 1024;
@@ -122,17 +123,16 @@ impl RunFollower {
         let Some(tail) = self.tail.as_mut() else {
             return msgs;
         };
-        for line in tail.lines() {
-            let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
-                continue;
+        // A line of no event this version knows (a newer run's kind, a torn or hostile line) is
+        // passed over.
+        for event in tail.lines().iter().filter_map(|l| Event::from_json_line(l)) {
+            let end = match &event {
+                Event::Result { status, .. } => Some(*status),
+                _ => None,
             };
-            let end =
-                (event["type"] == "result").then(|| event["status"].as_str().map(str::to_string));
-            msgs.push(Msg::RunEvent(event));
+            msgs.push(Msg::RunEvent(Box::new(event)));
             if let Some(status) = end {
-                msgs.push(Msg::RunEnded {
-                    status: status.unwrap_or_else(|| "ended".into()),
-                });
+                msgs.push(Msg::RunEnded { status });
             }
         }
         msgs
@@ -169,8 +169,8 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     use super::*;
-    use crate::model::Bead;
     use crate::model::bead::Lease;
+    use crate::model::{Bead, RunStatus};
 
     fn append(path: &Path, text: &str) {
         let mut f = std::fs::OpenOptions::new()
@@ -218,23 +218,47 @@ mod tests {
         path
     }
 
+    /// The `result` line a run ends with, at `status`.
+    fn result(run: &str, status: RunStatus) -> String {
+        Event::Result {
+            subtype: "success".into(),
+            is_error: false,
+            interrupted: false,
+            status,
+            run: run.into(),
+            num_passes: 1,
+            dispatches: 0,
+            tokens: 0,
+            cost_usd: None,
+            known_cost_usd: None,
+            cost: None,
+            duration_ms: 1000,
+            text: "{}".into(),
+        }
+        .to_json_line()
+    }
+
+    fn note(text: &str) -> String {
+        Event::Note { text: text.into() }.to_json_line()
+    }
+
     #[test]
     fn the_newest_run_is_followed_to_its_end_and_an_ended_one_is_passed_over() {
         let state = tempfile::tempdir().unwrap();
         let runs = state.path().join("runs");
-        let old = r#"{"type":"result","status":"done"}"#;
-        run_file(&runs, "r-old", &[r#"{"type":"run_start"}"#, old], 100);
+        let old = result("r-old", RunStatus::Done);
+        run_file(
+            &runs,
+            "r-old",
+            &[note("old").trim_end(), old.trim_end()],
+            100,
+        );
         // At start the newest run has no live runner: nothing is replayed.
         let mut f = RunFollower::new(runs.clone(), state.path());
         assert!(f.poll(|_| false).is_empty());
 
         // A run started elsewhere: taken up from its start, its events passed on, its end told.
-        let path = run_file(
-            &runs,
-            "r-new",
-            &[r#"{"type":"run_start","run":"r-new"}"#],
-            10,
-        );
+        let path = run_file(&runs, "r-new", &[note("begun").trim_end()], 10);
         let msgs = f.poll(|_| false);
         assert_eq!(
             msgs[0],
@@ -243,21 +267,66 @@ mod tests {
                 background: false
             }
         );
-        assert!(matches!(&msgs[1], Msg::RunEvent(e) if e["type"] == "run_start"));
-        assert_eq!(msgs.len(), 2);
-        append(
-            &path,
-            "{\"type\":\"pass_start\",\"pass\":1}\n{\"type\":\"result\",\"status\":\"suspended-human\"}\n",
+        assert!(
+            matches!(&msgs[1], Msg::RunEvent(e) if **e == Event::Note { text: "begun".into() })
         );
+        assert_eq!(msgs.len(), 2);
+        let pass = Event::PassStart { pass: 1 }.to_json_line();
+        let end = result("r-new", RunStatus::SuspendedHuman);
+        append(&path, &format!("{pass}{end}"));
         let msgs = f.poll(|_| false);
         assert_eq!(msgs.len(), 3, "{msgs:?}");
         assert_eq!(
             msgs[2],
             Msg::RunEnded {
-                status: "suspended-human".into()
+                status: RunStatus::SuspendedHuman
             }
         );
         assert!(f.poll(|_| false).is_empty());
+    }
+
+    #[test]
+    fn a_line_of_no_known_event_is_passed_over_and_the_lines_after_it_are_read() {
+        let state = tempfile::tempdir().unwrap();
+        let runs = state.path().join("runs");
+        let mut f = RunFollower::new(runs.clone(), state.path());
+        let path = run_file(&runs, "r-1", &[], 10);
+        assert_eq!(f.poll(|_| true).len(), 1, "the run is taken up");
+        let hostile = [
+            "not json".to_string(),
+            "{\"type\":\"a_kind_from_a_newer_run\",\"pass\":1}".into(),
+            // A result of a newer shape (or torn): no end is told from it.
+            "{\"type\":\"result\",\"status\":\"done\"}".into(),
+            "{\"type\":\"pass_end\",\"pass\":1,\"status\":\"finished\"}".into(),
+            "{\"type\":\"pass_start\",\"pass\":-1}".into(),
+            "[".repeat(100_000),
+            "\u{0}\u{1b}[2J".into(),
+        ];
+        let mut text: String = hostile.iter().map(|l| format!("{l}\n")).collect();
+        text.push_str(&note("still read"));
+        append(&path, &text);
+        // Bytes that are no UTF-8 at all.
+        let mut bytes = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        bytes.write_all(b"\xff\xfe{\n").unwrap();
+        append(&path, &result("r-1", RunStatus::Budget));
+        let msgs = f.poll(|_| true);
+        assert_eq!(
+            msgs,
+            [
+                Msg::RunEvent(Box::new(Event::Note {
+                    text: "still read".into()
+                })),
+                Msg::RunEvent(Box::new(
+                    Event::from_json_line(&result("r-1", RunStatus::Budget)).unwrap()
+                )),
+                Msg::RunEnded {
+                    status: RunStatus::Budget
+                },
+            ]
+        );
     }
 
     #[test]

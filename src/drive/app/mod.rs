@@ -3,7 +3,9 @@
 //!
 //! Each tick (about 100 ms) it reads the keys, follows the journal's committed records
 //! ([`state`]), the newest run's `events.jsonl` and the selected node's dispatch log
-//! ([`follow`]), and draws. A run or pass started here goes on a background thread ([`act`]).
+//! ([`follow`]), and draws when the model was told something or the terminal's size changed (an
+//! idle cockpit draws nothing). A run or pass started here goes on a background thread
+//! ([`act`]).
 
 mod act;
 mod follow;
@@ -66,6 +68,7 @@ pub fn drive(store: &Store, opts: Opts) -> Result<()> {
         background: act::Background::new(),
         input: Input::open(),
         fault: None,
+        told: true,
         state,
         opts,
     };
@@ -136,15 +139,24 @@ struct App {
     input: Input,
     /// The last fault reading the state, told once.
     fault: Option<String>,
+    /// Whether the model was told something (a key, a message) since the last frame.
+    told: bool,
 }
 
 impl App {
     fn run(&mut self, screen: &mut Screen) -> Result<()> {
+        // The size of the last frame: a terminal resized since is drawn again, told or not.
+        let mut drawn = None;
         loop {
-            screen
-                .term
-                .draw(|f| super::view::render(&self.model, f))
-                .map_err(|e| Error::io("the terminal", e))?;
+            let size = screen.term.size().ok();
+            if self.told || size != drawn {
+                screen
+                    .term
+                    .draw(|f| super::view::render(&self.model, f))
+                    .map_err(|e| Error::io("the terminal", e))?;
+                self.told = false;
+                drawn = size;
+            }
             if self.keys(screen)? == Flow::Quit {
                 return Ok(());
             }
@@ -169,6 +181,8 @@ impl App {
         while event::poll(wait).map_err(|e| Error::io("the terminal", e))? {
             wait = Duration::ZERO;
             let ev = event::read().map_err(|e| Error::io("the terminal", e))?;
+            // A resize, a paste, a key released: drawn again all the same.
+            self.told = true;
             let Event::Key(key) = ev else {
                 continue;
             };
@@ -190,24 +204,24 @@ impl App {
             Ok(read) => {
                 self.fault = None;
                 if let Some(read) = read {
-                    self.model.update(Msg::State(Box::new(read)));
+                    self.tell(Msg::State(Box::new(read)));
                 }
             }
             // Told once, and tried again at the next tick.
             Err(e) => {
                 let fault = format!("reading the state: {e}");
                 if self.fault.as_ref() != Some(&fault) {
-                    self.model.update(Msg::Done(Err(fault.clone())));
+                    self.tell(Msg::Done(Err(fault.clone())));
                     self.fault = Some(fault);
                 }
             }
         }
         let background = &mut self.background;
         for msg in self.follow_run.poll(|run| background.is_own(run)) {
-            self.model.update(msg);
+            self.tell(msg);
         }
         if let Some(done) = self.background.poll() {
-            self.model.update(Msg::Done(done));
+            self.tell(Msg::Done(done));
         }
         let log = self
             .model
@@ -215,8 +229,14 @@ impl App {
             .and_then(|id| self.state.feed().bead(id))
             .and_then(|b| follow::dispatch_log(&self.store.runs_dir(), b));
         if let Some(msg) = self.follow_log.poll(log) {
-            self.model.update(msg);
+            self.tell(msg);
         }
+    }
+
+    /// Tell the model `msg`; the next loop draws it.
+    fn tell(&mut self, msg: Msg) {
+        self.model.update(msg);
+        self.told = true;
     }
 
     /// Carry out one command and tell the model how it went.
@@ -232,13 +252,13 @@ impl App {
         }
         if let Some((done, pane)) = act::design(&self.store, &self.opts.who, &cmd) {
             if let Some(pane) = pane {
-                self.model.update(Msg::Design(Box::new(pane)));
+                self.tell(Msg::Design(Box::new(pane)));
             }
-            self.model.update(Msg::Done(done));
+            self.tell(Msg::Done(done));
             return Ok(Flow::Go);
         }
         if let Some(done) = act::write(&self.store, &self.opts.who, &cmd) {
-            self.model.update(Msg::Done(done));
+            self.tell(Msg::Done(done));
             return Ok(Flow::Go);
         }
         let scope = self.opts.scope.clone();
@@ -254,7 +274,7 @@ impl App {
             Command::DryRun => act::dry_run(&self.store, scope),
             Command::Quit => {
                 if self.background.is_live() {
-                    self.model.update(Msg::Done(self.background.stop()));
+                    self.tell(Msg::Done(self.background.stop()));
                     let _ = screen.term.draw(|f| super::view::render(&self.model, f));
                 }
                 return Ok(Flow::Quit);
@@ -262,7 +282,7 @@ impl App {
             // The writer's commands were carried out above.
             _ => return Ok(Flow::Go),
         };
-        self.model.update(Msg::Done(done));
+        self.tell(Msg::Done(done));
         Ok(Flow::Go)
     }
 

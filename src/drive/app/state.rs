@@ -1,14 +1,19 @@
 //! The state the cockpit shows: the snapshot kept current from the journal's committed records
 //! ([`Feed`]), its decision (re-made only when beads changed) and whether each claim's holder
 //! lives.
+//!
+//! A tick costs what changed: with no bead changed, the holders are the ones gathered at the last
+//! change, and only whether each lives is asked again (its process may have ended meanwhile),
+//! once a holder — not once a claim, and nothing copied.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::decide::decide;
 use crate::driver::feed::Feed;
 use crate::driver::holder::{holder_alive, identity};
 use crate::error::Result;
 use crate::model::Decision;
+use crate::model::snapshot::Died;
 use crate::store::Store;
 
 use super::super::model::StateRead;
@@ -17,6 +22,7 @@ use super::super::model::StateRead;
 pub struct State {
     feed: Feed,
     decision: Decision,
+    /// By holder of a claim in the snapshot, each once: whether it lives.
     alive: BTreeMap<String, Option<bool>>,
 }
 
@@ -37,16 +43,23 @@ impl State {
     /// Follow the journal: a new read when beads changed or a holder's liveness did, else
     /// `None`.
     pub fn refresh(&mut self) -> Result<Option<StateRead>> {
-        let changed = self.feed.refresh()?;
-        if changed > 0 {
+        if self.feed.refresh()? > 0 {
             self.decision = decide_now(&mut self.feed)?;
+            self.alive = liveness(&self.feed);
+            return Ok(Some(self.read()));
         }
-        let alive = liveness(&self.feed);
-        if changed == 0 && alive == self.alive {
-            return Ok(None);
+        // The same beads, so the same holders (and the same `dead_holders`, judged when the
+        // beads last changed); a holder's process may have ended since.
+        let dead = &self.feed.snapshot.dead_holders;
+        let mut moved = false;
+        for (holder, alive) in &mut self.alive {
+            let now = alive_now(holder, dead);
+            if *alive != now {
+                *alive = now;
+                moved = true;
+            }
         }
-        self.alive = alive;
-        Ok(Some(self.read()))
+        Ok(moved.then(|| self.read()))
     }
 
     /// The state as it stands.
@@ -73,17 +86,75 @@ fn decide_now(feed: &mut Feed) -> Result<Decision> {
     Ok(decide(&feed.snapshot))
 }
 
-/// Whether each claim holder in the snapshot lives (`None`: cannot tell): dead when the snapshot
-/// found it so (`dead_holders`), else as its pid says.
+/// Whether each claim holder in the snapshot lives ([`alive_now`]), each asked once.
 fn liveness(feed: &Feed) -> BTreeMap<String, Option<bool>> {
     let dead = &feed.snapshot.dead_holders;
-    feed.snapshot
+    let holders: BTreeSet<&str> = feed
+        .snapshot
         .beads
         .iter()
         .filter_map(|b| b.pipeline.lease.as_ref())
-        .map(|l| match dead.contains_key(&l.holder) {
-            true => (l.holder.clone(), Some(false)),
-            false => (l.holder.clone(), holder_alive(&l.holder)),
-        })
+        .map(|l| l.holder.as_str())
+        .collect();
+    holders
+        .into_iter()
+        .map(|h| (h.to_string(), alive_now(h, dead)))
         .collect()
+}
+
+/// Whether `holder` lives (`None`: cannot tell): dead when the snapshot found it so
+/// (`dead_holders`), else as its pid says.
+fn alive_now(holder: &str, dead: &BTreeMap<String, Died>) -> Option<bool> {
+    match dead.contains_key(holder) {
+        true => Some(false),
+        false => holder_alive(holder),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Bead;
+    use crate::model::bead::Lease;
+
+    #[test]
+    fn a_holder_whose_process_ends_is_seen_dead_with_no_bead_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".splice/beads")).unwrap();
+        let store = Store::discover(Some(dir.path())).unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("600")
+            .spawn()
+            .unwrap();
+        let runner = format!("run:{}:{}:r-1", crate::driver::holder::host(), child.id());
+        for (id, holder) in [
+            ("sp-a", runner.as_str()),
+            ("sp-b", "alice"),
+            ("sp-c", &runner),
+        ] {
+            let mut bead = Bead::new(id.into(), id.into(), String::new(), "then");
+            bead.pipeline.route = "leaf".into();
+            bead.pipeline.step = "implement".into();
+            bead.pipeline.lease = Some(Box::new(Lease {
+                holder: holder.into(),
+                since: "then".into(),
+                credential_sha256: None,
+                job: None,
+            }));
+            std::fs::write(store.bead_path(id), bead.to_file_bytes()).unwrap();
+        }
+        let mut state = State::load(&store, None).unwrap();
+        // Each holder once, however many claims it holds.
+        let want = BTreeMap::from([("alice".to_string(), None), (runner.clone(), Some(true))]);
+        assert_eq!(state.read().alive, want);
+        assert!(state.refresh().unwrap().is_none(), "nothing changed");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let read = state
+            .refresh()
+            .unwrap()
+            .expect("a holder's liveness changed");
+        assert_eq!(read.alive[&runner], Some(false));
+        assert!(state.refresh().unwrap().is_none(), "nothing changed since");
+    }
 }

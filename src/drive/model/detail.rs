@@ -43,22 +43,12 @@ impl Model {
             max_attempts: self.step_of(id).map(|s| s.dispatch_limit(None)),
             escalated_check: bead.and_then(advice::escalated_check),
             absent: Vec::new(),
+            clear_key: Some('c'),
         };
-        if let Some(a) = self.action(id) {
-            return advice::for_action(&node, a);
-        }
-        match self.rest(id) {
-            // The decision found its runner dead: what `advice` says, with the cockpit's key.
-            Some(r @ Rest::Running { died: Some(_), .. }) => {
-                let mut next = advice::for_rest(&node, r);
-                next.text = next
-                    .text
-                    .replace("or clear the claim", "or clear the claim (c)");
-                next
-            }
-            Some(Rest::Running { holder, since, .. }) => running(id, holder, since, self),
-            Some(r) => advice::for_rest(&node, r),
-            None => Next::default(),
+        match (self.action(id), self.rest(id)) {
+            (Some(a), _) => advice::for_action(&node, a),
+            (None, Some(r)) => advice::for_rest(&node, r, |h| self.holder_alive(h)),
+            (None, None) => Next::default(),
         }
     }
 
@@ -282,33 +272,4 @@ fn in_dir(dir: &str, path: &str) -> String {
     } else {
         format!("{dir}/{path}")
     }
-}
-
-/// A claim by another holder, alive or dead as the app found (`advice` probes the process
-/// itself; the model must not).
-fn running(id: &str, holder: &str, since: &str, model: &Model) -> Next {
-    let clear = format!("splice transition release --bead {id} --clear --reason \"<why>\"");
-    let (text, command) = match model.holder_alive(holder) {
-        Some(true) => (
-            format!(
-                "a runner on this machine is working on it since {since} ({holder}); wait for it"
-            ),
-            None,
-        ),
-        Some(false) => (
-            format!(
-                "claimed since {since} by {holder}, a runner that is no longer running; clear \
-                 the claim (c) so a new run can go on"
-            ),
-            Some(clear.replace("<why>", "its runner died")),
-        ),
-        None => (
-            format!(
-                "claimed by {holder} since {since}; wait for it, or if that holder is gone, \
-                 clear the claim"
-            ),
-            Some(clear),
-        ),
-    };
-    Next { text, command }
 }

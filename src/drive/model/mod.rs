@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use ratatui::crossterm::event::KeyEvent;
 
-use crate::model::{Action, Bead, Decision, Rest, Snapshot};
+use crate::driver::events::Event;
+use crate::model::{Action, Bead, Decision, Rest, RunStatus, Snapshot};
 
 mod detail;
 mod keys;
@@ -117,10 +118,10 @@ pub enum Msg {
     State(Box<StateRead>),
     /// A run started (in the background, or elsewhere and now watched): its id.
     RunStarted { run: String, background: bool },
-    /// The run ended with this status.
-    RunEnded { status: String },
-    /// A line a run reported (`events.jsonl`, as JSON).
-    RunEvent(serde_json::Value),
+    /// The run ended with this status (its `result` event's).
+    RunEnded { status: RunStatus },
+    /// An event a run reported (a line of its `events.jsonl`).
+    RunEvent(Box<Event>),
     /// New text of the selected node's dispatch log, already put in words.
     LogLines(Vec<String>),
     /// How a command went: `Ok` a line saying what was done, `Err` the refusal or fault.

@@ -1,12 +1,11 @@
-//! The run bar: a run started here or watched, from its `events.jsonl` lines
-//! (`driver::events::Event` as JSON): its status, passes, dispatches in flight, tokens and cost
-//! so far, and wall time.
+//! The run bar: a run started here or watched, from the [`Event`]s of its `events.jsonl`: its
+//! status, passes, dispatches in flight, tokens and cost so far, and wall time.
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
-
-use crate::model::Usage;
+use crate::driver::events::Event;
+use crate::model::envelope::{ActResult, ActionReport};
+use crate::model::{Action, RunStatus};
 
 /// What the run bar shows.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -14,8 +13,9 @@ pub struct RunBar {
     pub run: String,
     /// Started from the cockpit (`s` stops it), not only watched.
     pub background: bool,
-    /// `running` until a pass ends, then the last pass's run status; the end status at the end.
-    pub status: String,
+    /// `None` (running) until a pass ends, then the last pass's run status; the end status at
+    /// the end.
+    pub status: Option<RunStatus>,
     pub ended: bool,
     pub passes: u64,
     /// Beads with a dispatch started and not yet ended.
@@ -43,10 +43,14 @@ impl RunBar {
         RunBar {
             run,
             background,
-            status: "running".into(),
             cost_usd: Some(0.0),
             ..RunBar::default()
         }
+    }
+
+    /// The status in a word: `running` until a pass ends, then [`RunBar::status`].
+    pub fn status_text(&self) -> &'static str {
+        self.status.map_or("running", RunStatus::as_str)
     }
 
     /// Is the run still going?
@@ -54,42 +58,31 @@ impl RunBar {
         !self.ended
     }
 
-    pub(crate) fn end(&mut self, status: String) {
-        self.status = status;
+    pub(crate) fn end(&mut self, status: RunStatus) {
+        self.status = Some(status);
         self.ended = true;
         self.in_flight.clear();
     }
 
-    /// Take in one event line; a line of another shape is ignored (a newer run's event).
-    pub(crate) fn event(&mut self, e: &Value) {
-        let text = |k: &str| e.get(k).and_then(Value::as_str).map(str::to_string);
-        let num = |k: &str| e.get(k).and_then(Value::as_u64);
-        match e.get("type").and_then(Value::as_str).unwrap_or("") {
-            "pass_start" => self.passes = num("pass").unwrap_or(self.passes),
-            "pass_end" => {
-                if let Some(s) = text("status") {
-                    self.status = s;
-                }
+    /// Take in one event (the kinds the bar does not show change nothing).
+    pub(crate) fn event(&mut self, e: &Event) {
+        match e {
+            Event::PassStart { pass } => self.passes = *pass,
+            Event::PassEnd { status, .. } => self.status = Some(*status),
+            // A run reports a dispatch it started with `result: started`.
+            Event::Action {
+                action:
+                    ActionReport {
+                        action: Action::Dispatch { bead, .. },
+                        result: ActResult::Started,
+                    },
+                ..
+            } => {
+                self.in_flight.insert(bead.clone());
+                self.dispatches += 1;
             }
-            "action" => {
-                let a = e.get("action").unwrap_or(&Value::Null);
-                let is = |k: &str, v: &str| a.get(k).and_then(Value::as_str) == Some(v);
-                // A run reports a dispatch it started with `result: started`.
-                if is("action", "dispatch")
-                    && is("result", "started")
-                    && let Some(bead) = a.get("bead").and_then(Value::as_str)
-                {
-                    self.in_flight.insert(bead.to_string());
-                    self.dispatches += 1;
-                }
-            }
-            "dispatch_end" => {
-                if let Some(bead) = text("bead") {
-                    self.in_flight.remove(&bead);
-                }
-                let usage: Option<Usage> = e
-                    .get("usage")
-                    .and_then(|u| serde_json::from_value(u.clone()).ok());
+            Event::DispatchEnd { bead, usage, .. } => {
+                self.in_flight.remove(bead);
                 match usage {
                     Some(u) => {
                         self.tokens = self.tokens.saturating_add(u.budget_tokens());
@@ -99,14 +92,19 @@ impl RunBar {
                     None => self.cost_usd = None,
                 }
             }
-            "result" => {
-                self.tokens = num("tokens").unwrap_or(self.tokens);
-                self.passes = num("num_passes").unwrap_or(self.passes);
-                self.dispatches = num("dispatches").unwrap_or(self.dispatches);
-                self.wall_s = num("duration_ms").map_or(self.wall_s, |ms| ms / 1000);
-                if let Some(s) = text("status") {
-                    self.end(s);
-                }
+            Event::Result {
+                status,
+                num_passes,
+                dispatches,
+                tokens,
+                duration_ms,
+                ..
+            } => {
+                self.tokens = *tokens;
+                self.passes = *num_passes;
+                self.dispatches = *dispatches;
+                self.wall_s = duration_ms / 1000;
+                self.end(*status);
             }
             _ => {}
         }

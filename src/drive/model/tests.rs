@@ -8,6 +8,8 @@ use serde_json::{Value, json};
 
 use super::{Command, LOG_LINES, Model, Msg, StateRead};
 use crate::decide::decide;
+use crate::driver::events::Event;
+use crate::model::RunStatus;
 
 fn corpus(case: &str) -> Value {
     let path = format!("{}/snapshots/{case}.json", env!("CARGO_MANIFEST_DIR"));
@@ -195,6 +197,32 @@ fn clear_applies_only_to_a_dead_holder() {
 }
 
 #[test]
+fn a_claims_words_name_the_clear_key_only_where_it_applies() {
+    for (alive, says) in [
+        (Some(false), "clear the claim (c) so a new run can go on"),
+        (
+            Some(true),
+            "a runner on this machine is working on it since",
+        ),
+        (None, "if that holder is gone, clear the claim"),
+    ] {
+        let mut m = Model::new(None);
+        m.update(state(
+            corpus("running-other-holder"),
+            &[("alice@laptop", alive)],
+        ));
+        let next = m.next_of("sp-a");
+        assert!(next.text.contains(says), "{alive:?}: {}", next.text);
+        assert_eq!(
+            next.text.contains("(c)"),
+            alive == Some(false),
+            "{}",
+            next.text
+        );
+    }
+}
+
+#[test]
 fn unpark_applies_to_a_parked_node() {
     let mut m = model("parked");
     press(&mut m, KeyCode::Char('u'));
@@ -348,7 +376,7 @@ fn run_keys_follow_whether_a_run_is_going() {
     assert_eq!(m.message(), Some("r: run run-1 is going"));
     assert_eq!(press(&mut m, KeyCode::Char('s')), Some(Command::StopRun));
     m.update(Msg::RunEnded {
-        status: "interrupted".into(),
+        status: RunStatus::Ready,
     });
     assert_eq!(press(&mut m, KeyCode::Char('p')), Some(Command::Pass));
     // A run watched from elsewhere is stopped there.
@@ -385,7 +413,7 @@ fn a_refusal_shows_until_the_next_key() {
 }
 
 /// The `action` event a run writes when it starts a dispatch, made by the runner's own types.
-fn dispatch_started(bead: &str, step: &str) -> serde_json::Value {
+fn dispatch_started(bead: &str, step: &str) -> Event {
     use crate::model::Action;
     use crate::model::envelope::{ActResult, ActionReport};
     let report = ActionReport {
@@ -397,12 +425,27 @@ fn dispatch_started(bead: &str, step: &str) -> serde_json::Value {
         },
         result: ActResult::Started,
     };
-    let event = crate::driver::events::Event::Action {
+    Event::Action {
         pass: 1,
-        action: serde_json::to_value(&report).unwrap(),
-        line: String::new(),
-    };
-    serde_json::from_str(&event.to_json_line()).unwrap()
+        action: report,
+    }
+}
+
+/// What the app tells the model of an event.
+fn run_event(e: Event) -> Msg {
+    Msg::RunEvent(Box::new(e))
+}
+
+/// The event of a JSON line as a run writes it.
+fn event(line: Value) -> Event {
+    Event::from_json_line(&line.to_string()).expect("an event")
+}
+
+/// A `dispatch_end` of `bead` with `usage`.
+fn dispatch_end(bead: &str, usage: Value) -> Event {
+    event(
+        json!({"type": "dispatch_end", "bead": bead, "step": "review", "attempt": 1, "exit": "ok", "code": 0, "elapsed_ms": 10, "usage": usage, "log": null, "problem": null}),
+    )
 }
 
 #[test]
@@ -410,19 +453,25 @@ fn the_run_bar_adds_up_events() {
     let mut m = model("parked");
     started(&mut m, true);
     for e in [
-        json!({"type": "pass_start", "pass": 1}),
+        event(json!({"type": "pass_start", "pass": 1})),
         // The event exactly as a run writes it (`driver::events::Event::Action`).
-        dispatch_started("sp-a", "review"),
-        json!({"type": "action", "pass": 1, "action": {"action": "check", "bead": "sp-b", "step": "review", "result": "done", "status": "pass", "detail": null}}),
+        event(serde_json::from_str(&dispatch_started("sp-a", "review").to_json_line()).unwrap()),
+        event(
+            json!({"type": "action", "pass": 1, "action": {"action": "check", "bead": "sp-b", "step": "review", "result": "done", "status": "pass", "detail": null}}),
+        ),
     ] {
-        m.update(Msg::RunEvent(e));
+        m.update(run_event(e));
     }
     let bar = m.run().unwrap();
     assert_eq!((bar.passes, bar.in_flight.len()), (1, 1));
-    m.update(Msg::RunEvent(json!({"type": "dispatch_end", "bead": "sp-a", "usage": {"input_tokens": 100, "output_tokens": 20, "cache_read_tokens": 500, "cost_usd": 0.25}})));
-    m.update(Msg::RunEvent(
+    assert_eq!(bar.status_text(), "running");
+    m.update(run_event(dispatch_end(
+        "sp-a",
+        json!({"input_tokens": 100, "output_tokens": 20, "cache_read_tokens": 500, "cost_usd": 0.25}),
+    )));
+    m.update(run_event(event(
         json!({"type": "pass_end", "pass": 1, "status": "escalated"}),
-    ));
+    )));
     m.update(Msg::Clock { wall_s: 42 });
     let bar = m.run().unwrap();
     assert_eq!(bar.in_flight.len(), 0);
@@ -430,18 +479,20 @@ fn the_run_bar_adds_up_events() {
         (bar.tokens, bar.cost_usd, bar.wall_s),
         (120, Some(0.25), 42)
     );
-    assert_eq!(bar.status, "escalated");
+    assert_eq!(bar.status, Some(RunStatus::Escalated));
+    assert_eq!(bar.status_text(), "escalated");
     assert_eq!(bar.cost_text(), "$0.25");
     // A dispatch whose cost is unknown: the known part stays shown.
-    m.update(Msg::RunEvent(
-        json!({"type": "dispatch_end", "bead": "sp-b", "usage": {"input_tokens": 10}}),
-    ));
+    m.update(run_event(dispatch_end("sp-b", json!({"input_tokens": 10}))));
     assert_eq!(m.run().unwrap().cost_text(), "$0.25 + unknown");
     assert!(m.run().unwrap().running());
-    m.update(Msg::RunEvent(json!({"type": "result", "status": "done", "num_passes": 3, "tokens": 900, "duration_ms": 61_000})));
+    m.update(run_event(event(
+        json!({"type": "result", "subtype": "success", "is_error": false, "interrupted": false, "status": "done", "run": "run-1", "num_passes": 3, "dispatches": 1, "tokens": 900, "cost_usd": null, "cost": null, "duration_ms": 61_000, "text": "{}"}),
+    )));
     let bar = m.run().unwrap();
     assert!(!bar.running());
     assert_eq!((bar.passes, bar.tokens, bar.wall_s), (3, 900, 61));
+    assert_eq!(bar.status_text(), "done");
 }
 
 #[test]

@@ -1,9 +1,11 @@
-//! The tree of the scope: every node in depth-first order (children by id, nodes caught in a
-//! parent cycle last, a bead file that could not be read a node too), as `splice status` lists
-//! them; which rows a collapsed set leaves shown; and one row put in words for the view.
+//! The tree of the scope: every node in the order `splice status` lists them
+//! (`driver::tree`: depth first, children in natural order, nodes caught in a parent cycle last,
+//! a bead file that could not be read a node too); which rows a collapsed set leaves shown; and
+//! one row put in words for the view.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
+use crate::driver::tree;
 use crate::model::{Rest, Snapshot};
 
 use super::Model;
@@ -55,68 +57,46 @@ pub struct TreeLine {
     pub tone: Tone,
 }
 
-/// Every node of `snap` in tree order.
+/// Every node of `snap` in the tree order `splice status` lists them in
+/// (`driver::tree::order`).
 pub(crate) fn rows(snap: &Snapshot) -> Vec<Row> {
-    // (bead index or None for unreadable, parent named)
-    let mut by_id: BTreeMap<&str, (Option<usize>, Option<&str>)> = snap
+    // (id, bead index or None for unreadable, parent named), in id order, each id once (a bead
+    // wins over an unreadable file of the same id), as `splice status` takes them.
+    let mut by_id: Vec<(&str, Option<usize>, Option<&str>)> = snap
         .unreadable
         .iter()
-        .map(|u| (u.id.as_str(), (None, None)))
+        .map(|u| (u.id.as_str(), None, None))
         .collect();
     // Plain beads (imported, or made by `splice create`) are no nodes: `splice list` shows them.
-    for (i, b) in snap.beads.iter().enumerate().filter(|(_, b)| b.is_node()) {
-        by_id.insert(b.id.as_str(), (Some(i), b.parent.as_deref()));
-    }
-    let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let mut tops = Vec::new();
-    for (&id, &(_, parent)) in &by_id {
-        match parent.filter(|p| by_id.contains_key(p)) {
-            Some(p) => children.entry(p).or_default().push(id),
-            None => tops.push(id),
-        }
-    }
-    // Natural order, as a person reads ids: `sp-x.1.2` before `sp-x.1.10`.
-    let natural = |a: &&str, b: &&str| crate::model::id::natural_cmp(a, b);
-    tops.sort_by(natural);
-    for kids in children.values_mut() {
-        kids.sort_by(natural);
-    }
-    let mut rows: Vec<Row> = Vec::with_capacity(by_id.len());
-    let mut row_of: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut seen = HashSet::new();
-    let mut stack: Vec<(&str, usize, Option<usize>)> =
-        tops.iter().rev().map(|&id| (id, 0, None)).collect();
-    let starts: Vec<&str> = by_id.keys().copied().collect();
-    let mut next_start = starts.iter();
-    loop {
-        let Some((id, depth, parent)) = stack.pop() else {
-            // Nodes caught in a parent cycle: each not yet shown starts a walk of its own.
-            match next_start.next() {
-                Some(&id) => {
-                    stack.push((id, 0, None));
-                    continue;
-                }
-                None => break,
-            }
-        };
-        if !seen.insert(id) {
-            continue;
-        }
-        let (bead, parent_id) = by_id[id];
-        let kids = children.get(id).map_or(&[][..], Vec::as_slice);
-        let row = rows.len();
-        row_of.insert(id, row);
+    by_id.extend(
+        snap.beads
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.is_node())
+            .map(|(i, b)| (b.id.as_str(), Some(i), b.parent.as_deref())),
+    );
+    by_id.sort_by(|a, b| a.0.cmp(b.0).then_with(|| b.1.is_some().cmp(&a.1.is_some())));
+    by_id.dedup_by(|later, earlier| later.0 == earlier.0);
+    let nodes: Vec<(&str, Option<&str>)> = by_id.iter().map(|n| (n.0, n.2)).collect();
+    let order = tree::order(&nodes, &tree::positions(&nodes));
+    let mut rows: Vec<Row> = Vec::with_capacity(order.len());
+    // The last row at each depth: a row's parent row is the last one a level up (a walk shows a
+    // node right after its parent's subtree so far), and a row has children shown when the next
+    // row is a level down.
+    let mut last_at: Vec<usize> = Vec::new();
+    for (i, &(at, depth)) in order.iter().enumerate() {
+        let (id, bead, parent_id) = by_id[at];
+        last_at.truncate(depth);
+        let parent = depth.checked_sub(1).and_then(|d| last_at.get(d).copied());
+        last_at.push(rows.len());
         rows.push(Row {
             id: id.to_string(),
             bead,
             parent_id: parent_id.map(str::to_string),
             parent,
             depth,
-            has_children: kids.iter().any(|k| !seen.contains(k)),
+            has_children: order.get(i + 1).is_some_and(|&(_, d)| d == depth + 1),
         });
-        for &c in kids.iter().rev() {
-            stack.push((c, depth + 1, Some(row)));
-        }
     }
     rows
 }
@@ -215,5 +195,65 @@ impl Model {
     /// Whether `holder` lives, as the app found (`None`: cannot tell).
     pub(crate) fn holder_alive(&self, holder: &str) -> Option<bool> {
         self.state.as_ref()?.alive.get(holder).copied().flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::snapshot::Unreadable;
+    use crate::model::{Bead, Manifest};
+
+    #[test]
+    fn the_rows_are_the_status_order_with_their_parents_rows_and_children_shown() {
+        const AT: &str = "2026-01-01T00:00:00Z";
+        let bead = |id: &str, parent: Option<&str>, node: bool| {
+            let mut b = Bead::new(id.into(), id.into(), String::new(), AT);
+            b.parent = parent.map(Into::into);
+            if node {
+                b.pipeline.route = "leaf".into();
+            }
+            b
+        };
+        let beads = vec![
+            bead("sp-p.10", Some("sp-p"), true),
+            bead("sp-p", None, true),
+            bead("sp-p.2", Some("sp-p"), true),
+            bead("sp-p.2.1", Some("sp-p.2"), true),
+            // A plain bead is no row; its child is a top.
+            bead("sp-plain", None, false),
+            bead("sp-plain.1", Some("sp-plain"), true),
+            // A cycle, reached from no top.
+            bead("sp-c1", Some("sp-c2"), true),
+            bead("sp-c2", Some("sp-c1"), true),
+        ];
+        let mut snap = Snapshot::new(Manifest::default_manifest(), beads, AT, "me", "run");
+        snap.unreadable = vec![Unreadable {
+            id: "sp-p.3".into(),
+            file: ".splice/beads/sp-p.3.json".into(),
+            error: "not JSON".into(),
+        }];
+        let rows = rows(&snap);
+        let got: Vec<(&str, usize, Option<&str>, bool)> = rows
+            .iter()
+            .map(|r| {
+                let parent = r.parent.map(|p| rows[p].id.as_str());
+                (r.id.as_str(), r.depth, parent, r.has_children)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("sp-p", 0, None, true),
+                ("sp-p.2", 1, Some("sp-p"), true),
+                ("sp-p.2.1", 2, Some("sp-p.2"), false),
+                ("sp-p.10", 1, Some("sp-p"), false),
+                // An unreadable file names no parent: a top.
+                ("sp-p.3", 0, None, false),
+                ("sp-plain.1", 0, None, false),
+                ("sp-c1", 0, None, true),
+                ("sp-c2", 1, Some("sp-c1"), false),
+            ]
+        );
     }
 }

@@ -1,33 +1,40 @@
-//! The status tree's order: every row depth first, children in natural order (`sp-x.1.2`
-//! before `sp-x.1.10`), nodes caught in a parent cycle last.
+//! The one tree order of a scope's nodes, as `splice status` lists them and the cockpit draws
+//! them: depth first, children in natural order (`sp-x.1.2` before `sp-x.1.10`), nodes caught
+//! in a parent cycle last.
+//!
+//! Plain data in, positions out: a node is its id and the parent id its bead names (none for a
+//! bead file that could not be read); each caller keeps what else it knows of a node by position.
 
-use super::Slot;
 use crate::decide::FxMap;
 
-/// Each slot's position by its id.
-pub(super) fn positions<'a>(slots: &[Slot<'a>]) -> FxMap<&'a str, usize> {
-    slots.iter().enumerate().map(|(at, s)| (s.id, at)).collect()
+/// Each node's position by its id (`nodes` as [`order`] takes them).
+pub(crate) fn positions<'a>(nodes: &[(&'a str, Option<&'a str>)]) -> FxMap<&'a str, usize> {
+    nodes.iter().enumerate().map(|(at, n)| (n.0, at)).collect()
 }
 
-/// Each slot's position (`slots` in id order, each id once) with its depth, depth first,
-/// children in natural order; nodes caught in a parent cycle come last.
-pub(super) fn tree_order(slots: &[Slot<'_>], position: &FxMap<&str, usize>) -> Vec<(usize, usize)> {
-    // Each slot's parent's position (`None`: a top).
-    let parents: Vec<Option<usize>> = slots
+/// Each node's position with its depth, in tree order. `nodes` are (id, the parent its bead
+/// names) in id order, each id once; `position` is [`positions`] of them. A node whose parent is
+/// none of them is a top; nodes caught in a parent cycle come last, each not yet shown starting a
+/// walk of its own (in id order).
+pub(crate) fn order(
+    nodes: &[(&str, Option<&str>)],
+    position: &FxMap<&str, usize>,
+) -> Vec<(usize, usize)> {
+    // Each node's parent's position (`None`: a top).
+    let parents: Vec<Option<usize>> = nodes
         .iter()
-        .map(|s| s.bead.and_then(|b| b.parent.as_deref()))
-        .map(|p| p.and_then(|p| position.get(p).copied()))
+        .map(|n| n.1.and_then(|p| position.get(p).copied()))
         .collect();
     // Each parent's children, together: `kids[start[p]..start[p + 1]]`.
-    let mut start = vec![0; slots.len() + 1];
+    let mut start = vec![0; nodes.len() + 1];
     for &p in parents.iter().flatten() {
         start[p + 1] += 1;
     }
-    for p in 0..slots.len() {
+    for p in 0..nodes.len() {
         start[p + 1] += start[p];
     }
     let mut fill = start.clone();
-    let mut kids = vec![0; start[slots.len()]];
+    let mut kids = vec![0; start[nodes.len()]];
     let mut tops = Vec::new();
     for (at, parent) in parents.iter().enumerate() {
         match *parent {
@@ -41,21 +48,21 @@ pub(super) fn tree_order(slots: &[Slot<'_>], position: &FxMap<&str, usize>) -> V
     // Natural order, as a person reads ids: `sp-x.1.2` before `sp-x.1.10`. A child named its
     // parent's id, a dot and a number (no leading zero) compares with such a sibling by the
     // number, which is what the natural order says, without reading either id.
-    let number: Vec<Option<u64>> = slots
+    let number: Vec<Option<u64>> = nodes
         .iter()
         .zip(&parents)
-        .map(|(s, p)| child_number(s.id, slots[(*p)?].id))
+        .map(|((id, _), p)| child_number(id, nodes[(*p)?].0))
         .collect();
     let natural = |a: &usize, b: &usize| match (number[*a], number[*b]) {
         (Some(x), Some(y)) => x.cmp(&y),
-        _ => crate::model::id::natural_cmp(slots[*a].id, slots[*b].id),
+        _ => crate::model::id::natural_cmp(nodes[*a].0, nodes[*b].0),
     };
     tops.sort_by(natural);
-    for p in 0..slots.len() {
+    for p in 0..nodes.len() {
         kids[start[p]..start[p + 1]].sort_by(natural);
     }
-    let mut order = Vec::with_capacity(slots.len());
-    let mut seen = vec![false; slots.len()];
+    let mut order = Vec::with_capacity(nodes.len());
+    let mut seen = vec![false; nodes.len()];
     let mut stack: Vec<(usize, usize)> = tops.iter().rev().map(|&at| (at, 0)).collect();
     let mut walk = |stack: &mut Vec<(usize, usize)>, order: &mut Vec<(usize, usize)>| {
         while let Some((at, depth)) = stack.pop() {
@@ -69,7 +76,7 @@ pub(super) fn tree_order(slots: &[Slot<'_>], position: &FxMap<&str, usize>) -> V
         }
     };
     walk(&mut stack, &mut order);
-    for at in 0..slots.len() {
+    for at in 0..nodes.len() {
         stack.push((at, 0));
         walk(&mut stack, &mut order);
     }
@@ -121,17 +128,13 @@ mod tests {
         beads.push(bead("sp-c1", Some("sp-c2")));
         beads.push(bead("sp-c2", Some("sp-c1")));
         beads.sort_by(|a, b| a.id.cmp(&b.id));
-        let slots: Vec<Slot<'_>> = beads
+        let nodes: Vec<(&str, Option<&str>)> = beads
             .iter()
-            .map(|b| Slot {
-                id: &b.id,
-                bead: Some(b),
-                node: None,
-            })
+            .map(|b| (b.id.as_str(), b.parent.as_deref()))
             .collect();
-        let order: Vec<(&str, usize)> = tree_order(&slots, &positions(&slots))
+        let order: Vec<(&str, usize)> = order(&nodes, &positions(&nodes))
             .into_iter()
-            .map(|(at, depth)| (slots[at].id, depth))
+            .map(|(at, depth)| (nodes[at].0, depth))
             .collect();
         let mut natural = kids.to_vec();
         natural.sort_by(|a, b| crate::model::id::natural_cmp(a, b));
