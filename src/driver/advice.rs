@@ -51,7 +51,7 @@ pub struct Node<'a> {
 }
 
 /// The reason of `bead`'s check since entry, when it escalated: the node then rests `escalated`
-/// by rule 11, and no run checks it again by itself (`decide` checks again only on new evidence
+/// by rule 23, and no run checks it again by itself (`decide` checks again only on new evidence
 /// or an approved landing), so a person's verb must.
 pub fn escalated_check(bead: &Bead) -> Option<&str> {
     bead.check_since_entry()
