@@ -2,6 +2,8 @@
 //! pipeline. Three parts (DESIGN §1): the pure [`decide`] core, the single writer
 //! ([`transition`]), and the runner ([`driver`]). Everything else is called by one of these.
 
+#![warn(unreachable_pub)]
+
 pub mod authority;
 pub mod cli;
 pub mod clock;

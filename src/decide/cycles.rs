@@ -46,7 +46,7 @@ struct Frame<'a> {
 impl<'a> Cycles<'a> {
     /// The beads of the cycle `root` lies on, sorted by id; `None` when it lies on none.
     /// `blockers` gives a bead's edges: the beads of the snapshot that block it.
-    pub fn of(
+    pub(super) fn of(
         &mut self,
         root: &'a Bead,
         blockers: impl Fn(&'a Bead) -> Vec<&'a Bead>,

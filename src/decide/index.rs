@@ -106,7 +106,7 @@ type Recent<'a> = ([Option<(&'a str, &'a Bead)>; RECENT], usize);
 
 impl<'a> Index<'a> {
     /// Build the lookups for `snapshot`.
-    pub fn build(snapshot: &'a Snapshot) -> Index<'a> {
+    pub(super) fn build(snapshot: &'a Snapshot) -> Index<'a> {
         // Sorted with each id's first 16 bytes beside its bead, so most comparisons read
         // neither the ids' text nor the beads' structs (at 100,000 beads every pointer followed
         // is a cache miss). Stable: a snapshot in id order is one linear pass.
@@ -186,7 +186,7 @@ impl<'a> Index<'a> {
     }
 
     /// [`route::releases_children`] for `parent`, asked once per parent.
-    pub fn releases_children(&self, parent: &'a Bead) -> bool {
+    pub(super) fn releases_children(&self, parent: &'a Bead) -> bool {
         *self
             .released
             .borrow_mut()
@@ -196,7 +196,7 @@ impl<'a> Index<'a> {
 
     /// [`lineage::target`] of `bead`: its own, else its parent's lineage's (asked once per
     /// parent), else the defaults.
-    pub fn target(&self, bead: &'a Bead) -> Option<&'a str> {
+    pub(super) fn target(&self, bead: &'a Bead) -> Option<&'a str> {
         if let Some(own) = bead.pipeline.target.as_deref() {
             return Some(own);
         }
@@ -215,7 +215,7 @@ impl<'a> Index<'a> {
 
     /// The unreadable bead file above `bead`: where its lineage breaks off (nothing above it can
     /// be known, so neither can what it inherits).
-    pub fn unreadable_above(&self, bead: &'a Bead) -> Option<&'a Unreadable> {
+    pub(super) fn unreadable_above(&self, bead: &'a Bead) -> Option<&'a Unreadable> {
         if self.unreadable_ids.is_empty() {
             return None;
         }
@@ -226,7 +226,7 @@ impl<'a> Index<'a> {
 
     /// Why `bead`, blocked by `by`, waits for ever: the cycle of `blocks` dependencies it lies
     /// on, if any ([`super::cycles`]).
-    pub fn blocks_cycle(&self, bead: &'a Bead, by: &[Text]) -> Option<String> {
+    pub(super) fn blocks_cycle(&self, bead: &'a Bead, by: &[Text]) -> Option<String> {
         // Most blockers block on nothing themselves: then no cycle passes through `bead`, and
         // nothing needs exploring (but a bead that blocks itself).
         let onward = by.iter().any(|id| {
@@ -252,13 +252,13 @@ impl<'a> Index<'a> {
     }
 
     /// Searches for the node at `at` (a position in `beads`) start where it sits.
-    pub fn visit(&self, at: usize) {
+    pub(super) fn visit(&self, at: usize) {
         self.near.set(self.positions[at] as usize);
     }
 
     /// The bead `id`. Siblings sit together in id order and ask for the same parent, so the
     /// last few answers are kept: a hit searches nothing.
-    pub fn bead(&self, id: &str) -> Option<&'a Bead> {
+    pub(super) fn bead(&self, id: &str) -> Option<&'a Bead> {
         let mut recent = self.recent.borrow_mut();
         if let Some(&(_, found)) = recent.0.iter().flatten().find(|(k, _)| *k == id) {
             return Some(found);
@@ -271,7 +271,7 @@ impl<'a> Index<'a> {
     }
 
     /// `bead` and its ancestors, nearest first, through the scope's context above the snapshot.
-    pub fn chain(&self, bead: &'a Bead) -> impl Iterator<Item = &'a Bead> + '_ {
+    pub(super) fn chain(&self, bead: &'a Bead) -> impl Iterator<Item = &'a Bead> + '_ {
         lineage::chain(bead, |id| self.lineage_bead(id))
     }
 
@@ -281,12 +281,12 @@ impl<'a> Index<'a> {
     }
 
     /// The manifest's step `name`, if it declares one.
-    pub fn step(&self, name: &str) -> Option<&'a Step> {
+    pub(super) fn step(&self, name: &str) -> Option<&'a Step> {
         self.steps.get(name).copied()
     }
 
     /// Children of `id` that still have a worktree.
-    pub fn worktree_children(&self, id: &str) -> &[&'a str] {
+    pub(super) fn worktree_children(&self, id: &str) -> &[&'a str] {
         self.worktree_children
             .get(id)
             .map(Vec::as_slice)
@@ -295,13 +295,13 @@ impl<'a> Index<'a> {
 
     /// Does the node at `at` (a position in `beads`) have a checkout (its worktree or its
     /// target checkout)?
-    pub fn has_worktree(&self, at: usize) -> bool {
+    pub(super) fn has_worktree(&self, at: usize) -> bool {
         self.checkout[self.positions[at] as usize]
     }
 
     /// A node with no parent in the snapshot, or a plain bead for parent (an imported epic a
     /// person started one child of).
-    pub fn is_top_level(&self, bead: &Bead) -> bool {
+    pub(super) fn is_top_level(&self, bead: &Bead) -> bool {
         bead.parent
             .as_deref()
             .is_none_or(|p| self.bead(p).is_none_or(|b| !b.is_node()))
@@ -309,7 +309,7 @@ impl<'a> Index<'a> {
 
     /// The children that the split of node `at` (a position in `beads`) sanctioned and that
     /// are open, in the split's order. A child absent from the snapshot counts as open.
-    pub fn open_children(&self, at: usize) -> impl Iterator<Item = &'a str> + '_ {
+    pub(super) fn open_children(&self, at: usize) -> impl Iterator<Item = &'a str> + '_ {
         let children = self.beads[at]
             .pipeline
             .split

@@ -46,7 +46,7 @@ enum Role {
 impl<'a> Contender<'a> {
     /// `bead` (at position `at` in id order) as a contender, given its rule outcome; its
     /// group numbered by `groups` while the bead is at hand.
-    pub fn of(
+    pub(super) fn of(
         at: usize,
         bead: &'a Bead,
         outcome: &Outcome<'a>,

@@ -103,14 +103,14 @@ pub(super) type Fault = String;
 
 impl Walk<'_> {
     /// Record a denial (the first one is the reason given).
-    pub fn deny(&mut self, reason: String) {
+    pub(super) fn deny(&mut self, reason: String) {
         if self.deny.is_none() {
             self.deny = Some(reason);
         }
     }
 
     /// `arg` is written by `what` (with `remove`, removed, moved or re-permissioned).
-    pub fn write(&mut self, arg: &Arg, what: &str, remove: bool) {
+    pub(super) fn write(&mut self, arg: &Arg, what: &str, remove: bool) {
         let home = self.ctx.home.clone();
         for v in &arg.alts {
             let Some(t) = paths::target(&v.text, v.open, &self.cwd, home.as_deref()) else {
@@ -128,12 +128,12 @@ impl Walk<'_> {
     }
 
     /// `path` resolved from the walk's directory.
-    pub fn resolve(&self, text: &str) -> PathBuf {
+    pub(super) fn resolve(&self, text: &str) -> PathBuf {
         paths::resolve(&paths::absolute(text, &self.cwd, self.ctx.home.as_deref()))
     }
 
     /// Walk a script (`depth` levels of `sh -c`, `eval` and substitutions deep).
-    pub fn script(&mut self, src: &str, depth: usize) -> Result<(), Fault> {
+    pub(super) fn script(&mut self, src: &str, depth: usize) -> Result<(), Fault> {
         if depth > MAX_DEPTH {
             return Err(format!(
                 "the command nests too deep to judge (more than {MAX_DEPTH} levels)"

@@ -87,7 +87,7 @@ impl Walk<'_> {
 
     /// A dispatched session sets git configuration through the environment
     /// (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_KEY_n`) to move `core.hooksPath`.
-    pub fn assignment(&mut self, name: &str, value: &Arg) {
+    pub(super) fn assignment(&mut self, name: &str, value: &Arg) {
         let hooks = value
             .alts
             .iter()
@@ -101,7 +101,7 @@ impl Walk<'_> {
     }
 
     /// `export NAME=value` and the like: a variable set for the rest of the script.
-    pub fn set_var(&mut self, name: &str, value: &Arg) {
+    pub(super) fn set_var(&mut self, name: &str, value: &Arg) {
         self.assignment(name, value);
         self.vars.insert(name.to_string(), value.alts.clone());
     }

@@ -29,7 +29,7 @@ enum Tok {
 
 /// A pattern read for matching.
 #[derive(Clone, Debug)]
-pub struct Glob {
+pub(super) struct Glob {
     /// The pattern over its characters.
     chars: Vec<Tok>,
     /// The pattern over its bytes, each taken as a character.
@@ -41,7 +41,7 @@ pub struct Glob {
 impl Glob {
     /// Read `pattern`; `None` when it holds what the guard does not read (the module's list).
     /// With `fold`, case is ignored (`-iname`).
-    pub fn new(pattern: &str, fold: bool) -> Option<Glob> {
+    pub(super) fn new(pattern: &str, fold: bool) -> Option<Glob> {
         let bytes: String = pattern.bytes().map(char::from).collect();
         Some(Glob {
             chars: parse(pattern)?,
@@ -51,7 +51,7 @@ impl Glob {
     }
 
     /// Does `name` (one file name) match?
-    pub fn matches(&self, name: &OsStr) -> bool {
+    pub(super) fn matches(&self, name: &OsStr) -> bool {
         let raw = name.as_bytes();
         let as_bytes: Vec<char> = raw.iter().map(|&b| char::from(b)).collect();
         if matches(&self.bytes, &as_bytes, self.fold) {

@@ -68,12 +68,12 @@ pub(crate) struct Named {
 
 impl Named {
     /// Is the file's name its id and `.json` (not a name that is not UTF-8)?
-    pub fn is_plain(&self) -> bool {
+    pub(crate) fn is_plain(&self) -> bool {
         self.odd.is_none()
     }
 
     /// The file's path in `dir`, the beads directory it was read from.
-    pub fn path(&self, dir: &Path) -> PathBuf {
+    pub(crate) fn path(&self, dir: &Path) -> PathBuf {
         match &self.odd {
             Some(path) => path.to_path_buf(),
             None => dir.join(format!("{}.json", self.id)),

@@ -170,7 +170,7 @@ pub(super) struct Prepared {
 }
 
 impl Prepared {
-    pub fn new(ctx: &Ctx, children: &[ChildSpec]) -> Result<Prepared> {
+    pub(super) fn new(ctx: &Ctx, children: &[ChildSpec]) -> Result<Prepared> {
         let manifest = ctx.store.manifest()?;
         if manifest.entry_step(Kind::Leaf.route()).is_none() {
             return Err(Error::Invalid("the manifest has no leaf route".into()));
@@ -182,14 +182,14 @@ impl Prepared {
         Ok(Prepared { manifest, children })
     }
 
-    pub fn entry(&self) -> &str {
+    pub(super) fn entry(&self) -> &str {
         // Checked in `new`.
         self.manifest
             .entry_step(Kind::Leaf.route())
             .unwrap_or_default()
     }
 
-    pub fn split_step(&self) -> Option<&str> {
+    pub(super) fn split_step(&self) -> Option<&str> {
         self.manifest
             .step_with(Role::Split)
             .map(|s| s.name.as_str())

@@ -32,7 +32,7 @@ use crate::store::STATE_DIR;
 
 /// What [`update`] found and did.
 #[derive(Debug)]
-pub enum Update {
+pub(super) enum Update {
     /// No checkout has the branch checked out.
     NotCheckedOut,
     /// The checkout at this path now holds the new commit's files and index.
@@ -95,7 +95,12 @@ fn uncommitted(repo: &Repository) -> std::result::Result<Vec<String>, git2::Erro
 /// files where `to` adds one (those [`update`] finds as conflicts), as [`Update::Dirty`]; or
 /// [`Update::Busy`] when its status cannot be read for git's index lock. `None` when
 /// `refname` is not checked out, or the checkout would take the new commit.
-pub fn would_block(repo: &Repository, refname: &str, old: Oid, to: Oid) -> Result<Option<Update>> {
+pub(super) fn would_block(
+    repo: &Repository,
+    refname: &str,
+    old: Oid,
+    to: Oid,
+) -> Result<Option<Update>> {
     let Some(wt) = checked_out(repo, refname)? else {
         return Ok(None);
     };
@@ -144,7 +149,7 @@ fn checkout_path(wt: &Repository) -> PathBuf {
 
 /// If `refname` (now at `old`) is checked out somewhere, bring that checkout's index and files
 /// from `old` to `new`, unless it has uncommitted changes. The ref itself is not moved.
-pub fn update(repo: &Repository, refname: &str, old: Oid, new: Oid) -> Result<Update> {
+pub(super) fn update(repo: &Repository, refname: &str, old: Oid, new: Oid) -> Result<Update> {
     let Some(wt) = checked_out(repo, refname)? else {
         return Ok(Update::NotCheckedOut);
     };
@@ -270,7 +275,7 @@ fn put_back(
 
 /// After [`update`] brought the checkout at `path` from `old` to `new` but the ref could not be
 /// moved (someone moved it meanwhile): put the files it wrote back to what HEAD now holds.
-pub fn restore(path: &Path, old: Oid, new: Oid) -> Result<()> {
+pub(super) fn restore(path: &Path, old: Oid, new: Oid) -> Result<()> {
     let wt = super::verify::open_checkout(path)?;
     let changed = changed_paths(&wt, old, new)?;
     if changed.is_empty() {

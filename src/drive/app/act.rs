@@ -20,7 +20,7 @@ use crate::transition::{Ctx, Who, claim, gate, loops, park, settings};
 use super::super::model::{Command, DesignPane};
 
 /// A writing command through the writer, as `who` (a person): `None` when `cmd` is not one.
-pub fn write(
+pub(super) fn write(
     store: &Store,
     who: &Who,
     cmd: &Command,
@@ -102,7 +102,7 @@ fn start_plan(
 
 /// The design pane's commands (`splice design`'s, as a person): how it went, and the session
 /// as it now stands for the pane. `None` when `cmd` is not one.
-pub fn design(
+pub(super) fn design(
     store: &Store,
     who: &Who,
     cmd: &Command,
@@ -277,7 +277,7 @@ fn crystallize(store: &Store, notes: &str) -> Result<String> {
 }
 
 /// A dry-run pass of `scope`: the actions it would take, in a line.
-pub fn dry_run(store: &Store, scope: Option<String>) -> std::result::Result<String, String> {
+pub(super) fn dry_run(store: &Store, scope: Option<String>) -> std::result::Result<String, String> {
     let opts = Options {
         scope,
         dry_run: true,
@@ -296,7 +296,7 @@ pub fn dry_run(store: &Store, scope: Option<String>) -> std::result::Result<Stri
 }
 
 /// A run or a pass of this cockpit, on its own thread.
-pub struct Background {
+pub(super) struct Background {
     job: Option<(&'static str, JoinHandle<Result<Summary>>)>,
     presence_tx: Sender<Arc<Presence>>,
     presence_rx: Receiver<Arc<Presence>>,
@@ -307,7 +307,7 @@ pub struct Background {
 }
 
 impl Background {
-    pub fn new() -> Background {
+    pub(super) fn new() -> Background {
         let (presence_tx, presence_rx) = mpsc::channel();
         Background {
             job: None,
@@ -318,12 +318,12 @@ impl Background {
         }
     }
 
-    pub fn is_live(&self) -> bool {
+    pub(super) fn is_live(&self) -> bool {
         self.job.is_some()
     }
 
     /// Start a run (`one_pass`: a pass) of `scope` with `jobs` dispatches at once.
-    pub fn start(
+    pub(super) fn start(
         &mut self,
         store: &Store,
         scope: Option<String>,
@@ -353,7 +353,7 @@ impl Background {
     /// Ask the run to stop as Ctrl-C stops `splice run`: its dispatches are killed with their
     /// process groups, their exits recorded and their claims released. The flag is cleared when
     /// the run has ended ([`Background::poll`]).
-    pub fn stop(&self) -> std::result::Result<String, String> {
+    pub(super) fn stop(&self) -> std::result::Result<String, String> {
         match &self.job {
             Some((what, _)) => {
                 INTERRUPTED.store(true, Ordering::SeqCst);
@@ -368,7 +368,7 @@ impl Background {
     }
 
     /// How the run went, once it has ended.
-    pub fn poll(&mut self) -> Option<std::result::Result<String, String>> {
+    pub(super) fn poll(&mut self) -> Option<std::result::Result<String, String>> {
         self.take_presences();
         if !self.job.as_ref()?.1.is_finished() {
             return None;
@@ -377,7 +377,7 @@ impl Background {
     }
 
     /// Stop the run and wait for it to end (quitting).
-    pub fn stop_and_wait(&mut self) -> Option<std::result::Result<String, String>> {
+    pub(super) fn stop_and_wait(&mut self) -> Option<std::result::Result<String, String>> {
         self.job.as_ref()?;
         let _ = self.stop();
         self.finish()
@@ -404,14 +404,14 @@ impl Background {
     }
 
     /// Was run `run` started here?
-    pub fn is_own(&mut self, run: &str) -> bool {
+    pub(super) fn is_own(&mut self, run: &str) -> bool {
         self.take_presences();
         self.own.iter().any(|r| r == run)
     }
 
     /// `pid`, a process this cockpit started for a person (an editor, a pager), is recorded as
     /// the person's by every run of this cockpit that is live: verbs run from it are a person's.
-    pub fn person_process(&mut self, pid: u32) -> std::result::Result<(), String> {
+    pub(super) fn person_process(&mut self, pid: u32) -> std::result::Result<(), String> {
         self.take_presences();
         for presence in self.presences.iter().filter_map(Weak::upgrade) {
             presence

@@ -5,7 +5,7 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-pub use crate::exec::dispatch::in_flight_log as dispatch_log;
+pub(super) use crate::exec::dispatch::in_flight_log as dispatch_log;
 
 use super::super::model::Msg;
 use crate::driver::events::Event;
@@ -14,14 +14,14 @@ use crate::driver::events::Event;
 const MAX_READ: u64 = 256 * 1024;
 
 /// A file read from a kept offset; a line not yet ended waits for the next read.
-pub struct Tail {
+pub(super) struct Tail {
     pub path: PathBuf,
     offset: u64,
 }
 
 impl Tail {
     /// From the start (`from_end`: from the current end).
-    pub fn new(path: PathBuf, from_end: bool) -> Tail {
+    pub(super) fn new(path: PathBuf, from_end: bool) -> Tail {
         let offset = match from_end {
             true => std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
             false => 0,
@@ -30,7 +30,7 @@ impl Tail {
     }
 
     /// The whole lines appended since the last read.
-    pub fn lines(&mut self) -> Vec<String> {
+    pub(super) fn lines(&mut self) -> Vec<String> {
         // The journal is committed and `events.jsonl` beside an agent's files: a FIFO or a link
         // in their place is not opened (it would hang the cockpit).
         let Ok(mut file) = crate::safe_read::open(&self.path) else {
@@ -63,7 +63,7 @@ impl Tail {
 }
 
 /// The run being watched: the newest directory under `.splice/runs/` with an `events.jsonl`.
-pub struct RunFollower {
+pub(super) struct RunFollower {
     runs_dir: PathBuf,
     run: Option<String>,
     tail: Option<Tail>,
@@ -72,7 +72,7 @@ pub struct RunFollower {
 impl RunFollower {
     /// Watch the newest run if it is still live (its runner recorded in `state_dir`), from its
     /// start; an ended one is passed over.
-    pub fn new(runs_dir: PathBuf, state_dir: &Path) -> RunFollower {
+    pub(super) fn new(runs_dir: PathBuf, state_dir: &Path) -> RunFollower {
         let mut f = RunFollower {
             runs_dir,
             run: None,
@@ -108,7 +108,7 @@ impl RunFollower {
 
     /// What the watched run reported since the last poll, a newer run taken up first (`own`:
     /// whether a run was started by this cockpit).
-    pub fn poll(&mut self, own: impl FnOnce(&str) -> bool) -> Vec<Msg> {
+    pub(super) fn poll(&mut self, own: impl FnOnce(&str) -> bool) -> Vec<Msg> {
         let mut msgs = Vec::new();
         if let Some(newest) = self.newest()
             && self.run.as_deref() != Some(&newest)
@@ -141,13 +141,13 @@ impl RunFollower {
 
 /// The selected node's log, followed while it is selected.
 #[derive(Default)]
-pub struct LogFollower {
+pub(super) struct LogFollower {
     tail: Option<Tail>,
 }
 
 impl LogFollower {
     /// New lines of `log` (another path than before: read from its start), put in words.
-    pub fn poll(&mut self, log: Option<PathBuf>) -> Option<Msg> {
+    pub(super) fn poll(&mut self, log: Option<PathBuf>) -> Option<Msg> {
         let log = log?;
         if self.tail.as_ref().is_none_or(|t| t.path != log) {
             self.tail = Some(Tail::new(log, false));

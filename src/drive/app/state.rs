@@ -19,7 +19,7 @@ use crate::store::Store;
 use super::super::model::StateRead;
 
 /// The feed, the last decision and the last liveness read.
-pub struct State {
+pub(super) struct State {
     feed: Feed,
     decision: Decision,
     /// By holder of a claim in the snapshot, each once: whether it lives.
@@ -29,7 +29,7 @@ pub struct State {
 impl State {
     /// Read everything once. The cockpit decides as a holder of its own (`run:<host>:<pid>:…`),
     /// so a claim of any run, its own background run's included, is another holder's.
-    pub fn load(store: &Store, scope: Option<&str>) -> Result<State> {
+    pub(super) fn load(store: &Store, scope: Option<&str>) -> Result<State> {
         let mut feed = Feed::load(store, scope, identity()?)?;
         let decision = decide_now(&mut feed)?;
         let alive = liveness(&feed);
@@ -42,7 +42,7 @@ impl State {
 
     /// Follow the journal: a new read when beads changed or a holder's liveness did, else
     /// `None`.
-    pub fn refresh(&mut self) -> Result<Option<StateRead>> {
+    pub(super) fn refresh(&mut self) -> Result<Option<StateRead>> {
         if self.feed.refresh()? > 0 {
             self.decision = decide_now(&mut self.feed)?;
             self.alive = liveness(&self.feed);
@@ -63,7 +63,7 @@ impl State {
     }
 
     /// The state as it stands.
-    pub fn read(&self) -> StateRead {
+    pub(super) fn read(&self) -> StateRead {
         StateRead {
             snapshot: self.feed.snapshot.clone(),
             decision: self.decision.clone(),
@@ -71,7 +71,7 @@ impl State {
         }
     }
 
-    pub fn feed(&self) -> &Feed {
+    pub(super) fn feed(&self) -> &Feed {
         &self.feed
     }
 }

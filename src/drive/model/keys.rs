@@ -61,7 +61,7 @@ impl Then {
 }
 
 /// Every key, for `?`.
-pub const ALL_KEYS: &[(&str, &str)] = &[
+pub(super) const ALL_KEYS: &[(&str, &str)] = &[
     ("↑↓/jk", "move"),
     ("←→/hl/⏎", "fold"),
     ("a", "approve"),

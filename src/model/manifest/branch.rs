@@ -15,9 +15,9 @@ use serde_json::Value;
 use super::{Manifest, Step};
 
 /// The longest `matches` pattern, in bytes.
-pub const REGEX_MAX_LEN: usize = 1024;
+pub(super) const REGEX_MAX_LEN: usize = 1024;
 /// The compiled size a `matches` regex may take (bytes, the `regex` crate's `size_limit`).
-pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+pub(super) const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// When a branch is tried.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -243,12 +243,12 @@ pub fn compile(pattern: &str) -> Result<regex::Regex, String> {
 }
 
 /// Does `text` hold a `{{ … }}` template?
-pub fn is_template(text: &str) -> bool {
+pub(super) fn is_template(text: &str) -> bool {
     text.contains("{{")
 }
 
 /// The template variables a branch may name (plus `step.<name>.response` for a declared step).
-pub const BRANCH_VARIABLES: &[&str] = &["result.verdict", "result.text", "bead.id"];
+pub(super) const BRANCH_VARIABLES: &[&str] = &["result.verdict", "result.text", "bead.id"];
 
 impl Manifest {
     /// The problems of step `i`'s branches, each with its JSON path.

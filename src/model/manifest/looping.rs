@@ -17,7 +17,7 @@ fn step_back_prompt() -> String {
 pub const MAX_ITERATIONS: u32 = 100;
 
 /// The floor of a loop step's default wall time, seconds.
-pub const MIN_DEFAULT_WALL_S: u64 = 600;
+pub(super) const MIN_DEFAULT_WALL_S: u64 = 600;
 
 /// A step's `loop`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

@@ -45,18 +45,18 @@ pub(super) struct Loaded {
 
 impl Loaded {
     /// The entries' names, taken out.
-    pub fn take_ids(&mut self) -> Vec<crate::model::Text> {
+    pub(super) fn take_ids(&mut self) -> Vec<crate::model::Text> {
         std::mem::take(&mut self.ids)
     }
 
     /// The entries' stamps, taken out.
-    pub fn take_stamps(&mut self) -> Vec<Stamp> {
+    pub(super) fn take_stamps(&mut self) -> Vec<Stamp> {
         std::mem::take(&mut self.stamps)
     }
 
     /// The entries' stamps read again from the index, streamed (`None` when the index no
     /// longer reads as it did: it must pass its checksum again and hold as many entries).
-    pub fn stamps_again(&self) -> Option<Vec<Stamp>> {
+    pub(super) fn stamps_again(&self) -> Option<Vec<Stamp>> {
         let (index_at, index_len, ref sum) = self.index;
         let mut file = &self.file;
         file.seek(SeekFrom::Start(index_at)).ok()?;
@@ -75,7 +75,7 @@ impl Loaded {
 
     /// The bytes from the start of entry `first` to the end of entry `last` (`None` when the
     /// file cannot be read).
-    pub fn span(&self, first: usize, last: usize) -> Option<(u64, Vec<u8>)> {
+    pub(super) fn span(&self, first: usize, last: usize) -> Option<(u64, Vec<u8>)> {
         let (a, b) = (&self.entries[first], &self.entries[last]);
         let mut bytes = vec![0; usize::try_from(b.at - a.at).ok()? + b.len];
         self.file.read_exact_at(&mut bytes, a.at).ok()?;

@@ -48,7 +48,7 @@ pub(super) struct Sum {
 const PRIME: u64 = 0x0000_0100_0000_01b3;
 
 impl Sum {
-    pub fn new(len: u64) -> Sum {
+    pub(super) fn new(len: u64) -> Sum {
         Sum {
             h: 0xcbf2_9ce4_8422_2325 ^ len,
             pending: [0; 8],
@@ -56,7 +56,7 @@ impl Sum {
         }
     }
 
-    pub fn update(&mut self, mut bytes: &[u8]) {
+    pub(super) fn update(&mut self, mut bytes: &[u8]) {
         if self.filled > 0 {
             let take = (8 - self.filled).min(bytes.len());
             self.pending[self.filled..self.filled + take].copy_from_slice(&bytes[..take]);
@@ -83,11 +83,11 @@ impl Sum {
             .rotate_left(29);
     }
 
-    pub fn finish(&self) -> String {
+    pub(super) fn finish(&self) -> String {
         format!("{:016x}", self.value())
     }
 
-    pub fn value(&self) -> u64 {
+    pub(super) fn value(&self) -> u64 {
         let mut h = self.h;
         for &b in &self.pending[..self.filled] {
             h = (h ^ u64::from(b)).wrapping_mul(PRIME);
