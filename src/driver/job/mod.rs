@@ -322,7 +322,14 @@ impl Job {
             exit: finished.exit,
             code: finished.code,
             cause: finished.cause.clone(),
-            log: finished.log.as_ref().map(|p| p.display().to_string()),
+            // Relative to the repository (`.splice/runs/…`): the bead file is committed, and a
+            // clone elsewhere finds the log where its own runs put it.
+            log: finished.log.as_ref().map(|p| {
+                p.strip_prefix(self.rc.store.repo())
+                    .unwrap_or(p)
+                    .display()
+                    .to_string()
+            }),
             usage: finished.usage.clone(),
             response: finished.response.clone(),
             retry_after_s: finished.retry_after_s,
