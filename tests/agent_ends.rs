@@ -89,7 +89,10 @@ fn a_retry_after_a_transient_end_keeps_the_first_sessions_log() {
         .collect();
     assert!(logs[0].ends_with(&format!("{id}-work-1.log")), "{logs:?}");
     // Relative to the repository: the bead file is committed, and holds no machine's paths.
-    assert!(logs.iter().all(|l| l.starts_with(".splice/runs/")), "{logs:?}");
+    assert!(
+        logs.iter().all(|l| l.starts_with(".splice/runs/")),
+        "{logs:?}"
+    );
     assert!(logs[1].ends_with(&format!("{id}-work-1.1.log")), "{logs:?}");
     let text = |p: &str| std::fs::read_to_string(r.path().join(p)).unwrap();
     assert!(

@@ -453,6 +453,47 @@ fn a_logged_in_cli_finds_its_login_in_its_splice_owned_home() {
     assert_eq!(r.bead(&bead)["pipeline"]["proposal"]["artifact"], "HEAD");
 }
 
+/// A git configuration the environment names outside `$HOME` (`GIT_CONFIG_GLOBAL`, as the
+/// tests' own harness and CI machines set it) is readable inside: git in a dispatch reads it
+/// instead of failing on a file it was told to read and cannot.
+#[test]
+fn a_git_config_the_environment_names_is_read_inside_the_sandbox() {
+    let r = Repo::new();
+    let argv = serde_json::json!([
+        "sh",
+        "-c",
+        "git config --global --get user.name > \"$TMPDIR/name\" 2> \"$TMPDIR/err\"; \
+         splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact HEAD"
+    ]);
+    r.write(
+        ".splice/manifest.json",
+        &common::work_step_manifest(argv, serde_json::json!([]), 60, 1),
+    );
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "state"]);
+    let bead = r.task("Git config", &[]);
+    if !sandbox_usable(&r) {
+        return;
+    }
+    let config = tempfile::tempdir().unwrap();
+    let file = config.path().join("gitconfig");
+    std::fs::write(&file, "[user]\n\tname = Configured Elsewhere\n").unwrap();
+    let out = r
+        .cmd(&["run", "--output", "json", "--max-passes", "3"])
+        .env("GIT_CONFIG_GLOBAL", &file)
+        .output()
+        .unwrap();
+    common::no_panic(&out);
+    let read = |name: &str| dispatch_file(&r, &bead, &format!("tmp/{name}"));
+    assert_eq!(
+        read("name").trim(),
+        "Configured Elsewhere",
+        "{}",
+        read("err")
+    );
+    assert_eq!(r.bead(&bead)["pipeline"]["proposal"]["artifact"], "HEAD");
+}
+
 /// `plan crystallize`'s design agent and critic run sandboxed: the designer writes its plan to
 /// `$SPLICE_PLAN_FILE` (its scratch directory) and reads the notes, but cannot write the
 /// repository or `.splice/`; the critic reads the plan and cannot write either.

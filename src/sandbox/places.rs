@@ -84,6 +84,19 @@ pub struct Content<'a> {
     pub extra_env: &'a [String],
 }
 
+/// The git configuration files the environment names (`GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`,
+/// which the sandbox passes on): git fails on a file it is told to read and cannot ("unknown
+/// error occurred while reading the configuration files"), so what it is told to read it may
+/// read, as it may `~/.gitconfig`. Only an absolute path; never written.
+fn git_config_files() -> Vec<PathBuf> {
+    ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .collect()
+}
+
 /// The policy for `c`.
 pub fn content(c: &Content) -> Result<Policy, String> {
     let mut read: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
@@ -99,6 +112,7 @@ pub fn content(c: &Content) -> Result<Policy, String> {
     }
     read.extend(c.read.iter().cloned());
     read.extend(c.extra_read.iter().map(|p| expand(p)));
+    read.extend(git_config_files());
     let mut write = c.write.clone();
     write.push(PathBuf::from("/dev/shm"));
     write.extend(c.extra_write.iter().map(|p| expand(p)));

@@ -47,11 +47,10 @@ pub fn hermetic_git(cmd: &mut Command) -> &mut Command {
 }
 
 /// Make a `splice` command (which runs git, and starts agents that do) read no git
-/// configuration of the machine: none of the system's, and `/dev/null` as the global file — not
-/// [`gitconfig`]: a dispatch's kernel sandbox passes `GIT_CONFIG_GLOBAL` but cannot read a file
-/// outside what it allows, and git fails on a global file it cannot read ("unknown error
-/// occurred while reading the configuration files"). splice's commits name their author
-/// themselves. The limit of [`hermetic_git`] on libgit2 holds here too.
+/// configuration of the machine: none of the system's, and `/dev/null` as the global file
+/// (splice's commits name their author themselves; a dispatch's sandbox may read the file
+/// `GIT_CONFIG_GLOBAL` names, `tests/sandbox_hostile.rs`). The limit of [`hermetic_git`] on
+/// libgit2 holds here too.
 pub fn hermetic_splice(cmd: &mut Command) -> &mut Command {
     cmd.env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_SYSTEM", "/dev/null")
