@@ -68,7 +68,14 @@ impl RunBar {
     pub(crate) fn event(&mut self, e: &Event) {
         match e {
             Event::PassStart { pass } => self.passes = *pass,
-            Event::PassEnd { status, .. } => self.status = Some(*status),
+            // The read that finds the budget spent ends the run and is no pass of it (the run's
+            // `num_passes` does not count it): the bar says the passes run, as the result will.
+            Event::PassEnd { pass, status } => {
+                if *status == RunStatus::Budget {
+                    self.passes = pass.saturating_sub(1);
+                }
+                self.status = Some(*status);
+            }
             // A run reports a dispatch it started with `result: started`.
             Event::Action {
                 action:

@@ -496,6 +496,24 @@ fn the_run_bar_adds_up_events() {
 }
 
 #[test]
+fn the_read_that_finds_the_budget_spent_is_no_pass_on_the_bar() {
+    // `splice run --max-passes 3`: pass 4 starts, finds the budget spent and ends the run; the
+    // result says 3 passes, and the bar said "pass 4" before it.
+    let mut m = model("parked");
+    started(&mut m, true);
+    for e in [
+        json!({"type": "pass_start", "pass": 3}),
+        json!({"type": "pass_end", "pass": 3, "status": "ready"}),
+        json!({"type": "pass_start", "pass": 4}),
+        json!({"type": "pass_end", "pass": 4, "status": "budget"}),
+    ] {
+        m.update(run_event(event(e)));
+    }
+    let bar = m.run().unwrap();
+    assert_eq!((bar.passes, bar.status), (3, Some(RunStatus::Budget)));
+}
+
+#[test]
 fn the_log_keeps_the_last_lines_of_the_selected_node() {
     let mut m = model("campaign-mixed");
     m.update(Msg::LogLines(
