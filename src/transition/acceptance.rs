@@ -79,21 +79,16 @@ pub fn parse_facts(text: &str, from: &str) -> Result<Vec<Acceptance>> {
 /// Replace the acceptance facts of node `id` with `facts` (none: clear them).
 pub fn set_acceptance(ctx: &Ctx, id: &str, facts: Vec<Acceptance>) -> Result<AcceptanceSet> {
     let manifest = ctx.store.manifest()?;
-    ctx.apply(
-        Verb::SetAcceptance,
-        "set-acceptance",
-        &Reads::subject(id),
-        |fresh, who| {
-            let mut change = plan(facts, who, &fresh.subject)?;
-            if let Some(after) = change.beads.first() {
-                change
-                    .output
-                    .warnings
-                    .extend(unrun_warning(&manifest, after));
-            }
-            Ok(change)
-        },
-    )
+    ctx.apply(Verb::SetAcceptance, &Reads::subject(id), |fresh, who| {
+        let mut change = plan(facts, who, &fresh.subject)?;
+        if let Some(after) = change.beads.first() {
+            change
+                .output
+                .warnings
+                .extend(unrun_warning(&manifest, after));
+        }
+        Ok(change)
+    })
 }
 
 pub fn plan(

@@ -193,6 +193,15 @@ verbs! {
 }
 
 impl Verb {
+    /// The verb as its journal records name it: its [`name`](Verb::name), but `release
+    /// --clear`, which the journal has always called `release-clear`.
+    pub fn journal_name(self) -> &'static str {
+        match self {
+            Verb::ReleaseClear => "release-clear",
+            v => v.name(),
+        }
+    }
+
     /// A `splice transition` subcommand (or a top-level command) has a place in the table?
     pub fn named(name: &str) -> Option<Verb> {
         Verb::ALL.iter().copied().find(|v| v.name() == name)
@@ -359,6 +368,18 @@ mod tests {
             job: None,
         }));
         b
+    }
+
+    #[test]
+    fn each_verb_has_its_own_journal_name_and_the_journals_old_names_stay() {
+        let mut names: Vec<&str> = Verb::ALL.iter().map(|v| v.journal_name()).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before, "two verbs journaled by one name");
+        assert_eq!(Verb::ReleaseClear.journal_name(), "release-clear");
+        assert_eq!(Verb::RecordExit.journal_name(), "record-exit");
+        assert_eq!(Verb::ImportBd.journal_name(), "import bd");
     }
 
     #[test]

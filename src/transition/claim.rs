@@ -117,7 +117,7 @@ fn claim_with(
         holder: Some(holder.to_string()),
         ..ctx.clone()
     };
-    named.apply(Verb::Claim, "claim", &Reads::subject(id), |fresh, _| {
+    named.apply(Verb::Claim, &Reads::subject(id), |fresh, _| {
         let bead = &fresh.subject;
         // A step the manifest does not declare is the manifest's fault, not a refusal.
         let step = match dispatch {
@@ -235,7 +235,7 @@ pub fn release(ctx: &Ctx, id: &str, holder: &str) -> Result<Released> {
         holder: Some(holder.to_string()),
         ..ctx.clone()
     };
-    named.apply(Verb::Release, "release", &Reads::subject(id), |fresh, _| {
+    named.apply(Verb::Release, &Reads::subject(id), |fresh, _| {
         Ok(plan_release(holder, &fresh.subject)?)
     })
 }
@@ -273,7 +273,7 @@ pub fn clear(ctx: &Ctx, id: &str, reason: &str) -> Result<Cleared> {
         ));
     }
     let reads = Reads::subject(id);
-    ctx.apply(Verb::ReleaseClear, "release-clear", &reads, |fresh, who| {
+    ctx.apply(Verb::ReleaseClear, &reads, |fresh, who| {
         Ok(plan_clear(reason, who, &fresh.subject)?)
     })
 }

@@ -111,7 +111,7 @@ pub fn close(
     // between is refused by the plan, which never leaves one open unknowingly).
     let below = descendants(&ctx.store.scan()?.beads, id);
     let reads = Reads::subject(id).with_others(below);
-    let mut closed = ctx.apply(verb, verb.name(), &reads, |fresh, who| {
+    let mut closed = ctx.apply(verb, &reads, |fresh, who| {
         let liveness = std::iter::once(&fresh.subject)
             .chain(&fresh.others)
             .filter_map(|b| b.pipeline.lease.as_ref())

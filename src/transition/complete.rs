@@ -76,7 +76,7 @@ pub fn complete(
         ..ctx.clone()
     };
     let reads = Reads::subject(id).with_ancestors();
-    let checked = checking.apply(class, verb.name(), &reads, |fresh, who| {
+    let checked = checking.apply(class, &reads, |fresh, who| {
         let lineage = Lineage::new(&fresh.ancestors, defaults(&config, &branch));
         Ok(plan(
             &evidence,

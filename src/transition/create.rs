@@ -198,6 +198,7 @@ pub struct CreateInput<'a> {
 
 fn create(ctx: &Ctx, node: NewNode, placement: Placement, verb: Verb) -> Result<Created> {
     ctx.admit(verb)?;
+    let journaled = verb;
     let verb = verb.name();
     let route = placement.route.as_str();
     if node.title.trim().is_empty() {
@@ -216,8 +217,10 @@ fn create(ctx: &Ctx, node: NewNode, placement: Placement, verb: Verb) -> Result<
     };
     let seed = format!("{}\n{}\n{}", node.title, node.description, ctx.now);
     let candidates: Vec<String> = ids::candidates(&seed).collect();
-    ctx.store
-        .create(&ctx.transition(verb, &ctx.actor()), &candidates, |taken| {
+    ctx.store.create(
+        &ctx.transition(journaled, &ctx.actor()),
+        &candidates,
+        |taken| {
             let id = free_id(&candidates, taken, &seed)?;
             let input = CreateInput {
                 placement: &placement,
@@ -227,7 +230,8 @@ fn create(ctx: &Ctx, node: NewNode, placement: Placement, verb: Verb) -> Result<
                 verb,
             };
             Ok(plan(&node, &input, &ctx.now))
-        })
+        },
+    )
 }
 
 /// The first of `candidates` (ids derived from `seed`) not `taken`.

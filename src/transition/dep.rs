@@ -83,7 +83,7 @@ pub fn add(ctx: &Ctx, bead: &str, on: &str, dep_type: &str) -> Result<DepChanged
     check_pair(bead, on)?;
     check_type(dep_type)?;
     let actor = ctx.actor();
-    let t = ctx.transition(Verb::DepAdd.name(), &actor);
+    let t = ctx.transition(Verb::DepAdd, &actor);
     ctx.store
         .batch(&t, |scan| plan_add(scan, bead, on, dep_type, &ctx.now))
 }
@@ -93,7 +93,7 @@ pub fn remove(ctx: &Ctx, bead: &str, on: &str) -> Result<DepChanged> {
     ctx.admit(Verb::DepRemove)?;
     check_pair(bead, on)?;
     let actor = ctx.actor();
-    let t = ctx.transition(Verb::DepRemove.name(), &actor);
+    let t = ctx.transition(Verb::DepRemove, &actor);
     ctx.store.batch(&t, |scan| plan_remove(scan, bead, on))
 }
 

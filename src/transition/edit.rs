@@ -236,7 +236,7 @@ fn edit(
     change: impl Fn(&mut Bead, Caller) -> Result<Option<String>, Refusal>,
 ) -> Result<Edited> {
     let reads = Reads::subject(&ids_given[0]).with_others(ids_given[1..].to_vec());
-    ctx.apply(verb, verb.name(), &reads, |fresh, who| {
+    ctx.apply(verb, &reads, |fresh, who| {
         Ok(plan(verb, fresh, ids_given, who, change)?)
     })
 }

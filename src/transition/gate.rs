@@ -43,20 +43,15 @@ pub struct Rejected {
 pub fn approve(ctx: &Ctx, id: &str, step: Option<&str>) -> Result<Approved> {
     ctx.admit(Verb::Approve)?;
     let manifest = ctx.store.manifest()?;
-    ctx.apply(
-        Verb::Approve,
-        "approve",
-        &Reads::subject(id),
-        |fresh, who| {
-            Ok(plan_approve(
-                step,
-                who,
-                &fresh.subject,
-                &manifest,
-                &ctx.now,
-            )?)
-        },
-    )
+    ctx.apply(Verb::Approve, &Reads::subject(id), |fresh, who| {
+        Ok(plan_approve(
+            step,
+            who,
+            &fresh.subject,
+            &manifest,
+            &ctx.now,
+        )?)
+    })
 }
 
 /// Approve the gate pending on `step` of `bead` (`None`: the one pending, [`gate_step`]).
@@ -142,7 +137,7 @@ pub fn reject(ctx: &Ctx, id: &str, step: Option<&str>, reason: &str) -> Result<R
         return Err(Error::Invalid("--reason must say what is wrong".into()));
     }
     let manifest = ctx.store.manifest()?;
-    ctx.apply(Verb::Reject, "reject", &Reads::subject(id), |fresh, who| {
+    ctx.apply(Verb::Reject, &Reads::subject(id), |fresh, who| {
         Ok(plan_reject(
             step,
             reason,

@@ -93,7 +93,7 @@ pub struct Report {
 pub fn import(ctx: &Ctx, file: &str, text: &str, strict: bool) -> Result<Report> {
     ctx.admit(Verb::ImportBd)?;
     let actor = ctx.actor();
-    let t = ctx.transition(Verb::ImportBd.name(), &actor);
+    let t = ctx.transition(Verb::ImportBd, &actor);
     ctx.store.batch(&t, |scan| plan(file, text, scan, strict))
 }
 

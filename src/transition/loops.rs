@@ -49,20 +49,15 @@ pub struct Iterated {
 /// (the runner whose dispatch it was) may.
 pub fn iterate(ctx: &Ctx, id: &str, args: &IterateArgs) -> Result<Iterated> {
     let manifest = ctx.store.manifest()?;
-    ctx.apply(
-        Verb::Iterate,
-        "iterate",
-        &Reads::subject(id),
-        |fresh, who| {
-            Ok(plan_iterate(
-                args,
-                who,
-                &fresh.subject,
-                &manifest,
-                &ctx.now,
-            )?)
-        },
-    )
+    ctx.apply(Verb::Iterate, &Reads::subject(id), |fresh, who| {
+        Ok(plan_iterate(
+            args,
+            who,
+            &fresh.subject,
+            &manifest,
+            &ctx.now,
+        )?)
+    })
 }
 
 fn loop_of<'m>(manifest: &'m Manifest, bead: &Bead, step: &str) -> Result<&'m LoopSpec, Refusal> {
@@ -190,34 +185,29 @@ pub fn loop_effect(
     effect: &EffectArgs,
 ) -> Result<Effected> {
     let manifest = ctx.store.manifest()?;
-    ctx.apply(
-        Verb::LoopEffect,
-        "loop-effect",
-        &Reads::subject(id),
-        |fresh, who| {
-            who.admit(Verb::LoopEffect)?;
-            let bead = &fresh.subject;
-            super::require_not_foreign(bead, who.holder)?;
-            let at = Target { step, iteration };
-            let effect = match effect {
-                EffectArgs::Escalate { rule, command } => escalation(bead, rule, command.as_ref()),
-                EffectArgs::RolledBack { restored, snapshot } => Effect::RolledBack {
-                    restored: *restored,
-                    snapshot: snapshot.clone(),
-                },
-                EffectArgs::SteppedBack {
-                    root_cause,
-                    tokens,
-                    cost_usd,
-                } => Effect::SteppedBack {
-                    root_cause: root_cause.clone(),
-                    tokens: *tokens,
-                    cost_usd: cost_usd.max(0.0),
-                },
-            };
-            Ok(plan_effect(bead, &manifest, &at, effect, &ctx.now)?)
-        },
-    )
+    ctx.apply(Verb::LoopEffect, &Reads::subject(id), |fresh, who| {
+        who.admit(Verb::LoopEffect)?;
+        let bead = &fresh.subject;
+        super::require_not_foreign(bead, who.holder)?;
+        let at = Target { step, iteration };
+        let effect = match effect {
+            EffectArgs::Escalate { rule, command } => escalation(bead, rule, command.as_ref()),
+            EffectArgs::RolledBack { restored, snapshot } => Effect::RolledBack {
+                restored: *restored,
+                snapshot: snapshot.clone(),
+            },
+            EffectArgs::SteppedBack {
+                root_cause,
+                tokens,
+                cost_usd,
+            } => Effect::SteppedBack {
+                root_cause: root_cause.clone(),
+                tokens: *tokens,
+                cost_usd: cost_usd.max(0.0),
+            },
+        };
+        Ok(plan_effect(bead, &manifest, &at, effect, &ctx.now)?)
+    })
 }
 
 /// Which iteration an effect is about.
@@ -347,7 +337,7 @@ pub fn guide(ctx: &Ctx, id: &str, text: &str) -> Result<Effected> {
         ));
     }
     let manifest = ctx.store.manifest()?;
-    ctx.apply(Verb::Guide, "guide", &Reads::subject(id), |fresh, who| {
+    ctx.apply(Verb::Guide, &Reads::subject(id), |fresh, who| {
         who.admit(Verb::Guide)?;
         Ok(plan_guide(&fresh.subject, &manifest, text, &ctx.now)?)
     })

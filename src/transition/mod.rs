@@ -142,21 +142,20 @@ impl<'a> Ctx<'a> {
         authority::admit(verb, &self.who)
     }
 
-    /// Run `verb` through the store's shell (journaled as `journal_verb`) under the authority
+    /// Run `verb` through the store's shell (journaled by [`Verb::journal_name`]) under the authority
     /// rule: the caller admitted first; under the lock, a dispatched session's credential checked
     /// against the fresh subject's claim; then `plan`, given the caller as recognized (an agent
     /// acts as its claim's holder unless it named one).
     pub fn apply<T>(
         &self,
         verb: Verb,
-        journal_verb: &str,
         reads: &Reads,
         plan: impl FnOnce(&Fresh, Caller<'_>) -> Result<Change<T>>,
     ) -> Result<T> {
         self.admit(verb)?;
         let actor = self.actor();
         self.store
-            .apply(&self.transition(journal_verb, &actor), reads, |fresh| {
+            .apply(&self.transition(verb, &actor), reads, |fresh| {
                 let claim_holder = authority::admit_on(verb, &self.who, &fresh.subject)?;
                 let who = Caller {
                     holder: self.holder.as_deref().or(claim_holder.as_deref()),
@@ -167,9 +166,9 @@ impl<'a> Ctx<'a> {
     }
 
     /// The shell's view of one run of `verb` by `actor`.
-    fn transition<'t>(&'t self, verb: &'t str, actor: &'t str) -> Transition<'t> {
+    fn transition<'t>(&'t self, verb: Verb, actor: &'t str) -> Transition<'t> {
         Transition {
-            verb,
+            verb: verb.journal_name(),
             actor,
             now: &self.now,
             expect_seq: self.expect_seq,

@@ -34,7 +34,7 @@ pub fn park(ctx: &Ctx, id: &str, reason: &str) -> Result<Parked> {
             "--reason must say why the node is parked".into(),
         ));
     }
-    ctx.apply(Verb::Park, "park", &Reads::subject(id), |fresh, who| {
+    ctx.apply(Verb::Park, &Reads::subject(id), |fresh, who| {
         Ok(plan_park(reason, who, &fresh.subject, &ctx.now)?)
     })
 }
@@ -75,7 +75,7 @@ pub fn unpark(ctx: &Ctx, id: &str, reason: &str) -> Result<Unparked> {
             "--reason must say why the node may go on".into(),
         ));
     }
-    ctx.apply(Verb::Unpark, "unpark", &Reads::subject(id), |fresh, who| {
+    ctx.apply(Verb::Unpark, &Reads::subject(id), |fresh, who| {
         Ok(plan_unpark(reason, who, &fresh.subject)?)
     })
 }

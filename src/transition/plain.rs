@@ -104,12 +104,14 @@ pub fn create(ctx: &Ctx, new: &NewPlain) -> Result<String> {
     let Some(parent) = new.parent.as_deref() else {
         let seed = format!("{}\n{}\n{}", new.title, new.description, ctx.now);
         let candidates: Vec<String> = ids::candidates(&seed).collect();
-        return ctx
-            .store
-            .create(&ctx.transition(VERB, &actor), &candidates, |taken| {
+        return ctx.store.create(
+            &ctx.transition(Verb::Create, &actor),
+            &candidates,
+            |taken| {
                 let id = super::create::free_id(&candidates, taken, &seed)?;
                 Ok(plan(new, id, &ctx.now))
-            });
+            },
+        );
     };
     let first = highest_child(&ctx.store.beads_dir(), parent)? + 1;
     let probe: Vec<String> = (first..first + CHILD_PROBE)
@@ -122,7 +124,7 @@ pub fn create(ctx: &Ctx, new: &NewPlain) -> Result<String> {
         )));
     }
     let reads = Reads::subject(parent).probing(probe.clone());
-    ctx.apply(Verb::Create, VERB, &reads, |fresh, _| {
+    ctx.apply(Verb::Create, &reads, |fresh, _| {
         let p = &fresh.subject;
         if p.is_node() {
             return Err(Refusal::ParentIsNode {

@@ -160,7 +160,7 @@ pub fn start(ctx: &Ctx, verb: Verb, input: &PlanInput) -> Result<Started> {
     let mut integration = None;
     let started = ctx
         .store
-        .create(&ctx.transition(verb.name(), &actor), &probe, |taken| {
+        .create(&ctx.transition(verb, &actor), &probe, |taken| {
             let id = candidates
                 .iter()
                 .find(|id| !taken.contains(*id) && children(id).iter().all(|c| !taken.contains(c)))

@@ -35,12 +35,9 @@ pub struct Proposed {
 /// refused unless it still holds the claim; a person proposes on an unclaimed node.
 pub fn propose(ctx: &Ctx, id: &str, args: ProposeArgs) -> Result<Proposed> {
     check_args(&args)?;
-    ctx.apply(
-        Verb::Propose,
-        "propose",
-        &Reads::subject(id),
-        |fresh, who| Ok(plan(&args, who, &fresh.subject, &ctx.now)?),
-    )
+    ctx.apply(Verb::Propose, &Reads::subject(id), |fresh, who| {
+        Ok(plan(&args, who, &fresh.subject, &ctx.now)?)
+    })
 }
 
 /// The checks a proposal's arguments pass before anything is read (a cluster dispatch's

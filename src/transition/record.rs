@@ -60,7 +60,7 @@ pub fn record_exit(ctx: &Ctx, id: &str, args: ExitArgs) -> Result<ExitRecorded> 
         ));
     };
     let reads = Reads::subject(id);
-    ctx.apply(Verb::RecordExit, "record-exit", &reads, |fresh, _| {
+    ctx.apply(Verb::RecordExit, &reads, |fresh, _| {
         Ok(plan_exit(&args, &holder, &fresh.subject, &ctx.now)?)
     })
 }
@@ -224,12 +224,9 @@ fn kind_name(kind: ExitKind) -> String {
 
 /// Record a pass's envelope as the scope root's `driver_last`.
 pub fn record_run(ctx: &Ctx, id: &str, envelope: Value) -> Result<RunRecorded> {
-    ctx.apply(
-        Verb::RecordRun,
-        "record-run",
-        &Reads::subject(id),
-        |fresh, _| Ok(plan_run(envelope, &fresh.subject)),
-    )
+    ctx.apply(Verb::RecordRun, &Reads::subject(id), |fresh, _| {
+        Ok(plan_run(envelope, &fresh.subject))
+    })
 }
 
 /// Keep `envelope` on `bead` as its last run.

@@ -54,7 +54,7 @@ pub fn resplit(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<Resplit> {
     let reads = Reads::subject(id)
         .with_others(before.iter().map(|c| c.to_string()).collect())
         .probing(new_ids);
-    ctx.apply(Verb::Resplit, "resplit", &reads, |fresh, who| {
+    ctx.apply(Verb::Resplit, &reads, |fresh, who| {
         let input = ResplitInput {
             children,
             entry,

@@ -87,7 +87,7 @@ pub fn set_config(
     // Which nodes of the tree are escalated: found without the lock, read again under it.
     let escalated = escalated_in_tree(ctx, id)?;
     let reads = Reads::subject(id).with_ancestors().with_others(escalated);
-    ctx.apply(Verb::SetConfig, "set-config", &reads, |fresh, who| {
+    ctx.apply(Verb::SetConfig, &reads, |fresh, who| {
         Ok(plan_config(&args, who, fresh)?)
     })
 }
@@ -176,7 +176,7 @@ fn is_escalated(bead: &Bead) -> bool {
 /// Set a node's own autonomy level.
 pub fn set_autonomy(ctx: &Ctx, id: &str, level: Autonomy) -> Result<AutonomySet> {
     let reads = Reads::subject(id);
-    ctx.apply(Verb::SetAutonomy, "set-autonomy", &reads, |fresh, who| {
+    ctx.apply(Verb::SetAutonomy, &reads, |fresh, who| {
         Ok(plan_autonomy(level, who, &fresh.subject)?)
     })
 }
@@ -213,7 +213,7 @@ pub fn set_target(
     super::target::require_exists(ctx.store.repo(), target)?;
     let config = ctx.store.config()?;
     let reads = Reads::subject(id).with_ancestors();
-    ctx.apply(Verb::SetTarget, "set-target", &reads, |fresh, who| {
+    ctx.apply(Verb::SetTarget, &reads, |fresh, who| {
         let lineage = Lineage::new(&fresh.ancestors, defaults(&config, &None));
         let args = TargetSet {
             bead: fresh.subject.id.to_string(),
@@ -255,7 +255,7 @@ pub fn route(ctx: &Ctx, id: &str, to: &str, at: Option<&str>) -> Result<Routed> 
     let manifest = ctx.store.manifest()?;
     // A route or step the manifest lacks is refused before the bead is read.
     resolve_route(&manifest, to, at)?;
-    ctx.apply(Verb::Route, "route", &Reads::subject(id), |fresh, who| {
+    ctx.apply(Verb::Route, &Reads::subject(id), |fresh, who| {
         Ok(plan_route(
             to,
             at,

@@ -43,7 +43,7 @@ pub fn skip(ctx: &Ctx, id: &str, step: &str, reason: &str) -> Result<Skipped> {
     }
     let manifest = ctx.store.manifest()?;
     let input = SkipInput { step, reason };
-    ctx.apply(Verb::Skip, "skip", &Reads::subject(id), |fresh, who| {
+    ctx.apply(Verb::Skip, &Reads::subject(id), |fresh, who| {
         Ok(plan_skip(&input, who, &fresh.subject, &manifest, &ctx.now)?)
     })
 }

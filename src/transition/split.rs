@@ -107,7 +107,7 @@ pub fn split(ctx: &Ctx, id: &str, children: &[ChildSpec]) -> Result<SplitDone> {
     {
         ensure_branch(ctx.store.repo(), &integration, target)?;
     }
-    ctx.apply(Verb::Split, "split", &reads, |fresh, who| {
+    ctx.apply(Verb::Split, &reads, |fresh, who| {
         let input = SplitInput {
             children,
             entry,

@@ -77,7 +77,7 @@ pub fn start(ctx: &Ctx, id: &str, args: StartArgs) -> Result<Started> {
     let target = super::target::for_new_node(ctx.store.repo(), &config, args.target.as_deref())?;
     let args = StartArgs { scenarios, ..args };
     let actor = ctx.actor();
-    let t = ctx.transition(Verb::Start.name(), &actor);
+    let t = ctx.transition(Verb::Start, &actor);
     ctx.store.batch(&t, |scan| {
         plan(&manifest, scan, id, &args, &target, &ctx.now)
     })

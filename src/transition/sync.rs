@@ -271,7 +271,7 @@ pub struct Input<'a> {
 pub fn sync(ctx: &Ctx, path: &Path, file: &str, take: Option<Take>) -> Result<Report> {
     ctx.admit(Verb::SyncBd)?;
     let actor = ctx.actor();
-    let t = ctx.transition(Verb::SyncBd.name(), &actor);
+    let t = ctx.transition(Verb::SyncBd, &actor);
     let base_path = ctx.store.dir().join(BASE_FILE);
     let base_shown = shown_base(&base_path);
     // The file as the plan read it (under the lock), for the check before it is replaced.

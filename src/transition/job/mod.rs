@@ -35,15 +35,10 @@ pub struct JobClaim {
 /// `record-job`: the job `sbatch` gave this runner's dispatch of `id`.
 pub fn record_job(ctx: &Ctx, id: &str, job: &str) -> Result<JobClaim> {
     let holder = ctx.holder.clone().unwrap_or_default();
-    ctx.apply(
-        Verb::RecordJob,
-        "record-job",
-        &Reads::subject(id),
-        |fresh, who| {
-            who.admit(Verb::RecordJob)?;
-            Ok(plan_record(&fresh.subject, &holder, job)?)
-        },
-    )
+    ctx.apply(Verb::RecordJob, &Reads::subject(id), |fresh, who| {
+        who.admit(Verb::RecordJob)?;
+        Ok(plan_record(&fresh.subject, &holder, job)?)
+    })
 }
 
 pub fn plan_record(bead: &Bead, holder: &str, job: &str) -> Result<Change<JobClaim>, Refusal> {
@@ -95,15 +90,10 @@ pub struct Proof<'a> {
 /// `adopt-job`: take over the claim on `id` whose job `proof` shows.
 pub fn adopt_job(ctx: &Ctx, id: &str, proof: &Proof) -> Result<JobClaim> {
     let holder = ctx.holder.clone().unwrap_or_default();
-    ctx.apply(
-        Verb::AdoptJob,
-        "adopt-job",
-        &Reads::subject(id),
-        |fresh, who| {
-            who.admit(Verb::AdoptJob)?;
-            Ok(plan_adopt(&fresh.subject, &holder, proof, &ctx.now)?)
-        },
-    )
+    ctx.apply(Verb::AdoptJob, &Reads::subject(id), |fresh, who| {
+        who.admit(Verb::AdoptJob)?;
+        Ok(plan_adopt(&fresh.subject, &holder, proof, &ctx.now)?)
+    })
 }
 
 pub fn plan_adopt(
