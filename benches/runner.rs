@@ -17,6 +17,23 @@
 //!   `WNOWAIT`), so no agent's CPU is in it. `SPLICE_BENCH_BIN` runs another splice binary
 //!   (an older build, to compare); `SPLICE_BENCH_SANDBOX=off` runs the dispatches unsandboxed
 //!   (`SPLICE_SANDBOX=off`), so the difference is what building the sandbox costs the runner.
+//!
+//!   Issue 38, on a shared 2-core machine (load 3-4, so ±20% between runs), release build, ms of
+//!   splice's own CPU per dispatch at --jobs 1 / 8 / 32:
+//!
+//!   | scenario | leaves | before | after |
+//!   |---|---|---|---|
+//!   | gate | 50 | 28.2 / 28.2 / 28.2 | 26.4 / 28.8 / 29.0 |
+//!   | gate | 200 | 40.8 / 33.0 / 32.9 | 32.2 / 17.1 / 19.7 |
+//!   | gate | 800 | 66.1 / 60.3 / 48.4 | 31.1 / 22.3 / 30.2 |
+//!   | land | 50 | 23.0 / 17.0 / 23.2 | 24.6 / 21.2 / 23.6 |
+//!   | land | 200 | 26.2 / 23.6 / 29.6 | 23.2 / 23.3 / 18.6 |
+//!   | land | 800 | 30.5 / 18.1 / 25.8 | 25.6 / 16.9 / 28.2 |
+//!
+//!   Before, adding a worktree opened every other one (libgit2's check that the branch is
+//!   checked out nowhere), so with each node's worktree kept (gate) a dispatch cost O(N);
+//!   gate at 800, --jobs 8 went from 6.8 to 46.9 dispatches/s. The sandbox's setup is about
+//!   2.5 ms of it (gate, 50, --jobs 8: 20.4 sandboxed, 17.8 with `SPLICE_BENCH_SANDBOX=off`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
