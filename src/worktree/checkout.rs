@@ -49,27 +49,75 @@ pub(super) enum Update {
 
 /// Where `refname` is checked out: the main checkout or a linked worktree of `repo`.
 fn checked_out(repo: &Repository, refname: &str) -> Result<Option<Repository>> {
+    Ok(holder(repo, refname, true)?)
+}
+
+/// [`checked_out`], with git's error; with `valid_only` false, a registration is not validated
+/// first (libgit2's own check before adding a worktree does not validate). A linked worktree is opened only when its HEAD file may
+/// name `refname` ([`may_hold`]): opening one reads the git config again, and a repository has
+/// a worktree for every node in flight, so opening them all made each landing cost as much as
+/// the store had worktrees (issue 38).
+pub(super) fn holder(
+    repo: &Repository,
+    refname: &str,
+    valid_only: bool,
+) -> std::result::Result<Option<Repository>, git2::Error> {
     let main = Repository::open(repo.commondir())?;
-    let names = main.worktrees()?;
-    let linked: Vec<Repository> = names
-        .iter()
-        .flatten()
-        .filter_map(|name| main.find_worktree(name).ok())
-        .filter(|wt| wt.validate().is_ok())
-        .filter_map(|wt| Repository::open_from_worktree(&wt).ok())
-        .collect();
-    let candidates = std::iter::once(main).chain(linked);
-    for candidate in candidates {
-        let on_branch = !candidate.is_bare()
-            && candidate
-                .head()
-                .ok()
-                .is_some_and(|h| h.is_branch() && h.name() == Some(refname));
-        if on_branch {
+    if on_branch(&main, refname) {
+        return Ok(Some(main));
+    }
+    let admin = main.commondir().join("worktrees");
+    let mut names: Vec<String> = match std::fs::read_dir(&admin) {
+        Ok(entries) => entries
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    names.sort();
+    for name in names {
+        if !may_hold(&admin.join(&name).join("HEAD"), refname) {
+            continue;
+        }
+        let Ok(wt) = main.find_worktree(&name) else {
+            continue;
+        };
+        if valid_only && wt.validate().is_err() {
+            continue;
+        }
+        if let Ok(candidate) = Repository::open_from_worktree(&wt)
+            && on_branch(&candidate, refname)
+        {
             return Ok(Some(candidate));
         }
     }
     Ok(None)
+}
+
+/// Is `refname` the branch checked out in `candidate`?
+fn on_branch(candidate: &Repository, refname: &str) -> bool {
+    !candidate.is_bare()
+        && candidate
+            .head()
+            .ok()
+            .is_some_and(|h| h.is_branch() && h.name() == Some(refname))
+}
+
+/// Might the worktree whose HEAD file is at `head` have `refname` checked out? No only when the
+/// file reads plainly as another branch (`ref: <other>`) or a detached commit; anything else
+/// (unreadable, a link, too long, not text) is left for git to judge, so the answer is git's.
+fn may_hold(head: &Path, refname: &str) -> bool {
+    let Ok(Some(bytes)) = crate::safe_read::read_optional(head, 4096) else {
+        return true;
+    };
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return true;
+    };
+    let text = text.trim();
+    match text.strip_prefix("ref:") {
+        Some(target) => target.trim() == refname,
+        None => !(text.len() >= 40 && text.bytes().all(|b| b.is_ascii_hexdigit())),
+    }
 }
 
 /// Tracked paths with uncommitted changes (modified, staged, deleted), outside `.splice/`.
@@ -479,5 +527,47 @@ mod tests {
             Update::Dirty { paths, .. } => assert_eq!(paths, vec!["README.md".to_string()]),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_holder_is_found_by_its_head_file_and_a_head_file_splice_cannot_read_is_left_to_git() {
+        let (dir, old, _) = fixture();
+        let repo = Repository::open(dir.path()).unwrap();
+        let commit = repo.find_commit(old).unwrap();
+        let mut wts = Vec::new();
+        for name in ["a", "b", "c"] {
+            let branch = repo.branch(name, &commit, false).unwrap();
+            let path = dir.path().join("wt").join(name);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let reference = branch.into_reference();
+            let mut opts = git2::WorktreeAddOptions::new();
+            opts.reference(Some(&reference));
+            wts.push(repo.worktree(name, &path, Some(&opts)).unwrap());
+        }
+        let found = |refname: &str| {
+            holder(&repo, refname, true)
+                .unwrap()
+                .map(|r| checkout_path(&r))
+        };
+        assert_eq!(found(MAIN), Some(dir.path().to_path_buf()));
+        assert_eq!(found("refs/heads/b"), Some(dir.path().join("wt/b")));
+        assert_eq!(found("refs/heads/none"), None);
+        // b's HEAD a link: not read by splice, but git still says b is checked out there.
+        let admin = repo.commondir().join("worktrees/b");
+        fs::rename(admin.join("HEAD"), admin.join("HEAD.real")).unwrap();
+        std::os::unix::fs::symlink("HEAD.real", admin.join("HEAD")).unwrap();
+        assert!(may_hold(&admin.join("HEAD"), "refs/heads/zzz"));
+        // A worktree whose directory is gone is not validated when asked so, and no fault.
+        fs::remove_dir_all(dir.path().join("wt/c")).unwrap();
+        assert_eq!(found("refs/heads/c"), None);
+        assert!(holder(&repo, "refs/heads/c", false).is_ok());
+        let head = admin.join("HEAD.real");
+        assert!(may_hold(&head, "refs/heads/b") && !may_hold(&head, "refs/heads/a"));
+        fs::write(&head, format!("{old}\n")).unwrap();
+        assert!(!may_hold(&head, "refs/heads/b"));
+        fs::write(&head, "garbage").unwrap();
+        assert!(may_hold(&head, "refs/heads/b"));
+        fs::write(&head, [0xff, 0xfe]).unwrap();
+        assert!(may_hold(&head, "refs/heads/b"));
     }
 }

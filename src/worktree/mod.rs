@@ -29,6 +29,7 @@
 //! branch named after it and detached right after. A registration whose directory is gone is
 //! pruned even when locked: splice owns what is under `.splice/worktrees/`.
 
+mod add;
 mod checkout;
 mod land;
 mod node;

@@ -15,7 +15,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use git2::{BranchType, ResetType, StatusOptions, WorktreeAddOptions};
+use git2::{BranchType, ResetType, StatusOptions};
 
 use super::{check_id, git_at, is_worktree, node_path, open_repo, prune, resolve, target_name};
 use crate::error::{Error, Result};
@@ -128,10 +128,12 @@ pub fn ensure(repo_root: &Path, worktrees_dir: &Path, id: &str, target: &str) ->
     };
     fs::create_dir_all(worktrees_dir).map_err(|e| Error::io(worktrees_dir, e))?;
     fs::write(&marker, b"").map_err(|e| Error::io(&marker, e))?;
-    let reference = local.into_reference();
-    let mut opts = WorktreeAddOptions::new();
-    opts.reference(Some(&reference));
-    repo.worktree(id, &path, Some(&opts))
+    let refname = local
+        .get()
+        .name()
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("refs/heads/{branch}"));
+    super::add::on_branch(&repo, id, &path, &refname)
         .map_err(|e| git_at(&path, &format!("adding a worktree on {branch}"), e))?;
     let head = tip(&repo, &branch)?;
     fs::remove_file(&marker).map_err(|e| Error::io(&marker, e))?;
