@@ -104,12 +104,13 @@ pub(crate) fn rows(snap: &Snapshot) -> Vec<Row> {
 /// Whether `rows` still fit `snap`: the same ids at the same places with the same parents (a
 /// change of step, status or claim keeps the tree; only a new, gone or moved node rebuilds it).
 pub(crate) fn same_shape(rows: &[Row], snap: &Snapshot) -> bool {
-    rows.len() == snap.beads.len() + snap.unreadable.len()
+    // A plain bead is no row ([`rows`]): the rows are the nodes and the unreadable files.
+    let nodes = snap.beads.iter().filter(|b| b.is_node()).count();
+    rows.len() == nodes + snap.unreadable.len()
         && rows.iter().all(|r| match r.bead {
-            Some(i) => snap
-                .beads
-                .get(i)
-                .is_some_and(|b| b.id == r.id && b.parent.as_deref() == r.parent_id.as_deref()),
+            Some(i) => snap.beads.get(i).is_some_and(|b| {
+                b.is_node() && b.id == r.id && b.parent.as_deref() == r.parent_id.as_deref()
+            }),
             None => snap.unreadable.iter().any(|u| u.id == r.id),
         })
 }
@@ -255,5 +256,11 @@ mod tests {
                 ("sp-c2", 1, Some("sp-c1"), false),
             ]
         );
+        // A store with plain beads in it keeps its shape from one read to the next (the tree is
+        // not rebuilt), and a plain bead put on a route changes it.
+        assert!(same_shape(&rows, &snap));
+        let at = snap.beads.iter().position(|b| b.id == "sp-plain").unwrap();
+        snap.beads[at].pipeline.route = "leaf".into();
+        assert!(!same_shape(&rows, &snap));
     }
 }
