@@ -399,19 +399,16 @@ fn a_floor_command_that_runs_a_persons_verb_is_refused() {
     }
 }
 
-/// A logged-in CLI still authenticates inside: its login under `$HOME` (which the sandbox
-/// cannot read) is copied into the home splice owns for it, once; `$HOME` stays read-only.
-#[test]
-fn a_logged_in_cli_finds_its_login_in_its_splice_owned_home() {
+/// A repository whose one `work` step runs `script` in `sh` and then proposes, committed, and a
+/// task titled `title` on it.
+fn one_step(script: &str, title: &str) -> (Repo, String) {
     let r = Repo::new();
     let argv = serde_json::json!([
         "sh",
         "-c",
-        "cat \"$CLAUDE_CONFIG_DIR/.credentials.json\" > \"$TMPDIR/claude\"; \
-         cat \"$CODEX_HOME/auth.json\" > \"$TMPDIR/codex\"; \
-         cat \"$HOME/.claude/.credentials.json\" > \"$TMPDIR/direct\" 2>/dev/null; \
-         echo x > \"$HOME/.claude/planted\" 2>/dev/null; \
-         splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact HEAD"
+        format!(
+            "{script}; splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact HEAD"
+        )
     ]);
     r.write(
         ".splice/manifest.json",
@@ -419,7 +416,21 @@ fn a_logged_in_cli_finds_its_login_in_its_splice_owned_home() {
     );
     r.git(&["add", "-A"]);
     r.git(&["commit", "-qm", "state"]);
-    let bead = r.task("Logged in", &[]);
+    let bead = r.task(title, &[]);
+    (r, bead)
+}
+
+/// A logged-in CLI still authenticates inside: its login under `$HOME` (which the sandbox
+/// cannot read) is copied into the home splice owns for it, once; `$HOME` stays read-only.
+#[test]
+fn a_logged_in_cli_finds_its_login_in_its_splice_owned_home() {
+    let (r, bead) = one_step(
+        "cat \"$CLAUDE_CONFIG_DIR/.credentials.json\" > \"$TMPDIR/claude\"; \
+         cat \"$CODEX_HOME/auth.json\" > \"$TMPDIR/codex\"; \
+         cat \"$HOME/.claude/.credentials.json\" > \"$TMPDIR/direct\" 2>/dev/null; \
+         echo x > \"$HOME/.claude/planted\" 2>/dev/null",
+        "Logged in",
+    );
     if !sandbox_usable(&r) {
         return;
     }
@@ -458,20 +469,10 @@ fn a_logged_in_cli_finds_its_login_in_its_splice_owned_home() {
 /// instead of failing on a file it was told to read and cannot.
 #[test]
 fn a_git_config_the_environment_names_is_read_inside_the_sandbox() {
-    let r = Repo::new();
-    let argv = serde_json::json!([
-        "sh",
-        "-c",
-        "git config --global --get user.name > \"$TMPDIR/name\" 2> \"$TMPDIR/err\"; \
-         splice transition propose --bead \"$SPLICE_BEAD\" --step work --artifact HEAD"
-    ]);
-    r.write(
-        ".splice/manifest.json",
-        &common::work_step_manifest(argv, serde_json::json!([]), 60, 1),
+    let (r, bead) = one_step(
+        "git config --global --get user.name > \"$TMPDIR/name\" 2> \"$TMPDIR/err\"",
+        "Git config",
     );
-    r.git(&["add", "-A"]);
-    r.git(&["commit", "-qm", "state"]);
-    let bead = r.task("Git config", &[]);
     if !sandbox_usable(&r) {
         return;
     }
